@@ -1,0 +1,125 @@
+//! A set of sources: discovery across harnesses, and loading one session's events with the
+//! selected branch applied.
+
+use std::collections::HashMap;
+
+use crate::error::HistoryError;
+use crate::model::{Event, SessionFile, SessionMeta};
+use crate::source::Transcript;
+
+/// What a load keeps of each candidate event, decided as the event streams past, so that a large
+/// transcript never has to sit in memory whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// Drop the event entirely.
+    Drop,
+    /// Keep everything but the text (enough to fold and page).
+    Meta,
+    /// Keep the whole event.
+    Full,
+}
+
+/// One session's events, on its selected branch (or every branch, marked).
+#[derive(Debug)]
+pub struct Loaded {
+    /// The events kept, in `(seq, part)` order.
+    pub events: Vec<Event>,
+    /// Notices from decoding.
+    pub notices: Vec<String>,
+    /// Title, summary, working directory.
+    pub meta: SessionMeta,
+    /// The files read: the session's own first.
+    pub lineage: Vec<std::path::PathBuf>,
+}
+
+/// Every source an invocation reads from.
+pub struct Corpus {
+    sources: Vec<Box<dyn Transcript>>,
+}
+
+impl Corpus {
+    /// A corpus over these sources.
+    pub fn new(sources: Vec<Box<dyn Transcript>>) -> Corpus {
+        Corpus { sources }
+    }
+
+    /// The harness names, in source order.
+    pub fn harnesses(&self) -> Vec<&str> {
+        self.sources.iter().map(|s| s.harness()).collect()
+    }
+
+    /// The source of a harness.
+    pub fn source(&self, harness: &str) -> Option<&dyn Transcript> {
+        self.sources
+            .iter()
+            .find(|s| s.harness() == harness)
+            .map(|s| s.as_ref())
+    }
+
+    /// Every session of every source, one file per qualified id (the newest-modified), newest
+    /// first; ties by qualified id.
+    pub fn discover(&self) -> Vec<SessionFile> {
+        let mut by_key: HashMap<_, SessionFile> = HashMap::new();
+        for file in self.sources.iter().flat_map(|s| s.discover()) {
+            match by_key.get(&file.key) {
+                Some(seen) if seen.modified >= file.modified => {}
+                _ => {
+                    by_key.insert(file.key.clone(), file);
+                }
+            }
+        }
+        let mut files: Vec<SessionFile> = by_key.into_values().collect();
+        files.sort_by(|a, b| b.modified.cmp(&a.modified).then(a.key.cmp(&b.key)));
+        files
+    }
+
+    /// Decodes one session, keeping of each event what `keep` says. With `all_branches`, events
+    /// off the selected branch are kept and marked; otherwise they are dropped.
+    pub fn load(
+        &self,
+        file: &SessionFile,
+        keep: &dyn Fn(&Event) -> Keep,
+        all_branches: bool,
+    ) -> Result<Loaded, HistoryError> {
+        let unavailable = |reason: String| HistoryError::HistoryUnavailable {
+            session: file.key.to_string(),
+            reason,
+        };
+        let source = self
+            .source(&file.key.harness)
+            .ok_or_else(|| unavailable("no decoder for this harness".into()))?;
+        let mut events = Vec::new();
+        let mut sink = |mut event: Event| match keep(&event) {
+            Keep::Drop => {}
+            Keep::Meta => {
+                event.text = String::new();
+                events.push(event);
+            }
+            Keep::Full => events.push(event),
+        };
+        let decoded = source
+            .decode(file, &mut sink)
+            .map_err(|e| unavailable(e.to_string()))?;
+        if let Some(branch) = &decoded.branch {
+            let on = |e: &Event| branch.binary_search(&e.seq).is_ok();
+            if all_branches {
+                for e in &mut events {
+                    e.on_active_branch = Some(on(e));
+                }
+            } else {
+                events.retain(on);
+            }
+        } else if all_branches {
+            for e in &mut events {
+                e.on_active_branch = Some(true);
+            }
+        }
+        events.sort_by_key(Event::position);
+        Ok(Loaded {
+            events,
+            notices: decoded.notices,
+            meta: decoded.meta,
+            lineage: decoded.lineage,
+        })
+    }
+}

@@ -1,0 +1,154 @@
+//! Query matching: literal, case-insensitive with full Unicode case folding, a list of queries
+//! is an OR; plus the role and time filters.
+
+use caseless::Caseless;
+use memchr::memmem;
+
+use crate::model::{Event, Role};
+use crate::time::Timestamp;
+
+/// Folds text with full Unicode case folding (`ß` → `ss`, `K` (Kelvin) → `k`, `ς` → `σ`).
+pub fn fold(text: &str) -> String {
+    if text.is_ascii() {
+        text.to_ascii_lowercase()
+    } else {
+        text.chars().default_case_fold().collect()
+    }
+}
+
+/// What events a request is about: queries (OR), roles, and a time window.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    queries: Vec<String>,
+    /// The roles asked for; empty means every role.
+    pub roles: Vec<Role>,
+    /// Inclusive lower time bound.
+    pub since: Option<Timestamp>,
+    /// Exclusive upper time bound.
+    pub until: Option<Timestamp>,
+}
+
+impl Filter {
+    /// Builds a filter; empty queries are ignored, so a list of only empty queries is no query.
+    pub fn new(
+        queries: &[String],
+        roles: Vec<Role>,
+        since: Option<Timestamp>,
+        until: Option<Timestamp>,
+    ) -> Filter {
+        let mut folded: Vec<String> = queries
+            .iter()
+            .filter(|q| !q.is_empty())
+            .map(|q| fold(q))
+            .collect();
+        folded.sort();
+        folded.dedup();
+        Filter {
+            queries: folded,
+            roles,
+            since,
+            until,
+        }
+    }
+
+    /// The folded queries.
+    pub fn queries(&self) -> &[String] {
+        &self.queries
+    }
+
+    /// Whether there is a query (a search rather than a browse or overview).
+    pub fn is_search(&self) -> bool {
+        !self.queries.is_empty()
+    }
+
+    /// Whether anything narrows the events at all.
+    pub fn is_empty(&self) -> bool {
+        self.queries.is_empty()
+            && self.roles.is_empty()
+            && self.since.is_none()
+            && self.until.is_none()
+    }
+
+    /// Whether the event falls within the time window; untimed events fail any bound.
+    pub fn in_time(&self, event: &Event) -> bool {
+        if self.since.is_none() && self.until.is_none() {
+            return true;
+        }
+        let Some(t) = event.timestamp else {
+            return false;
+        };
+        self.since.is_none_or(|s| t >= s) && self.until.is_none_or(|u| t < u)
+    }
+
+    /// Whether the event has one of the roles asked for.
+    pub fn has_role(&self, event: &Event) -> bool {
+        self.roles.is_empty() || self.roles.contains(&event.role)
+    }
+
+    /// Whether the event's text holds one of the queries (true when there is none).
+    pub fn matches_text(&self, text: &str) -> bool {
+        if self.queries.is_empty() {
+            return true;
+        }
+        let folded = fold(text);
+        self.queries
+            .iter()
+            .any(|q| memmem::find(folded.as_bytes(), q.as_bytes()).is_some())
+    }
+
+    /// Whether the event passes every part of the filter.
+    pub fn matches(&self, event: &Event) -> bool {
+        self.in_time(event) && self.has_role(event) && self.matches_text(&event.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(text: &str) -> Event {
+        Event {
+            seq: 1,
+            part: 0,
+            role: Role::User,
+            kind: "message".into(),
+            timestamp: None,
+            text: text.into(),
+            visible: true,
+            tool: None,
+            on_active_branch: None,
+        }
+    }
+
+    #[test]
+    fn full_case_folding() {
+        let f = Filter::new(&["STRASSE".into()], vec![], None, None);
+        assert!(f.matches(&ev("die Straße")));
+        let kelvin = Filter::new(&["\u{212A}elvin".into()], vec![], None, None);
+        assert!(kelvin.matches(&ev("KELVIN scale")));
+        let sigma = Filter::new(&["ΟΔΟΣ".into()], vec![], None, None);
+        assert!(sigma.matches(&ev("οδος")));
+        assert!(sigma.matches(&ev("οδοσ")));
+        assert!(Filter::new(&["οδος".into()], vec![], None, None).matches(&ev("ΟΔΟΣ")));
+    }
+
+    #[test]
+    fn or_of_queries_and_empty_queries() {
+        let f = Filter::new(&["".into(), "zebra".into(), "Deploy".into()], vec![], None, None);
+        assert!(f.matches(&ev("we DEPLOYED it")));
+        assert!(!f.matches(&ev("nothing")));
+        assert!(!Filter::new(&["".into()], vec![], None, None).is_search());
+    }
+
+    #[test]
+    fn time_bounds_drop_untimed() {
+        let t = Timestamp::parse_rfc3339("2026-01-01T00:00:00Z");
+        let f = Filter::new(&[], vec![], t, None);
+        assert!(!f.matches(&ev("x")));
+        let mut e = ev("x");
+        e.timestamp = t;
+        assert!(f.matches(&e));
+        let g = Filter::new(&[], vec![], None, t);
+        assert!(!g.matches(&e), "until is exclusive");
+    }
+}

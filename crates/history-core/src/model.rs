@@ -1,0 +1,132 @@
+//! The model: sessions, their qualified ids, events and roles.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::time::Timestamp;
+
+/// A session's identity: `<harness>:<id>`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+pub struct SessionKey {
+    /// The harness that wrote the session (`claude`, `codex`, `pi`, or an embedder's own).
+    pub harness: String,
+    /// The harness's own session id.
+    pub id: String,
+}
+
+impl SessionKey {
+    /// Builds a key.
+    pub fn new(harness: impl Into<String>, id: impl Into<String>) -> SessionKey {
+        SessionKey {
+            harness: harness.into(),
+            id: id.into(),
+        }
+    }
+}
+
+impl fmt::Display for SessionKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.harness, self.id)
+    }
+}
+
+/// Who an event speaks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// What a person typed.
+    User,
+    /// The model's visible reply and its reasoning.
+    Assistant,
+    /// A tool call's input, a tool's output or error.
+    Tool,
+    /// Everything injected: system prompts, instructions, summaries, hook output, meta lines.
+    Context,
+}
+
+impl Role {
+    /// All roles, in display order.
+    pub const ALL: [Role; 4] = [Role::User, Role::Assistant, Role::Tool, Role::Context];
+
+    /// The role's name as users type it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+            Role::Context => "context",
+        }
+    }
+
+    /// Parses a role name.
+    pub fn parse(s: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One event of a session: one content part of one line of its transcript.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct Event {
+    /// The 1-based line number the event came from; never renumbered.
+    pub seq: u64,
+    /// The index of this part among the events of the same line.
+    pub part: u32,
+    /// Who the event speaks for.
+    pub role: Role,
+    /// Finer detail: `message`, `reasoning`, `tool_call`, `tool_output`, `tool_error`, `summary`, `meta`…
+    pub kind: String,
+    /// When the line was written, if it says so usably.
+    pub timestamp: Option<Timestamp>,
+    /// What is searched and shown, generated words included.
+    pub text: String,
+    /// Whether a person would see it as dialogue.
+    pub visible: bool,
+    /// For tool calls and results: the tool's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// With `--all-branches`: whether the event lies on the session's selected branch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_active_branch: Option<bool>,
+}
+
+impl Event {
+    /// The `(seq, part)` position of the event within its session.
+    pub fn position(&self) -> (u64, u32) {
+        (self.seq, self.part)
+    }
+}
+
+/// A transcript file found by discovery.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionFile {
+    /// The session it holds.
+    pub key: SessionKey,
+    /// The file.
+    pub path: PathBuf,
+    /// Modification time in nanoseconds since the epoch.
+    pub modified: i64,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// What a session is about, beyond its events.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct SessionMeta {
+    /// The title the harness or user gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A summary the harness wrote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// The working directory the session started in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}

@@ -1,0 +1,109 @@
+//! The recent-sessions overview: one representative event per session.
+
+use crate::corpus::{Corpus, Keep};
+use crate::error::HistoryError;
+use crate::matching::Filter;
+use crate::model::{Event, SessionFile};
+use crate::paging::From;
+use crate::parallel::ordered_map;
+use crate::search::{Hit, Listing};
+
+/// A session's representative and what decoding it said.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Representative {
+    /// The chosen event, if the session has one.
+    pub event: Option<Event>,
+    /// Notices from decoding.
+    pub notices: Vec<String>,
+}
+
+/// Chooses a session's representative under `filter` (roles and time; queries are ignored).
+///
+/// Without roles: the first visible user event, else the latest visible event, else the latest
+/// event of any role. With roles: the latest matching visible event, else the latest matching
+/// event (a role such as `tool` has no visible events, and an empty answer would help no one).
+pub fn representative(
+    corpus: &Corpus,
+    file: &SessionFile,
+    filter: &Filter,
+) -> Result<Representative, HistoryError> {
+    let admits = |e: &Event| filter.in_time(e) && filter.has_role(e);
+    let keep = |e: &Event| match (admits(e), e.visible) {
+        (false, _) => Keep::Drop,
+        (true, true) => Keep::Full,
+        (true, false) => Keep::Meta,
+    };
+    let loaded = corpus.load(file, &keep, false)?;
+    let visible = || loaded.events.iter().filter(|e| e.visible);
+    let chosen = if filter.roles.is_empty() {
+        visible()
+            .find(|e| e.role == crate::Role::User)
+            .or_else(|| visible().last())
+    } else {
+        visible().last()
+    };
+    let event = match chosen {
+        Some(e) => Some(e.clone()),
+        None => match loaded.events.last() {
+            None => None,
+            // The latest event's text was not kept; read it again, keeping just that one.
+            Some(last) => {
+                let at = last.position();
+                let only = |e: &Event| {
+                    if e.position() == at {
+                        Keep::Full
+                    } else {
+                        Keep::Drop
+                    }
+                };
+                corpus.load(file, &only, false)?.events.pop()
+            }
+        },
+    };
+    Ok(Representative {
+        event,
+        notices: loaded.notices,
+    })
+}
+
+/// Builds the overview: sessions are visited in `from` order of modification until `limit` of
+/// them produced a representative; the representatives are returned sorted by event time.
+pub fn overview(
+    sessions: &[SessionFile],
+    limit: usize,
+    from: From,
+    choose: &(dyn Fn(&SessionFile) -> Result<Representative, HistoryError> + Sync),
+) -> Listing {
+    let mut ordered: Vec<&SessionFile> = sessions.iter().collect();
+    if from == From::Oldest {
+        ordered.reverse();
+    }
+    let mut listing = Listing::default();
+    let mut visited = 0;
+    if limit > 0 {
+        ordered_map(&ordered, |file| choose(file), |file, result| {
+            visited += 1;
+            match result {
+                Ok(Representative {
+                    event: Some(event), ..
+                }) => listing.items.push(Hit {
+                    session: file.key.clone(),
+                    path: file.path.clone(),
+                    event,
+                }),
+                Ok(_) => {}
+                Err(e) => listing.skipped.push(e),
+            }
+            listing.items.len() < limit
+        });
+    }
+    let more = visited < ordered.len();
+    match from {
+        From::Newest => listing.has_older = more,
+        From::Oldest => listing.has_newer = more,
+    }
+    listing
+        .items
+        .sort_by(|a, b| a.order_key().cmp(&b.order_key()));
+    listing
+}

@@ -1,0 +1,80 @@
+//! Decoding sessions on every core while consuming the results in order, so that an overview can
+//! stop as soon as it has enough.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// How many workers to run: the number of cores.
+pub fn workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Runs `work` over `items` on [`workers`] threads and hands each result to `consume` in item
+/// order. When `consume` returns `false`, no further item is started.
+pub fn ordered_map<T, R>(
+    items: &[T],
+    work: impl Fn(&T) -> R + Sync,
+    mut consume: impl FnMut(&T, R) -> bool,
+) where
+    T: Sync,
+    R: Send,
+{
+    let threads = workers().min(items.len());
+    if threads <= 1 {
+        for item in items {
+            if !consume(item, work(item)) {
+                return;
+            }
+        }
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<(usize, R)>();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (next, stop, work) = (&next, &stop, &work);
+            scope.spawn(move || loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                if tx.send((i, work(item))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let mut pending = BTreeMap::new();
+        let mut expected = 0;
+        for (i, r) in rx.iter() {
+            pending.insert(i, r);
+            while let Some(r) = pending.remove(&expected) {
+                if !consume(&items[expected], r) {
+                    stop.store(true, Ordering::Relaxed);
+                    return;
+                }
+                expected += 1;
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_order_and_stops() {
+        let items: Vec<u32> = (0..100).collect();
+        let mut seen = vec![];
+        ordered_map(&items, |x| x * 2, |_, r| {
+            seen.push(r);
+            seen.len() < 10
+        });
+        assert_eq!(seen, (0..10).map(|x| x * 2).collect::<Vec<_>>());
+    }
+}

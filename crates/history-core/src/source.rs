@@ -1,0 +1,223 @@
+//! The seam between decoders and the core: the [`Transcript`] trait, and the bounded line reader
+//! every decoder streams its files through.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::error::DecodeError;
+use crate::model::{Event, SessionFile, SessionMeta};
+
+/// The largest transcript file accepted, encoded.
+pub const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
+/// The largest single line accepted.
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// One harness's transcripts: where they are and how a file becomes events.
+///
+/// An embedder adds a source of its own by implementing this trait; nothing else changes.
+pub trait Transcript: Send + Sync {
+    /// The harness name used in qualified ids (`claude`, `codex`, `pi`…).
+    fn harness(&self) -> &str;
+
+    /// Every session under this source's root, with its file's stat. A missing root is empty.
+    /// The same id may appear more than once; the corpus keeps the newest-modified file.
+    fn discover(&self) -> Vec<SessionFile>;
+
+    /// Streams one session's candidate events, in file order, into `sink`.
+    ///
+    /// Events of lines that turn out not to be on the selected branch may be emitted too; the
+    /// returned [`Decoded::branch`] says which seqs are on it.
+    fn decode(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+    ) -> Result<Decoded, DecodeError>;
+
+    /// The files a session is built from: its own file first, then every ancestor it inherits
+    /// history from. Cheap: it must not decode the whole session.
+    fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {
+        vec![file.path.clone()]
+    }
+
+    /// Words this decoder writes into event text that do not appear in the file's bytes (such as
+    /// `image` in `[image]`). A query prefilter must not require them in the raw file.
+    fn generated_words(&self) -> &[&str] {
+        &[]
+    }
+}
+
+/// What decoding one session yields besides its events.
+#[derive(Debug, Default)]
+pub struct Decoded {
+    /// The sorted seqs on the selected branch, when the harness has branches; `None`: every line.
+    pub branch: Option<Vec<u64>>,
+    /// Things the reader should know: damaged lines skipped, gaps in ancestry.
+    pub notices: Vec<String>,
+    /// Title, summary, working directory.
+    pub meta: SessionMeta,
+    /// Every file that was read: the session's own first, then its ancestors.
+    pub lineage: Vec<PathBuf>,
+}
+
+/// Reads JSONL lines with a bounded buffer, numbering them from 1, refusing over-long lines and
+/// files, and reporting whether the last line was cut short (no final newline).
+pub struct Lines<R> {
+    reader: R,
+    buf: Vec<u8>,
+    seq: u64,
+    read: u64,
+    what: String,
+}
+
+/// One line of a transcript.
+pub struct Line<'a> {
+    /// 1-based line number.
+    pub seq: u64,
+    /// The line's bytes, without the newline (and without a `\r` before it).
+    pub bytes: &'a [u8],
+    /// Whether the line ended with a newline (only the last line of a file may not).
+    pub terminated: bool,
+}
+
+impl Lines<BufReader<File>> {
+    /// Opens a file for reading, refusing files over [`MAX_FILE_BYTES`].
+    pub fn open(path: &Path) -> Result<Self, DecodeError> {
+        let io = |source| DecodeError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        let file = File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len > MAX_FILE_BYTES {
+            return Err(DecodeError::TooLarge {
+                what: "the file".into(),
+                limit: "512 MiB",
+            });
+        }
+        Ok(Lines::new(
+            BufReader::with_capacity(256 * 1024, file),
+            path.display().to_string(),
+        ))
+    }
+}
+
+impl<R: BufRead> Lines<R> {
+    /// Wraps a reader; `what` names it in errors.
+    pub fn new(reader: R, what: String) -> Self {
+        Lines {
+            reader,
+            buf: Vec::with_capacity(64 * 1024),
+            seq: 0,
+            read: 0,
+            what,
+        }
+    }
+
+    /// The next line, or `None` at the end.
+    pub fn next_line(&mut self) -> Result<Option<Line<'_>>, DecodeError> {
+        self.buf.clear();
+        let mut limited = (&mut self.reader).take(MAX_LINE_BYTES as u64 + 1);
+        let n = limited
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|source| DecodeError::Io {
+                path: self.what.clone(),
+                source,
+            })?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.seq += 1;
+        self.read += n as u64;
+        if self.read > MAX_FILE_BYTES {
+            return Err(DecodeError::TooLarge {
+                what: "the file".into(),
+                limit: "512 MiB",
+            });
+        }
+        let terminated = self.buf.last() == Some(&b'\n');
+        if terminated {
+            self.buf.pop();
+            if self.buf.last() == Some(&b'\r') {
+                self.buf.pop();
+            }
+        }
+        if self.buf.len() > MAX_LINE_BYTES {
+            return Err(DecodeError::TooLarge {
+                what: format!("line {}", self.seq),
+                limit: "64 MiB",
+            });
+        }
+        Ok(Some(Line {
+            seq: self.seq,
+            bytes: &self.buf,
+            terminated,
+        }))
+    }
+}
+
+/// Counts damaged lines while decoding and turns them into one notice.
+#[derive(Debug, Default)]
+pub struct Damage {
+    skipped: Vec<u64>,
+    truncated_last: Option<u64>,
+}
+
+impl Damage {
+    /// Records a line that could not be decoded.
+    pub fn skip(&mut self, line: &Line<'_>) {
+        if line.terminated {
+            self.skipped.push(line.seq);
+        } else {
+            self.truncated_last = Some(line.seq);
+        }
+    }
+
+    /// Adds the notices, if any, to `notices`.
+    pub fn report(self, notices: &mut Vec<String>) {
+        if !self.skipped.is_empty() {
+            let shown: Vec<String> = self.skipped.iter().take(5).map(u64::to_string).collect();
+            let more = if self.skipped.len() > 5 { ", …" } else { "" };
+            notices.push(format!(
+                "skipped {} unreadable line{} ({}{more})",
+                self.skipped.len(),
+                if self.skipped.len() == 1 { "" } else { "s" },
+                shown.join(", ")
+            ));
+        }
+        if let Some(seq) = self.truncated_last {
+            notices.push(format!("the last line ({seq}) is incomplete and was skipped"));
+        }
+    }
+}
+
+/// Parses a line as a JSON object; `None` for blank lines, non-JSON and non-objects.
+pub fn parse_object<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
+    let trimmed = bytes.trim_ascii();
+    if trimmed.first() != Some(&b'{') {
+        return None;
+    }
+    serde_json::from_slice(trimmed).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_number_and_flag_truncation() {
+        let mut l = Lines::new(&b"a\r\n\nb"[..], "t".into());
+        let mut got = vec![];
+        while let Some(line) = l.next_line().unwrap() {
+            got.push((line.seq, line.bytes.to_vec(), line.terminated));
+        }
+        assert_eq!(
+            got,
+            vec![
+                (1, b"a".to_vec(), true),
+                (2, b"".to_vec(), true),
+                (3, b"b".to_vec(), false)
+            ]
+        );
+    }
+}
