@@ -1,0 +1,1 @@
+//! Decodes Claude Code transcripts (work in progress).

@@ -1,0 +1,1 @@
+//! Decodes codex transcripts (work in progress).

@@ -1,0 +1,1 @@
+//! Decodes pi transcripts (work in progress).
