@@ -1,1 +1,148 @@
-//! Decodes pi transcripts (work in progress).
+//! Decodes the session transcripts of the [pi coding agent] for notesoup-history: where they are
+//! (`<sessions root>/<encoded-cwd>/<timestamp>_<id>.jsonl`), how a file becomes events, which
+//! branch of its entry tree is active, and which file a fork came from.
+//!
+//! It reads session versions 1, 2 and 3 (and later ones leniently, with a notice), streaming
+//! each file once, line by line. It is not for writing or migrating sessions, not for pi's HTML
+//! exports, and not for the LLM context pi would rebuild: it shows the whole active branch, a
+//! compaction being one summary event among the entries it summarized.
+//!
+//! How entries become events (one event per content block; `seq` is the line, header = 1):
+//!
+//! | entry | role | kind |
+//! |---|---|---|
+//! | `message` user text / image (`[image]`) / legacy attachment | user | `message` |
+//! | `message` assistant text / thinking | assistant | `message` / `reasoning` |
+//! | assistant `toolCall` (`read: notes.md`, `bash: ls`, else `name: {compact json}`) | tool | `tool_call` |
+//! | assistant `errorMessage` (an errored or aborted turn) | context | `error` |
+//! | `message` toolResult | tool | `tool_output` / `tool_error` |
+//! | `message` bashExecution (`!cmd`): `bash: <command>`, then its output | tool | `tool_call`, `tool_output` (`tool_error` on a non-zero exit) |
+//! | `message` custom, hookMessage, system, unknown roles | context | `meta` |
+//! | `compaction`, `branch_summary` | context | `summary` |
+//! | `custom_message` | context | `meta` |
+//! | `label` (its text), `session_info` (the name) | context | `meta` |
+//! | `model_change`, `thinking_level_change`, `custom`, unknown types | no event (still tree nodes) | |
+//!
+//! Every event of the file is streamed; [`Decoded::branch`] names the seqs of the active branch:
+//! the last entry and its chain of `parentId`s. Two JSON objects glued on one line are both read
+//! and share the line's seq, so they are on the branch together.
+//!
+//! ```no_run
+//! use decode_pi::{default_root, Pi};
+//! use history_core::Transcript;
+//!
+//! let root = default_root(|k| std::env::var(k).ok()).expect("a home directory");
+//! let pi = Pi::new(root);
+//! for file in pi.discover() {
+//!     let mut texts = Vec::new();
+//!     let decoded = pi.decode(&file, &mut |event| texts.push(event.text)).unwrap();
+//!     println!("{} ({} events, branch {:?})", file.key, texts.len(), decoded.branch);
+//! }
+//! ```
+//!
+//! [pi coding agent]: https://github.com/badlogic/pi-mono
+#![deny(missing_docs)]
+
+mod decode;
+mod discover;
+mod entry;
+mod tree;
+
+use std::path::{Path, PathBuf};
+
+use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
+
+pub use tree::{Entry, Tree};
+
+/// The pi sessions under one root (the `sessions` directory of pi's agent directory).
+#[derive(Clone, Debug)]
+pub struct Pi {
+    root: PathBuf,
+}
+
+/// The sessions root to read: `NOTESOUP_HISTORY_PI_ROOT`, else `$PI_CODING_AGENT_DIR/sessions`
+/// (with pi's `~` expansion), else `$HOME/.pi/agent/sessions`. Empty variables count as unset.
+pub fn default_root(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let var = |key: &str| env(key).filter(|v| !v.is_empty());
+    if let Some(root) = var("NOTESOUP_HISTORY_PI_ROOT") {
+        return Some(PathBuf::from(root));
+    }
+    let home = var("HOME");
+    if let Some(dir) = var("PI_CODING_AGENT_DIR") {
+        let dir = match (dir.as_str(), &home) {
+            ("~", Some(home)) => PathBuf::from(home),
+            (d, Some(home)) if d.starts_with("~/") => Path::new(home).join(&d[2..]),
+            _ => PathBuf::from(dir),
+        };
+        return Some(dir.join("sessions"));
+    }
+    home.map(|h| Path::new(&h).join(".pi").join("agent").join("sessions"))
+}
+
+impl Pi {
+    /// The sessions under `root`; a root that does not exist is empty.
+    pub fn new(root: PathBuf) -> Pi {
+        Pi { root }
+    }
+
+    /// The sessions root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The entry tree of a session file and its active branch, for callers that want the
+    /// structure behind [`Decoded::branch`] (reads the file once, emits no events).
+    pub fn tree(&self, path: &Path) -> Result<Tree, DecodeError> {
+        decode::read(path, &mut |_| {}).map(|pass| pass.tree)
+    }
+}
+
+impl Transcript for Pi {
+    fn harness(&self) -> &str {
+        "pi"
+    }
+
+    /// Reads only the first line of each file: the session id is the header's `id`, or the id
+    /// in the file name when the header is missing or damaged (decoding then says why).
+    fn discover(&self) -> Vec<SessionFile> {
+        discover::sessions(&self.root)
+    }
+
+    fn decode(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+    ) -> Result<Decoded, DecodeError> {
+        let pass = decode::read(&file.path, sink)?;
+        let mut lineage = vec![file.path.clone()];
+        lineage.extend(
+            pass.header
+                .as_ref()
+                .and_then(|h| h.parent.as_deref())
+                .and_then(|named| discover::parent_file(&self.root, &file.path, named)),
+        );
+        Ok(Decoded {
+            branch: Some(pass.tree.branch),
+            notices: pass.notices,
+            meta: pass.meta,
+            lineage,
+        })
+    }
+
+    /// The session's file, then the file it was forked from (`parentSession`, or `branchedFrom`
+    /// in version 1) when that still exists. A fork copies the entries it keeps, so the parent
+    /// is listed for information and never merged.
+    fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {
+        let mut lineage = vec![file.path.clone()];
+        lineage.extend(
+            discover::read_header(&file.path)
+                .and_then(|h| h.parent)
+                .and_then(|named| discover::parent_file(&self.root, &file.path, &named)),
+        );
+        lineage
+    }
+
+    fn generated_words(&self) -> &[&str] {
+        entry::GENERATED_WORDS
+    }
+}

@@ -1,0 +1,256 @@
+//! One pass over a session file: the header, every entry's events, and the tree.
+
+use std::path::Path;
+
+use history_core::source::{Damage, Line, Lines};
+use history_core::{DecodeError, Event, SessionMeta};
+use serde_json::{Map, Value};
+
+use crate::entry::{render, Out};
+use crate::tree::{Break, Entry, Growing, Tree};
+
+/// The newest session version this decoder knows.
+const KNOWN_VERSION: u64 = 3;
+
+/// The first line of a session file, `type:"session"`.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Header {
+    pub(crate) id: Option<String>,
+    pub(crate) cwd: Option<String>,
+    /// `parentSession`, or the older `branchedFrom`.
+    pub(crate) parent: Option<String>,
+    pub(crate) version: Option<u64>,
+}
+
+impl Header {
+    /// The header in a parsed object, if it is one.
+    pub(crate) fn from_object(object: &Map<String, Value>) -> Option<Header> {
+        if object.get("type").and_then(Value::as_str) != Some("session") {
+            return None;
+        }
+        let string = |key: &str| {
+            object
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        Some(Header {
+            id: string("id"),
+            cwd: string("cwd"),
+            parent: string("parentSession").or_else(|| string("branchedFrom")),
+            version: object.get("version").and_then(Value::as_u64),
+        })
+    }
+
+    /// The header on a line, if its first JSON value is one.
+    pub(crate) fn from_line(bytes: &[u8]) -> Option<Header> {
+        let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
+        match values.next() {
+            Some(Ok(Value::Object(object))) => Header::from_object(&object),
+            _ => None,
+        }
+    }
+}
+
+/// Everything one pass over a file yields besides the events it streamed.
+pub(crate) struct Pass {
+    pub(crate) header: Option<Header>,
+    pub(crate) tree: Tree,
+    pub(crate) notices: Vec<String>,
+    pub(crate) meta: SessionMeta,
+}
+
+/// Reads a session file once, streaming every entry's events into `sink` in file order.
+pub(crate) fn read(path: &Path, sink: &mut dyn FnMut(Event)) -> Result<Pass, DecodeError> {
+    let mut lines = Lines::open(path)?;
+    let mut reader = Reader::default();
+    while let Some(line) = lines.next_line()? {
+        reader.line(&line, sink);
+    }
+    reader.finish(path)
+}
+
+#[derive(Default)]
+struct Reader {
+    header: Option<Header>,
+    /// Whether any object has been parsed: the header must be the first.
+    parsed_any: bool,
+    /// Position in pi's parsed-object array (header = 0), which v1 compactions index into.
+    index: u64,
+    tree: Growing,
+    title: Option<String>,
+    damage: Damage,
+    /// Lines from which some objects were read before the rest turned out unreadable.
+    partial: Vec<u64>,
+    extra_headers: Vec<u64>,
+}
+
+impl Reader {
+    /// Reads every JSON object on a line: pi writes one, but real files have two glued
+    /// together; each is read, and they share the line's seq.
+    fn line(&mut self, line: &Line<'_>, sink: &mut dyn FnMut(Event)) {
+        if line.bytes.trim_ascii().is_empty() {
+            return;
+        }
+        let mut out = Out {
+            seq: line.seq,
+            part: 0,
+            sink,
+        };
+        let mut objects = 0;
+        let mut clean = true;
+        for value in serde_json::Deserializer::from_slice(line.bytes).into_iter::<Value>() {
+            match value {
+                Ok(Value::Object(object)) => {
+                    objects += 1;
+                    self.object(&object, &mut out);
+                }
+                _ => {
+                    clean = false;
+                    break;
+                }
+            }
+        }
+        if !clean {
+            if objects == 0 {
+                self.damage.skip(line);
+            } else {
+                self.partial.push(line.seq);
+            }
+        }
+    }
+
+    fn object(&mut self, object: &Map<String, Value>, out: &mut Out<'_>) {
+        let first = !self.parsed_any;
+        self.parsed_any = true;
+        if let Some(header) = Header::from_object(object) {
+            if first {
+                self.header = Some(header);
+            } else {
+                self.extra_headers.push(out.seq);
+            }
+            return;
+        }
+        self.index += 1;
+        let entry = self.entry(object, out.seq);
+        if entry.entry_type == "session_info" {
+            // pi's rule: the latest non-empty name anywhere in the file.
+            if let Some(name) = object.get("name").and_then(Value::as_str) {
+                if !name.trim().is_empty() {
+                    self.title = Some(name.trim().to_string());
+                }
+            }
+        }
+        self.tree.push(entry);
+        render(object, out);
+    }
+
+    /// The entry as a tree node. Entries without an id (all of version 1) get one from their
+    /// position, `{index:08x}`, and unless they name a parent, hang off the entry before them:
+    /// this is pi's v1 → v2 migration, made deterministic.
+    fn entry(&self, object: &Map<String, Value>, seq: u64) -> Entry {
+        let string = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_string);
+        let named_parent = string("parentId");
+        let (id, parent_id) = match string("id").filter(|id| !id.is_empty()) {
+            Some(id) => (id, named_parent),
+            None if object.contains_key("parentId") => (synthetic_id(self.index), named_parent),
+            None => (
+                synthetic_id(self.index),
+                self.tree.last_id().map(str::to_string),
+            ),
+        };
+        let first_kept_id = string("firstKeptEntryId").or_else(|| {
+            // Version 1: an index into the parsed objects; the header (0) keeps nothing.
+            object
+                .get("firstKeptEntryIndex")
+                .and_then(Value::as_u64)
+                .filter(|&i| i > 0)
+                .map(synthetic_id)
+        });
+        Entry {
+            seq,
+            id,
+            parent_id,
+            entry_type: string("type").unwrap_or_default(),
+            first_kept_id,
+        }
+    }
+
+    fn finish(self, path: &Path) -> Result<Pass, DecodeError> {
+        let mut notices = Vec::new();
+        match &self.header {
+            None => notices.push("the file has no session header; its entries were read".into()),
+            Some(header) => {
+                if header.id.is_none() {
+                    notices.push("the session header has no id".into());
+                }
+                if let Some(v) = header.version.filter(|&v| v > KNOWN_VERSION) {
+                    notices.push(format!(
+                        "session version {v} is newer than this decoder knows ({KNOWN_VERSION})"
+                    ));
+                }
+            }
+        }
+        if self.header.is_none() && self.tree.is_empty() {
+            let mut why = Vec::new();
+            self.damage.report(&mut why);
+            let why = if why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", why.join("; "))
+            };
+            return Err(DecodeError::Invalid(format!(
+                "{} holds no pi session{why}",
+                path.display()
+            )));
+        }
+        self.damage.report(&mut notices);
+        if !self.partial.is_empty() {
+            notices.push(format!(
+                "read only the first object(s) of line(s) {}; the rest is unreadable",
+                list(&self.partial)
+            ));
+        }
+        if !self.extra_headers.is_empty() {
+            notices.push(format!(
+                "ignored repeated session header(s) on line(s) {}",
+                list(&self.extra_headers)
+            ));
+        }
+        let (tree, broke) = self.tree.finish();
+        match broke {
+            Some(Break::Cycle { seq }) => notices.push(format!(
+                "parent links loop back to line {seq}; the active branch starts there"
+            )),
+            Some(Break::MissingParent { seq, parent }) => notices.push(format!(
+                "line {seq} names parent {parent:?}, which is not in the file; the active branch starts there"
+            )),
+            None => {}
+        }
+        if tree.entries.is_empty() {
+            notices.push("the session has no entries yet".into());
+        }
+        let meta = SessionMeta {
+            title: self.title,
+            summary: None,
+            cwd: self.header.as_ref().and_then(|h| h.cwd.clone()),
+        };
+        Ok(Pass {
+            header: self.header,
+            tree,
+            notices,
+            meta,
+        })
+    }
+}
+
+fn synthetic_id(index: u64) -> String {
+    format!("{index:08x}")
+}
+
+fn list(seqs: &[u64]) -> String {
+    let shown: Vec<String> = seqs.iter().take(5).map(u64::to_string).collect();
+    let more = if seqs.len() > 5 { ", …" } else { "" };
+    format!("{}{more}", shown.join(", "))
+}

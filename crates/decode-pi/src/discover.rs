@@ -1,0 +1,94 @@
+//! Finding session files under a pi sessions root, and the files a fork names as its parent.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use history_core::source::Lines;
+use history_core::{SessionFile, SessionKey};
+
+use crate::decode::Header;
+
+/// Every `<root>/<encoded-cwd>/*.jsonl` that holds a session, sorted by path. Symbolic links to
+/// directories are not followed; a missing or unreadable root is empty.
+pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
+    let Ok(dirs) = fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for dir in dirs.flatten() {
+        // `DirEntry::file_type` does not follow links: a linked directory is not a directory here.
+        if !dir.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(files) = fs::read_dir(dir.path()) else {
+            continue;
+        };
+        for file in files.flatten() {
+            if let Some(session) = session_file(&file.path()) {
+                found.push(session);
+            }
+        }
+    }
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    found
+}
+
+fn session_file(path: &Path) -> Option<SessionFile> {
+    if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+        return None;
+    }
+    let meta = fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let id = read_header(path)
+        .and_then(|h| h.id)
+        .or_else(|| id_from_name(path))?;
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    Some(SessionFile {
+        key: SessionKey::new("pi", id),
+        path: path.to_path_buf(),
+        modified,
+        size: meta.len(),
+    })
+}
+
+/// The header on the file's first line, reading nothing else.
+pub(crate) fn read_header(path: &Path) -> Option<Header> {
+    let mut lines = Lines::open(path).ok()?;
+    let line = lines.next_line().ok()??;
+    Header::from_line(line.bytes)
+}
+
+/// The id in a `<timestamp>_<id>.jsonl` name, for files whose header cannot be read. Files not
+/// named that way and without a header are not sessions (extensions keep other files there).
+fn id_from_name(path: &Path) -> Option<String> {
+    let stem = path.file_stem()?.to_str()?;
+    let (_, id) = stem.split_once('_')?;
+    (!id.is_empty()).then(|| id.to_string())
+}
+
+/// The parent session file a fork names, if it exists: as written, else (a root moved or
+/// copied elsewhere) by its project folder and name under `root`, else beside the fork.
+pub(crate) fn parent_file(root: &Path, own: &Path, named: &str) -> Option<PathBuf> {
+    let named = Path::new(named);
+    let name = named.file_name()?;
+    let mut candidates = Vec::new();
+    if named.is_absolute() {
+        candidates.push(named.to_path_buf());
+    }
+    if let Some(project) = named.parent().and_then(Path::file_name) {
+        candidates.push(root.join(project).join(name));
+    }
+    if let Some(dir) = own.parent() {
+        candidates.push(dir.join(name));
+    }
+    candidates
+        .into_iter()
+        .find(|c| c.as_path() != own && c.is_file())
+}
