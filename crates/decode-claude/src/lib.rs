@@ -1,1 +1,99 @@
-//! Decodes Claude Code transcripts (work in progress).
+//! Decodes Claude Code session transcripts (`~/.claude/projects/<project>/<session-id>.jsonl`)
+//! into notesoup-history events.
+//!
+//! It owns where Claude's files are ([`default_root`], [`Claude::discover`](history_core::Transcript::discover))
+//! and how one file becomes events: the conversation graph of `parentUuid` links, the choice of
+//! the live leaf, compaction boundaries crossed through `logicalParentUuid`, parallel tool
+//! results, and which lines are dialogue, tool traffic or injected context. It does not page,
+//! match or render; that is `history-core`'s and the CLI's work.
+//!
+//! ```no_run
+//! use history_core::{Corpus, Transcript};
+//! let claude = decode_claude::Claude::new("/home/me/.claude/projects".into());
+//! let corpus = Corpus::new(vec![Box::new(claude)]);
+//! for session in corpus.discover() {
+//!     println!("{} {}", session.key, session.path.display());
+//! }
+//! ```
+#![deny(missing_docs)]
+
+mod discover;
+mod graph;
+mod line;
+mod render;
+
+use std::path::PathBuf;
+
+use history_core::source::{Damage, Lines};
+use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
+
+pub use discover::default_root;
+
+/// The harness name in qualified ids.
+pub const HARNESS: &str = "claude";
+
+/// Claude Code transcripts under one `projects` directory.
+#[derive(Clone, Debug)]
+pub struct Claude {
+    root: PathBuf,
+}
+
+impl Claude {
+    /// Transcripts under `root`, the `projects` directory.
+    pub fn new(root: PathBuf) -> Claude {
+        Claude { root }
+    }
+}
+
+impl Transcript for Claude {
+    fn harness(&self) -> &str {
+        HARNESS
+    }
+
+    fn discover(&self) -> Vec<SessionFile> {
+        discover::sessions(&self.root)
+    }
+
+    fn decode(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+    ) -> Result<Decoded, DecodeError> {
+        let mut lines = Lines::open(&file.path)?;
+        let mut graph = graph::Graph::default();
+        let mut damage = Damage::default();
+        let mut meta = line::Titles::default();
+        let mut tools = render::ToolNames::default();
+        let mut any_line = false;
+        while let Some(l) = lines.next_line()? {
+            if l.bytes.trim_ascii().is_empty() {
+                continue;
+            }
+            any_line = true;
+            let Some(parsed) = history_core::source::parse_object::<line::Line>(l.bytes) else {
+                damage.skip(&l);
+                continue;
+            };
+            line::decode(l.seq, parsed, &mut graph, &mut meta, &mut tools, sink);
+        }
+        let mut notices = Vec::new();
+        damage.report(&mut notices);
+        let branch = if any_line {
+            let chosen = graph.select().map_err(DecodeError::Invalid)?;
+            notices.extend(chosen.notices);
+            Some(chosen.seqs)
+        } else {
+            Some(Vec::new())
+        };
+        Ok(Decoded {
+            branch,
+            notices,
+            meta: meta.into_meta(),
+            lineage: vec![file.path.clone()],
+        })
+    }
+
+    fn generated_words(&self) -> &[&str] {
+        render::GENERATED_WORDS
+    }
+}

@@ -1,0 +1,80 @@
+//! Where Claude Code keeps transcripts, and finding them.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use history_core::{SessionFile, SessionKey};
+
+use crate::HARNESS;
+
+/// The `projects` directory: `NOTESOUP_HISTORY_CLAUDE_ROOT`, else `$CLAUDE_CONFIG_DIR/projects`,
+/// else `$HOME/.claude/projects`.
+pub fn default_root(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let set = |k: &str| env(k).filter(|v| !v.is_empty());
+    if let Some(root) = set("NOTESOUP_HISTORY_CLAUDE_ROOT") {
+        return Some(root.into());
+    }
+    if let Some(config) = set("CLAUDE_CONFIG_DIR") {
+        return Some(Path::new(&config).join("projects"));
+    }
+    set("HOME").map(|home| Path::new(&home).join(".claude").join("projects"))
+}
+
+/// `<root>/<project>/<session-id>.jsonl`: one level of project directories (never followed
+/// through a symbolic link), session files directly inside them. Subagent stores
+/// (`<project>/<session-id>/subagents/…`) and legacy `agent-*.jsonl` files are not sessions.
+pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
+    let Ok(projects) = fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for project in projects.flatten() {
+        let Ok(kind) = project.file_type() else {
+            continue;
+        };
+        if !kind.is_dir() {
+            continue;
+        }
+        let Ok(entries) = fs::read_dir(project.path()) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(id) = session_id(&path) else {
+                continue;
+            };
+            // A symlinked file is followed (its target is the transcript); a directory never is.
+            let Ok(meta) = fs::metadata(&path) else {
+                continue;
+            };
+            if !meta.is_file() {
+                continue;
+            }
+            found.push(SessionFile {
+                key: SessionKey::new(HARNESS, id),
+                modified: modified_nanos(&meta),
+                size: meta.len(),
+                path,
+            });
+        }
+    }
+    found
+}
+
+fn session_id(path: &Path) -> Option<String> {
+    if path.extension()? != "jsonl" {
+        return None;
+    }
+    let stem = path.file_stem()?.to_str()?;
+    if stem.is_empty() || stem.starts_with("agent-") {
+        return None;
+    }
+    Some(stem.to_string())
+}
+
+fn modified_nanos(meta: &fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64)
+}

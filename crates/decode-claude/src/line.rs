@@ -1,0 +1,314 @@
+//! One transcript line: what it is in the graph, and the events it yields.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use history_core::{Event, Role, SessionMeta, Timestamp};
+
+use crate::graph::{Graph, NodeKind};
+use crate::render::{self, ToolNames};
+
+/// The fields of a line this decoder reads; everything else is skipped unparsed.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct Line {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    uuid: Option<String>,
+    parent_uuid: Option<String>,
+    logical_parent_uuid: Option<String>,
+    is_sidechain: bool,
+    is_meta: bool,
+    is_compact_summary: bool,
+    team_name: Option<Value>,
+    timestamp: Option<String>,
+    message: Option<Message>,
+    subtype: Option<String>,
+    content: Option<Value>,
+    attachment: Option<Value>,
+    summary: Option<Value>,
+    custom_title: Option<Value>,
+    ai_title: Option<Value>,
+    cwd: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Message {
+    content: Option<Value>,
+}
+
+/// Title, summary and working directory, as the file's metadata lines leave them.
+#[derive(Default)]
+pub(crate) struct Titles {
+    custom: Option<String>,
+    ai: Option<String>,
+    summary: Option<String>,
+    cwd: Option<String>,
+}
+
+impl Titles {
+    pub(crate) fn into_meta(self) -> SessionMeta {
+        SessionMeta {
+            title: self.custom.or(self.ai),
+            summary: self.summary,
+            cwd: self.cwd,
+        }
+    }
+}
+
+/// Emits one line's events and records it in the graph.
+pub(crate) fn decode(
+    seq: u64,
+    line: Line,
+    graph: &mut Graph,
+    titles: &mut Titles,
+    tools: &mut ToolNames,
+    sink: &mut dyn FnMut(Event),
+) {
+    let Some(kind) = line.kind.as_deref() else {
+        return;
+    };
+    match kind {
+        "summary" => return set(&mut titles.summary, line.summary),
+        "custom-title" => return set(&mut titles.custom, line.custom_title),
+        "ai-title" => return set(&mut titles.ai, line.ai_title),
+        "user" | "assistant" | "system" | "attachment" | "progress" => {}
+        _ => return,
+    }
+    let Some(uuid) = line.uuid.as_deref() else {
+        return;
+    };
+    if titles.cwd.is_none() {
+        titles.cwd.clone_from(&line.cwd);
+    }
+    let node_kind = match kind {
+        "attachment" | "progress" => NodeKind::Aside,
+        "user" | "assistant" => NodeKind::Message,
+        _ => NodeKind::Other,
+    };
+    // Sidechain lines (old inline subagents) and teammates' lines are not this session's dialogue.
+    let foreign = line.is_sidechain || line.team_name.is_some();
+    let mut out = Emitter {
+        seq,
+        part: 0,
+        timestamp: line.timestamp.as_deref().and_then(Timestamp::parse_rfc3339),
+        sink,
+        tool_uses: Vec::new(),
+        tool_results: Vec::new(),
+    };
+    if !foreign {
+        match kind {
+            "user" => user(&line, tools, &mut out),
+            "assistant" => assistant(&line, tools, &mut out),
+            "system" => system(&line, &mut out),
+            "attachment" => attachment(&line, &mut out),
+            _ => {}
+        }
+    }
+    graph.add(
+        uuid,
+        seq,
+        line.parent_uuid.as_deref(),
+        line.logical_parent_uuid.as_deref(),
+        node_kind,
+        foreign,
+        out.tool_uses,
+        out.tool_results,
+    );
+}
+
+fn set(slot: &mut Option<String>, value: Option<Value>) {
+    if let Some(Value::String(s)) = value {
+        if !s.is_empty() {
+            *slot = Some(s);
+        }
+    }
+}
+
+struct Emitter<'a> {
+    seq: u64,
+    part: u32,
+    timestamp: Option<Timestamp>,
+    sink: &'a mut dyn FnMut(Event),
+    tool_uses: Vec<String>,
+    tool_results: Vec<String>,
+}
+
+impl Emitter<'_> {
+    fn emit(&mut self, role: Role, kind: &str, text: String, tool: Option<String>) {
+        let visible = matches!(role, Role::User | Role::Assistant);
+        (self.sink)(Event {
+            seq: self.seq,
+            part: self.part,
+            role,
+            kind: kind.to_string(),
+            timestamp: self.timestamp,
+            text,
+            visible,
+            tool,
+            on_active_branch: None,
+        });
+        self.part += 1;
+    }
+}
+
+/// Strings a user line carries that no person typed: command envelopes, caveats, reminders.
+const INJECTED_PREFIXES: &[&str] = &[
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<task-notification>",
+    "<system-reminder>",
+    "<ide_opened_file>",
+    "<ide_selection>",
+    "<session-start-hook>",
+    "<user-prompt-submit-hook>",
+    "[Request interrupted by user",
+    "Caveat: The messages below were generated",
+];
+
+fn is_injected(text: &str) -> bool {
+    let t = text.trim_start();
+    INJECTED_PREFIXES.iter().any(|p| t.starts_with(p))
+}
+
+fn user(line: &Line, tools: &mut ToolNames, out: &mut Emitter<'_>) {
+    let Some(content) = line.message.as_ref().and_then(|m| m.content.as_ref()) else {
+        return;
+    };
+    let typed = |text: &str| -> (Role, &'static str) {
+        if line.is_compact_summary {
+            (Role::Context, "summary")
+        } else if line.is_meta || is_injected(text) {
+            (Role::Context, "meta")
+        } else {
+            (Role::User, "message")
+        }
+    };
+    match content {
+        Value::String(text) => {
+            let (role, kind) = typed(text);
+            out.emit(role, kind, text.clone(), None);
+        }
+        Value::Array(blocks) => {
+            for block in blocks {
+                match block.get("type").and_then(Value::as_str) {
+                    Some("tool_result") => {
+                        let id = block.get("tool_use_id").and_then(Value::as_str);
+                        let name = id.and_then(|id| tools.name(id));
+                        let failed = block.get("is_error").and_then(Value::as_bool) == Some(true);
+                        let text = render::result_text(block.get("content"));
+                        if let Some(id) = id {
+                            out.tool_results.push(id.to_string());
+                        }
+                        let kind = if failed { "tool_error" } else { "tool_output" };
+                        out.emit(Role::Tool, kind, text, name);
+                    }
+                    Some("text") => {
+                        let text = block.get("text").and_then(Value::as_str).unwrap_or("");
+                        let (role, kind) = typed(text);
+                        out.emit(role, kind, text.to_string(), None);
+                    }
+                    Some(other) => {
+                        let (role, kind) = typed("");
+                        out.emit(role, kind, render::placeholder(other), None);
+                    }
+                    None => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn assistant(line: &Line, tools: &mut ToolNames, out: &mut Emitter<'_>) {
+    let Some(content) = line.message.as_ref().and_then(|m| m.content.as_ref()) else {
+        return;
+    };
+    let blocks = match content {
+        Value::String(text) => {
+            out.emit(Role::Assistant, "message", text.clone(), None);
+            return;
+        }
+        Value::Array(blocks) => blocks,
+        _ => return,
+    };
+    for block in blocks {
+        let str_field = |k: &str| block.get(k).and_then(Value::as_str);
+        match str_field("type") {
+            Some("text") => {
+                out.emit(Role::Assistant, "message", str_field("text").unwrap_or("").into(), None)
+            }
+            Some("thinking") => out.emit(
+                Role::Assistant,
+                "reasoning",
+                str_field("thinking").unwrap_or("").into(),
+                None,
+            ),
+            Some("redacted_thinking") => {
+                out.emit(Role::Assistant, "reasoning", "[redacted thinking]".into(), None)
+            }
+            Some("tool_use" | "server_tool_use" | "mcp_tool_use") => {
+                let name = str_field("name").unwrap_or("tool").to_string();
+                if let Some(id) = str_field("id") {
+                    tools.insert(id, &name);
+                    out.tool_uses.push(id.to_string());
+                }
+                let text = render::tool_call(&name, block.get("input"));
+                out.emit(Role::Tool, "tool_call", text, Some(name));
+            }
+            Some(other) if other.ends_with("_tool_result") => {
+                let name = str_field("tool_use_id").and_then(|id| tools.name(id));
+                let text = render::result_text(block.get("content"));
+                out.emit(Role::Tool, "tool_output", text, name);
+            }
+            Some(other) => out.emit(Role::Assistant, "message", render::placeholder(other), None),
+            None => {}
+        }
+    }
+}
+
+fn system(line: &Line, out: &mut Emitter<'_>) {
+    let text = match &line.content {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        _ => return,
+    };
+    let kind = match line.subtype.as_deref() {
+        Some("compact_boundary" | "microcompact_boundary") => "summary",
+        _ => "meta",
+    };
+    out.emit(Role::Context, kind, text, None);
+}
+
+fn attachment(line: &Line, out: &mut Emitter<'_>) {
+    let Some(att) = &line.attachment else {
+        return;
+    };
+    let field = |k: &str| att.get(k);
+    match field("type").and_then(Value::as_str) {
+        Some("queued_command") => {
+            let text = render::result_text(field("prompt"));
+            out.emit(Role::User, "message", text, None);
+        }
+        Some(_) => {
+            let text = ["content", "stdout", "stderr", "blockingError"]
+                .iter()
+                .filter_map(|k| field(k))
+                .map(|v| render::result_text(Some(v)))
+                .filter(|t| !t.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n");
+            if !text.is_empty() {
+                out.emit(Role::Context, "meta", text, None);
+            }
+        }
+        None => {}
+    }
+}

@@ -1,0 +1,121 @@
+//! The command line.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// List, search and read the local session transcripts of Claude Code, Codex CLI and pi.
+#[derive(Parser, Debug)]
+#[command(name = "notesoup-history", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Browse one session, search sessions, or show the recent-sessions overview.
+    List(ListArgs),
+    /// Show one event in full.
+    Read(ReadArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// The session: an id or unique prefix, optionally `claude:`/`codex:`/`pi:`-qualified;
+    /// anything with `*` selects many (`*`, `pi:*`, `claude:4f2*`). Default: the current session,
+    /// else `*`.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Literal, case-insensitive text to find; repeat for any of several.
+    #[arg(long = "query", short = 'q')]
+    pub queries: Vec<String>,
+    /// Only events of this role (user, assistant, tool, context); repeatable.
+    #[arg(long = "role")]
+    pub roles: Vec<String>,
+    /// Only events at or after this time (RFC 3339, a date, or an age like 7d, 3h).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Only events before this time (RFC 3339, a date, or an age like 7d, 3h).
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Only events with a smaller seq (one session only).
+    #[arg(long)]
+    pub before_seq: Option<u64>,
+    /// Only events with a larger seq (one session only); the page then starts at the oldest end.
+    #[arg(long)]
+    pub after_seq: Option<u64>,
+    /// Which end the page or result starts from.
+    #[arg(long, value_enum)]
+    pub from: Option<FromArg>,
+    /// How many items at most.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Every branch of a branched session, each event marked with whether it is on the active one.
+    #[arg(long)]
+    pub all_branches: bool,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct ReadArgs {
+    /// The session: an id or unique prefix, optionally qualified. Default: the current session.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// The event's seq.
+    #[arg(long)]
+    pub seq: u64,
+    /// The part of the line (several events can share a seq).
+    #[arg(long, default_value_t = 0)]
+    pub part: u32,
+    /// Start the text this many characters in (to continue a cut text).
+    #[arg(long, default_value_t = 0)]
+    pub offset_chars: usize,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct Common {
+    /// The output budget in bytes; the whole output fits in it.
+    #[arg(long, default_value_t = history_core::budget::DEFAULT_BUDGET)]
+    pub budget: usize,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// The session you are working in, as HARNESS:ID (default: $NOTESOUP_CURRENT_SESSION, or
+    /// $CLAUDE_CODE_SESSION_ID for Claude Code).
+    #[arg(long)]
+    pub current: Option<String>,
+    /// The harness you are working in, tried first for unqualified ids (default: $NOTESOUP_HOST).
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Claude Code's projects directory (default: $NOTESOUP_HISTORY_CLAUDE_ROOT,
+    /// $CLAUDE_CONFIG_DIR/projects, ~/.claude/projects).
+    #[arg(long)]
+    pub claude_root: Option<PathBuf>,
+    /// Codex's sessions directory (default: $NOTESOUP_HISTORY_CODEX_ROOT, $CODEX_HOME/sessions,
+    /// ~/.codex/sessions).
+    #[arg(long)]
+    pub codex_root: Option<PathBuf>,
+    /// pi's sessions directory (default: $NOTESOUP_HISTORY_PI_ROOT,
+    /// $PI_CODING_AGENT_DIR/sessions, ~/.pi/agent/sessions).
+    #[arg(long)]
+    pub pi_root: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum FromArg {
+    Newest,
+    Oldest,
+}
+
+impl From<FromArg> for history_core::paging::From {
+    fn from(f: FromArg) -> Self {
+        match f {
+            FromArg::Newest => history_core::paging::From::Newest,
+            FromArg::Oldest => history_core::paging::From::Oldest,
+        }
+    }
+}
