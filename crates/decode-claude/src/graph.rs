@@ -21,6 +21,8 @@ struct Node {
     logical: Option<u32>,
     kind: NodeKind,
     foreign: bool,
+    /// The API response an assistant line is part of (`message.id`).
+    response: Option<String>,
     tool_uses: Vec<String>,
     tool_results: Vec<String>,
     /// Whether the node appeared as a line (not only as someone's parent).
@@ -33,6 +35,18 @@ struct Node {
 pub(crate) struct Graph {
     ids: HashMap<String, u32>,
     nodes: Vec<Node>,
+}
+
+/// One line's place in the graph.
+pub(crate) struct Link<'a> {
+    pub(crate) seq: u64,
+    pub(crate) parent: Option<&'a str>,
+    pub(crate) logical: Option<&'a str>,
+    pub(crate) kind: NodeKind,
+    pub(crate) foreign: bool,
+    pub(crate) response: Option<String>,
+    pub(crate) tool_uses: Vec<String>,
+    pub(crate) tool_results: Vec<String>,
 }
 
 /// The selected branch.
@@ -54,6 +68,7 @@ impl Graph {
             logical: None,
             kind: NodeKind::Other,
             foreign: false,
+            response: None,
             tool_uses: Vec::new(),
             tool_results: Vec::new(),
             present: false,
@@ -63,36 +78,26 @@ impl Graph {
     }
 
     /// Records a line. The first line with a given uuid wins; replays are ignored.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn add(
-        &mut self,
-        uuid: &str,
-        seq: u64,
-        parent: Option<&str>,
-        logical: Option<&str>,
-        kind: NodeKind,
-        foreign: bool,
-        tool_uses: Vec<String>,
-        tool_results: Vec<String>,
-    ) {
+    pub(crate) fn add(&mut self, uuid: &str, link: Link<'_>) {
         let me = self.intern(uuid);
         if self.nodes[me as usize].present {
             return;
         }
-        let parent = parent.filter(|p| *p != uuid).map(|p| self.intern(p));
-        let logical = logical.filter(|p| *p != uuid).map(|p| self.intern(p));
+        let parent = link.parent.filter(|p| *p != uuid).map(|p| self.intern(p));
+        let logical = link.logical.filter(|p| *p != uuid).map(|p| self.intern(p));
         for p in parent.iter().chain(logical.iter()) {
             self.nodes[*p as usize].has_child = true;
         }
         let node = &mut self.nodes[me as usize];
         *node = Node {
-            seq,
+            seq: link.seq,
             parent,
             logical,
-            kind,
-            foreign,
-            tool_uses,
-            tool_results,
+            kind: link.kind,
+            foreign: link.foreign,
+            response: link.response,
+            tool_uses: link.tool_uses,
+            tool_results: link.tool_results,
             present: true,
             has_child: node.has_child,
         };
@@ -141,24 +146,32 @@ impl Graph {
             seqs.push(node.seq);
             at = node.parent.or(node.logical);
         }
-        // Parallel tool calls: each result hangs off its own call, and the conversation goes on
-        // from only one of them; the others still belong to the branch.
-        let calls: HashMap<&str, u32> = self
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| on[*i])
-            .flat_map(|(i, n)| n.tool_uses.iter().map(move |id| (id.as_str(), i as u32)))
+        // Parallel tool calls: the calls of one response form a chain, each result hangs off
+        // its own call, and the conversation goes on from only one result. The sibling calls
+        // and results still belong to the branch; anything else hanging off it does not.
+        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let (true, false, Some(p)) = (n.present, n.foreign, n.parent) {
+                children.entry(p).or_default().push(i as u32);
+            }
+        }
+        let mut queue: Vec<u32> = (0..self.nodes.len() as u32)
+            .filter(|&i| on[i as usize])
             .collect();
-        for node in self.nodes.iter().filter(|n| n.present && !n.foreign) {
-            let hangs_off_branch = node.parent.is_some_and(|p| on[p as usize]);
-            if hangs_off_branch
-                && node
+        while let Some(p) = queue.pop() {
+            let parent = &self.nodes[p as usize];
+            for &c in children.get(&p).into_iter().flatten() {
+                let child = &self.nodes[c as usize];
+                let same_response = child.response.is_some() && child.response == parent.response;
+                let answers = child
                     .tool_results
                     .iter()
-                    .any(|id| calls.get(id.as_str()) == node.parent.as_ref())
-            {
-                seqs.push(node.seq);
+                    .any(|id| parent.tool_uses.contains(id));
+                if !on[c as usize] && (same_response || answers) {
+                    on[c as usize] = true;
+                    seqs.push(child.seq);
+                    queue.push(c);
+                }
             }
         }
         seqs.sort_unstable();

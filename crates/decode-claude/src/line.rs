@@ -35,6 +35,7 @@ pub(crate) struct Line {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct Message {
+    id: Option<String>,
     content: Option<Value>,
 }
 
@@ -106,15 +107,22 @@ pub(crate) fn decode(
             _ => {}
         }
     }
+    let response = match kind {
+        "assistant" => line.message.as_ref().and_then(|m| m.id.clone()),
+        _ => None,
+    };
     graph.add(
         uuid,
-        seq,
-        line.parent_uuid.as_deref(),
-        line.logical_parent_uuid.as_deref(),
-        node_kind,
-        foreign,
-        out.tool_uses,
-        out.tool_results,
+        crate::graph::Link {
+            seq,
+            parent: line.parent_uuid.as_deref(),
+            logical: line.logical_parent_uuid.as_deref(),
+            kind: node_kind,
+            foreign,
+            response,
+            tool_uses: out.tool_uses,
+            tool_results: out.tool_results,
+        },
     );
 }
 

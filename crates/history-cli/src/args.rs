@@ -10,6 +10,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    #[command(flatten)]
+    pub common: Common,
 }
 
 #[derive(Subcommand, Debug)]
@@ -54,8 +56,6 @@ pub struct ListArgs {
     /// Every branch of a branched session, each event marked with whether it is on the active one.
     #[arg(long)]
     pub all_branches: bool,
-    #[command(flatten)]
-    pub common: Common,
 }
 
 #[derive(Args, Debug)]
@@ -72,36 +72,34 @@ pub struct ReadArgs {
     /// Start the text this many characters in (to continue a cut text).
     #[arg(long, default_value_t = 0)]
     pub offset_chars: usize,
-    #[command(flatten)]
-    pub common: Common,
 }
 
 #[derive(Args, Debug)]
 pub struct Common {
     /// The output budget in bytes; the whole output fits in it.
-    #[arg(long, default_value_t = history_core::budget::DEFAULT_BUDGET)]
+    #[arg(long, global = true, default_value_t = history_core::budget::DEFAULT_BUDGET)]
     pub budget: usize,
     /// Print one JSON object instead of text.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub json: bool,
     /// The session you are working in, as HARNESS:ID (default: $NOTESOUP_CURRENT_SESSION, or
     /// $CLAUDE_CODE_SESSION_ID for Claude Code).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub current: Option<String>,
     /// The harness you are working in, tried first for unqualified ids (default: $NOTESOUP_HOST).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub host: Option<String>,
     /// Claude Code's projects directory (default: $NOTESOUP_HISTORY_CLAUDE_ROOT,
     /// $CLAUDE_CONFIG_DIR/projects, ~/.claude/projects).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub claude_root: Option<PathBuf>,
     /// Codex's sessions directory (default: $NOTESOUP_HISTORY_CODEX_ROOT, $CODEX_HOME/sessions,
     /// ~/.codex/sessions).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub codex_root: Option<PathBuf>,
     /// pi's sessions directory (default: $NOTESOUP_HISTORY_PI_ROOT,
     /// $PI_CODING_AGENT_DIR/sessions, ~/.pi/agent/sessions).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub pi_root: Option<PathBuf>,
 }
 

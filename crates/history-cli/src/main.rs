@@ -46,10 +46,10 @@ fn main() -> ExitCode {
     };
     let env = |k: &str| std::env::var(k).ok();
     let result = match &cli.command {
-        Command::List(args) => run::Context::new(&args.common, &env)
-            .and_then(|ctx| run::list(&ctx, args, printer)),
-        Command::Read(args) => run::Context::new(&args.common, &env)
-            .and_then(|ctx| run::read(&ctx, args, printer)),
+        Command::List(args) => run::Context::new(&cli.common, &env)
+            .and_then(|ctx| run::list(&ctx, args, &cli.common, printer)),
+        Command::Read(args) => run::Context::new(&cli.common, &env)
+            .and_then(|ctx| run::read(&ctx, args, &cli.common, printer)),
     };
     match result {
         Ok((out, has_items)) => {

@@ -145,9 +145,9 @@ fn notice_of(notices: &[String]) -> Option<String> {
 }
 
 /// Runs `list`; returns the output and whether it holds any item.
-pub fn list(ctx: &Context, args: &ListArgs, printer: &dyn Printer) -> Result<(String, bool), HistoryError> {
+pub fn list(ctx: &Context, args: &ListArgs, common: &Common, printer: &dyn Printer) -> Result<(String, bool), HistoryError> {
     let filter = filter(args)?;
-    if args.common.budget < 1024 {
+    if common.budget < 1024 {
         return Err(HistoryError::usage("--budget must be at least 1024 bytes"));
     }
     let from = args.from.map(From::from);
@@ -158,7 +158,7 @@ pub fn list(ctx: &Context, args: &ListArgs, printer: &dyn Printer) -> Result<(St
                     message: "--before-seq and --after-seq cannot be used together".into(),
                 });
             }
-            one_session(ctx, args, &filter, from, file, implicit, printer)
+            one_session(ctx, args, common.budget, &filter, from, file, implicit, printer)
         }
         Target::Many(sessions) => {
             if args.before_seq.is_some() || args.after_seq.is_some() {
@@ -173,14 +173,16 @@ pub fn list(ctx: &Context, args: &ListArgs, printer: &dyn Printer) -> Result<(St
                 let choose = |file: &SessionFile| representative(&ctx.corpus, file, &filter);
                 overview(&sessions, args.limit, from, &choose)
             };
-            Ok(many_sessions(ctx, listing, args, from, printer, sessions.is_empty()))
+            Ok(many_sessions(ctx, listing, args, common.budget, from, printer, sessions.is_empty()))
         }
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn one_session(
     ctx: &Context,
     args: &ListArgs,
+    budget: usize,
     filter: &Filter,
     from: Option<From>,
     file: SessionFile,
@@ -230,7 +232,7 @@ fn one_session(
         implicit,
     };
     let (dropped_older, dropped_newer) =
-        fit_list(&mut doc, printer, args.common.budget, req.from());
+        fit_list(&mut doc, printer, budget, req.from());
     doc.has_older |= dropped_older;
     doc.has_newer |= dropped_newer;
     let first = doc
@@ -268,6 +270,7 @@ fn many_sessions(
     ctx: &Context,
     listing: Listing,
     args: &ListArgs,
+    budget: usize,
     from: From,
     printer: &dyn Printer,
     nothing_selected: bool,
@@ -309,7 +312,7 @@ fn many_sessions(
         notice: notice_of(&notices),
         implicit: false,
     };
-    let (dropped_older, dropped_newer) = fit_list(&mut doc, printer, args.common.budget, from);
+    let (dropped_older, dropped_newer) = fit_list(&mut doc, printer, budget, from);
     doc.has_older |= dropped_older;
     doc.has_newer |= dropped_newer;
     let has_items = !doc.items.is_empty();
@@ -332,8 +335,8 @@ fn no_sessions_hint(ctx: &Context) -> String {
 }
 
 /// Runs `read`; returns the output and whether it holds the event.
-pub fn read(ctx: &Context, args: &ReadArgs, printer: &dyn Printer) -> Result<(String, bool), HistoryError> {
-    if args.common.budget < 1024 {
+pub fn read(ctx: &Context, args: &ReadArgs, common: &Common, printer: &dyn Printer) -> Result<(String, bool), HistoryError> {
+    if common.budget < 1024 {
         return Err(HistoryError::usage("--budget must be at least 1024 bytes"));
     }
     let selector = args.session.as_deref();
@@ -386,7 +389,7 @@ pub fn read(ctx: &Context, args: &ReadArgs, printer: &dyn Printer) -> Result<(St
         notice: notice_of(&loaded.notices),
         implicit,
     };
-    match fit_read(&mut doc, printer, args.common.budget) {
+    match fit_read(&mut doc, printer, common.budget) {
         Some(shown) => {
             let next = args.offset_chars + shown;
             if next < total_chars {

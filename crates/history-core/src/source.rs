@@ -87,7 +87,7 @@ impl Lines<BufReader<File>> {
             path: path.display().to_string(),
             source,
         };
-        let file = File::open(path).map_err(io)?;
+        let file = open_untouched(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         if len > MAX_FILE_BYTES {
             return Err(DecodeError::TooLarge {
@@ -154,6 +154,24 @@ impl<R: BufRead> Lines<R> {
             terminated,
         }))
     }
+}
+
+/// Opens a file for reading without updating its access time where the system allows it
+/// (`O_NOATIME` needs the file's owner); elsewhere, a plain read-only open.
+pub fn open_untouched(path: &Path) -> std::io::Result<File> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let noatime = rustix::fs::OFlags::NOATIME.bits() as i32;
+        if let Ok(file) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(noatime)
+            .open(path)
+        {
+            return Ok(file);
+        }
+    }
+    File::open(path)
 }
 
 /// Counts damaged lines while decoding and turns them into one notice.

@@ -1,0 +1,185 @@
+//! A private copy of the fixtures with fixed modification times, and running the binary on it.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The fixtures directory of the repository.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+}
+
+/// A temporary home with the fixture roots copied in.
+pub struct Roots {
+    pub dir: tempfile::TempDir,
+    pub claude: PathBuf,
+    pub codex: PathBuf,
+    pub pi: PathBuf,
+}
+
+/// What one run printed.
+#[derive(Debug)]
+pub struct Run {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+impl Run {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
+    }
+
+    /// `(seq, part)` of every item.
+    pub fn positions(&self) -> Vec<(u64, u64)> {
+        self.json()["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| (i["seq"].as_u64().unwrap(), i["part"].as_u64().unwrap()))
+            .collect()
+    }
+
+    pub fn texts(&self) -> Vec<String> {
+        self.json()["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["text"].as_str().unwrap().to_string())
+            .collect()
+    }
+}
+
+const BASE_SECS: u64 = 1_772_000_000;
+
+impl Roots {
+    /// Copies every fixture root; file `i` in path order gets modification time `BASE + i` minutes.
+    pub fn new() -> Roots {
+        let dir = tempfile::tempdir().unwrap();
+        let claude = dir.path().join("claude");
+        let codex = dir.path().join("codex");
+        let pi = dir.path().join("pi");
+        let f = fixtures();
+        for (from, to) in [
+            (f.join("claude/projects"), &claude),
+            (f.join("codex/sessions"), &codex),
+            (f.join("pi/sessions"), &pi),
+        ] {
+            if from.is_dir() {
+                copy_tree(&from, to);
+            }
+        }
+        fs::create_dir_all(dir.path().join("home")).unwrap();
+        let roots = Roots {
+            dir,
+            claude,
+            codex,
+            pi,
+        };
+        for (i, file) in roots.files().keys().enumerate() {
+            roots.set_mtime(file, i as u64 * 60);
+        }
+        roots
+    }
+
+    /// Sets a file's modification time to `BASE + offset` seconds.
+    pub fn set_mtime(&self, rel: &Path, offset: u64) {
+        let file = fs::File::options()
+            .write(true)
+            .open(self.dir.path().join(rel))
+            .unwrap();
+        file.set_modified(UNIX_EPOCH + Duration::from_secs(BASE_SECS + offset))
+            .unwrap();
+    }
+
+    /// Every transcript file, relative to the temporary directory, with its bytes and mtime.
+    pub fn files(&self) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
+        let mut out = BTreeMap::new();
+        for root in [&self.claude, &self.codex, &self.pi] {
+            walk(root, &mut |p| {
+                let meta = fs::symlink_metadata(p).unwrap();
+                if meta.is_file() {
+                    out.insert(
+                        p.strip_prefix(self.dir.path()).unwrap().to_path_buf(),
+                        (fs::read(p).unwrap(), meta.modified().unwrap()),
+                    );
+                }
+            });
+        }
+        out
+    }
+
+    /// A command with a clean environment pointing at these roots.
+    pub fn cmd(&self) -> Command {
+        let mut cmd = Command::cargo_bin("notesoup-history").unwrap();
+        cmd.env_clear()
+            .env("HOME", self.dir.path().join("home"))
+            .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
+            .env("NOTESOUP_HISTORY_CLAUDE_ROOT", &self.claude)
+            .env("NOTESOUP_HISTORY_CODEX_ROOT", &self.codex)
+            .env("NOTESOUP_HISTORY_PI_ROOT", &self.pi);
+        cmd
+    }
+
+    /// Runs the binary and checks that no transcript changed.
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.run_with(args, &[])
+    }
+
+    /// Runs with extra environment variables.
+    pub fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let before = self.files();
+        let mut cmd = self.cmd();
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.args(args).output().unwrap();
+        let after = self.files();
+        assert!(
+            before == after,
+            "a transcript changed (bytes or mtime) during {args:?}"
+        );
+        let root = self.dir.path().display().to_string();
+        let clean = |b: &[u8]| String::from_utf8_lossy(b).replace(&root, "[ROOT]");
+        Run {
+            stdout: clean(&out.stdout),
+            stderr: clean(&out.stderr),
+            code: out.status.code().unwrap_or(-1),
+        }
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn walk(dir: &Path, f: &mut dyn FnMut(&Path)) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for p in paths {
+        if fs::symlink_metadata(&p).unwrap().is_dir() {
+            walk(&p, f);
+        } else {
+            f(&p);
+        }
+    }
+}
