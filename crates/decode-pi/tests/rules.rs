@@ -1,0 +1,478 @@
+//! One test per decoding rule, each over the fixture written for it.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::{at, decode, decode_file, file, pi, root};
+use decode_pi::{default_root, Pi};
+use history_core::{Corpus, Keep, Role, SessionFile, SessionKey, Transcript};
+
+fn kinds(events: &[&history_core::Event]) -> Vec<(Role, String)> {
+    events.iter().map(|e| (e.role, e.kind.clone())).collect()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("decode-pi")
+        .join(name);
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn session(path: &Path, id: &str) -> SessionFile {
+    SessionFile {
+        key: SessionKey::new("pi", id),
+        path: path.to_path_buf(),
+        modified: 0,
+        size: 0,
+    }
+}
+
+#[test]
+fn active_branch_is_the_last_entrys_parent_chain() {
+    let (events, decoded) = decode("branched");
+    // Lines 5–8 (do A, its tool call, the failure, the verdict) are the abandoned branch.
+    assert_eq!(decoded.branch, Some(vec![2, 3, 4, 9, 10, 11, 12]));
+    // Every event is streamed, including the abandoned ones, with their own line numbers.
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, vec![3, 4, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    let tree = pi().tree(&file("branched").path).unwrap();
+    let path: Vec<&str> = tree.active_path().map(|e| e.id.as_str()).collect();
+    assert_eq!(path, ["m0c1a2b3", "u1", "a1", "bs", "lb", "u3", "a4"]);
+}
+
+#[test]
+fn the_core_keeps_the_branch_and_leaves_holes() {
+    let corpus = Corpus::new(vec![Box::new(pi())]);
+    let loaded = corpus
+        .load(&file("branched"), &|_| Keep::Full, false)
+        .unwrap();
+    let seqs: Vec<u64> = loaded.events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, vec![3, 4, 4, 9, 10, 11, 12]);
+    let all = corpus
+        .load(&file("branched"), &|_| Keep::Full, true)
+        .unwrap();
+    let off: Vec<u64> = all
+        .events
+        .iter()
+        .filter(|e| e.on_active_branch == Some(false))
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(off, vec![5, 6, 7, 8]);
+}
+
+#[test]
+fn roles_and_kinds() {
+    let (events, _) = decode("branched");
+    assert_eq!(
+        kinds(&at(&events, 4)),
+        [
+            (Role::Assistant, "reasoning".into()),
+            (Role::Assistant, "message".into())
+        ]
+    );
+    assert!(at(&events, 4).iter().all(|e| e.visible));
+    let call = at(&events, 6)[0];
+    assert_eq!((call.role, call.kind.as_str()), (Role::Tool, "tool_call"));
+    assert_eq!(call.text, "bash: cargo test -p cache");
+    assert_eq!(call.tool.as_deref(), Some("bash"));
+    assert!(!call.visible);
+    let result = at(&events, 7)[0];
+    assert_eq!((result.role, result.kind.as_str()), (Role::Tool, "tool_error"));
+    assert_eq!(result.tool.as_deref(), Some("bash"));
+    let summary = at(&events, 9)[0];
+    assert_eq!(
+        (summary.role, summary.kind.as_str(), summary.visible),
+        (Role::Context, "summary", false)
+    );
+    let label = at(&events, 10)[0];
+    assert_eq!((label.role, label.text.as_str()), (Role::Context, "decision point"));
+    let user = at(&events, 11)[0];
+    assert_eq!((user.role, user.kind.as_str(), user.visible), (Role::User, "message", true));
+    assert_eq!(
+        user.timestamp.map(|t| t.to_string()).as_deref(),
+        Some("2026-03-01T10:00:08.000Z")
+    );
+    // Model changes yield no event.
+    assert!(at(&events, 2).is_empty());
+}
+
+#[test]
+fn version_2_hook_messages_and_bash_executions() {
+    let (events, decoded) = decode("v2-hook-message");
+    assert_eq!(decoded.branch, Some(vec![2, 3, 4, 5, 6]));
+    assert!(decoded.notices.is_empty(), "{:?}", decoded.notices);
+    let hook = at(&events, 3)[0];
+    assert_eq!((hook.role, hook.kind.as_str()), (Role::Context, "meta"));
+    let bash: Vec<(&str, &str, Option<&str>)> = at(&events, 4)
+        .iter()
+        .chain(at(&events, 5).iter())
+        .map(|e| (e.kind.as_str(), e.text.as_str(), e.tool.as_deref()))
+        .collect();
+    assert_eq!(
+        bash,
+        [
+            ("tool_call", "bash: git status --short", Some("bash")),
+            ("tool_output", " M src/lib.rs\n", Some("bash")),
+            ("tool_call", "bash: cargo build", Some("bash")),
+            (
+                "tool_error",
+                "error[E0425]: cannot find value `x` in this scope",
+                Some("bash")
+            ),
+        ]
+    );
+    assert!(pi().generated_words().contains(&"bash"));
+}
+
+#[test]
+fn version_1_ids_come_from_order_and_compactions_keep_by_index() {
+    let (events, decoded) = decode("v1-linear");
+    assert_eq!(decoded.branch, Some((2..=10).collect()));
+    let tree = pi().tree(&file("v1-linear").path).unwrap();
+    let ids: Vec<&str> = tree.entries.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["00000001", "00000002", "00000003", "00000004", "00000005", "00000006", "00000007", "00000008", "00000009"]
+    );
+    let parents: Vec<Option<&str>> = tree.entries.iter().map(|e| e.parent_id.as_deref()).collect();
+    assert_eq!(parents[0], None);
+    assert!(parents[1..]
+        .iter()
+        .zip(&ids)
+        .all(|(parent, previous)| *parent == Some(*previous)));
+    // `firstKeptEntryIndex: 6` (header = 0) is the user message on line 7.
+    let compaction = tree.entry("00000008").unwrap();
+    assert_eq!(compaction.entry_type, "compaction");
+    assert_eq!(compaction.first_kept_id.as_deref(), Some("00000006"));
+    assert_eq!(tree.seq_of("00000006"), Some(7));
+    assert_eq!(at(&events, 7)[0].text, "Make it print hello.");
+    // No entry time and no message time: no timestamp.
+    assert_eq!(at(&events, 7)[0].timestamp, None);
+    // Before pi 0.6.0 tool results had `output`.
+    assert_eq!(at(&events, 4)[0].text, r#"fn main() { println!("hi"); }"#);
+    assert_eq!(at(&events, 3)[0].text, "read: src/main.rs");
+    // `branchedFrom` names a file that is gone: the lineage is the file alone.
+    assert_eq!(decoded.lineage, vec![file("v1-linear").path]);
+}
+
+#[test]
+fn compactions_keep_from_their_first_kept_entry_even_mid_turn() {
+    let (events, decoded) = decode("compaction-split-turn");
+    assert_eq!(decoded.branch, Some((2..=13).collect()));
+    let tree = pi().tree(&file("compaction-split-turn").path).unwrap();
+    let kept = |id: &str| {
+        let c = tree.entry(id).unwrap();
+        tree.seq_of(c.first_kept_id.as_deref().unwrap())
+    };
+    assert_eq!(kept("c1"), Some(4));
+    // The split turn keeps from an assistant tool call, not a user message.
+    assert_eq!(kept("c2"), Some(10));
+    assert_eq!(at(&events, 10)[0].kind, "tool_call");
+    let summary = at(&events, 12)[0];
+    assert_eq!((summary.role, summary.kind.as_str()), (Role::Context, "summary"));
+    assert!(summary.text.contains("Turn Context (split turn)"));
+    // The whole path is shown, including what the compactions summarized.
+    assert_eq!(at(&events, 2)[0].text, "Refactor the parser into modules.");
+}
+
+#[test]
+fn a_tool_result_written_before_its_call() {
+    let (events, decoded) = decode("tool-result-before-call");
+    assert_eq!(decoded.branch, Some(vec![2, 3, 4, 5]));
+    assert_eq!(
+        kinds(&events.iter().collect::<Vec<_>>()),
+        [
+            (Role::User, "message".into()),
+            (Role::Tool, "tool_output".into()),
+            (Role::Tool, "tool_call".into()),
+            (Role::Assistant, "message".into())
+        ]
+    );
+}
+
+#[test]
+fn two_objects_on_one_line_are_both_read() {
+    let (events, decoded) = decode("glued-lines");
+    assert!(decoded.notices.is_empty(), "{:?}", decoded.notices);
+    assert_eq!(decoded.branch, Some(vec![2, 3, 4]));
+    let line: Vec<(u32, Role, &str)> = at(&events, 3)
+        .iter()
+        .map(|e| (e.part, e.role, e.kind.as_str()))
+        .collect();
+    assert_eq!(
+        line,
+        [(0, Role::Assistant, "message"), (1, Role::Context, "summary")]
+    );
+    let tree = pi().tree(&file("glued-lines").path).unwrap();
+    assert_eq!(tree.seq_of("g0000002"), tree.seq_of("g0000003"));
+}
+
+#[test]
+fn empty_assistant_content() {
+    let (events, decoded) = decode("empty-assistant-error");
+    assert_eq!(decoded.branch, Some((2..=7).collect()));
+    let error = at(&events, 3);
+    assert_eq!(error.len(), 1);
+    assert_eq!(
+        (error[0].role, error[0].kind.as_str(), error[0].visible),
+        (Role::Context, "error", false)
+    );
+    assert!(error[0].text.contains("429 rate_limit_error"));
+    // Aborted with nothing said: no event, a hole.
+    assert!(at(&events, 5).is_empty());
+    // Blank text blocks are skipped; parts count what is emitted.
+    let reply = at(&events, 7);
+    assert_eq!(reply.len(), 1);
+    assert_eq!(reply[0].part, 0);
+}
+
+#[test]
+fn a_parent_cycle_terminates() {
+    let (events, decoded) = decode("damaged-parent-cycle");
+    assert_eq!(decoded.branch, Some(vec![3, 4, 5]));
+    assert_eq!(events.len(), 4);
+    assert!(
+        decoded.notices.iter().any(|n| n.contains("loop")),
+        "{:?}",
+        decoded.notices
+    );
+}
+
+#[test]
+fn a_missing_parent_starts_the_branch() {
+    let (_, decoded) = decode("missing-parent");
+    assert_eq!(decoded.branch, Some(vec![4, 5]));
+    assert!(decoded.notices.iter().any(|n| n.contains("gone1234")));
+}
+
+#[test]
+fn damaged_lines_are_skipped_with_a_notice() {
+    let cases: [(&str, &[u64], &str); 4] = [
+        ("damaged-truncated-last-line", &[2, 3, 4], "last line (5) is incomplete"),
+        ("damaged-not-json", &[2, 4, 6, 7], "skipped 1 unreadable line (3)"),
+        ("damaged-array-line", &[2, 4, 5, 6], "skipped 1 unreadable line (3)"),
+        ("damaged-invalid-utf8", &[5], "skipped 1 unreadable line (4)"),
+    ];
+    for (id, branch, notice) in cases {
+        let (events, decoded) = decode(id);
+        assert_eq!(decoded.branch.as_deref(), Some(branch), "{id}");
+        assert!(
+            decoded.notices.iter().any(|n| n.contains(notice)),
+            "{id}: {:?}",
+            decoded.notices
+        );
+        assert!(!events.is_empty(), "{id}");
+    }
+    // The line after the invalid one names a parent that was on it.
+    let (_, decoded) = decode("damaged-invalid-utf8");
+    assert!(decoded.notices.iter().any(|n| n.contains("h0000003")));
+}
+
+#[test]
+fn a_missing_header_is_read_with_a_notice_and_named_by_the_file() {
+    let (events, decoded) = decode("damaged-missing-header");
+    assert_eq!(decoded.branch, Some(vec![1, 2, 3, 4]));
+    assert_eq!(events.len(), 4);
+    assert!(decoded.notices.iter().any(|n| n.contains("no session header")));
+    assert_eq!(decoded.meta.cwd, None);
+}
+
+#[test]
+fn a_buggy_fork_writes_entries_twice() {
+    let (events, decoded) = decode("fork-bug-duplicates");
+    // The copy on line 4 is the same entry as line 2; only the first is on the branch.
+    assert_eq!(decoded.branch, Some(vec![2, 5]));
+    assert_eq!(events.len(), 3);
+    assert!(decoded
+        .notices
+        .iter()
+        .any(|n| n.contains("repeated session header")));
+}
+
+#[test]
+fn unknown_types_are_tree_nodes_and_newer_versions_warn() {
+    let (events, decoded) = decode("future-version");
+    // The leaf is the unknown `usage` entry; the `context_edit` beside it is off the branch.
+    assert_eq!(decoded.branch, Some(vec![2, 3, 4, 6]));
+    assert!(decoded.notices.iter().any(|n| n.contains("version 4")));
+    assert_eq!(
+        (at(&events, 2)[0].role, at(&events, 2)[0].kind.as_str()),
+        (Role::Context, "meta")
+    );
+    // Unknown content blocks are ignored, known ones still read.
+    assert_eq!(at(&events, 4).len(), 1);
+    assert!(at(&events, 5).is_empty() && at(&events, 6).is_empty());
+}
+
+#[test]
+fn metadata_entries_title_images_and_custom_messages() {
+    let (events, decoded) = decode("metadata-entries");
+    assert_eq!(decoded.meta.title.as_deref(), Some("Refactor auth"));
+    assert_eq!(decoded.meta.cwd.as_deref(), Some("/work/demo"));
+    assert_eq!(decoded.branch, Some((2..=13).collect()));
+    let user: Vec<&str> = at(&events, 4).iter().map(|e| e.text.as_str()).collect();
+    assert_eq!(user, ["What is in this screenshot?", "[image]"]);
+    assert!(at(&events, 4).iter().all(|e| e.role == Role::User));
+    assert!(pi().generated_words().contains(&"image"));
+    // `custom` is extension state: no event. `custom_message` is injected context.
+    assert!(at(&events, 6).is_empty());
+    for seq in [7, 8, 9] {
+        assert!(at(&events, seq)
+            .iter()
+            .all(|e| (e.role, e.kind.as_str()) == (Role::Context, "meta")));
+    }
+    // A label that clears, and an empty name, say nothing.
+    assert!(at(&events, 11).is_empty() && at(&events, 13).is_empty());
+}
+
+#[test]
+fn a_fork_lists_its_parent_file_without_merging_it() {
+    let child = file("fork-child");
+    let (events, decoded) = decode("fork-child");
+    let parent = file("fork-parent").path;
+    assert_eq!(decoded.lineage, vec![child.path.clone(), parent.clone()]);
+    assert_eq!(pi().lineage(&child), vec![child.path.clone(), parent]);
+    assert_eq!(decoded.branch, Some(vec![2, 3, 4, 5, 6]));
+    assert!(events.iter().all(|e| e.seq <= 6));
+    assert_eq!(pi().lineage(&file("branched")), vec![file("branched").path]);
+}
+
+#[test]
+fn the_real_sample() {
+    let id = "019f86d0-2b56-72c1-b90f-60a707fde7d7";
+    let (events, decoded) = decode(id);
+    assert_eq!(decoded.branch, Some((2..=16).collect()));
+    assert!(decoded.notices.is_empty(), "{:?}", decoded.notices);
+    assert_eq!(
+        decoded.meta.cwd.as_deref(),
+        Some("/Users/ben/.claude/jobs/37c36311/tmp/tui-pi")
+    );
+    assert_eq!(at(&events, 6)[0].kind, "error");
+    assert!(at(&events, 9)
+        .iter()
+        .any(|e| e.kind == "tool_call" && e.text.starts_with("write: {")));
+    assert_eq!(at(&events, 11)[0].text, "read: notes.md");
+    let tree = pi().tree(&file(id).path).unwrap();
+    let compaction = tree.entry("116cd832").unwrap();
+    assert_eq!(
+        tree.seq_of(compaction.first_kept_id.as_deref().unwrap()),
+        Some(2)
+    );
+}
+
+#[test]
+fn discovery_reads_the_header_id() {
+    let files = pi().discover();
+    let ids: Vec<&str> = files.iter().map(|f| f.key.id.as_str()).collect();
+    assert!(ids.contains(&"019f86d0-2b56-72c1-b90f-60a707fde7d7"));
+    assert!(ids.contains(&"damaged-missing-header"));
+    // Not a session: no header and not named `<ts>_<id>.jsonl`.
+    assert!(files.iter().all(|f| !f.path.ends_with("todo-ext-state.jsonl")));
+    assert!(files.iter().all(|f| f.key.harness == "pi"));
+    assert_eq!(files.len(), 20);
+
+    let dir = scratch("header-id").join("--p--");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("2026-01-01T00-00-00-000Z_name-id.jsonl"),
+        "{\"type\":\"session\",\"version\":3,\"id\":\"header-id\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("2026-01-01T00-00-00-000Z_broken-id.jsonl"),
+        "{\"type\":\"sess",
+    )
+    .unwrap();
+    let found = Pi::new(dir.parent().unwrap().to_path_buf()).discover();
+    let ids: Vec<&str> = found.iter().map(|f| f.key.id.as_str()).collect();
+    assert_eq!(ids, ["broken-id", "header-id"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn discovery_does_not_follow_symlinked_directories() {
+    let root = scratch("symlinks");
+    fs::create_dir_all(root.join("--real--")).unwrap();
+    fs::copy(
+        file("branched").path,
+        root.join("--real--").join("2026-03-01T10-00-00-000Z_branched.jsonl"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(common::root().join("--work-demo--"), root.join("--demo-link--"))
+        .unwrap();
+    let found = Pi::new(root).discover();
+    let ids: Vec<&str> = found.iter().map(|f| f.key.id.as_str()).collect();
+    assert_eq!(ids, ["branched"]);
+}
+
+#[test]
+fn a_missing_root_is_empty() {
+    assert!(Pi::new(root().join("no-such-dir")).discover().is_empty());
+}
+
+#[test]
+fn files_with_nothing_usable_are_refused_and_a_header_alone_is_empty() {
+    let dir = scratch("unusable");
+    let pi = Pi::new(dir.clone());
+    let cases = [
+        ("empty.jsonl", &b""[..]),
+        ("garbage.jsonl", &b"not json\n[1,2]\n\xff\xfe\n"[..]),
+    ];
+    for (name, bytes) in cases {
+        let path = dir.join(name);
+        fs::write(&path, bytes).unwrap();
+        assert!(
+            pi.decode(&session(&path, name), &mut |_| {}).is_err(),
+            "{name}"
+        );
+    }
+    let path = dir.join("header.jsonl");
+    fs::write(
+        &path,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"h\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n",
+    )
+    .unwrap();
+    let (events, decoded) = decode_file(&pi, &session(&path, "h"));
+    assert!(events.is_empty());
+    assert_eq!(decoded.branch, Some(vec![]));
+    assert!(decoded.notices.iter().any(|n| n.contains("no entries")));
+    assert!(pi
+        .decode(&session(&dir.join("absent.jsonl"), "x"), &mut |_| {})
+        .is_err());
+}
+
+#[test]
+fn the_default_root() {
+    fn env<'a>(pairs: &'a [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |key: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+    let all = [
+        ("NOTESOUP_HISTORY_PI_ROOT", "/x/sessions"),
+        ("PI_CODING_AGENT_DIR", "/agent"),
+        ("HOME", "/home/me"),
+    ];
+    assert_eq!(default_root(env(&all)), Some(PathBuf::from("/x/sessions")));
+    assert_eq!(
+        default_root(env(&all[1..])),
+        Some(PathBuf::from("/agent/sessions"))
+    );
+    assert_eq!(
+        default_root(env(&[("PI_CODING_AGENT_DIR", "~/pi"), ("HOME", "/home/me")])),
+        Some(PathBuf::from("/home/me/pi/sessions"))
+    );
+    assert_eq!(
+        default_root(env(&[("NOTESOUP_HISTORY_PI_ROOT", ""), ("HOME", "/home/me")])),
+        Some(PathBuf::from("/home/me/.pi/agent/sessions"))
+    );
+    assert_eq!(default_root(env(&[])), None);
+}
