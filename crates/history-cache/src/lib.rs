@@ -1,0 +1,56 @@
+//! The persistent overview cache of notesoup-history: one small JSON entry per session that
+//! remembers a value decoded from its transcript (the overview's representative), valid only as
+//! long as every source file it was decoded from still has the same stat [`Fingerprint`].
+//!
+//! It is for skipping the full decode of unchanged transcripts when the unfiltered overview is
+//! built again. It is not an index, not a search catalog and not a place for failures: it never
+//! reads a transcript, knows nothing about harnesses or events (the cached value is any
+//! `Serialize + Deserialize` type), and only stores what the caller decoded successfully.
+//!
+//! The rules (CONTRACT.md §10): an entry is keyed by the canonical root transcript path, the
+//! harness and the session id; it is valid for one decoder version; it lists its witnesses, the
+//! source files and their fingerprints taken before reading, and a hit needs exactly the same
+//! list now. Entries over [`MAX_ENTRY_BYTES`] are neither written nor read. The directory is
+//! private (0700, files 0600) and written by temporary file and atomic rename.
+//!
+//! [`Cache::get`] and [`Cache::put`] have no error type by design: a missing, corrupt,
+//! unreadable or unwritable cache must behave exactly like no cache at all, so every failure is
+//! a miss or a skipped write, and there is nothing a caller could do with the reason.
+//!
+//! ```
+//! use history_cache::{fingerprints, Cache, Key};
+//! # fn main() -> std::io::Result<()> {
+//! let dir = tempfile::tempdir()?;
+//! let transcript = dir.path().join("session.jsonl");
+//! std::fs::write(&transcript, "{\"type\":\"message\"}\n")?;
+//!
+//! let cache = Cache::new(dir.path().join("cache"), "pi-decoder-1");
+//! let key = Key::new(std::fs::canonicalize(&transcript)?, "pi", "session");
+//! let witnesses = vec![transcript.clone()];
+//!
+//! let cached: Option<String> = cache.get(&key, &witnesses);
+//! assert_eq!(cached, None);
+//! // A miss: fingerprint the sources, then decode them, then offer the result.
+//! if let Some(before) = fingerprints(&witnesses) {
+//!     let decoded = "the representative".to_string();
+//!     assert!(cache.put(&key, &before, &decoded));
+//! }
+//! assert_eq!(cache.get::<String>(&key, &witnesses).as_deref(), Some("the representative"));
+//!
+//! // Appending to the transcript invalidates the entry.
+//! std::fs::write(&transcript, "{\"type\":\"message\"}\n{\"type\":\"message\"}\n")?;
+//! assert_eq!(cache.get::<String>(&key, &witnesses), None);
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+mod fingerprint;
+mod key;
+mod location;
+mod store;
+
+pub use fingerprint::{fingerprint, fingerprints, Fingerprint};
+pub use key::Key;
+pub use location::default_dir;
+pub use store::{Cache, ENTRY_FORMAT, MAX_ENTRY_BYTES};

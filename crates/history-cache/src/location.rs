@@ -1,0 +1,67 @@
+//! Where the cache lives by default.
+
+use std::path::PathBuf;
+
+/// The cache directory: `$XDG_CACHE_HOME/notesoup/history`, else `$HOME/.cache/notesoup/history`.
+///
+/// `env` looks up an environment variable (pass `|k| std::env::var(k).ok()`; tests pass their
+/// own to stay out of the user's cache). As the XDG base directory specification says, an empty
+/// or relative `XDG_CACHE_HOME` is ignored. `None` when neither gives an absolute directory: the
+/// caller then runs without a cache.
+pub fn default_dir(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let absolute = |var: &str| {
+        env(var)
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute())
+    };
+    let base = absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|h| h.join(".cache")))?;
+    Some(base.join("notesoup").join("history"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |key| {
+            vars.iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn xdg_cache_home_wins() {
+        let vars = [("XDG_CACHE_HOME", "/x/cache"), ("HOME", "/home/u")];
+        assert_eq!(
+            default_dir(env(&vars)),
+            Some(PathBuf::from("/x/cache/notesoup/history"))
+        );
+    }
+
+    #[test]
+    fn home_is_the_fallback() {
+        let vars = [("HOME", "/home/u")];
+        assert_eq!(
+            default_dir(env(&vars)),
+            Some(PathBuf::from("/home/u/.cache/notesoup/history"))
+        );
+    }
+
+    #[test]
+    fn empty_or_relative_xdg_cache_home_is_ignored() {
+        for xdg in ["", "relative/cache"] {
+            let vars = [("XDG_CACHE_HOME", xdg), ("HOME", "/home/u")];
+            assert_eq!(
+                default_dir(env(&vars)),
+                Some(PathBuf::from("/home/u/.cache/notesoup/history"))
+            );
+        }
+    }
+
+    #[test]
+    fn nowhere_without_an_absolute_home() {
+        assert_eq!(default_dir(env(&[])), None);
+        assert_eq!(default_dir(env(&[("HOME", "")])), None);
+    }
+}
