@@ -116,10 +116,12 @@ impl Graph {
         let last = |candidates: &mut dyn Iterator<Item = usize>| {
             candidates.max_by_key(|&i| self.nodes[i].seq)
         };
-        let leaf = last(&mut leaves
-            .iter()
-            .copied()
-            .filter(|&i| self.nodes[i].kind != NodeKind::Aside))
+        let leaf = last(
+            &mut leaves
+                .iter()
+                .copied()
+                .filter(|&i| self.nodes[i].kind != NodeKind::Aside),
+        )
         .or_else(|| last(&mut leaves.iter().copied()))
         .ok_or("the conversation has no leaf (no line that ends a chain)")?;
         let mut notices = Vec::new();

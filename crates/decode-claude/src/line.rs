@@ -251,18 +251,24 @@ fn assistant(line: &Line, tools: &mut ToolNames, out: &mut Emitter<'_>) {
     for block in blocks {
         let str_field = |k: &str| block.get(k).and_then(Value::as_str);
         match str_field("type") {
-            Some("text") => {
-                out.emit(Role::Assistant, "message", str_field("text").unwrap_or("").into(), None)
-            }
+            Some("text") => out.emit(
+                Role::Assistant,
+                "message",
+                str_field("text").unwrap_or("").into(),
+                None,
+            ),
             Some("thinking") => out.emit(
                 Role::Assistant,
                 "reasoning",
                 str_field("thinking").unwrap_or("").into(),
                 None,
             ),
-            Some("redacted_thinking") => {
-                out.emit(Role::Assistant, "reasoning", "[redacted thinking]".into(), None)
-            }
+            Some("redacted_thinking") => out.emit(
+                Role::Assistant,
+                "reasoning",
+                "[redacted thinking]".into(),
+                None,
+            ),
             Some("tool_use" | "server_tool_use" | "mcp_tool_use") => {
                 let name = str_field("name").unwrap_or("tool").to_string();
                 if let Some(id) = str_field("id") {

@@ -130,7 +130,10 @@ mod tests {
         let stringly = json!("{\"file_path\":\"/a.rs\"}");
         assert_eq!(tool_call("Read", Some(&stringly)), "Read: /a.rs");
         assert_eq!(tool_call("Odd", Some(&json!("plain"))), "Odd: plain");
-        assert_eq!(tool_call("TodoWrite", Some(&json!({"todos": []}))), "TodoWrite\ntodos: []");
+        assert_eq!(
+            tool_call("TodoWrite", Some(&json!({"todos": []}))),
+            "TodoWrite\ntodos: []"
+        );
     }
 
     #[test]

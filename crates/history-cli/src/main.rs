@@ -25,7 +25,12 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
                 let _ = e.print();
                 return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                     ExitCode::from(2)
@@ -54,7 +59,11 @@ fn main() -> ExitCode {
     match result {
         Ok((out, has_items)) => {
             let mut stdout = std::io::stdout().lock();
-            if stdout.write_all(out.as_bytes()).and_then(|_| stdout.flush()).is_err() {
+            if stdout
+                .write_all(out.as_bytes())
+                .and_then(|_| stdout.flush())
+                .is_err()
+            {
                 // A closed pipe (`| head`) is not an error worth a message.
                 return ExitCode::SUCCESS;
             }

@@ -184,7 +184,9 @@ impl Printer for Json {
 
     fn error(&self, error: &HistoryError) -> String {
         let (candidates, session) = match error {
-            HistoryError::AmbiguousSession { candidates, .. } => (Some(candidates.as_slice()), None),
+            HistoryError::AmbiguousSession { candidates, .. } => {
+                (Some(candidates.as_slice()), None)
+            }
             HistoryError::HistoryUnavailable { session, .. } => (None, Some(session.as_str())),
             _ => (None, None),
         };
@@ -204,7 +206,12 @@ const FRAME_SLACK: usize = 96;
 
 /// Admits the doc's items from the end `from` names until the output would exceed `budget`,
 /// cutting one long text to fit where that is worth it.
-pub fn fit_list(doc: &mut ListDoc, printer: &dyn Printer, budget: usize, from: From) -> (bool, bool) {
+pub fn fit_list(
+    doc: &mut ListDoc,
+    printer: &dyn Printer,
+    budget: usize,
+    from: From,
+) -> (bool, bool) {
     let items = std::mem::take(&mut doc.items);
     let frame = printer.list(doc).len() + FRAME_SLACK;
     let mut items = items;

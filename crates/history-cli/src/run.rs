@@ -145,7 +145,12 @@ fn notice_of(notices: &[String]) -> Option<String> {
 }
 
 /// Runs `list`; returns the output and whether it holds any item.
-pub fn list(ctx: &Context, args: &ListArgs, common: &Common, printer: &dyn Printer) -> Result<(String, bool), HistoryError> {
+pub fn list(
+    ctx: &Context,
+    args: &ListArgs,
+    common: &Common,
+    printer: &dyn Printer,
+) -> Result<(String, bool), HistoryError> {
     let filter = filter(args)?;
     if common.budget < 1024 {
         return Err(HistoryError::usage("--budget must be at least 1024 bytes"));
@@ -158,7 +163,16 @@ pub fn list(ctx: &Context, args: &ListArgs, common: &Common, printer: &dyn Print
                     message: "--before-seq and --after-seq cannot be used together".into(),
                 });
             }
-            one_session(ctx, args, common.budget, &filter, from, file, implicit, printer)
+            one_session(
+                ctx,
+                args,
+                common.budget,
+                &filter,
+                from,
+                file,
+                implicit,
+                printer,
+            )
         }
         Target::Many(sessions) => {
             if args.before_seq.is_some() || args.after_seq.is_some() {
@@ -168,12 +182,28 @@ pub fn list(ctx: &Context, args: &ListArgs, common: &Common, printer: &dyn Print
             }
             let from = from.unwrap_or(From::Newest);
             let listing = if filter.is_search() {
-                search(&ctx.corpus, &sessions, &filter, args.limit, from, args.all_branches, None)
+                search(
+                    &ctx.corpus,
+                    &sessions,
+                    &filter,
+                    args.limit,
+                    from,
+                    args.all_branches,
+                    None,
+                )
             } else {
                 let choose = |file: &SessionFile| representative(&ctx.corpus, file, &filter);
                 overview(&sessions, args.limit, from, &choose)
             };
-            Ok(many_sessions(ctx, listing, args, common.budget, from, printer, sessions.is_empty()))
+            Ok(many_sessions(
+                ctx,
+                listing,
+                args,
+                common.budget,
+                from,
+                printer,
+                sessions.is_empty(),
+            ))
         }
     }
 }
@@ -231,8 +261,7 @@ fn one_session(
         notice: notice_of(&loaded.notices),
         implicit,
     };
-    let (dropped_older, dropped_newer) =
-        fit_list(&mut doc, printer, budget, req.from());
+    let (dropped_older, dropped_newer) = fit_list(&mut doc, printer, budget, req.from());
     doc.has_older |= dropped_older;
     doc.has_newer |= dropped_newer;
     let first = doc
@@ -292,9 +321,17 @@ fn many_sessions(
             "{} session{} could not be loaded and {} skipped ({}{})",
             listing.skipped.len(),
             if listing.skipped.len() == 1 { "" } else { "s" },
-            if listing.skipped.len() == 1 { "was" } else { "were" },
+            if listing.skipped.len() == 1 {
+                "was"
+            } else {
+                "were"
+            },
             names.join("; "),
-            if listing.skipped.len() > 3 { "; …" } else { "" }
+            if listing.skipped.len() > 3 {
+                "; …"
+            } else {
+                ""
+            }
         ));
     }
     if nothing_selected && args.session.is_none() {
@@ -329,13 +366,18 @@ fn no_sessions_hint(ctx: &Context) -> String {
         })
         .collect();
     format!(
-        "no sessions found ({}). To try the bundled demo: notesoup-history list --claude-root fixtures/demo/claude --codex-root fixtures/demo/codex --pi-root fixtures/demo/pi",
+        "no sessions found ({}). To try the bundled demo, from the repository: cargo run --release -- list --claude-root fixtures/demo/claude --codex-root fixtures/demo/codex --pi-root fixtures/demo/pi",
         roots.join(", ")
     )
 }
 
 /// Runs `read`; returns the output and whether it holds the event.
-pub fn read(ctx: &Context, args: &ReadArgs, common: &Common, printer: &dyn Printer) -> Result<(String, bool), HistoryError> {
+pub fn read(
+    ctx: &Context,
+    args: &ReadArgs,
+    common: &Common,
+    printer: &dyn Printer,
+) -> Result<(String, bool), HistoryError> {
     if common.budget < 1024 {
         return Err(HistoryError::usage("--budget must be at least 1024 bytes"));
     }
@@ -368,7 +410,8 @@ pub fn read(ctx: &Context, args: &ReadArgs, common: &Common, printer: &dyn Print
     let event = loaded.events.into_iter().find(|e| e.part == args.part);
     let canonical = file.key.to_string();
     let session = (!implicit).then(|| canonical.clone());
-    let mut item = event.map(|e| ItemView::new(canonical.clone(), Some(file.path.display().to_string()), e));
+    let mut item =
+        event.map(|e| ItemView::new(canonical.clone(), Some(file.path.display().to_string()), e));
     let total_chars = item.as_ref().map_or(0, |i| i.text.chars().count());
     if let Some(item) = item.as_mut() {
         item.text = item.text.chars().skip(args.offset_chars).collect();

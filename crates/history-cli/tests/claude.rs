@@ -42,7 +42,16 @@ fn browse_every_fixture() {
         "meta-and-context",
         "70fc6d83-147d-4fdf-b015-bd67eeb11883",
     ] {
-        let run = claude(&r, &["list", "--session", &format!("claude:{id}"), "--limit", "50"]);
+        let run = claude(
+            &r,
+            &[
+                "list",
+                "--session",
+                &format!("claude:{id}"),
+                "--limit",
+                "50",
+            ],
+        );
         assert_eq!(run.code, 0, "{id}: {}", run.stderr);
         all.push_str(&format!("===== {id}\n{}", run.stdout));
     }
@@ -59,7 +68,22 @@ fn browse_json_snapshot() {
 fn all_events(r: &Roots, id: &str) -> common::Run {
     claude(
         r,
-        &["list", "--session", id, "--role", "user", "--role", "assistant", "--role", "tool", "--role", "context", "--limit", "1000", "--json"],
+        &[
+            "list",
+            "--session",
+            id,
+            "--role",
+            "user",
+            "--role",
+            "assistant",
+            "--role",
+            "tool",
+            "--role",
+            "context",
+            "--limit",
+            "1000",
+            "--json",
+        ],
     )
 }
 
@@ -79,16 +103,31 @@ fn compaction_boundary_is_crossed() {
     let texts = all_events(&r, "compaction-across-boundary").texts();
     assert!(texts.iter().any(|t| t.contains("PRECOMPACT")));
     assert!(texts.iter().any(|t| t.contains("POSTCOMPACT")));
-    assert!(texts.iter().any(|t| t.starts_with("This session is being continued")));
+    assert!(texts
+        .iter()
+        .any(|t| t.starts_with("This session is being continued")));
     let roles = all_events(&r, "compaction-across-boundary").json()["items"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| format!("{}:{}", i["role"].as_str().unwrap(), i["kind"].as_str().unwrap()))
+        .map(|i| {
+            format!(
+                "{}:{}",
+                i["role"].as_str().unwrap(),
+                i["kind"].as_str().unwrap()
+            )
+        })
         .collect::<Vec<_>>();
     assert_eq!(
         roles,
-        vec!["user:message", "assistant:message", "context:summary", "context:summary", "user:message", "assistant:message"]
+        vec![
+            "user:message",
+            "assistant:message",
+            "context:summary",
+            "context:summary",
+            "user:message",
+            "assistant:message"
+        ]
     );
 }
 
@@ -98,7 +137,17 @@ fn parallel_tool_results_stay_on_the_branch() {
     let run = all_events(&r, "parallel-tool-results");
     let seqs: Vec<u64> = run.positions().iter().map(|p| p.0).collect();
     assert_eq!(seqs, vec![1, 2, 3, 4, 5, 7]);
-    let hit = claude(&r, &["list", "--session", "*", "--query", "SIBLINGRESULT", "--json"]);
+    let hit = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "*",
+            "--query",
+            "SIBLINGRESULT",
+            "--json",
+        ],
+    );
     assert_eq!(hit.json()["items"][0]["role"], "tool");
     // The real sample: two Task calls of one response, the conversation going on from the
     // first call's result; the second call and its result still belong.
@@ -136,10 +185,23 @@ fn attachment_and_progress_leaves_are_not_preferred() {
 #[test]
 fn queries_see_decoded_json_escapes_and_fold_case() {
     let r = Roots::new();
-    for q in ["CAFÉ", "line one\nline two", "say \"hi\"", "path a/b", "😀", "STRASSE", "5 k IS COLD", "οδοσ", "ΟΔΟΣ"] {
+    for q in [
+        "CAFÉ",
+        "line one\nline two",
+        "say \"hi\"",
+        "path a/b",
+        "😀",
+        "STRASSE",
+        "5 k IS COLD",
+        "οδοσ",
+        "ΟΔΟΣ",
+    ] {
         let run = claude(&r, &["list", "--session", "*", "--query", q, "--json"]);
         assert_eq!(run.code, 0, "query {q:?} missed");
-        assert_eq!(run.json()["items"][0]["session"], "claude:json-escapes-unicode");
+        assert_eq!(
+            run.json()["items"][0]["session"],
+            "claude:json-escapes-unicode"
+        );
     }
 }
 
@@ -148,12 +210,26 @@ fn damaged_lines_give_events_and_a_notice() {
     let r = Roots::new();
     let run = all_events(&r, "truncated-last-line");
     assert_eq!(run.texts(), vec!["Write the report", "Report written."]);
-    assert!(run.json()["notice"].as_str().unwrap().contains("last line (3) is incomplete"));
+    assert!(run.json()["notice"]
+        .as_str()
+        .unwrap()
+        .contains("last line (3) is incomplete"));
     let bad = all_events(&r, "non-json-line");
-    assert_eq!(bad.texts(), vec!["First question", "First answer.", "Second question"]);
-    assert!(bad.json()["notice"].as_str().unwrap().contains("skipped 4 unreadable lines"));
+    assert_eq!(
+        bad.texts(),
+        vec!["First question", "First answer.", "Second question"]
+    );
+    assert!(bad.json()["notice"]
+        .as_str()
+        .unwrap()
+        .contains("skipped 4 unreadable lines"));
     let text = claude(&r, &["list", "--session", "non-json-line"]);
-    assert!(text.stdout.starts_with("notice: skipped 4 unreadable lines"), "{}", text.stdout);
+    assert!(
+        text.stdout
+            .starts_with("notice: skipped 4 unreadable lines"),
+        "{}",
+        text.stdout
+    );
 }
 
 #[test]
@@ -163,13 +239,19 @@ fn a_file_without_a_leaf_is_unavailable() {
     assert_eq!(run.code, 2);
     assert_eq!(run.stderr.lines().count(), 1);
     assert!(run.stderr.contains("history_unavailable") && run.stderr.contains("claude:no-leaf"));
-    let json = claude(&r, &["read", "--session", "no-leaf", "--seq", "1", "--json"]);
+    let json = claude(
+        &r,
+        &["read", "--session", "no-leaf", "--seq", "1", "--json"],
+    );
     assert_eq!(json.code, 2);
     assert_eq!(json.json()["error"]["code"], "history_unavailable");
     assert_eq!(json.json()["error"]["session"], "claude:no-leaf");
     // In a wildcard it is skipped and counted.
     let all = claude(&r, &["list", "--json", "--limit", "100"]);
-    assert!(all.json()["notice"].as_str().unwrap().starts_with("1 session could not be loaded"));
+    assert!(all.json()["notice"]
+        .as_str()
+        .unwrap()
+        .starts_with("1 session could not be loaded"));
 }
 
 #[test]
@@ -177,7 +259,9 @@ fn unknown_types_are_tolerated_and_titles_kept() {
     let r = Roots::new();
     let run = all_events(&r, "unknown-line-types");
     assert_eq!(run.code, 0);
-    assert!(run.texts().contains(&"Known text after an unknown block.".to_string()));
+    assert!(run
+        .texts()
+        .contains(&"Known text after an unknown block.".to_string()));
     assert!(run.json()["notice"].is_null());
 }
 
@@ -186,7 +270,10 @@ fn a_missing_parent_is_a_notice() {
     let r = Roots::new();
     let run = all_events(&r, "dangling-parent");
     assert_eq!(run.texts().len(), 2);
-    assert!(run.json()["notice"].as_str().unwrap().contains("not in this file"));
+    assert!(run.json()["notice"]
+        .as_str()
+        .unwrap()
+        .contains("not in this file"));
 }
 
 #[test]
@@ -195,18 +282,30 @@ fn selectors_resolve_and_refuse() {
     let amb = claude(&r, &["list", "--session", "4f2a", "--json"]);
     assert_eq!(amb.code, 2);
     assert_eq!(amb.json()["error"]["code"], "ambiguous_session");
-    assert_eq!(amb.json()["error"]["candidates"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        amb.json()["error"]["candidates"].as_array().unwrap().len(),
+        2
+    );
     let unique = claude(&r, &["list", "--session", "claude:4f2a0c1e-1111", "--json"]);
-    assert_eq!(unique.json()["session"], "claude:4f2a0c1e-1111-4000-8000-000000000001");
+    assert_eq!(
+        unique.json()["session"],
+        "claude:4f2a0c1e-1111-4000-8000-000000000001"
+    );
     let unknown = claude(&r, &["list", "--session", "zzz"]);
     assert_eq!((unknown.code, unknown.stderr.lines().count()), (2, 1));
     assert!(unknown.stderr.contains("unknown_session"));
     let dsh = claude(&r, &["list", "--session", "dsh:abc", "--json"]);
     assert_eq!(dsh.json()["error"]["code"], "unknown_session");
-    assert!(dsh.json()["error"]["message"].as_str().unwrap().contains("only inside their host"));
+    assert!(dsh.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("only inside their host"));
     let bad = claude(&r, &["list", "--session", "nope:abc", "--json"]);
     assert_eq!(bad.json()["error"]["code"], "invalid_session");
-    let wild_read = claude(&r, &["read", "--session", "claude:*", "--seq", "1", "--json"]);
+    let wild_read = claude(
+        &r,
+        &["read", "--session", "claude:*", "--seq", "1", "--json"],
+    );
     assert_eq!(wild_read.json()["error"]["code"], "invalid_session");
     let glob = claude(&r, &["list", "--session", "claude:4f2a*", "--json"]);
     assert_eq!(glob.json()["items"].as_array().unwrap().len(), 2);
@@ -218,8 +317,22 @@ fn selectors_resolve_and_refuse() {
 fn bounds_and_usage_errors() {
     let r = Roots::new();
     let cases: &[(&[&str], &str)] = &[
-        (&["list", "--session", "*", "--before-seq", "3"], "invalid_bounds"),
-        (&["list", "--session", "abandoned-branch", "--before-seq", "3", "--after-seq", "1"], "invalid_bounds"),
+        (
+            &["list", "--session", "*", "--before-seq", "3"],
+            "invalid_bounds",
+        ),
+        (
+            &[
+                "list",
+                "--session",
+                "abandoned-branch",
+                "--before-seq",
+                "3",
+                "--after-seq",
+                "1",
+            ],
+            "invalid_bounds",
+        ),
         (&["list", "--since", "yesterday"], "usage"),
         (&["list", "--limit", "-1"], "usage"),
         (&["list", "--role", "robot"], "usage"),
@@ -251,32 +364,95 @@ fn the_current_session_is_implicit() {
         &["list", "--limit", "1"],
         &[("CLAUDE_CODE_SESSION_ID", "abandoned-branch")],
     );
-    assert!(env.stdout.starts_with("seq 7 | assistant"), "{}", env.stdout);
-    assert!(env.stdout.contains("→ older: {\"before_seq\":7}"), "{}", env.stdout);
-    let notesoup = r.run_with(&["list", "--json"], &[("NOTESOUP_CURRENT_SESSION", "claude:abandoned-branch")]);
+    assert!(
+        env.stdout.starts_with("seq 7 | assistant"),
+        "{}",
+        env.stdout
+    );
+    assert!(
+        env.stdout.contains("→ older: {\"before_seq\":7}"),
+        "{}",
+        env.stdout
+    );
+    let notesoup = r.run_with(
+        &["list", "--json"],
+        &[("NOTESOUP_CURRENT_SESSION", "claude:abandoned-branch")],
+    );
     assert_eq!(notesoup.json()["session"], "claude:abandoned-branch");
     // Explicit targeting names the canonical session even for the current one.
     let explicit = r.run_with(
         &["list", "--session", "abandoned", "--limit", "1"],
         &[("CLAUDE_CODE_SESSION_ID", "abandoned-branch")],
     );
-    assert!(explicit.stdout.starts_with("session claude:abandoned-branch | seq 7"));
+    assert!(explicit
+        .stdout
+        .starts_with("session claude:abandoned-branch | seq 7"));
 }
 
 #[test]
 fn browse_pages_and_recipes_round_trip() {
     let r = Roots::new();
-    let newest = claude(&r, &["list", "--session", "meta-and-context", "--limit", "2", "--json"]).json();
+    let newest = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "meta-and-context",
+            "--limit",
+            "2",
+            "--json",
+        ],
+    )
+    .json();
     assert_eq!(newest["has_older"], true);
     assert_eq!(newest["has_newer"], false);
     let before = newest["older"]["before_seq"].as_u64().unwrap();
-    let older = claude(&r, &["list", "--session", "meta-and-context", "--limit", "2", "--before-seq", &before.to_string(), "--json"]).json();
+    let older = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "meta-and-context",
+            "--limit",
+            "2",
+            "--before-seq",
+            &before.to_string(),
+            "--json",
+        ],
+    )
+    .json();
     let newer_after = older["newer"]["after_seq"].as_u64().unwrap();
     assert!(newer_after < before);
     // after_seq defaults to the oldest end.
-    let after = claude(&r, &["list", "--session", "meta-and-context", "--limit", "1", "--after-seq", "0", "--json"]);
+    let after = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "meta-and-context",
+            "--limit",
+            "1",
+            "--after-seq",
+            "0",
+            "--json",
+        ],
+    );
     assert_eq!(after.positions(), vec![(6, 0)]);
-    let explicit = claude(&r, &["list", "--session", "meta-and-context", "--limit", "1", "--after-seq", "0", "--from", "newest", "--json"]);
+    let explicit = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "meta-and-context",
+            "--limit",
+            "1",
+            "--after-seq",
+            "0",
+            "--from",
+            "newest",
+            "--json",
+        ],
+    );
     assert_eq!(explicit.positions(), vec![(10, 0)]);
     // An expand recipe lists exactly its run.
     let fold = &newest["items"][1]["folded_before"];
@@ -306,32 +482,134 @@ fn browse_pages_and_recipes_round_trip() {
 #[test]
 fn searches_merge_by_time_and_limit_from_either_end() {
     let r = Roots::new();
-    let all = claude(&r, &["list", "--session", "*", "--query", "the", "--limit", "100", "--json"]).json();
+    let all = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "*",
+            "--query",
+            "the",
+            "--limit",
+            "100",
+            "--json",
+        ],
+    )
+    .json();
     let items = all["items"].as_array().unwrap();
     let keys: Vec<(String, String, u64)> = items
         .iter()
-        .map(|i| (i["timestamp"].as_str().unwrap_or("").to_string(), i["session"].as_str().unwrap().to_string(), i["seq"].as_u64().unwrap()))
+        .map(|i| {
+            (
+                i["timestamp"].as_str().unwrap_or("").to_string(),
+                i["session"].as_str().unwrap().to_string(),
+                i["seq"].as_u64().unwrap(),
+            )
+        })
         .collect();
     let mut sorted = keys.clone();
     sorted.sort();
-    assert_eq!(keys, sorted, "merged oldest first, ties by session then seq");
-    assert!(items.iter().any(|i| i["role"] == "tool"), "tool events are searched");
-    let newest = claude(&r, &["list", "--session", "*", "--query", "the", "--limit", "2", "--json"]).json();
-    assert_eq!(newest["items"].as_array().unwrap()[..], items[items.len() - 2..]);
+    assert_eq!(
+        keys, sorted,
+        "merged oldest first, ties by session then seq"
+    );
+    assert!(
+        items.iter().any(|i| i["role"] == "tool"),
+        "tool events are searched"
+    );
+    let newest = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "*",
+            "--query",
+            "the",
+            "--limit",
+            "2",
+            "--json",
+        ],
+    )
+    .json();
+    assert_eq!(
+        newest["items"].as_array().unwrap()[..],
+        items[items.len() - 2..]
+    );
     assert_eq!(newest["has_older"], true);
-    let oldest = claude(&r, &["list", "--session", "*", "--query", "the", "--limit", "2", "--from", "oldest", "--json"]).json();
+    let oldest = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "*",
+            "--query",
+            "the",
+            "--limit",
+            "2",
+            "--from",
+            "oldest",
+            "--json",
+        ],
+    )
+    .json();
     assert_eq!(oldest["items"].as_array().unwrap()[..], items[..2]);
     assert_eq!(oldest["has_newer"], true);
-    let roles = claude(&r, &["list", "--session", "*", "--query", "the", "--role", "tool", "--limit", "100", "--json"]).json();
-    assert!(roles["items"].as_array().unwrap().iter().all(|i| i["role"] == "tool"));
+    let roles = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "*",
+            "--query",
+            "the",
+            "--role",
+            "tool",
+            "--limit",
+            "100",
+            "--json",
+        ],
+    )
+    .json();
+    assert!(roles["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i["role"] == "tool"));
 }
 
 #[test]
 fn time_bounds_are_inclusive_then_exclusive() {
     let r = Roots::new();
-    let run = claude(&r, &["list", "--session", "abandoned-branch", "--since", "2026-03-01T09:00:05Z", "--until", "2026-03-01T09:02:05Z", "--role", "user", "--role", "assistant", "--json"]);
+    let run = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "abandoned-branch",
+            "--since",
+            "2026-03-01T09:00:05Z",
+            "--until",
+            "2026-03-01T09:02:05Z",
+            "--role",
+            "user",
+            "--role",
+            "assistant",
+            "--json",
+        ],
+    );
     assert_eq!(run.positions(), vec![(3, 0), (6, 0)]);
-    let old = claude(&r, &["list", "--session", "*", "--query", "the", "--until", "2000-01-01"]);
+    let old = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "*",
+            "--query",
+            "the",
+            "--until",
+            "2000-01-01",
+        ],
+    );
     assert_eq!(old.code, 1);
 }
 
@@ -344,9 +622,33 @@ fn overview_stops_at_the_limit_and_picks_representatives() {
     let oldest = claude(&r, &["list", "--limit", "1", "--from", "oldest", "--json"]).json();
     assert_eq!(oldest["has_newer"], true);
     // With a role, the latest event of that role represents the session.
-    let tools = claude(&r, &["list", "--session", "claude:meta-and-context", "--role", "assistant", "--json"]);
-    assert_eq!(tools.json()["items"].as_array().unwrap().last().unwrap()["seq"], 10);
-    let rep = claude(&r, &["list", "--session", "claude:meta*", "--role", "tool", "--json"]).json();
+    let tools = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "claude:meta-and-context",
+            "--role",
+            "assistant",
+            "--json",
+        ],
+    );
+    assert_eq!(
+        tools.json()["items"].as_array().unwrap().last().unwrap()["seq"],
+        10
+    );
+    let rep = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "claude:meta*",
+            "--role",
+            "tool",
+            "--json",
+        ],
+    )
+    .json();
     assert_eq!(rep["items"][0]["seq"], 9);
     assert_eq!(rep["items"][0]["kind"], "tool_error");
 }
@@ -355,7 +657,15 @@ fn overview_stops_at_the_limit_and_picks_representatives() {
 fn the_budget_bounds_the_whole_output() {
     let r = Roots::new();
     for json in [false, true] {
-        let mut args = vec!["list", "--session", "70fc6d83", "--budget", "1500", "--limit", "50"];
+        let mut args = vec![
+            "list",
+            "--session",
+            "70fc6d83",
+            "--budget",
+            "1500",
+            "--limit",
+            "50",
+        ];
         if json {
             args.push("--json");
         }
@@ -363,7 +673,18 @@ fn the_budget_bounds_the_whole_output() {
         assert!(run.stdout.len() <= 1500, "{} bytes", run.stdout.len());
         assert_eq!(run.code, 0);
     }
-    let j = claude(&r, &["list", "--session", "70fc6d83", "--budget", "1500", "--json"]).json();
+    let j = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "70fc6d83",
+            "--budget",
+            "1500",
+            "--json",
+        ],
+    )
+    .json();
     assert_eq!(j["items"][0]["truncated"], true);
     assert_eq!(j["has_older"], true);
     let small = claude(&r, &["list", "--budget", "100"]);
@@ -373,13 +694,31 @@ fn the_budget_bounds_the_whole_output() {
 #[test]
 fn read_shows_one_event_and_continues_by_offset() {
     let r = Roots::new();
-    let full = claude(&r, &["read", "--session", "70fc6d83", "--seq", "16", "--json"]).json();
+    let full = claude(
+        &r,
+        &["read", "--session", "70fc6d83", "--seq", "16", "--json"],
+    )
+    .json();
     let text = full["item"]["text"].as_str().unwrap().to_string();
     assert_eq!(full["next_offset_chars"], Value::Null);
     let mut got = String::new();
     let mut offset = 0u64;
     loop {
-        let run = claude(&r, &["read", "--session", "70fc6d83", "--seq", "16", "--budget", "1100", "--offset-chars", &offset.to_string(), "--json"]);
+        let run = claude(
+            &r,
+            &[
+                "read",
+                "--session",
+                "70fc6d83",
+                "--seq",
+                "16",
+                "--budget",
+                "1100",
+                "--offset-chars",
+                &offset.to_string(),
+                "--json",
+            ],
+        );
         assert!(run.stdout.len() <= 1100);
         let j = run.json();
         got.push_str(j["item"]["text"].as_str().unwrap());
@@ -391,7 +730,10 @@ fn read_shows_one_event_and_continues_by_offset() {
     assert_eq!(got, text);
     let tool = claude(&r, &["read", "--session", "meta-and-context", "--seq", "8"]);
     assert_snapshot!("claude_read_tool_call", tool.stdout);
-    let missing = claude(&r, &["read", "--session", "meta-and-context", "--seq", "4000"]);
+    let missing = claude(
+        &r,
+        &["read", "--session", "meta-and-context", "--seq", "4000"],
+    );
     assert_eq!(missing.code, 1);
 }
 

@@ -97,10 +97,16 @@ mod tests {
     #[test]
     fn cuts_a_long_item_when_room_is_left() {
         let mut items = vec![10, 1000];
-        let a = admit(&mut items, From::Newest, 500, |c| *c, |c, room| {
-            *c = room;
-            true
-        });
+        let a = admit(
+            &mut items,
+            From::Newest,
+            500,
+            |c| *c,
+            |c, room| {
+                *c = room;
+                true
+            },
+        );
         assert_eq!(items, vec![500]);
         assert!(a.dropped_older);
     }

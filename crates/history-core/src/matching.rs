@@ -134,7 +134,12 @@ mod tests {
 
     #[test]
     fn or_of_queries_and_empty_queries() {
-        let f = Filter::new(&["".into(), "zebra".into(), "Deploy".into()], vec![], None, None);
+        let f = Filter::new(
+            &["".into(), "zebra".into(), "Deploy".into()],
+            vec![],
+            None,
+            None,
+        );
         assert!(f.matches(&ev("we DEPLOYED it")));
         assert!(!f.matches(&ev("nothing")));
         assert!(!Filter::new(&["".into()], vec![], None, None).is_search());

@@ -38,9 +38,9 @@ pub fn representative(
     let chosen = if filter.roles.is_empty() {
         visible()
             .find(|e| e.role == crate::Role::User)
-            .or_else(|| visible().last())
+            .or_else(|| visible().next_back())
     } else {
-        visible().last()
+        visible().next_back()
     };
     let event = match chosen {
         Some(e) => Some(e.clone()),
@@ -81,21 +81,25 @@ pub fn overview(
     let mut listing = Listing::default();
     let mut visited = 0;
     if limit > 0 {
-        ordered_map(&ordered, |file| choose(file), |file, result| {
-            visited += 1;
-            match result {
-                Ok(Representative {
-                    event: Some(event), ..
-                }) => listing.items.push(Hit {
-                    session: file.key.clone(),
-                    path: file.path.clone(),
-                    event,
-                }),
-                Ok(_) => {}
-                Err(e) => listing.skipped.push(e),
-            }
-            listing.items.len() < limit
-        });
+        ordered_map(
+            &ordered,
+            |file| choose(file),
+            |file, result| {
+                visited += 1;
+                match result {
+                    Ok(Representative {
+                        event: Some(event), ..
+                    }) => listing.items.push(Hit {
+                        session: file.key.clone(),
+                        path: file.path.clone(),
+                        event,
+                    }),
+                    Ok(_) => {}
+                    Err(e) => listing.skipped.push(e),
+                }
+                listing.items.len() < limit
+            },
+        );
     }
     let more = visited < ordered.len();
     match from {

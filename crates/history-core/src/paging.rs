@@ -282,9 +282,16 @@ mod tests {
                 ..req(1)
             },
         );
-        assert_eq!(seqs(&newer), vec![4], "after_seq defaults to the oldest end");
+        assert_eq!(
+            seqs(&newer),
+            vec![4],
+            "after_seq defaults to the oldest end"
+        );
         assert!(newer.folded_after.is_none());
-        assert!(newer.has_newer && newer.has_older, "seq 1 lies before the page");
+        assert!(
+            newer.has_newer && newer.has_older,
+            "seq 1 lies before the page"
+        );
     }
 
     #[test]

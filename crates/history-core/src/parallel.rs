@@ -71,10 +71,14 @@ mod tests {
     fn in_order_and_stops() {
         let items: Vec<u32> = (0..100).collect();
         let mut seen = vec![];
-        ordered_map(&items, |x| x * 2, |_, r| {
-            seen.push(r);
-            seen.len() < 10
-        });
+        ordered_map(
+            &items,
+            |x| x * 2,
+            |_, r| {
+                seen.push(r);
+                seen.len() < 10
+            },
+        );
         assert_eq!(seen, (0..10).map(|x| x * 2).collect::<Vec<_>>());
     }
 }

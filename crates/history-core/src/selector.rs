@@ -124,7 +124,9 @@ pub fn resolve<'a>(
     let pick = |pool: Vec<&'a SessionFile>| -> Option<Result<&'a SessionFile, HistoryError>> {
         let exact: Vec<&SessionFile> = pool.iter().copied().filter(|s| s.key.id == id).collect();
         let chosen = if exact.is_empty() {
-            pool.into_iter().filter(|s| s.key.id.starts_with(id)).collect()
+            pool.into_iter()
+                .filter(|s| s.key.id.starts_with(id))
+                .collect()
         } else {
             exact
         };
@@ -136,14 +138,8 @@ pub fn resolve<'a>(
     };
     let found = match (harness, current_harness) {
         (Some(h), _) => pick(in_harness(h)),
-        (None, Some(cur)) => pick(in_harness(cur)).or_else(|| {
-            pick(
-                sessions
-                    .iter()
-                    .filter(|s| s.key.harness != cur)
-                    .collect(),
-            )
-        }),
+        (None, Some(cur)) => pick(in_harness(cur))
+            .or_else(|| pick(sessions.iter().filter(|s| s.key.harness != cur).collect())),
         (None, None) => pick(sessions.iter().collect()),
     };
     found.unwrap_or_else(|| {
@@ -201,7 +197,10 @@ mod tests {
 
     #[test]
     fn parse_errors() {
-        assert_eq!(Selector::parse("", H).unwrap_err().code(), "invalid_session");
+        assert_eq!(
+            Selector::parse("", H).unwrap_err().code(),
+            "invalid_session"
+        );
         assert_eq!(
             Selector::parse("foo:bar", H).unwrap_err().code(),
             "invalid_session"
@@ -225,8 +224,16 @@ mod tests {
         let r = |h: Option<&str>, id: &str, cur: Option<&str>| {
             resolve(h, id, &all, cur, id).map(|s| s.key.to_string())
         };
-        assert_eq!(r(None, "abc", None).unwrap(), "claude:abc", "exact beats prefix");
-        assert_eq!(r(None, "ab", Some("pi")).unwrap(), "pi:abx", "current harness first");
+        assert_eq!(
+            r(None, "abc", None).unwrap(),
+            "claude:abc",
+            "exact beats prefix"
+        );
+        assert_eq!(
+            r(None, "ab", Some("pi")).unwrap(),
+            "pi:abx",
+            "current harness first"
+        );
         assert_eq!(
             r(None, "ab", None).unwrap_err(),
             HistoryError::AmbiguousSession {
@@ -234,8 +241,17 @@ mod tests {
                 candidates: vec!["claude:abc".into(), "claude:abcd".into(), "pi:abx".into()]
             }
         );
-        assert_eq!(r(Some("codex"), "zzz", None).unwrap_err().code(), "ambiguous_session");
-        assert_eq!(r(Some("pi"), "abc", None).unwrap_err().code(), "unknown_session");
-        assert_eq!(r(Some("dsh"), "abc", None).unwrap_err().code(), "unknown_session");
+        assert_eq!(
+            r(Some("codex"), "zzz", None).unwrap_err().code(),
+            "ambiguous_session"
+        );
+        assert_eq!(
+            r(Some("pi"), "abc", None).unwrap_err().code(),
+            "unknown_session"
+        );
+        assert_eq!(
+            r(Some("dsh"), "abc", None).unwrap_err().code(),
+            "unknown_session"
+        );
     }
 }

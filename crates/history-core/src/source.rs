@@ -204,7 +204,9 @@ impl Damage {
             ));
         }
         if let Some(seq) = self.truncated_last {
-            notices.push(format!("the last line ({seq}) is incomplete and was skipped"));
+            notices.push(format!(
+                "the last line ({seq}) is incomplete and was skipped"
+            ));
         }
     }
 }

@@ -1,0 +1,132 @@
+//! Any bytes in, no panic out: damaged copies of every fixture decode to events or an error.
+
+use std::path::{Path, PathBuf};
+
+use decode_claude::Claude;
+use history_core::{SessionFile, SessionKey, Transcript};
+
+fn fixtures() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/claude/projects");
+    let mut out = Vec::new();
+    for project in std::fs::read_dir(root).unwrap().flatten() {
+        for f in std::fs::read_dir(project.path()).unwrap().flatten() {
+            if f.path().extension().is_some_and(|e| e == "jsonl") {
+                out.push(f.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// splitmix64: a small deterministic generator, so failures reproduce.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn decode(path: &Path) -> Result<usize, String> {
+    let file = SessionFile {
+        key: SessionKey::new("claude", "x"),
+        path: path.to_path_buf(),
+        modified: 0,
+        size: 0,
+    };
+    let mut n = 0;
+    Claude::new(PathBuf::new())
+        .decode(&file, &mut |_| n += 1)
+        .map(|_| n)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn mutated_fixtures_never_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("m.jsonl");
+    let mut rng = Rng(7);
+    for path in fixtures() {
+        let original = std::fs::read(&path).unwrap();
+        for round in 0..60 {
+            let mut bytes = original.clone();
+            match round % 4 {
+                0 => bytes.truncate(rng.below(bytes.len())),
+                1 => {
+                    for _ in 0..1 + rng.below(8) {
+                        let i = rng.below(bytes.len());
+                        if let Some(b) = bytes.get_mut(i) {
+                            *b = rng.next() as u8;
+                        }
+                    }
+                }
+                2 => {
+                    let i = rng.below(bytes.len());
+                    let junk: Vec<u8> = (0..rng.below(64)).map(|_| rng.next() as u8).collect();
+                    bytes.splice(i..i, junk);
+                }
+                _ => {
+                    // Swap two lines: parents after children, duplicated uuids.
+                    let text = String::from_utf8_lossy(&bytes).into_owned();
+                    let mut lines: Vec<&str> = text.lines().collect();
+                    if lines.len() > 1 {
+                        let (a, b) = (rng.below(lines.len()), rng.below(lines.len()));
+                        lines.swap(a, b);
+                        let dup = lines[rng.below(lines.len())];
+                        lines.push(dup);
+                    }
+                    bytes = lines.join("\n").into_bytes();
+                }
+            }
+            std::fs::write(&target, &bytes).unwrap();
+            let _ = decode(&target);
+        }
+    }
+}
+
+#[test]
+fn random_bytes_never_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("r.jsonl");
+    let mut rng = Rng(11);
+    for _ in 0..200 {
+        let len = rng.below(4096);
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| match rng.below(4) {
+                0 => b'\n',
+                1 => b"{}[]\":,"[rng.below(7)],
+                _ => rng.next() as u8,
+            })
+            .collect();
+        std::fs::write(&target, bytes).unwrap();
+        let _ = decode(&target);
+    }
+}
+
+#[test]
+fn size_limits_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge.jsonl");
+    // Sparse: takes no disk.
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(513 * 1024 * 1024)
+        .unwrap();
+    let err = decode(&huge).unwrap_err();
+    assert!(err.contains("512 MiB"), "{err}");
+
+    let long = dir.path().join("long.jsonl");
+    let mut line = b"{\"type\":\"user\",\"x\":\"".to_vec();
+    line.resize(65 * 1024 * 1024, b'a');
+    line.extend_from_slice(b"\"}\n");
+    std::fs::write(&long, line).unwrap();
+    let err = decode(&long).unwrap_err();
+    assert!(err.contains("line 1") && err.contains("64 MiB"), "{err}");
+}
