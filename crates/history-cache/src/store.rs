@@ -111,7 +111,12 @@ impl Cache {
     /// reader sees the old entry or the new one, never half of one. Any I/O failure leaves the
     /// cache as it was and returns `false`: the cache only ever saves work, so a failure to save
     /// some is no error worth reporting.
-    pub fn put<T: Serialize>(&self, key: &Key, before: &[(PathBuf, Fingerprint)], value: &T) -> bool {
+    pub fn put<T: Serialize>(
+        &self,
+        key: &Key,
+        before: &[(PathBuf, Fingerprint)],
+        value: &T,
+    ) -> bool {
         let paths: Vec<PathBuf> = before.iter().map(|(p, _)| p.clone()).collect();
         if fingerprints(&paths).as_deref() != Some(before) {
             return false;
@@ -133,7 +138,8 @@ impl Cache {
         if serde_json::to_writer(&mut bytes, &entry).is_err() {
             return false;
         }
-        self.write_atomically(&self.entry_path(key), &bytes.buf).is_ok()
+        self.write_atomically(&self.entry_path(key), &bytes.buf)
+            .is_ok()
     }
 
     fn write_atomically(&self, target: &Path, bytes: &[u8]) -> io::Result<()> {
