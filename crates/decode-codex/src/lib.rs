@@ -1,1 +1,122 @@
-//! Decodes codex transcripts (work in progress).
+//! Decodes the session transcripts ("rollouts") that the OpenAI Codex CLI writes under
+//! `$CODEX_HOME/sessions`, for notesoup-history: where they are, how one becomes a list of
+//! [`Event`](history_core::Event)s, and which files a session is built from.
+//!
+//! It is for reading: it never writes, renames or locks a transcript, and it does no
+//! selection, matching, paging or rendering (that is `history-core`'s and the CLI's work).
+//!
+//! ```
+//! use decode_codex::{default_root, Codex};
+//! use history_core::Transcript;
+//!
+//! let env = |name: &str| (name == "CODEX_HOME").then(|| "/nonexistent/codex".to_string());
+//! let root = default_root(env).unwrap();
+//! assert_eq!(root, std::path::Path::new("/nonexistent/codex/sessions"));
+//! let codex = Codex::new(root);
+//! assert_eq!(codex.harness(), "codex");
+//! assert!(codex.discover().is_empty()); // a missing root is simply empty
+//! ```
+//!
+//! # Files
+//!
+//! `<root>/YYYY/MM/DD/rollout-<local time>-<thread id>.jsonl`, the same compressed as
+//! `….jsonl.zst` (streamed through zstd; the plain file wins when both exist), files written
+//! after a revert (`…-<thread id>_<rollout id>.jsonl`) and the older flat layout
+//! (`<root>/rollout-….jsonl`). A session's id is its thread id, taken from the file name
+//! (it equals `session_meta.payload.id`), never the root `session_id` of an agent tree.
+//! Discovery never follows a symbolic link to a directory.
+//!
+//! # Generations
+//!
+//! Every generation of the format decodes: the early files whose first line is
+//! `{id, timestamp, instructions}` followed by bare response items (and `record_type: state`
+//! markers), the `{timestamp, type, payload}` envelope, and its paginated form with `ordinal`
+//! and `history_base`. Unknown line, item and event types, unknown fields and unknown enum
+//! values are ignored, never fatal. Damaged lines are skipped and reported in notices.
+//!
+//! # Events
+//!
+//! The dialogue is what Codex itself shows: `user_message`/`agent_message`/`agent_reasoning`
+//! events (or `item_completed` items in paginated files, or the items themselves in early
+//! files), each message shown once although Codex logs it both as an item and as an event.
+//! Developer messages and injected blocks (`<environment_context>`, AGENTS.md, …) are
+//! `context`; tool calls (`"<tool>: <command or input>"`) and outputs are `tool`. A
+//! `thread_rolled_back` takes the turns it removes off the session's branch.
+//!
+//! # Seqs
+//!
+//! An event's `seq` is the 1-based line number in the session's file. A thread that inherits
+//! history by reference (`session_meta.history_base`, paginated forks and reverts) shows that
+//! history first: its K inherited lines take seqs `1..=K` in lineage order (the oldest
+//! ancestor's inherited lines first, numbered by their position in that chain), and the
+//! thread's own line `n` takes seq `K + n`. History that older forks copied into their own file
+//! keeps its line numbers there.
+#![deny(missing_docs)]
+
+use std::path::{Path, PathBuf};
+
+use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
+
+mod decode;
+mod discover;
+mod header;
+mod lineage;
+mod project;
+mod reader;
+mod render;
+
+/// The harness name in qualified ids.
+const HARNESS: &str = "codex";
+
+/// The Codex CLI's transcripts under one sessions root.
+#[derive(Clone, Debug)]
+pub struct Codex {
+    root: PathBuf,
+}
+
+impl Codex {
+    /// Transcripts under `root`, the sessions directory (`~/.codex/sessions`).
+    pub fn new(root: impl Into<PathBuf>) -> Codex {
+        Codex { root: root.into() }
+    }
+
+    /// The sessions directory this source reads.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+/// The default sessions root: `NOTESOUP_HISTORY_CODEX_ROOT`, else `$CODEX_HOME/sessions`, else
+/// `$HOME/.codex/sessions`; `None` when none of them is set. `env` looks a variable up.
+pub fn default_root(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("NOTESOUP_HISTORY_CODEX_ROOT")
+        .or_else(|| var("CODEX_HOME").map(|home| home.join("sessions")))
+        .or_else(|| var("HOME").map(|home| home.join(".codex").join("sessions")))
+}
+
+impl Transcript for Codex {
+    fn harness(&self) -> &str {
+        HARNESS
+    }
+
+    fn discover(&self) -> Vec<SessionFile> {
+        discover::sessions(HARNESS, &self.root)
+    }
+
+    fn decode(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+    ) -> Result<Decoded, DecodeError> {
+        decode::session(&self.root, &file.path, sink)
+    }
+
+    fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {
+        decode::files(&self.root, &file.path)
+    }
+
+    fn generated_words(&self) -> &[&str] {
+        render::GENERATED_WORDS
+    }
+}

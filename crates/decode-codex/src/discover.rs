@@ -1,0 +1,244 @@
+//! Where rollouts are: the dated `YYYY/MM/DD/` tree and the older flat layout, file names and
+//! the ids they carry.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use history_core::{SessionFile, SessionKey};
+
+use crate::header;
+use crate::reader;
+
+/// The ids a rollout's file name carries.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct RolloutName {
+    /// The thread (session) id.
+    pub thread: String,
+    /// The rollout id of a file written after `thread/revert` (`<thread>_<rollout>`).
+    pub rollout: Option<String>,
+}
+
+impl RolloutName {
+    /// The id a `history_base` names this file by.
+    pub fn rollout_id(&self) -> &str {
+        self.rollout.as_deref().unwrap_or(&self.thread)
+    }
+}
+
+/// The stem of a rollout file name (`rollout-….jsonl` or `rollout-….jsonl.zst`), without the
+/// `rollout-` prefix and the extension.
+fn stem(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix("rollout-")?;
+    rest.strip_suffix(".jsonl")
+        .or_else(|| rest.strip_suffix(".jsonl.zst"))
+}
+
+fn is_uuid(s: &str) -> bool {
+    s.len() == 36
+        && s.bytes().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+}
+
+/// Parses `rollout-<ts>-<thread>[_<rollout>].jsonl[.zst]`; `None` when the name carries no id.
+pub(crate) fn parse_name(name: &str) -> Option<RolloutName> {
+    let stem = stem(name)?;
+    let uuid_at = |end: usize| -> Option<&str> {
+        let start = end.checked_sub(36)?;
+        let id = stem.get(start..end)?;
+        (is_uuid(id) && stem.get(..start).is_some_and(|p| p.ends_with('-'))).then_some(id)
+    };
+    let len = stem.len();
+    if len > 37 && stem.as_bytes().get(len - 37) == Some(&b'_') {
+        if let (Some(thread), Some(rollout)) = (uuid_at(len - 37), stem.get(len - 36..)) {
+            if is_uuid(rollout) {
+                return Some(RolloutName {
+                    thread: thread.to_owned(),
+                    rollout: Some(rollout.to_owned()),
+                });
+            }
+        }
+    }
+    uuid_at(len).map(|thread| RolloutName {
+        thread: thread.to_owned(),
+        rollout: None,
+    })
+}
+
+/// Every rollout file under `root`, in a stable order. Descends only into real directories
+/// with numeric names (the `YYYY/MM/DD` tree), never through a symbolic link; where both
+/// `x.jsonl` and `x.jsonl.zst` exist, only the plain file is listed.
+pub(crate) fn rollout_files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    collect(root, 0, &mut out);
+    out
+}
+
+fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        if kind.is_dir() {
+            if depth < 3 && is_date_part(name) {
+                dirs.push(entry.path());
+            }
+        } else if stem(name).is_some() && (kind.is_file() || links_to_file(&entry.path())) {
+            files.push(name.to_owned());
+        }
+    }
+    files.sort();
+    let plain: HashSet<&str> = files
+        .iter()
+        .filter(|n| n.ends_with(".jsonl"))
+        .map(String::as_str)
+        .collect();
+    for name in &files {
+        let shadowed = name
+            .strip_suffix(".zst")
+            .is_some_and(|p| plain.contains(p));
+        if !shadowed {
+            out.push(dir.join(name));
+        }
+    }
+    dirs.sort();
+    for d in dirs {
+        collect(&d, depth + 1, out);
+    }
+}
+
+fn is_date_part(name: &str) -> bool {
+    (1..=4).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn links_to_file(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// The sessions under `root`, one [`SessionFile`] per thread. A thread that was reverted has
+/// several files (`<thread>` and later `<thread>_<rollout>`); its newest, the one named with the
+/// latest time, is the session (it inherits what it keeps of the others).
+pub(crate) fn sessions(harness: &str, root: &Path) -> Vec<SessionFile> {
+    let mut by_thread: HashMap<String, (String, PathBuf)> = HashMap::new();
+    for path in rollout_files(root) {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let order = stem(name).unwrap_or(name).to_owned();
+        let thread = match parse_name(name) {
+            Some(parsed) => parsed.thread,
+            None => match id_from_header(&path) {
+                Some(id) => id,
+                None => continue,
+            },
+        };
+        match by_thread.get(&thread) {
+            Some((seen, _)) if *seen >= order => {}
+            _ => {
+                by_thread.insert(thread, (order, path));
+            }
+        }
+    }
+    let mut files: Vec<SessionFile> = by_thread
+        .into_iter()
+        .filter_map(|(thread, (_, path))| {
+            let meta = fs::metadata(&path).ok()?;
+            Some(SessionFile {
+                key: SessionKey::new(harness, thread),
+                modified: meta.modified().map(nanos).unwrap_or(0),
+                size: meta.len(),
+                path,
+            })
+        })
+        .collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files
+}
+
+/// The thread id of a file whose name carries none: read from its first line only.
+fn id_from_header(path: &Path) -> Option<String> {
+    let mut lines = reader::open(path).ok()?;
+    let head = header::read(&mut lines, &mut Vec::new()).ok()??;
+    head.id().map(str::to_owned)
+}
+
+fn nanos(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Err(e) => i64::try_from(e.duration().as_nanos()).map_or(i64::MIN, |n| -n),
+    }
+}
+
+/// Rollout files by the id a `history_base` names them by, built on first use.
+pub(crate) struct RolloutIndex {
+    roots: Vec<PathBuf>,
+    by_id: Option<HashMap<String, PathBuf>>,
+}
+
+impl RolloutIndex {
+    /// An index over the sessions root and, when the root is a Codex home's `sessions`, the
+    /// `archived_sessions` beside it.
+    pub fn new(root: &Path) -> RolloutIndex {
+        let mut roots = vec![root.to_path_buf()];
+        if root.file_name().is_some_and(|n| n == "sessions") {
+            if let Some(home) = root.parent() {
+                roots.push(home.join("archived_sessions"));
+            }
+        }
+        RolloutIndex { roots, by_id: None }
+    }
+
+    /// The file holding rollout `id`, if any.
+    pub fn find(&mut self, id: &str) -> Option<&Path> {
+        let roots = &self.roots;
+        self.by_id
+            .get_or_insert_with(|| {
+                let mut map = HashMap::new();
+                for path in roots.iter().flat_map(|r| rollout_files(r)) {
+                    let name = path.file_name().and_then(|n| n.to_str()).and_then(parse_name);
+                    if let Some(name) = name {
+                        map.entry(name.rollout_id().to_owned()).or_insert(path);
+                    }
+                }
+                map
+            })
+            .get(id)
+            .map(PathBuf::as_path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: &str = "019c8bfe-ec25-79e0-97d7-bda6a9c575ff";
+    const R: &str = "5973b6c0-94b8-487b-a530-2aeb6098ae0e";
+
+    #[test]
+    fn names() {
+        let plain = parse_name(&format!("rollout-2026-02-23T20-34-25-{T}.jsonl")).unwrap();
+        assert_eq!(plain.thread, T);
+        assert_eq!(plain.rollout, None);
+        let zst = parse_name(&format!("rollout-2025-05-20-{T}.jsonl.zst")).unwrap();
+        assert_eq!(zst.thread, T);
+        let revert = parse_name(&format!("rollout-2026-02-23T20-34-25-{T}_{R}.jsonl")).unwrap();
+        assert_eq!(revert.thread, T);
+        assert_eq!(revert.rollout_id(), R);
+        assert_eq!(parse_name("rollout-2026-02-23.jsonl"), None);
+        assert_eq!(parse_name(&format!("rollout-{T}.jsonl")), None);
+        assert_eq!(parse_name(&format!("other-{T}.jsonl")), None);
+        assert_eq!(parse_name(&format!("rollout-x-{T}.json")), None);
+    }
+}

@@ -1,0 +1,131 @@
+//! A rollout's header: the first `session_meta` (G3/G4) or the `{id, timestamp, instructions}`
+//! line of the early generations (G1/G2).
+
+use history_core::source::parse_object;
+use history_core::{DecodeError, Timestamp};
+use serde_json::{Map, Value};
+
+use crate::reader::LineReader;
+
+/// Which generation of the format a file is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// G1/G2: bare response items after the header.
+    Bare,
+    /// G3/G4: `{timestamp, type, payload}` lines.
+    Envelope,
+}
+
+/// The line that describes the file.
+#[derive(Debug)]
+pub(crate) struct Header {
+    /// The header's line number in its file.
+    pub seq: u64,
+    /// How many bytes the file holds up to and including the header line.
+    pub end: u64,
+    /// The generation.
+    pub layout: Layout,
+    /// When the line was written (for G1/G2: the thread's start).
+    pub timestamp: Option<Timestamp>,
+    /// The `session_meta` payload, or the G1/G2 header line itself.
+    pub meta: Map<String, Value>,
+}
+
+/// Where a referenced ancestor's history ends (`session_meta.history_base`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct HistoryBase {
+    /// The ancestor's rollout id.
+    pub rollout: String,
+    /// Records with a lower ordinal are inherited.
+    pub end_ordinal: Option<u64>,
+    /// Records that start before this byte are inherited.
+    pub end_byte: Option<u64>,
+}
+
+impl Header {
+    /// The thread id.
+    pub fn id(&self) -> Option<&str> {
+        self.meta.get("id")?.as_str()
+    }
+
+    /// The working directory.
+    pub fn cwd(&self) -> Option<&str> {
+        self.meta.get("cwd")?.as_str()
+    }
+
+    /// The instructions the thread started with (`base_instructions`, or the `instructions` of
+    /// older files).
+    pub fn instructions(&self) -> Option<&str> {
+        let base = self.meta.get("base_instructions");
+        base.and_then(|b| b.get("text").or(Some(b)))
+            .and_then(Value::as_str)
+            .or_else(|| self.meta.get("instructions")?.as_str())
+            .filter(|s| !s.trim().is_empty())
+    }
+
+    /// The referenced history this thread continues, if any.
+    pub fn history_base(&self) -> Option<HistoryBase> {
+        let base = self.meta.get("history_base")?;
+        let rollout = base.get("thread_id")?.as_str()?.to_owned();
+        Some(HistoryBase {
+            rollout,
+            end_ordinal: base.get("end_ordinal_exclusive").and_then(Value::as_u64),
+            end_byte: base.get("end_byte_offset").and_then(Value::as_u64),
+        })
+    }
+}
+
+/// The number of bytes a line took in its file, newline included.
+pub(crate) fn line_len(bytes: &[u8], terminated: bool) -> u64 {
+    bytes.len() as u64 + u64::from(terminated)
+}
+
+/// Reads lines up to the header. Damaged lines before it are recorded in `damaged` as
+/// `(line number, terminated)`. `None` when the first readable line is not a header.
+pub(crate) fn read(
+    lines: &mut LineReader,
+    damaged: &mut Vec<(u64, bool)>,
+) -> Result<Option<Header>, DecodeError> {
+    let mut end = 0;
+    while let Some(line) = lines.next_line()? {
+        end += line_len(line.bytes, line.terminated);
+        if line.bytes.trim_ascii().is_empty() {
+            continue;
+        }
+        let Some(value) = parse_object::<Map<String, Value>>(line.bytes) else {
+            damaged.push((line.seq, line.terminated));
+            continue;
+        };
+        return Ok(classify(line.seq, end, value));
+    }
+    Ok(None)
+}
+
+fn classify(seq: u64, end: u64, mut line: Map<String, Value>) -> Option<Header> {
+    let timestamp = line
+        .get("timestamp")
+        .and_then(Value::as_str)
+        .and_then(Timestamp::parse_rfc3339);
+    match line.get("type").map(|t| t.as_str()) {
+        Some(Some("session_meta")) => match line.remove("payload") {
+            Some(Value::Object(meta)) => Some(Header {
+                seq,
+                end,
+                layout: Layout::Envelope,
+                timestamp,
+                meta,
+            }),
+            _ => None,
+        },
+        None if !line.contains_key("record_type") && line.get("id").is_some_and(Value::is_string) => {
+            Some(Header {
+                seq,
+                end,
+                layout: Layout::Bare,
+                timestamp,
+                meta: line,
+            })
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,661 @@
+//! The projection of rollout lines onto events: which line says what, for whom.
+//!
+//! Envelope files (G3/G4) log every message twice: as a `response_item` (what the model saw)
+//! and as an event (`event_msg` `user_message`/`agent_message`/`agent_reasoning`, or a paginated
+//! `item_completed`: what Codex shows). The events are the dialogue. A message item waits a few
+//! lines for its event twin: matched (same text, or the line right next to it), it is dropped;
+//! unmatched, a user-role item becomes context (Codex never shows it as typed) and an assistant
+//! item or reasoning stays the model's. Early files (G1/G2) have no events: their items are the
+//! dialogue.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use history_core::{Event, Role, Timestamp};
+use serde_json::{Map, Value};
+
+use crate::header::{Header, Layout};
+use crate::render::{self, IMAGE};
+
+/// How many lines a message item waits for its event twin, and an event for its item.
+const WINDOW: u64 = 32;
+
+/// Which dialogue a message item and its event twin carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Twin {
+    User,
+    Assistant,
+    Reasoning,
+}
+
+/// A message item still waiting for its event twin; `event` is what it shows if none comes.
+struct Candidate {
+    event: Event,
+    twin: Twin,
+    key: String,
+}
+
+enum Slot {
+    Ready(Event),
+    Waiting(Candidate),
+    Dropped,
+}
+
+/// A dialogue event not yet matched with its item.
+struct Recent {
+    twin: Twin,
+    key: String,
+    seq: u64,
+}
+
+/// What the projection learned besides the events.
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    /// The seqs left after rollbacks, when any happened.
+    pub branch: Option<Vec<u64>>,
+    /// The thread's name, if it was given one.
+    pub title: Option<String>,
+    /// The working directory an early file's environment context names.
+    pub cwd: Option<String>,
+}
+
+/// Streams events, in file order, into a sink.
+pub(crate) struct Projection<'s> {
+    sink: &'s mut dyn FnMut(Event),
+    queue: VecDeque<Slot>,
+    recent: Vec<Recent>,
+    /// Tool names by call id.
+    calls: HashMap<String, String>,
+    /// Call ids whose output was shown (outputs logged both as item and as event show once).
+    outputs: HashSet<String>,
+    /// Start seqs of the user turns still in force, for rollbacks.
+    turns: Vec<u64>,
+    /// The `task_started` that opens the next user turn.
+    turn_start: Option<u64>,
+    rolled_back: Vec<(u64, u64)>,
+    seqs: Vec<u64>,
+    next_part: u32,
+    title: Option<String>,
+    cwd: Option<String>,
+}
+
+/// A line's position and time, shared by its events.
+#[derive(Clone, Copy)]
+struct At {
+    seq: u64,
+    time: Option<Timestamp>,
+}
+
+impl At {
+    fn event(self, role: Role, kind: &str, text: impl Into<String>) -> Event {
+        Event {
+            seq: self.seq,
+            part: 0,
+            role,
+            kind: kind.to_owned(),
+            timestamp: self.time,
+            text: text.into(),
+            visible: matches!(role, Role::User | Role::Assistant),
+            tool: None,
+            on_active_branch: None,
+        }
+    }
+
+    fn tool(self, kind: &str, name: &str, text: impl Into<String>) -> Event {
+        Event {
+            tool: Some(name.to_owned()),
+            ..self.event(Role::Tool, kind, text)
+        }
+    }
+}
+
+fn str_at<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
+    value.get(key)?.as_str()
+}
+
+fn items(value: Option<&Value>) -> &[Value] {
+    value.and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+impl<'s> Projection<'s> {
+    /// A projection feeding `sink`.
+    pub fn new(sink: &'s mut dyn FnMut(Event)) -> Projection<'s> {
+        Projection {
+            sink,
+            queue: VecDeque::new(),
+            recent: Vec::new(),
+            calls: HashMap::new(),
+            outputs: HashSet::new(),
+            turns: Vec::new(),
+            turn_start: None,
+            rolled_back: Vec::new(),
+            seqs: Vec::new(),
+            next_part: 0,
+            title: None,
+            cwd: None,
+        }
+    }
+
+    /// The session's own header, at `seq`: the instructions it starts with.
+    pub fn header(&mut self, seq: u64, header: &Header) {
+        self.advance(seq);
+        if let Some(text) = header.instructions() {
+            let at = At {
+                seq,
+                time: header.timestamp,
+            };
+            self.push(at.event(Role::Context, "instructions", text));
+        }
+    }
+
+    /// One parsed line (anything after the header) of a file in `layout`, at `seq`.
+    pub fn line(&mut self, seq: u64, line: Map<String, Value>, layout: Layout) {
+        self.advance(seq);
+        let time = line
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(Timestamp::parse_rfc3339);
+        let at = At { seq, time };
+        let kind = line.get("type").and_then(Value::as_str);
+        match (kind, line.get("payload")) {
+            (Some(kind), Some(payload)) => self.envelope(at, kind, payload),
+            (Some(_), None) if layout == Layout::Bare && !line.contains_key("record_type") => {
+                self.response_item(at, &Value::Object(line), Layout::Bare)
+            }
+            _ => {}
+        }
+    }
+
+    /// Ends the stream: every waiting item is settled and every event delivered.
+    pub fn finish(mut self) -> Outcome {
+        self.settle(u64::MAX);
+        let branch = (!self.rolled_back.is_empty()).then(|| {
+            let gone = |seq: &u64| self.rolled_back.iter().any(|(a, b)| (*a..*b).contains(seq));
+            self.seqs.iter().copied().filter(|s| !gone(s)).collect()
+        });
+        Outcome {
+            branch,
+            title: self.title,
+            cwd: self.cwd,
+        }
+    }
+
+    fn envelope(&mut self, at: At, kind: &str, payload: &Value) {
+        match kind {
+            "response_item" => self.response_item(at, payload, Layout::Envelope),
+            "event_msg" => self.event_msg(at, payload),
+            "compacted" => self.compacted(at, payload),
+            "inter_agent_communication" => {
+                if let Some(text) = str_at(payload, "content") {
+                    self.push(at.event(Role::Context, "message", text));
+                }
+            }
+            "world_state" => {
+                let text = render::strings(payload.get("state").unwrap_or(payload));
+                self.push(at.event(Role::Context, "meta", text));
+            }
+            // session_meta lines after the header are copies from a fork's parent;
+            // turn_context, token usage and unknown types show nothing.
+            _ => {}
+        }
+    }
+
+    // ----- delivery -------------------------------------------------------------------------
+
+    /// Moves on to line `seq`: items whose twin can no longer come are settled.
+    fn advance(&mut self, seq: u64) {
+        self.settle(seq.saturating_sub(WINDOW));
+        self.recent.retain(|r| r.seq + WINDOW >= seq);
+    }
+
+    /// Settles the items of lines before `before` and delivers what is ready.
+    fn settle(&mut self, before: u64) {
+        for slot in &mut self.queue {
+            if matches!(slot, Slot::Waiting(c) if c.event.seq < before) {
+                if let Slot::Waiting(c) = std::mem::replace(slot, Slot::Dropped) {
+                    *slot = Slot::Ready(c.event);
+                }
+            }
+        }
+        self.flush();
+    }
+
+    /// Delivers the events before the first item that still waits.
+    fn flush(&mut self) {
+        while let Some(slot) = self.queue.front() {
+            if matches!(slot, Slot::Waiting(_)) {
+                break;
+            }
+            if let Some(Slot::Ready(event)) = self.queue.pop_front() {
+                self.deliver(event);
+            }
+        }
+    }
+
+    fn deliver(&mut self, mut event: Event) {
+        if self.seqs.last() == Some(&event.seq) {
+            event.part = self.next_part;
+            self.next_part += 1;
+        } else {
+            self.seqs.push(event.seq);
+            event.part = 0;
+            self.next_part = 1;
+        }
+        (self.sink)(event);
+    }
+
+    fn push(&mut self, event: Event) {
+        if !event.text.trim().is_empty() {
+            self.queue.push_back(Slot::Ready(event));
+            self.flush();
+        }
+    }
+
+    /// A dialogue event (what Codex shows); it drops its item twin if one is waiting.
+    fn dialogue(&mut self, event: Event, twin: Twin) {
+        let key = event.text.trim().to_owned();
+        if key.is_empty() {
+            return;
+        }
+        let seq = event.seq;
+        let waiting = |slot: &Slot, exact: bool| match slot {
+            Slot::Waiting(c) => c.twin == twin && (if exact { c.key == key } else { c.event.seq + 1 == seq }),
+            _ => false,
+        };
+        let found = self
+            .queue
+            .iter()
+            .position(|s| waiting(s, true))
+            .or_else(|| self.queue.iter().position(|s| waiting(s, false)));
+        match found {
+            Some(i) => self.queue[i] = Slot::Dropped,
+            None => self.recent.push(Recent { twin, key, seq }),
+        }
+        self.push(event);
+    }
+
+    /// A message item of an envelope file: dropped if its event twin came already, else it
+    /// waits for it, showing `event` if it never comes.
+    fn item(&mut self, event: Event, twin: Twin) {
+        let key = event.text.trim().to_owned();
+        if key.is_empty() {
+            return;
+        }
+        let seq = event.seq;
+        let found = self
+            .recent
+            .iter()
+            .position(|r| r.twin == twin && r.key == key)
+            .or_else(|| {
+                self.recent
+                    .iter()
+                    .position(|r| r.twin == twin && r.seq + 1 == seq)
+            });
+        match found {
+            Some(i) => {
+                self.recent.remove(i);
+            }
+            None => self.queue.push_back(Slot::Waiting(Candidate { event, twin, key })),
+        }
+    }
+
+    /// A part of a message item: in early files it is dialogue; in envelope files it waits for
+    /// its event twin.
+    fn message_part(&mut self, layout: Layout, event: Event, twin: Twin) {
+        match layout {
+            Layout::Bare => self.push(event),
+            Layout::Envelope => self.item(event, twin),
+        }
+    }
+
+    // ----- turns and rollbacks --------------------------------------------------------------
+
+    fn user_turn(&mut self, seq: u64) {
+        let start = self.turn_start.take().unwrap_or(seq);
+        self.turns.push(start);
+    }
+
+    fn roll_back(&mut self, seq: u64, turns: u64) {
+        let mut start = None;
+        for _ in 0..turns {
+            match self.turns.pop() {
+                Some(s) => start = Some(s),
+                None => break,
+            }
+        }
+        if let Some(start) = start {
+            self.rolled_back.push((start, seq));
+        }
+    }
+
+    // ----- response items -------------------------------------------------------------------
+
+    fn response_item(&mut self, at: At, item: &Value, layout: Layout) {
+        let Some(kind) = str_at(item, "type") else {
+            return;
+        };
+        match kind {
+            "message" => self.message(at, item, layout),
+            "reasoning" => {
+                let summary = items(item.get("summary")).iter();
+                let content = items(item.get("content")).iter();
+                for text in summary.chain(content).filter_map(render::content_part) {
+                    let event = at.event(Role::Assistant, "reasoning", text);
+                    self.message_part(layout, event, Twin::Reasoning);
+                }
+            }
+            "function_call" | "custom_tool_call" | "tool_search_call" => {
+                let name = str_at(item, "name").unwrap_or(match kind {
+                    "tool_search_call" => "tool_search",
+                    _ => kind,
+                });
+                let input = ["arguments", "input"]
+                    .iter()
+                    .find_map(|k| item.get(*k))
+                    .map(render::tool_input)
+                    .unwrap_or_default();
+                self.tool_call(at, item, name, &input);
+            }
+            "local_shell_call" => {
+                let action = item.get("action").unwrap_or(&Value::Null);
+                let input = render::tool_input(action);
+                self.tool_call(at, item, "local_shell", &input);
+            }
+            "web_search_call" => {
+                let input = item.get("action").map(web_search).unwrap_or_default();
+                self.tool_call(at, item, "web_search", &input);
+            }
+            "image_generation_call" => {
+                let input = str_at(item, "revised_prompt").unwrap_or_default();
+                self.tool_call(at, item, "image_generation", input);
+            }
+            "function_call_output" | "custom_tool_call_output" | "tool_search_output" => {
+                let output = match kind {
+                    "tool_search_output" => render::Output {
+                        parts: vec![render::strings(item.get("tools").unwrap_or(&Value::Null))],
+                        failed: false,
+                    },
+                    _ => render::tool_output(item.get("output").unwrap_or(&Value::Null)),
+                };
+                let failed = output.failed || item.get("success").and_then(Value::as_bool) == Some(false);
+                self.tool_output(at, item, str_at(item, "name"), output.parts, failed);
+            }
+            "agent_message" => {
+                for text in items(item.get("content")).iter().filter_map(render::content_part) {
+                    self.push(at.event(Role::Context, "message", text));
+                }
+            }
+            // compaction items are encrypted; ghost snapshots and unknown items show nothing.
+            _ => {}
+        }
+    }
+
+    fn message(&mut self, at: At, item: &Value, layout: Layout) {
+        let role = str_at(item, "role").unwrap_or_default();
+        let parts = items(item.get("content")).iter().filter_map(render::content_part);
+        for text in parts {
+            match role {
+                "user" => self.user_part(at, text, layout),
+                "assistant" => {
+                    let event = at.event(Role::Assistant, "message", text);
+                    self.message_part(layout, event, Twin::Assistant);
+                }
+                _ => self.push(at.event(Role::Context, "message", text)),
+            }
+        }
+    }
+
+    /// A user-role content part of a message item.
+    fn user_part(&mut self, at: At, text: &str, layout: Layout) {
+        if self.cwd.is_none() {
+            self.cwd = render::environment_cwd(text).map(str::to_owned);
+        }
+        if render::is_summary(text) {
+            return self.push(at.event(Role::Context, "summary", text));
+        }
+        if render::is_injected(text) {
+            return self.push(at.event(Role::Context, "message", text));
+        }
+        let (context, request) = render::split_request(text);
+        let typed = match layout {
+            Layout::Bare => Role::User,
+            // Codex never shows a user item as typed: its user_message event does that.
+            Layout::Envelope => Role::Context,
+        };
+        if let Some(context) = context {
+            self.message_part(layout, at.event(Role::Context, "message", context), Twin::User);
+        }
+        if layout == Layout::Bare && !request.trim().is_empty() && !self.turn_opened(at.seq) {
+            self.user_turn(at.seq);
+        }
+        self.message_part(layout, at.event(typed, "message", request), Twin::User);
+    }
+
+    /// Whether a user turn already starts at `seq` (a message with several parts is one turn).
+    fn turn_opened(&self, seq: u64) -> bool {
+        self.turns.last() == Some(&seq)
+    }
+
+    fn tool_call(&mut self, at: At, item: &Value, name: &str, input: &str) {
+        if let Some(id) = str_at(item, "call_id") {
+            self.calls.insert(id.to_owned(), name.to_owned());
+        }
+        let text = if input.trim().is_empty() {
+            name.to_owned()
+        } else {
+            format!("{name}: {input}")
+        };
+        self.push(at.tool("tool_call", name, text));
+    }
+
+    /// A tool's output; an output already shown for the same call (logged both as an item
+    /// and as an event) is not shown again.
+    fn tool_output(&mut self, at: At, item: &Value, name: Option<&str>, parts: Vec<String>, failed: bool) {
+        let call = str_at(item, "call_id");
+        if let Some(call) = call {
+            if !self.outputs.insert(call.to_owned()) {
+                return;
+            }
+        }
+        let known = call.and_then(|c| self.calls.get(c)).map(String::as_str);
+        let tool = known.or(name).map(str::to_owned);
+        let kind = if failed { "tool_error" } else { "tool_output" };
+        for text in parts {
+            let event = Event {
+                tool: tool.clone(),
+                ..at.event(Role::Tool, kind, text)
+            };
+            self.push(event);
+        }
+    }
+
+    fn compacted(&mut self, at: At, payload: &Value) {
+        if let Some(text) = str_at(payload, "message").filter(|t| !t.trim().is_empty()) {
+            return self.push(at.event(Role::Context, "summary", text));
+        }
+        for item in items(payload.get("replacement_history")) {
+            for text in items(item.get("content")).iter().filter_map(render::content_part) {
+                if render::is_summary(text) {
+                    self.push(at.event(Role::Context, "summary", text));
+                }
+            }
+        }
+    }
+
+    // ----- events ---------------------------------------------------------------------------
+
+    fn event_msg(&mut self, at: At, msg: &Value) {
+        let Some(kind) = str_at(msg, "type") else {
+            return;
+        };
+        match kind {
+            "user_message" => self.user_message(at, msg),
+            "agent_message" => {
+                let text = str_at(msg, "message").unwrap_or_default();
+                self.dialogue(at.event(Role::Assistant, "message", text), Twin::Assistant);
+            }
+            "agent_reasoning" | "agent_reasoning_raw_content" => {
+                let text = str_at(msg, "text").unwrap_or_default();
+                self.dialogue(at.event(Role::Assistant, "reasoning", text), Twin::Reasoning);
+            }
+            "task_started" | "turn_started" => self.turn_start = Some(at.seq),
+            "turn_aborted" => {
+                let reason = str_at(msg, "reason").unwrap_or_default();
+                self.push(at.event(Role::Context, "meta", format!("{kind}: {reason}")));
+            }
+            "thread_rolled_back" => {
+                let turns = msg.get("num_turns").and_then(Value::as_u64).unwrap_or(0);
+                self.push(at.event(Role::Context, "meta", format!("{kind}: {turns}")));
+                self.roll_back(at.seq, turns);
+            }
+            "thread_name_updated" => {
+                if let Some(name) = str_at(msg, "thread_name").filter(|n| !n.trim().is_empty()) {
+                    self.title = Some(name.to_owned());
+                }
+            }
+            "thread_goal_updated" => {
+                let goal = msg.get("goal").and_then(|g| g.get("objective"));
+                if let Some(text) = goal.and_then(Value::as_str) {
+                    self.push(at.event(Role::Context, "meta", text));
+                }
+            }
+            "entered_review_mode" | "exited_review_mode" | "error" => {
+                self.push(at.event(Role::Context, "meta", render::strings(msg)));
+            }
+            "exec_command_end" => {
+                let text = str_at(msg, "aggregated_output")
+                    .or_else(|| str_at(msg, "formatted_output"))
+                    .map_or_else(|| joined(msg, &["stdout", "stderr"]), str::to_owned);
+                let failed = msg.get("exit_code").and_then(Value::as_i64).is_some_and(|c| c != 0);
+                self.tool_output(at, msg, Some("exec_command"), vec![text], failed);
+            }
+            "patch_apply_end" => {
+                let text = joined(msg, &["stdout", "stderr"]);
+                let failed = msg.get("success").and_then(Value::as_bool) == Some(false);
+                self.tool_output(at, msg, Some("apply_patch"), vec![text], failed);
+            }
+            "mcp_tool_call_end" => self.mcp_result(at, msg),
+            "view_image_tool_call" => {
+                let path = str_at(msg, "path").unwrap_or_default();
+                self.tool_call(at, msg, "view_image", path);
+            }
+            "item_completed" => {
+                if let Some(item) = msg.get("item") {
+                    self.turn_item(at, item);
+                }
+            }
+            // token counts, task completion, settings, sub-agent activity, begin events and
+            // twins of response items (web_search_end, image_generation_end…) show nothing.
+            _ => {}
+        }
+    }
+
+    fn user_message(&mut self, at: At, msg: &Value) {
+        // 0.4x also logged injected context as user_message events with a `kind`; their
+        // response items show them already.
+        if str_at(msg, "kind").is_some_and(|k| k != "plain") {
+            return;
+        }
+        let text = str_at(msg, "message").unwrap_or_default();
+        let images = ["images", "local_images"]
+            .iter()
+            .map(|k| items(msg.get(*k)).len())
+            .sum::<usize>();
+        if text.trim().is_empty() && images == 0 {
+            return;
+        }
+        self.user_turn(at.seq);
+        self.user_parts(at, std::iter::once(text).chain(std::iter::repeat(IMAGE).take(images)));
+    }
+
+    /// The parts of a message a person typed, as dialogue events.
+    fn user_parts<'t>(&mut self, at: At, parts: impl Iterator<Item = &'t str>) {
+        for text in parts {
+            let (context, request) = render::split_request(text);
+            if let Some(context) = context {
+                self.dialogue(at.event(Role::Context, "message", context), Twin::User);
+            }
+            self.dialogue(at.event(Role::User, "message", request), Twin::User);
+        }
+    }
+
+    fn mcp_result(&mut self, at: At, msg: &Value) {
+        let invocation = msg.get("invocation");
+        let tool = invocation.and_then(|i| str_at(i, "tool"));
+        let result = msg.get("result").unwrap_or(&Value::Null);
+        let (parts, failed) = if let Some(err) = result.get("Err") {
+            (vec![render::strings(err)], true)
+        } else {
+            let ok = result.get("Ok").unwrap_or(result);
+            let parts = items(ok.get("content"))
+                .iter()
+                .filter_map(render::content_part)
+                .map(str::to_owned)
+                .collect();
+            let failed = ["is_error", "isError"]
+                .iter()
+                .any(|k| ok.get(*k).and_then(Value::as_bool) == Some(true));
+            (parts, failed)
+        };
+        self.tool_output(at, msg, tool, parts, failed);
+    }
+
+    /// A paginated `item_completed` turn item (legacy files log only plans this way).
+    fn turn_item(&mut self, at: At, item: &Value) {
+        let Some(kind) = str_at(item, "type") else {
+            return;
+        };
+        match kind {
+            "UserMessage" => {
+                let parts: Vec<&str> = items(item.get("content"))
+                    .iter()
+                    .filter_map(render::content_part)
+                    .collect();
+                if parts.iter().any(|p| !p.trim().is_empty()) {
+                    self.user_turn(at.seq);
+                    self.user_parts(at, parts.into_iter());
+                }
+            }
+            "AgentMessage" => {
+                for text in items(item.get("content")).iter().filter_map(render::content_part) {
+                    self.dialogue(at.event(Role::Assistant, "message", text), Twin::Assistant);
+                }
+            }
+            "Reasoning" => {
+                let summary = items(item.get("summary_text")).iter();
+                let raw = items(item.get("raw_content")).iter();
+                for text in summary.chain(raw).filter_map(Value::as_str) {
+                    self.dialogue(at.event(Role::Assistant, "reasoning", text), Twin::Reasoning);
+                }
+            }
+            "Plan" => {
+                let text = str_at(item, "text").unwrap_or_default();
+                self.push(at.event(Role::Assistant, "plan", text));
+            }
+            "HookPrompt" | "EnteredReviewMode" | "ExitedReviewMode" => {
+                self.push(at.event(Role::Context, "meta", render::strings(item)));
+            }
+            // Tool items repeat the response items' calls and outputs.
+            _ => {}
+        }
+    }
+}
+
+fn joined(value: &Value, keys: &[&str]) -> String {
+    keys.iter()
+        .filter_map(|k| str_at(value, k))
+        .filter(|s| !s.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What a web search looked for: its query (or queries), or the page it opened or searched.
+fn web_search(action: &Value) -> String {
+    if let Some(query) = str_at(action, "query") {
+        return query.to_owned();
+    }
+    let queries: Vec<&str> = items(action.get("queries")).iter().filter_map(Value::as_str).collect();
+    if !queries.is_empty() {
+        return queries.join("\n");
+    }
+    joined(action, &["pattern", "url"])
+}

@@ -1,0 +1,43 @@
+//! Opening a rollout, plain or zstd-compressed, as a bounded line stream.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use history_core::source::{Lines, MAX_FILE_BYTES};
+use history_core::DecodeError;
+
+/// A rollout's lines, whatever its encoding.
+pub(crate) type LineReader = Lines<Box<dyn BufRead>>;
+
+const BUFFER: usize = 256 * 1024;
+
+/// Whether a path names a compressed rollout (`….jsonl.zst`).
+pub(crate) fn is_compressed(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "zst")
+}
+
+/// Opens a rollout for streaming. A `.zst` file is decompressed on the fly, never to disk and
+/// never into one buffer; the 512 MiB limit applies to its encoded size here and to its decoded
+/// bytes in [`Lines`].
+pub(crate) fn open(path: &Path) -> Result<LineReader, DecodeError> {
+    let io = |source| DecodeError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let file = File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    if len > MAX_FILE_BYTES {
+        return Err(DecodeError::TooLarge {
+            what: "the file".into(),
+            limit: "512 MiB",
+        });
+    }
+    let reader: Box<dyn BufRead> = if is_compressed(path) {
+        let decoder = zstd::stream::read::Decoder::new(file).map_err(io)?;
+        Box::new(BufReader::with_capacity(BUFFER, decoder))
+    } else {
+        Box::new(BufReader::with_capacity(BUFFER, file))
+    };
+    Ok(Lines::new(reader, path.display().to_string()))
+}
