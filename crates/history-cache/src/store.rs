@@ -81,10 +81,13 @@ impl Cache {
     /// even when the remaining files are unchanged.
     ///
     /// Every doubt is a miss (`None`): no entry, an unreadable, oversized or corrupt one, another
-    /// entry format or decoder version, another key under the same hash, a witness that changed
-    /// or cannot be stat'ed. A miss says nothing went wrong that the caller could act on; it
+    /// entry format or decoder version, another key under the same hash, no witnesses at all, a
+    /// witness that changed or cannot be stat'ed. A miss says nothing went wrong that the caller could act on; it
     /// simply decodes the sources, as it would without a cache.
     pub fn get<T: DeserializeOwned>(&self, key: &Key, witnesses: &[PathBuf]) -> Option<T> {
+        if witnesses.is_empty() {
+            return None;
+        }
         let now = fingerprints(witnesses)?;
         let bytes = read_capped(&self.entry_path(key))?;
         let entry: EntryIn<T> = serde_json::from_slice(&bytes).ok()?;
@@ -100,8 +103,9 @@ impl Cache {
     ///
     /// `before` holds the fingerprints taken (with [`fingerprints`]) before the sources were
     /// read. They are taken again now: a decode that raced a write to a source is not stored
-    /// (the caller still returns it). Nothing is written either when the entry would exceed
-    /// [`MAX_ENTRY_BYTES`] or a path is not valid UTF-8 (JSON cannot hold it).
+    /// (the caller still returns it). Nothing is written either when `before` is empty (an entry
+    /// that no source could invalidate would live forever), when the entry would exceed
+    /// [`MAX_ENTRY_BYTES`] or when a path is not valid UTF-8 (JSON cannot hold it).
     ///
     /// Only put values that decoded successfully: failures are never cached, so a broken or
     /// unsupported transcript is looked at again on every run.
@@ -118,7 +122,7 @@ impl Cache {
         value: &T,
     ) -> bool {
         let paths: Vec<PathBuf> = before.iter().map(|(p, _)| p.clone()).collect();
-        if fingerprints(&paths).as_deref() != Some(before) {
+        if before.is_empty() || fingerprints(&paths).as_deref() != Some(before) {
             return false;
         }
         let entry = EntryOut {

@@ -378,3 +378,34 @@ fn keys_differ_by_each_field() {
         assert_eq!(cache.get::<Value>(&other, &world.lineage()), None);
     }
 }
+
+#[test]
+fn an_entry_without_witnesses_is_neither_written_nor_read() {
+    let world = World::new();
+    let cache = world.cache();
+    assert!(!cache.put(&world.key(), &[], &value()));
+    assert!(!cache.entry_path(&world.key()).exists());
+    world.put(&cache);
+    edit_entry(&cache.entry_path(&world.key()), |e| {
+        e["witnesses"] = serde_json::json!([])
+    });
+    assert_eq!(world.get(&cache, &[]), None);
+}
+
+#[test]
+fn a_path_that_is_not_utf8_is_not_cached() {
+    use std::os::unix::ffi::OsStrExt;
+    let world = World::new();
+    let odd = world
+        .tmp
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"odd-\xff.jsonl"));
+    fs::write(&odd, b"{}\n").unwrap();
+    let cache = world.cache();
+    let before = fingerprints(std::slice::from_ref(&odd)).unwrap();
+    assert!(!cache.put(&Key::new(&odd, "pi", "odd"), &before, &value()));
+    assert_eq!(
+        cache.get::<Value>(&Key::new(&odd, "pi", "odd"), &[odd]),
+        None
+    );
+}
