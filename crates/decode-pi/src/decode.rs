@@ -7,6 +7,7 @@ use history_core::{DecodeError, Event, SessionMeta};
 use serde_json::{Map, Value};
 
 use crate::entry::{render, Out};
+use crate::salvage;
 use crate::tree::{Break, Entry, Growing, Tree};
 
 /// The newest session version this decoder knows.
@@ -98,9 +99,11 @@ impl Reader {
             part: 0,
             sink,
         };
+        let repaired = salvage::repair_surrogates(line.bytes);
+        let bytes = repaired.as_deref().unwrap_or(line.bytes);
         let mut objects = 0;
         let mut clean = true;
-        for value in serde_json::Deserializer::from_slice(line.bytes).into_iter::<Value>() {
+        for value in serde_json::Deserializer::from_slice(bytes).into_iter::<Value>() {
             match value {
                 Ok(Value::Object(object)) => {
                     objects += 1;
@@ -114,9 +117,26 @@ impl Reader {
         }
         if !clean {
             if objects == 0 {
+                self.salvage(line);
                 self.damage.skip(line);
             } else {
                 self.partial.push(line.seq);
+            }
+        }
+    }
+
+    /// Keeps a damaged entry as a node without events, so that the entries after it still
+    /// reach the ones before it.
+    fn salvage(&mut self, line: &Line<'_>) {
+        if let Some(skeleton) = salvage::skeleton(line.bytes) {
+            if skeleton.entry_type != "session" {
+                self.tree.push(Entry {
+                    seq: line.seq,
+                    id: skeleton.id,
+                    parent_id: skeleton.parent_id,
+                    entry_type: skeleton.entry_type,
+                    first_kept_id: None,
+                });
             }
         }
     }
@@ -221,7 +241,7 @@ impl Reader {
         let (tree, broke) = self.tree.finish();
         match broke {
             Some(Break::Cycle { seq }) => notices.push(format!(
-                "parent links loop back to line {seq}; the active branch starts there"
+                "the parent links of line {seq} loop back onto the branch; the active branch starts there"
             )),
             Some(Break::MissingParent { seq, parent }) => notices.push(format!(
                 "line {seq} names parent {parent:?}, which is not in the file; the active branch starts there"

@@ -203,9 +203,9 @@ fn tool_call_text(name: &str, arguments: Option<&Value>) -> String {
             (Some(command), _) => command.to_string(),
             (None, 1) => match args.values().next() {
                 Some(Value::String(only)) => only.clone(),
-                _ => Value::Object(args.clone()).to_string(),
+                _ => compact(args),
             },
-            _ => Value::Object(args.clone()).to_string(),
+            _ => compact(args),
         },
         Some(other) => other.to_string(),
     };
@@ -214,6 +214,12 @@ fn tool_call_text(name: &str, arguments: Option<&Value>) -> String {
     } else {
         format!("{name}: {input}")
     }
+}
+
+/// Compact JSON, in the file's key order when serde_json preserves it (the workspace enables
+/// `preserve_order`), else sorted.
+fn compact(args: &Map<String, Value>) -> String {
+    serde_json::to_string(args).unwrap_or_default()
 }
 
 fn render_tool_result(message: &Map<String, Value>, at: Option<Timestamp>, out: &mut Out<'_>) {
@@ -272,10 +278,13 @@ mod tests {
     #[test]
     fn tool_call_text_forms() {
         let t = |name, v: Value| tool_call_text(name, Some(&v));
-        assert_eq!(t("bash", json!({"command": "ls -la", "timeout": 5})), "bash: ls -la");
+        assert_eq!(
+            t("bash", json!({"command": "ls -la", "timeout": 5})),
+            "bash: ls -la"
+        );
         assert_eq!(t("read", json!({"path": "/etc/hosts"})), "read: /etc/hosts");
         assert_eq!(
-            t("write", json!({"path": "a", "content": "x"})),
+            t("write", json!({"content": "x", "path": "a"})),
             r#"write: {"content":"x","path":"a"}"#
         );
         assert_eq!(t("ls", json!({})), "ls: {}");

@@ -46,6 +46,7 @@
 mod decode;
 mod discover;
 mod entry;
+mod salvage;
 mod tree;
 
 use std::path::{Path, PathBuf};

@@ -57,7 +57,7 @@ pub(crate) struct Growing {
 pub(crate) enum Break {
     /// An entry names a parent that is not in the file.
     MissingParent { seq: u64, parent: String },
-    /// The parent links loop back onto the branch.
+    /// The parent of the entry on this line is already on the branch: the links loop.
     Cycle { seq: u64 },
 }
 
@@ -89,7 +89,10 @@ impl Growing {
             .and_then(|leaf| self.first_by_id.get(&leaf.id).copied());
         while let Some(index) = next {
             if !seen.insert(index) {
-                let seq = self.entries.get(index).map_or(0, |e| e.seq);
+                let seq = path
+                    .last()
+                    .and_then(|&i| self.entries.get(i))
+                    .map_or(0, |e: &Entry| e.seq);
                 broke = Some(Break::Cycle { seq });
                 break;
             }

@@ -82,7 +82,10 @@ fn roles_and_kinds() {
     assert_eq!(call.tool.as_deref(), Some("bash"));
     assert!(!call.visible);
     let result = at(&events, 7)[0];
-    assert_eq!((result.role, result.kind.as_str()), (Role::Tool, "tool_error"));
+    assert_eq!(
+        (result.role, result.kind.as_str()),
+        (Role::Tool, "tool_error")
+    );
     assert_eq!(result.tool.as_deref(), Some("bash"));
     let summary = at(&events, 9)[0];
     assert_eq!(
@@ -90,9 +93,15 @@ fn roles_and_kinds() {
         (Role::Context, "summary", false)
     );
     let label = at(&events, 10)[0];
-    assert_eq!((label.role, label.text.as_str()), (Role::Context, "decision point"));
+    assert_eq!(
+        (label.role, label.text.as_str()),
+        (Role::Context, "decision point")
+    );
     let user = at(&events, 11)[0];
-    assert_eq!((user.role, user.kind.as_str(), user.visible), (Role::User, "message", true));
+    assert_eq!(
+        (user.role, user.kind.as_str(), user.visible),
+        (Role::User, "message", true)
+    );
     assert_eq!(
         user.timestamp.map(|t| t.to_string()).as_deref(),
         Some("2026-03-01T10:00:08.000Z")
@@ -137,9 +146,16 @@ fn version_1_ids_come_from_order_and_compactions_keep_by_index() {
     let ids: Vec<&str> = tree.entries.iter().map(|e| e.id.as_str()).collect();
     assert_eq!(
         ids,
-        ["00000001", "00000002", "00000003", "00000004", "00000005", "00000006", "00000007", "00000008", "00000009"]
+        [
+            "00000001", "00000002", "00000003", "00000004", "00000005", "00000006", "00000007",
+            "00000008", "00000009"
+        ]
     );
-    let parents: Vec<Option<&str>> = tree.entries.iter().map(|e| e.parent_id.as_deref()).collect();
+    let parents: Vec<Option<&str>> = tree
+        .entries
+        .iter()
+        .map(|e| e.parent_id.as_deref())
+        .collect();
     assert_eq!(parents[0], None);
     assert!(parents[1..]
         .iter()
@@ -174,7 +190,10 @@ fn compactions_keep_from_their_first_kept_entry_even_mid_turn() {
     assert_eq!(kept("c2"), Some(10));
     assert_eq!(at(&events, 10)[0].kind, "tool_call");
     let summary = at(&events, 12)[0];
-    assert_eq!((summary.role, summary.kind.as_str()), (Role::Context, "summary"));
+    assert_eq!(
+        (summary.role, summary.kind.as_str()),
+        (Role::Context, "summary")
+    );
     assert!(summary.text.contains("Turn Context (split turn)"));
     // The whole path is shown, including what the compactions summarized.
     assert_eq!(at(&events, 2)[0].text, "Refactor the parser into modules.");
@@ -206,7 +225,10 @@ fn two_objects_on_one_line_are_both_read() {
         .collect();
     assert_eq!(
         line,
-        [(0, Role::Assistant, "message"), (1, Role::Context, "summary")]
+        [
+            (0, Role::Assistant, "message"),
+            (1, Role::Context, "summary")
+        ]
     );
     let tree = pi().tree(&file("glued-lines").path).unwrap();
     assert_eq!(tree.seq_of("g0000002"), tree.seq_of("g0000003"));
@@ -253,10 +275,28 @@ fn a_missing_parent_starts_the_branch() {
 #[test]
 fn damaged_lines_are_skipped_with_a_notice() {
     let cases: [(&str, &[u64], &str); 4] = [
-        ("damaged-truncated-last-line", &[2, 3, 4], "last line (5) is incomplete"),
-        ("damaged-not-json", &[2, 4, 6, 7], "skipped 1 unreadable line (3)"),
-        ("damaged-array-line", &[2, 4, 5, 6], "skipped 1 unreadable line (3)"),
-        ("damaged-invalid-utf8", &[5], "skipped 1 unreadable line (4)"),
+        // A damaged entry that still names its id and parent is a node without events: the
+        // branch runs through it instead of stopping after it.
+        (
+            "damaged-truncated-last-line",
+            &[2, 3, 4, 5],
+            "last line (5) is incomplete",
+        ),
+        (
+            "damaged-not-json",
+            &[2, 4, 6, 7],
+            "skipped 1 unreadable line (3)",
+        ),
+        (
+            "damaged-array-line",
+            &[2, 4, 5, 6],
+            "skipped 1 unreadable line (3)",
+        ),
+        (
+            "damaged-invalid-utf8",
+            &[2, 3, 4, 5],
+            "skipped 1 unreadable line (4)",
+        ),
     ];
     for (id, branch, notice) in cases {
         let (events, decoded) = decode(id);
@@ -268,9 +308,21 @@ fn damaged_lines_are_skipped_with_a_notice() {
         );
         assert!(!events.is_empty(), "{id}");
     }
-    // The line after the invalid one names a parent that was on it.
-    let (_, decoded) = decode("damaged-invalid-utf8");
-    assert!(decoded.notices.iter().any(|n| n.contains("h0000003")));
+    // The line after the invalid one names a parent that was on it, and still reaches it.
+    let (events, decoded) = decode("damaged-invalid-utf8");
+    assert_eq!(decoded.notices.len(), 1, "{:?}", decoded.notices);
+    assert!(at(&events, 4).is_empty());
+    let tree = pi().tree(&file("damaged-invalid-utf8").path).unwrap();
+    assert_eq!(tree.seq_of("h0000003"), Some(4));
+}
+
+#[test]
+fn lone_surrogates_are_replaced_not_dropped() {
+    let (events, decoded) = decode("lone-surrogate");
+    assert!(decoded.notices.is_empty(), "{:?}", decoded.notices);
+    assert_eq!(decoded.branch, Some(vec![2, 3, 4, 5]));
+    assert_eq!(at(&events, 4)[0].text, "Welcome \u{fffd}");
+    assert!(at(&events, 5)[0].text.contains('\u{1f600}'));
 }
 
 #[test]
@@ -278,7 +330,10 @@ fn a_missing_header_is_read_with_a_notice_and_named_by_the_file() {
     let (events, decoded) = decode("damaged-missing-header");
     assert_eq!(decoded.branch, Some(vec![1, 2, 3, 4]));
     assert_eq!(events.len(), 4);
-    assert!(decoded.notices.iter().any(|n| n.contains("no session header")));
+    assert!(decoded
+        .notices
+        .iter()
+        .any(|n| n.contains("no session header")));
     assert_eq!(decoded.meta.cwd, None);
 }
 
@@ -372,9 +427,11 @@ fn discovery_reads_the_header_id() {
     assert!(ids.contains(&"019f86d0-2b56-72c1-b90f-60a707fde7d7"));
     assert!(ids.contains(&"damaged-missing-header"));
     // Not a session: no header and not named `<ts>_<id>.jsonl`.
-    assert!(files.iter().all(|f| !f.path.ends_with("todo-ext-state.jsonl")));
+    assert!(files
+        .iter()
+        .all(|f| !f.path.ends_with("todo-ext-state.jsonl")));
     assert!(files.iter().all(|f| f.key.harness == "pi"));
-    assert_eq!(files.len(), 20);
+    assert_eq!(files.len(), 21);
 
     let dir = scratch("header-id").join("--p--");
     fs::create_dir_all(&dir).unwrap();
@@ -400,11 +457,15 @@ fn discovery_does_not_follow_symlinked_directories() {
     fs::create_dir_all(root.join("--real--")).unwrap();
     fs::copy(
         file("branched").path,
-        root.join("--real--").join("2026-03-01T10-00-00-000Z_branched.jsonl"),
+        root.join("--real--")
+            .join("2026-03-01T10-00-00-000Z_branched.jsonl"),
     )
     .unwrap();
-    std::os::unix::fs::symlink(common::root().join("--work-demo--"), root.join("--demo-link--"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        common::root().join("--work-demo--"),
+        root.join("--demo-link--"),
+    )
+    .unwrap();
     let found = Pi::new(root).discover();
     let ids: Vec<&str> = found.iter().map(|f| f.key.id.as_str()).collect();
     assert_eq!(ids, ["branched"]);
@@ -467,11 +528,17 @@ fn the_default_root() {
         Some(PathBuf::from("/agent/sessions"))
     );
     assert_eq!(
-        default_root(env(&[("PI_CODING_AGENT_DIR", "~/pi"), ("HOME", "/home/me")])),
+        default_root(env(&[
+            ("PI_CODING_AGENT_DIR", "~/pi"),
+            ("HOME", "/home/me")
+        ])),
         Some(PathBuf::from("/home/me/pi/sessions"))
     );
     assert_eq!(
-        default_root(env(&[("NOTESOUP_HISTORY_PI_ROOT", ""), ("HOME", "/home/me")])),
+        default_root(env(&[
+            ("NOTESOUP_HISTORY_PI_ROOT", ""),
+            ("HOME", "/home/me")
+        ])),
         Some(PathBuf::from("/home/me/.pi/agent/sessions"))
     );
     assert_eq!(default_root(env(&[])), None);

@@ -55,7 +55,11 @@ pub fn shown(path: &Path) -> String {
 /// the active branch and `-` off it; text is cut to 120 characters, newlines shown as `⏎`.
 pub fn render(file: &SessionFile, events: &[Event], decoded: &Decoded) -> String {
     let mut out = String::new();
-    out.push_str(&format!("session {}\nfile {}\n", file.key, shown(&file.path)));
+    out.push_str(&format!(
+        "session {}\nfile {}\n",
+        file.key,
+        shown(&file.path)
+    ));
     out.push_str(&format!(
         "title {:?}\ncwd {:?}\n",
         decoded.meta.title, decoded.meta.cwd
@@ -68,11 +72,15 @@ pub fn render(file: &SessionFile, events: &[Event], decoded: &Decoded) -> String
     }
     out.push_str("events\n");
     for e in events {
-        let on = decoded
-            .branch
-            .as_ref()
-            .map_or(true, |b| b.binary_search(&e.seq).is_ok());
-        let tool = e.tool.as_deref().map(|t| format!(" [{t}]")).unwrap_or_default();
+        let on = match &decoded.branch {
+            Some(branch) => branch.binary_search(&e.seq).is_ok(),
+            None => true,
+        };
+        let tool = e
+            .tool
+            .as_deref()
+            .map(|t| format!(" [{t}]"))
+            .unwrap_or_default();
         let time = e.timestamp.map_or("-".to_string(), |t| t.to_string());
         let mut text: String = e.text.chars().take(120).collect();
         if e.text.chars().count() > 120 {
