@@ -27,17 +27,19 @@
 //! the last entry and its chain of `parentId`s. Two JSON objects glued on one line are both read
 //! and share the line's seq, so they are on the branch together.
 //!
-//! ```no_run
-//! use decode_pi::{default_root, Pi};
+//! ```
+//! use decode_pi::Pi;
 //! use history_core::Transcript;
 //!
-//! let root = default_root(|k| std::env::var(k).ok()).expect("a home directory");
-//! let pi = Pi::new(root);
-//! for file in pi.discover() {
-//!     let mut texts = Vec::new();
-//!     let decoded = pi.decode(&file, &mut |event| texts.push(event.text)).unwrap();
-//!     println!("{} ({} events, branch {:?})", file.key, texts.len(), decoded.branch);
-//! }
+//! // In the CLI: `decode_pi::default_root(|k| std::env::var(k).ok())`.
+//! let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/pi/sessions");
+//! let pi = Pi::new(root.into());
+//! let file = pi.discover().into_iter().find(|f| f.key.id == "branched").unwrap();
+//! let mut texts = Vec::new();
+//! let decoded = pi.decode(&file, &mut |event| texts.push((event.seq, event.text))).unwrap();
+//! // Lines 5–8 are an abandoned branch: streamed, but not on the active branch.
+//! assert_eq!(decoded.branch, Some(vec![2, 3, 4, 9, 10, 11, 12]));
+//! assert_eq!(texts.last().unwrap(), &(12, "B: a write-through cache. Done.".to_string()));
 //! ```
 //!
 //! [pi coding agent]: https://github.com/badlogic/pi-mono
