@@ -46,6 +46,8 @@ impl Header {
 
     /// The header on a line, if its first JSON value is one.
     pub(crate) fn from_line(bytes: &[u8]) -> Option<Header> {
+        let repaired = salvage::repair_surrogates(bytes);
+        let bytes = repaired.as_deref().unwrap_or(bytes);
         let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
         match values.next() {
             Some(Ok(Value::Object(object))) => Header::from_object(&object),

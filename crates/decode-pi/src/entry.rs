@@ -173,9 +173,9 @@ fn render_assistant(message: &Map<String, Value>, at: Option<Timestamp>, out: &m
                     }
                 }
                 Some("toolCall") => {
-                    let name = str_field(block, "name").unwrap_or("");
-                    let text = tool_call_text(name, block.get("arguments"));
-                    out.push(Role::Tool, "tool_call", at, text, Some(name));
+                    let name = str_field(block, "name").filter(|n| !n.is_empty());
+                    let text = tool_call_text(name.unwrap_or(""), block.get("arguments"));
+                    out.push(Role::Tool, "tool_call", at, text, name);
                 }
                 _ => {
                     if let Some(text) = block_text(block) {
@@ -209,8 +209,8 @@ fn tool_call_text(name: &str, arguments: Option<&Value>) -> String {
         },
         Some(other) => other.to_string(),
     };
-    if input.is_empty() {
-        name.to_string()
+    if input.is_empty() || name.is_empty() {
+        format!("{name}{input}")
     } else {
         format!("{name}: {input}")
     }
@@ -223,7 +223,7 @@ fn compact(args: &Map<String, Value>) -> String {
 }
 
 fn render_tool_result(message: &Map<String, Value>, at: Option<Timestamp>, out: &mut Out<'_>) {
-    let name = str_field(message, "toolName");
+    let name = str_field(message, "toolName").filter(|n| !n.is_empty());
     let kind = if message.get("isError").and_then(Value::as_bool) == Some(true) {
         "tool_error"
     } else {
@@ -289,5 +289,6 @@ mod tests {
         );
         assert_eq!(t("ls", json!({})), "ls: {}");
         assert_eq!(tool_call_text("ls", None), "ls");
+        assert_eq!(t("", json!({"command": "ls"})), "ls");
     }
 }
