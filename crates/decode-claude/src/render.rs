@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 /// Words event text may carry that the file does not.
-pub(crate) const GENERATED_WORDS: &[&str] = &["image", "document", "redacted", "thinking"];
+pub(crate) const GENERATED_WORDS: &[&str] = &["image", "document", "redacted", "thinking", "tool"];
 
 /// Tool names by tool-use id, to name the tool of a result.
 #[derive(Default)]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use history_core::corpus::Keep;
 use history_core::overview::{overview, representative};
 use history_core::paging::{browse, BrowseRequest, From};
-use history_core::search::{search, Listing};
+use history_core::search::{search, Listing, SearchRequest};
 use history_core::selector::{resolve, Selector};
 use history_core::time::parse_bound;
 use history_core::{Corpus, Event, Filter, HistoryError, Role, SessionFile, SessionKey, Timestamp};
@@ -185,11 +185,14 @@ pub fn list(
                 search(
                     &ctx.corpus,
                     &sessions,
-                    &filter,
-                    args.limit,
-                    from,
-                    args.all_branches,
-                    None,
+                    &SearchRequest {
+                        filter: &filter,
+                        limit: args.limit,
+                        from,
+                        all_branches: args.all_branches,
+                        raw_prefilter: true,
+                        candidates: None,
+                    },
                 )
             } else {
                 let choose = |file: &SessionFile| representative(&ctx.corpus, file, &filter);

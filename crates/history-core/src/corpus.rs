@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use crate::error::HistoryError;
+use crate::matching::Filter;
 use crate::model::{Event, SessionFile, SessionMeta};
+use crate::prefilter::RawFilter;
 use crate::source::Transcript;
 
 /// What a load keeps of each candidate event, decided as the event streams past, so that a large
@@ -71,6 +73,40 @@ impl Corpus {
         let mut files: Vec<SessionFile> = by_key.into_values().collect();
         files.sort_by(|a, b| b.modified.cmp(&a.modified).then(a.key.cmp(&b.key)));
         files
+    }
+
+    /// A test, from raw bytes alone, of whether a session can hold an event whose text matches
+    /// one of `filter`'s queries: it reads the session's file and every ancestor it inherits
+    /// history from. It never says no wrongly; see [`crate::prefilter`].
+    pub fn raw_prefilter(&self, filter: &Filter) -> impl Fn(&SessionFile) -> bool + Sync + '_ {
+        let by_harness: HashMap<String, RawFilter> = self
+            .sources
+            .iter()
+            .map(|s| {
+                (
+                    s.harness().to_string(),
+                    RawFilter::new(filter.queries(), s.generated_words()),
+                )
+            })
+            .collect();
+        move |file: &SessionFile| {
+            let (Some(source), Some(raw)) = (
+                self.source(&file.key.harness),
+                by_harness.get(&file.key.harness),
+            ) else {
+                return true;
+            };
+            if raw.passes_everything() {
+                return true;
+            }
+            source
+                .lineage(file)
+                .iter()
+                .any(|path| match source.open_raw(path) {
+                    Ok(reader) => raw.may_match(reader),
+                    Err(_) => true,
+                })
+        }
     }
 
     /// Decodes one session, keeping of each event what `keep` says. With `all_branches`, events

@@ -20,6 +20,7 @@ pub mod model;
 pub mod overview;
 pub mod paging;
 pub mod parallel;
+pub mod prefilter;
 pub mod search;
 pub mod selector;
 pub mod source;

@@ -49,16 +49,32 @@ pub struct Listing {
 /// Decides, before decoding, whether a session can hold a hit; it must never say no wrongly.
 pub type Prefilter<'a> = &'a (dyn Fn(&SessionFile) -> bool + Sync);
 
-/// Searches `sessions` for events passing `filter`; `limit` counts from the end `from` names.
-pub fn search(
-    corpus: &Corpus,
-    sessions: &[SessionFile],
-    filter: &Filter,
-    limit: usize,
-    from: From,
-    all_branches: bool,
-    prefilter: Option<Prefilter<'_>>,
-) -> Listing {
+/// What a search asks for.
+pub struct SearchRequest<'a> {
+    /// Queries (an OR), roles and time window.
+    pub filter: &'a Filter,
+    /// How many hits at most, counted from `from`.
+    pub limit: usize,
+    /// The end `limit` counts from.
+    pub from: From,
+    /// Search every branch of branched sessions, not only the selected one.
+    pub all_branches: bool,
+    /// Skip sessions whose raw bytes cannot hold a hit ([`Corpus::raw_prefilter`]).
+    pub raw_prefilter: bool,
+    /// A further candidate filter in front of decoding (a search index, say).
+    pub candidates: Option<Prefilter<'a>>,
+}
+
+/// Searches `sessions` for events passing the request's filter, decoding them on every core.
+pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>) -> Listing {
+    let SearchRequest {
+        filter,
+        limit,
+        from,
+        all_branches,
+        ..
+    } = *req;
+    let raw = (req.raw_prefilter && filter.is_search()).then(|| corpus.raw_prefilter(filter));
     let keep = |e: &Event| {
         if filter.matches(e) {
             Keep::Full
@@ -72,7 +88,9 @@ pub fn search(
     ordered_map(
         sessions,
         |file| {
-            if prefilter.is_some_and(|p| !p(file)) {
+            let candidate =
+                req.candidates.is_none_or(|c| c(file)) && raw.as_ref().is_none_or(|r| r(file));
+            if !candidate {
                 return Ok(Vec::new());
             }
             corpus

@@ -40,6 +40,12 @@ pub trait Transcript: Send + Sync {
         vec![file.path.clone()]
     }
 
+    /// The bytes of a transcript file as its lines are written, for a raw prefilter: the file
+    /// itself, or its decompressed stream where the harness compresses files.
+    fn open_raw(&self, path: &Path) -> std::io::Result<Box<dyn Read + '_>> {
+        Ok(Box::new(open_untouched(path)?))
+    }
+
     /// Words this decoder writes into event text that do not appear in the file's bytes (such as
     /// `image` in `[image]`). A query prefilter must not require them in the raw file.
     fn generated_words(&self) -> &[&str] {

@@ -106,7 +106,15 @@ fn a_fake_source_is_listed_searched_and_paged() {
     assert_eq!(sessions[0].key.to_string(), "live:s2", "newest first");
 
     let filter = Filter::new(&["DEPLOY".to_string()], vec![], None, None);
-    let hits = search(&corpus, &sessions, &filter, 10, From::Newest, false, None);
+    let req = history_core::search::SearchRequest {
+        filter: &filter,
+        limit: 10,
+        from: From::Newest,
+        all_branches: false,
+        raw_prefilter: true,
+        candidates: None,
+    };
+    let hits = search(&corpus, &sessions, &req);
     let found: Vec<String> = hits
         .items
         .iter()
