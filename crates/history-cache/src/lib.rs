@@ -13,6 +13,9 @@
 //! list now. Entries over [`MAX_ENTRY_BYTES`] are neither written nor read. The directory is
 //! private (0700, files 0600) and written by temporary file and atomic rename.
 //!
+//! The store is generic; [`cached_representative`] composes it with `history-core`'s overview,
+//! which is the one place the contract lets a cache answer.
+//!
 //! [`Cache::get`] and [`Cache::put`] have no error type by design: a missing, corrupt,
 //! unreadable or unwritable cache must behave exactly like no cache at all, so every failure is
 //! a miss or a skipped write, and there is nothing a caller could do with the reason.
@@ -48,9 +51,11 @@
 mod fingerprint;
 mod key;
 mod location;
+mod overview;
 mod store;
 
 pub use fingerprint::{fingerprint, fingerprints, Fingerprint};
 pub use key::Key;
 pub use location::default_dir;
+pub use overview::{cached_representative, DECODER_VERSION};
 pub use store::{Cache, ENTRY_FORMAT, MAX_ENTRY_BYTES};

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use history_cache::{cached_representative, Cache, DECODER_VERSION};
 use history_core::corpus::Keep;
 use history_core::overview::{overview, representative};
 use history_core::paging::{browse, BrowseRequest, From};
@@ -22,6 +23,8 @@ pub struct Context {
     pub current: Option<SessionKey>,
     /// The harness tried first for unqualified ids.
     pub host: Option<String>,
+    /// The overview cache, where there is a place for it.
+    pub cache: Option<Cache>,
 }
 
 type Env = dyn Fn(&str) -> Option<String>;
@@ -33,10 +36,16 @@ impl Context {
             .clone()
             .or_else(|| decode_claude::default_root(env));
         let codex: Option<PathBuf> = None; // WIRE-CODEX
-        let pi: Option<PathBuf> = None; // WIRE-PI
+        let pi = common
+            .pi_root
+            .clone()
+            .or_else(|| decode_pi::default_root(env));
         let mut sources: Vec<Box<dyn history_core::Transcript>> = Vec::new();
         if let Some(r) = &claude {
             sources.push(Box::new(decode_claude::Claude::new(r.clone())));
+        }
+        if let Some(r) = &pi {
+            sources.push(Box::new(decode_pi::Pi::new(r.clone())));
         }
         let current = match common
             .current
@@ -54,6 +63,7 @@ impl Context {
             .or_else(|| common.host.clone())
             .or_else(|| env("NOTESOUP_HOST").filter(|v| !v.is_empty()));
         Ok(Context {
+            cache: history_cache::default_dir(env).map(|d| Cache::new(d, DECODER_VERSION)),
             corpus: Corpus::new(sources),
             roots: vec![("claude", claude), ("codex", codex), ("pi", pi)],
             current,
@@ -194,6 +204,9 @@ pub fn list(
                         candidates: None,
                     },
                 )
+            } else if let (true, Some(cache)) = (filter.is_empty(), &ctx.cache) {
+                let choose = |file: &SessionFile| cached_representative(cache, &ctx.corpus, file);
+                overview(&sessions, args.limit, from, &choose)
             } else {
                 let choose = |file: &SessionFile| representative(&ctx.corpus, file, &filter);
                 overview(&sessions, args.limit, from, &choose)

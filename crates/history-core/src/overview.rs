@@ -15,6 +15,9 @@ pub struct Representative {
     pub event: Option<Event>,
     /// Notices from decoding.
     pub notices: Vec<String>,
+    /// The files decoding read (the session's own first), to compare with a cache's witnesses.
+    #[serde(skip)]
+    pub lineage: Vec<std::path::PathBuf>,
 }
 
 /// Chooses a session's representative under `filter` (roles and time; queries are ignored).
@@ -63,6 +66,7 @@ pub fn representative(
     Ok(Representative {
         event,
         notices: loaded.notices,
+        lineage: loaded.lineage,
     })
 }
 
