@@ -251,7 +251,11 @@ fn one_session(
     };
     let page = browse(loaded.events, &req);
     let canonical = file.key.to_string();
-    let recipe_session = (!implicit).then(|| canonical.clone());
+    let base = Recipe {
+        session: (!implicit).then(|| canonical.clone()),
+        all_branches: args.all_branches.then_some(true),
+        ..Recipe::default()
+    };
     let path = file.path.display().to_string();
     let mut doc = ListDoc {
         schema_version: SCHEMA_VERSION,
@@ -263,13 +267,13 @@ fn one_session(
                 let mut view = ItemView::new(canonical.clone(), Some(path.clone()), item.event);
                 view.folded_before = item
                     .folded_before
-                    .map(|f| FoldView::new(f, recipe_session.as_deref()));
+                    .map(|f| FoldView::new(f, &base));
                 view
             })
             .collect(),
         folded_after: page
             .folded_after
-            .map(|f| FoldView::new(f, recipe_session.as_deref())),
+            .map(|f| FoldView::new(f, &base)),
         has_older: page.has_older,
         has_newer: page.has_newer,
         older: None,
@@ -295,16 +299,14 @@ fn one_session(
     }
     if doc.has_older {
         doc.older = first.map(|seq| Recipe {
-            session: recipe_session.clone(),
             before_seq: Some(seq),
-            ..Recipe::default()
+            ..base.clone()
         });
     }
     if doc.has_newer {
         doc.newer = last.or(args.after_seq).map(|seq| Recipe {
-            session: recipe_session.clone(),
             after_seq: Some(seq),
-            ..Recipe::default()
+            ..base.clone()
         });
     }
     let has_items = !doc.items.is_empty();

@@ -23,6 +23,8 @@ pub struct Recipe {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub all_branches: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub part: Option<u32>,
@@ -43,9 +45,10 @@ pub struct FoldView {
 }
 
 impl FoldView {
-    pub fn new(fold: Fold, session: Option<&str>) -> FoldView {
+    pub fn new(fold: Fold, base: &Recipe) -> FoldView {
         let expand = Recipe {
-            session: session.map(str::to_string),
+            session: base.session.clone(),
+            all_branches: base.all_branches,
             after_seq: Some(fold.first_seq - 1),
             roles: Some(fold.roles.clone()),
             limit: Some(fold.count),
