@@ -112,6 +112,11 @@ fn inherit(
         damaged,
         base,
     } = ancestor;
+    if let (Some(ordinal), Some(limit)) = (header.ordinal, base.end_ordinal) {
+        if ordinal >= limit {
+            return Ok(0);
+        }
+    }
     let mut damage = Damage::default();
     for (n, terminated) in damaged {
         damage.skip(&blank_line(offset + n, terminated));

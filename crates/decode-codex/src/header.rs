@@ -27,6 +27,8 @@ pub(crate) struct Header {
     pub layout: Layout,
     /// When the line was written (for G1/G2: the thread's start).
     pub timestamp: Option<Timestamp>,
+    /// The line's ordinal (paginated files).
+    pub ordinal: Option<u64>,
     /// The `session_meta` payload, or the G1/G2 header line itself.
     pub meta: Map<String, Value>,
 }
@@ -106,6 +108,7 @@ fn classify(seq: u64, end: u64, mut line: Map<String, Value>) -> Option<Header> 
         .get("timestamp")
         .and_then(Value::as_str)
         .and_then(Timestamp::parse_rfc3339);
+    let ordinal = line.get("ordinal").and_then(Value::as_u64);
     match line.get("type").map(|t| t.as_str()) {
         Some(Some("session_meta")) => match line.remove("payload") {
             Some(Value::Object(meta)) => Some(Header {
@@ -113,6 +116,7 @@ fn classify(seq: u64, end: u64, mut line: Map<String, Value>) -> Option<Header> 
                 end,
                 layout: Layout::Envelope,
                 timestamp,
+                ordinal,
                 meta,
             }),
             _ => None,
@@ -123,6 +127,7 @@ fn classify(seq: u64, end: u64, mut line: Map<String, Value>) -> Option<Header> 
                 end,
                 layout: Layout::Bare,
                 timestamp,
+                ordinal,
                 meta: line,
             })
         }

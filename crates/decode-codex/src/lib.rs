@@ -53,6 +53,7 @@
 //! keeps its line numbers there.
 #![deny(missing_docs)]
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
@@ -114,6 +115,10 @@ impl Transcript for Codex {
 
     fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {
         decode::files(&self.root, &file.path)
+    }
+
+    fn open_raw(&self, path: &Path) -> std::io::Result<Box<dyn Read + '_>> {
+        reader::open_raw(path)
     }
 
     fn generated_words(&self) -> &[&str] {

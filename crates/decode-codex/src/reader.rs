@@ -1,10 +1,9 @@
 //! Opening a rollout, plain or zstd-compressed, as a bounded line stream.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
-use history_core::source::{Lines, MAX_FILE_BYTES};
+use history_core::source::{open_untouched, Lines, MAX_FILE_BYTES};
 use history_core::DecodeError;
 
 /// A rollout's lines, whatever its encoding.
@@ -25,7 +24,7 @@ pub(crate) fn open(path: &Path) -> Result<LineReader, DecodeError> {
         path: path.display().to_string(),
         source,
     };
-    let file = File::open(path).map_err(io)?;
+    let file = open_untouched(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     if len > MAX_FILE_BYTES {
         return Err(DecodeError::TooLarge {
@@ -40,4 +39,14 @@ pub(crate) fn open(path: &Path) -> Result<LineReader, DecodeError> {
         Box::new(BufReader::with_capacity(BUFFER, file))
     };
     Ok(Lines::new(reader, path.display().to_string()))
+}
+
+/// The bytes of a rollout as Codex wrote its lines: a `.zst` file decompressed on the fly.
+pub(crate) fn open_raw(path: &Path) -> io::Result<Box<dyn Read>> {
+    let file = open_untouched(path)?;
+    Ok(if is_compressed(path) {
+        Box::new(zstd::stream::read::Decoder::new(file)?)
+    } else {
+        Box::new(file)
+    })
 }
