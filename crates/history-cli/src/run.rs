@@ -35,7 +35,10 @@ impl Context {
             .claude_root
             .clone()
             .or_else(|| decode_claude::default_root(env));
-        let codex: Option<PathBuf> = None; // WIRE-CODEX
+        let codex = common
+            .codex_root
+            .clone()
+            .or_else(|| decode_codex::default_root(env));
         let pi = common
             .pi_root
             .clone()
@@ -43,6 +46,9 @@ impl Context {
         let mut sources: Vec<Box<dyn history_core::Transcript>> = Vec::new();
         if let Some(r) = &claude {
             sources.push(Box::new(decode_claude::Claude::new(r.clone())));
+        }
+        if let Some(r) = &codex {
+            sources.push(Box::new(decode_codex::Codex::new(r.clone())));
         }
         if let Some(r) = &pi {
             sources.push(Box::new(decode_pi::Pi::new(r.clone())));
@@ -265,15 +271,11 @@ fn one_session(
             .into_iter()
             .map(|item| {
                 let mut view = ItemView::new(canonical.clone(), Some(path.clone()), item.event);
-                view.folded_before = item
-                    .folded_before
-                    .map(|f| FoldView::new(f, &base));
+                view.folded_before = item.folded_before.map(|f| FoldView::new(f, &base));
                 view
             })
             .collect(),
-        folded_after: page
-            .folded_after
-            .map(|f| FoldView::new(f, &base)),
+        folded_after: page.folded_after.map(|f| FoldView::new(f, &base)),
         has_older: page.has_older,
         has_newer: page.has_newer,
         older: None,

@@ -6,15 +6,32 @@ use common::Roots;
 use insta::assert_snapshot;
 
 fn pi(roots: &Roots, args: &[&str]) -> common::Run {
-    let mut all = vec!["--claude-root", "/nonexistent", "--codex-root", "/nonexistent"];
+    let mut all = vec![
+        "--claude-root",
+        "/nonexistent",
+        "--codex-root",
+        "/nonexistent",
+    ];
     all.extend_from_slice(args);
     roots.run(&all)
 }
 
 fn every_role<'a>(session: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut v = vec![
-        "list", "--session", session, "--role", "user", "--role", "assistant", "--role", "tool",
-        "--role", "context", "--limit", "1000", "--json",
+        "list",
+        "--session",
+        session,
+        "--role",
+        "user",
+        "--role",
+        "assistant",
+        "--role",
+        "tool",
+        "--role",
+        "context",
+        "--limit",
+        "1000",
+        "--json",
     ];
     v.extend_from_slice(extra);
     v
@@ -31,16 +48,59 @@ fn the_active_branch_leaves_holes_and_all_branches_marks_them() {
     let all = pi(&r, &every_role("pi:branched", &["--all-branches"])).json();
     for item in all["items"].as_array().unwrap() {
         let seq = item["seq"].as_u64().unwrap();
-        assert_eq!(item["on_active_branch"], !(5..=8).contains(&seq), "seq {seq}");
+        assert_eq!(
+            item["on_active_branch"],
+            !(5..=8).contains(&seq),
+            "seq {seq}"
+        );
     }
-    let hidden = pi(&r, &["list", "--session", "pi:*", "--query", "failed under load"]);
-    assert_eq!(hidden.code, 0, "the branch summary on the active branch mentions it");
-    let only_off = pi(&r, &["list", "--session", "pi:*", "--query", "A fails under load", "--json"]);
+    let hidden = pi(
+        &r,
+        &["list", "--session", "pi:*", "--query", "failed under load"],
+    );
+    assert_eq!(
+        hidden.code, 0,
+        "the branch summary on the active branch mentions it"
+    );
+    let only_off = pi(
+        &r,
+        &[
+            "list",
+            "--session",
+            "pi:*",
+            "--query",
+            "A fails under load",
+            "--json",
+        ],
+    );
     assert_eq!(only_off.code, 1, "{}", only_off.stdout);
-    let found = pi(&r, &["list", "--session", "pi:*", "--query", "A fails under load", "--all-branches", "--json"]);
+    let found = pi(
+        &r,
+        &[
+            "list",
+            "--session",
+            "pi:*",
+            "--query",
+            "A fails under load",
+            "--all-branches",
+            "--json",
+        ],
+    );
     assert_eq!(found.json()["items"][0]["on_active_branch"], false);
     // Recipes keep the flag, so that following them shows the same events.
-    let page = pi(&r, &["list", "--session", "pi:branched", "--all-branches", "--limit", "2", "--json"]).json();
+    let page = pi(
+        &r,
+        &[
+            "list",
+            "--session",
+            "pi:branched",
+            "--all-branches",
+            "--limit",
+            "2",
+            "--json",
+        ],
+    )
+    .json();
     assert_eq!(page["older"]["all_branches"], true);
 }
 
@@ -49,14 +109,32 @@ fn every_fixture_browses() {
     let r = Roots::new();
     let mut out = String::new();
     for id in [
-        "branched", "compaction-split-turn", "v1-linear", "v2-hook-message", "fork-parent",
-        "fork-child", "tool-result-before-call", "glued-lines", "empty-assistant-error",
-        "metadata-entries", "missing-parent", "fork-bug-duplicates", "future-version",
-        "lone-surrogate", "damaged-truncated-last-line", "damaged-not-json",
-        "damaged-array-line", "damaged-invalid-utf8", "damaged-missing-header",
-        "damaged-parent-cycle", "019f86d0",
+        "branched",
+        "compaction-split-turn",
+        "v1-linear",
+        "v2-hook-message",
+        "fork-parent",
+        "fork-child",
+        "tool-result-before-call",
+        "glued-lines",
+        "empty-assistant-error",
+        "metadata-entries",
+        "missing-parent",
+        "fork-bug-duplicates",
+        "future-version",
+        "lone-surrogate",
+        "damaged-truncated-last-line",
+        "damaged-not-json",
+        "damaged-array-line",
+        "damaged-invalid-utf8",
+        "damaged-missing-header",
+        "damaged-parent-cycle",
+        "019f86d0",
     ] {
-        let run = pi(&r, &["list", "--session", &format!("pi:{id}"), "--limit", "50"]);
+        let run = pi(
+            &r,
+            &["list", "--session", &format!("pi:{id}"), "--limit", "50"],
+        );
         assert!(run.code <= 1, "{id}: {}", run.stderr);
         out.push_str(&format!("===== {id}\n{}", run.stdout));
     }
@@ -66,7 +144,14 @@ fn every_fixture_browses() {
 #[test]
 fn damaged_files_give_notices_not_failures() {
     let r = Roots::new();
-    for id in ["damaged-truncated-last-line", "damaged-not-json", "damaged-array-line", "damaged-invalid-utf8", "damaged-missing-header", "damaged-parent-cycle"] {
+    for id in [
+        "damaged-truncated-last-line",
+        "damaged-not-json",
+        "damaged-array-line",
+        "damaged-invalid-utf8",
+        "damaged-missing-header",
+        "damaged-parent-cycle",
+    ] {
         let run = pi(&r, &every_role(&format!("pi:{id}"), &[]));
         assert_eq!(run.code, 0, "{id}: {}", run.stderr);
         assert!(run.json()["notice"].is_string(), "{id} has no notice");
@@ -81,11 +166,21 @@ fn roles_and_kinds_follow_the_contract() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| format!("{}:{}", i["role"].as_str().unwrap(), i["kind"].as_str().unwrap()))
+        .map(|i| {
+            format!(
+                "{}:{}",
+                i["role"].as_str().unwrap(),
+                i["kind"].as_str().unwrap()
+            )
+        })
         .collect();
     assert!(kinds.contains(&"context:meta".to_string()), "{kinds:?}");
     assert!(kinds.contains(&"tool:tool_error".to_string()), "{kinds:?}");
-    let read = pi(&r, &["read", "--session", "pi:019f86d0", "--seq", "5", "--json"]).json();
+    let read = pi(
+        &r,
+        &["read", "--session", "pi:019f86d0", "--seq", "5", "--json"],
+    )
+    .json();
     assert_eq!(read["item"]["role"], "user");
     assert_eq!(read["session"], "pi:019f86d0-2b56-72c1-b90f-60a707fde7d7");
 }
@@ -106,10 +201,22 @@ fn roots_come_from_flags_then_environment() {
         .env_remove("NOTESOUP_HISTORY_CLAUDE_ROOT")
         .env("PI_CODING_AGENT_DIR", &agent)
         .env("CLAUDE_CONFIG_DIR", &config)
-        .args(["list", "--session", "*", "--query", "write-through", "--json"])
+        .args([
+            "list",
+            "--session",
+            "*",
+            "--query",
+            "write-through",
+            "--json",
+        ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = r
         .cmd()
         .env_remove("NOTESOUP_HISTORY_CLAUDE_ROOT")
@@ -119,6 +226,16 @@ fn roots_come_from_flags_then_environment() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     // A flag beats the environment.
-    let flag = pi(&r, &["--pi-root", "/nonexistent", "list", "--session", "pi:*", "--json"]);
+    let flag = pi(
+        &r,
+        &[
+            "--pi-root",
+            "/nonexistent",
+            "list",
+            "--session",
+            "pi:*",
+            "--json",
+        ],
+    );
     assert_eq!(flag.code, 1);
 }

@@ -1,0 +1,142 @@
+//! The raw prefilter never loses a hit: for many random queries over every fixture (and a
+//! generated corpus when `NOTESOUP_DIFF_CORPUS` names one), results with the prefilter equal
+//! results with full decoding.
+
+use std::path::{Path, PathBuf};
+
+use history_core::paging::From;
+use history_core::search::{search, SearchRequest};
+use history_core::{Corpus, Filter, Keep};
+
+fn corpus(root: &Path) -> Corpus {
+    Corpus::new(vec![
+        Box::new(decode_claude::Claude::new(root.join("claude"))),
+        Box::new(decode_codex::Codex::new(root.join("codex"))),
+        Box::new(decode_pi::Pi::new(root.join("pi"))),
+    ])
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Queries cut from the events' own text, with their case changed, plus a few that are absent.
+fn queries(corpus: &Corpus, rng: &mut Rng, n: usize) -> Vec<String> {
+    let mut texts = Vec::new();
+    for file in corpus.discover() {
+        if let Ok(loaded) = corpus.load(&file, &|_| Keep::Full, true) {
+            texts.extend(
+                loaded
+                    .events
+                    .into_iter()
+                    .map(|e| e.text)
+                    .filter(|t| !t.is_empty()),
+            );
+        }
+    }
+    let mut out = Vec::new();
+    while out.len() < n && !texts.is_empty() {
+        let text: Vec<char> = texts[rng.below(texts.len())].chars().collect();
+        let start = rng.below(text.len());
+        let len = 1 + rng.below(12);
+        let cut: String = text[start..(start + len).min(text.len())].iter().collect();
+        let q = match rng.below(4) {
+            0 => cut.to_uppercase(),
+            1 => cut.to_lowercase(),
+            2 => format!("{cut}zq"),
+            _ => cut,
+        };
+        out.push(q);
+    }
+    out.extend(
+        [
+            "STRASSE",
+            "\u{212A}elvin",
+            "ﬁle",
+            "[image]",
+            "Bash: git",
+            "bash: cargo",
+            "\"hi\"",
+            "a/b",
+        ]
+        .map(String::from),
+    );
+    out
+}
+
+fn differential(root: &Path, n: usize) {
+    let corpus = corpus(root);
+    let sessions = corpus.discover();
+    let mut rng = Rng(42);
+    let qs = queries(&corpus, &mut rng, n);
+    assert!(qs.len() >= n.min(10));
+    let mut hits = 0;
+    let mut skipped = 0;
+    for q in &qs {
+        let filter = Filter::new(std::slice::from_ref(q), vec![], None, None);
+        let raw = corpus.raw_prefilter(&filter);
+        skipped += sessions.iter().filter(|s| !raw(s)).count();
+        let run = |raw_prefilter| {
+            search(
+                &corpus,
+                &sessions,
+                &SearchRequest {
+                    filter: &filter,
+                    limit: 100_000,
+                    from: From::Newest,
+                    all_branches: true,
+                    raw_prefilter,
+                    candidates: None,
+                },
+            )
+            .items
+        };
+        let full = run(false);
+        hits += full.len();
+        assert_eq!(
+            run(true),
+            full,
+            "the prefilter changed the results of {q:?}"
+        );
+    }
+    assert!(hits > 0);
+    assert!(
+        skipped > qs.len(),
+        "the prefilter skipped only {skipped} files: the test proves nothing"
+    );
+}
+
+#[test]
+fn the_prefilter_equals_full_decoding_on_the_fixtures() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    for (from, to) in [
+        ("claude/projects", "claude"),
+        ("codex/sessions", "codex"),
+        ("pi/sessions", "pi"),
+    ] {
+        let src = fixtures.join(from);
+        if src.exists() {
+            std::os::unix::fs::symlink(&src, dir.path().join(to)).unwrap();
+        }
+    }
+    differential(dir.path(), 300);
+}
+
+#[test]
+fn the_prefilter_equals_full_decoding_on_a_generated_corpus() {
+    let Some(root) = std::env::var_os("NOTESOUP_DIFF_CORPUS").map(PathBuf::from) else {
+        return;
+    };
+    differential(&root, 60);
+}
