@@ -163,7 +163,10 @@ fn inherit(
     }
     let mut found = Vec::new();
     damage.report(&mut found);
-    let name = path.file_name().unwrap_or(path.as_os_str()).to_string_lossy();
+    let name = path
+        .file_name()
+        .unwrap_or(path.as_os_str())
+        .to_string_lossy();
     notices.extend(
         found
             .into_iter()

@@ -106,9 +106,7 @@ fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
         .map(String::as_str)
         .collect();
     for name in &files {
-        let shadowed = name
-            .strip_suffix(".zst")
-            .is_some_and(|p| plain.contains(p));
+        let shadowed = name.strip_suffix(".zst").is_some_and(|p| plain.contains(p));
         if !shadowed {
             out.push(dir.join(name));
         }
@@ -207,7 +205,10 @@ impl RolloutIndex {
             .get_or_insert_with(|| {
                 let mut map = HashMap::new();
                 for path in roots.iter().flat_map(|r| rollout_files(r)) {
-                    let name = path.file_name().and_then(|n| n.to_str()).and_then(parse_name);
+                    let name = path
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .and_then(parse_name);
                     if let Some(name) = name {
                         map.entry(name.rollout_id().to_owned()).or_insert(path);
                     }

@@ -121,7 +121,9 @@ fn classify(seq: u64, end: u64, mut line: Map<String, Value>) -> Option<Header> 
             }),
             _ => None,
         },
-        None if !line.contains_key("record_type") && line.get("id").is_some_and(Value::is_string) => {
+        None if !line.contains_key("record_type")
+            && line.get("id").is_some_and(Value::is_string) =>
+        {
             Some(Header {
                 seq,
                 end,

@@ -258,7 +258,14 @@ impl<'s> Projection<'s> {
         }
         let seq = event.seq;
         let waiting = |slot: &Slot, exact: bool| match slot {
-            Slot::Waiting(c) => c.twin == twin && (if exact { c.key == key } else { c.event.seq + 1 == seq }),
+            Slot::Waiting(c) => {
+                c.twin == twin
+                    && (if exact {
+                        c.key == key
+                    } else {
+                        c.event.seq + 1 == seq
+                    })
+            }
             _ => false,
         };
         let found = self
@@ -294,7 +301,9 @@ impl<'s> Projection<'s> {
             Some(i) => {
                 self.recent.remove(i);
             }
-            None => self.queue.push_back(Slot::Waiting(Candidate { event, twin, key })),
+            None => self
+                .queue
+                .push_back(Slot::Waiting(Candidate { event, twin, key })),
         }
     }
 
@@ -376,11 +385,15 @@ impl<'s> Projection<'s> {
                     },
                     _ => render::tool_output(item.get("output").unwrap_or(&Value::Null)),
                 };
-                let failed = output.failed || item.get("success").and_then(Value::as_bool) == Some(false);
+                let failed =
+                    output.failed || item.get("success").and_then(Value::as_bool) == Some(false);
                 self.tool_output(at, item, str_at(item, "name"), output.parts, failed);
             }
             "agent_message" => {
-                for text in items(item.get("content")).iter().filter_map(render::content_part) {
+                for text in items(item.get("content"))
+                    .iter()
+                    .filter_map(render::content_part)
+                {
                     self.push(at.event(Role::Context, "message", text));
                 }
             }
@@ -391,7 +404,9 @@ impl<'s> Projection<'s> {
 
     fn message(&mut self, at: At, item: &Value, layout: Layout) {
         let role = str_at(item, "role").unwrap_or_default();
-        let parts = items(item.get("content")).iter().filter_map(render::content_part);
+        let parts = items(item.get("content"))
+            .iter()
+            .filter_map(render::content_part);
         for text in parts {
             match role {
                 "user" => self.user_part(at, text, layout),
@@ -422,7 +437,11 @@ impl<'s> Projection<'s> {
             Layout::Envelope => Role::Context,
         };
         if let Some(context) = context {
-            self.message_part(layout, at.event(Role::Context, "message", context), Twin::User);
+            self.message_part(
+                layout,
+                at.event(Role::Context, "message", context),
+                Twin::User,
+            );
         }
         if layout == Layout::Bare && !request.trim().is_empty() && !self.turn_opened(at.seq) {
             self.user_turn(at.seq);
@@ -449,7 +468,14 @@ impl<'s> Projection<'s> {
 
     /// A tool's output; an output already shown for the same call (logged both as an item
     /// and as an event) is not shown again.
-    fn tool_output(&mut self, at: At, item: &Value, name: Option<&str>, parts: Vec<String>, failed: bool) {
+    fn tool_output(
+        &mut self,
+        at: At,
+        item: &Value,
+        name: Option<&str>,
+        parts: Vec<String>,
+        failed: bool,
+    ) {
         let call = str_at(item, "call_id");
         if let Some(call) = call {
             if !self.outputs.insert(call.to_owned()) {
@@ -473,7 +499,10 @@ impl<'s> Projection<'s> {
             return self.push(at.event(Role::Context, "summary", text));
         }
         for item in items(payload.get("replacement_history")) {
-            for text in items(item.get("content")).iter().filter_map(render::content_part) {
+            for text in items(item.get("content"))
+                .iter()
+                .filter_map(render::content_part)
+            {
                 if render::is_summary(text) {
                     self.push(at.event(Role::Context, "summary", text));
                 }
@@ -495,7 +524,10 @@ impl<'s> Projection<'s> {
             }
             "agent_reasoning" | "agent_reasoning_raw_content" => {
                 let text = str_at(msg, "text").unwrap_or_default();
-                self.dialogue(at.event(Role::Assistant, "reasoning", text), Twin::Reasoning);
+                self.dialogue(
+                    at.event(Role::Assistant, "reasoning", text),
+                    Twin::Reasoning,
+                );
             }
             "task_started" | "turn_started" => self.turn_start = Some(at.seq),
             "turn_aborted" => {
@@ -525,7 +557,10 @@ impl<'s> Projection<'s> {
                 let text = str_at(msg, "aggregated_output")
                     .or_else(|| str_at(msg, "formatted_output"))
                     .map_or_else(|| joined(msg, &["stdout", "stderr"]), str::to_owned);
-                let failed = msg.get("exit_code").and_then(Value::as_i64).is_some_and(|c| c != 0);
+                let failed = msg
+                    .get("exit_code")
+                    .and_then(Value::as_i64)
+                    .is_some_and(|c| c != 0);
                 self.tool_output(at, msg, Some("exec_command"), vec![text], failed);
             }
             "patch_apply_end" => {
@@ -564,7 +599,9 @@ impl<'s> Projection<'s> {
             return;
         }
         self.user_turn(at.seq);
-        self.user_parts(at, std::iter::once(text).chain(std::iter::repeat(IMAGE).take(images)));
+        let mut parts = vec![text];
+        parts.resize(1 + images, IMAGE);
+        self.user_parts(at, parts.into_iter());
     }
 
     /// The parts of a message a person typed, as dialogue events.
@@ -616,7 +653,10 @@ impl<'s> Projection<'s> {
                 }
             }
             "AgentMessage" => {
-                for text in items(item.get("content")).iter().filter_map(render::content_part) {
+                for text in items(item.get("content"))
+                    .iter()
+                    .filter_map(render::content_part)
+                {
                     self.dialogue(at.event(Role::Assistant, "message", text), Twin::Assistant);
                 }
             }
@@ -624,7 +664,10 @@ impl<'s> Projection<'s> {
                 let summary = items(item.get("summary_text")).iter();
                 let raw = items(item.get("raw_content")).iter();
                 for text in summary.chain(raw).filter_map(Value::as_str) {
-                    self.dialogue(at.event(Role::Assistant, "reasoning", text), Twin::Reasoning);
+                    self.dialogue(
+                        at.event(Role::Assistant, "reasoning", text),
+                        Twin::Reasoning,
+                    );
                 }
             }
             "Plan" => {
@@ -653,7 +696,10 @@ fn web_search(action: &Value) -> String {
     if let Some(query) = str_at(action, "query") {
         return query.to_owned();
     }
-    let queries: Vec<&str> = items(action.get("queries")).iter().filter_map(Value::as_str).collect();
+    let queries: Vec<&str> = items(action.get("queries"))
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     if !queries.is_empty() {
         return queries.join("\n");
     }

@@ -292,8 +292,14 @@ mod tests {
 
     #[test]
     fn inputs() {
-        assert_eq!(tool_input(&json!(r#"{"command":["bash","-lc","ls -la"]}"#)), "ls -la");
-        assert_eq!(tool_input(&json!(r#"{"command":["ls","-la"],"workdir":"/x"}"#)), "ls -la");
+        assert_eq!(
+            tool_input(&json!(r#"{"command":["bash","-lc","ls -la"]}"#)),
+            "ls -la"
+        );
+        assert_eq!(
+            tool_input(&json!(r#"{"command":["ls","-la"],"workdir":"/x"}"#)),
+            "ls -la"
+        );
         assert_eq!(tool_input(&json!(r#"{"cmd":"cargo test"}"#)), "cargo test");
         assert_eq!(tool_input(&json!(r#"{"input":"*** Begin"}"#)), "*** Begin");
         assert_eq!(tool_input(&json!(r#"{"b":2,"a":"x"}"#)), "a=x b=2");
@@ -308,16 +314,26 @@ mod tests {
         assert!(!new.failed);
         let unified = tool_output(&json!("Chunk ID: 1\nProcess exited with code 1\nOutput:\n"));
         assert!(unified.failed);
-        let parts = tool_output(&json!([{"type":"input_text","text":"a"},{"type":"input_image","image_url":"data:"}]));
+        let parts = tool_output(
+            &json!([{"type":"input_text","text":"a"},{"type":"input_image","image_url":"data:"}]),
+        );
         assert_eq!(parts.parts, vec!["a", "[image]"]);
     }
 
     #[test]
     fn markers() {
         assert!(is_injected("  <ENVIRONMENT_CONTEXT>\n<cwd>/x</cwd>"));
-        assert!(is_injected("# AGENTS.md instructions for /x\n\n<INSTRUCTIONS>"));
+        assert!(is_injected(
+            "# AGENTS.md instructions for /x\n\n<INSTRUCTIONS>"
+        ));
         assert!(!is_injected("please read <environment_context>"));
-        assert_eq!(environment_cwd("<environment_context>\n  <cwd>/home/u</cwd>"), Some("/home/u"));
-        assert_eq!(split_request("ctx\n## My request for Codex:\nfix it"), (Some("ctx\n## My request for Codex:"), "fix it"));
+        assert_eq!(
+            environment_cwd("<environment_context>\n  <cwd>/home/u</cwd>"),
+            Some("/home/u")
+        );
+        assert_eq!(
+            split_request("ctx\n## My request for Codex:\nfix it"),
+            (Some("ctx\n## My request for Codex:"), "fix it")
+        );
     }
 }

@@ -48,7 +48,10 @@ fn the_fixture_root_holds_one_session_per_thread() {
         ]
     );
     let name_of = |key: &str| &found.iter().find(|(k, _)| k.ends_with(key)).unwrap().1;
-    assert!(name_of(THREAD).ends_with(".jsonl"), "the plain file beats its .zst twin");
+    assert!(
+        name_of(THREAD).ends_with(".jsonl"),
+        "the plain file beats its .zst twin"
+    );
     assert!(
         name_of("00000000000b").contains("_019f2a10-0000-7000-8000-00000000000c"),
         "a reverted thread is its newest rollout"
@@ -58,7 +61,11 @@ fn the_fixture_root_holds_one_session_per_thread() {
         .into_iter()
         .find(|f| f.key.id.starts_with("4f1c3a7e"))
         .unwrap();
-    assert_eq!(flat.path.parent().unwrap(), common::root(), "the flat layout");
+    assert_eq!(
+        flat.path.parent().unwrap(),
+        common::root(),
+        "the flat layout"
+    );
     assert!(flat.size > 0 && flat.modified > 0);
 }
 
@@ -71,10 +78,16 @@ fn copy(from: &Path, to: &Path) {
 fn a_compressed_file_alone_is_found_and_symlinked_directories_are_not_followed() {
     let root = common::temp_dir("discovery");
     let zst = common::fixture(&format!("{THREAD}.jsonl.zst"));
-    copy(&zst, &root.join("2026/02/23").join(zst.file_name().unwrap()));
+    copy(
+        &zst,
+        &root.join("2026/02/23").join(zst.file_name().unwrap()),
+    );
     let elsewhere = common::temp_dir("discovery-elsewhere");
     let sample = common::rule("subagent");
-    copy(&sample, &elsewhere.join("03").join(sample.file_name().unwrap()));
+    copy(
+        &sample,
+        &elsewhere.join("03").join(sample.file_name().unwrap()),
+    );
     std::os::unix::fs::symlink(elsewhere.join("03"), root.join("2026/02/24")).unwrap();
     std::os::unix::fs::symlink(&elsewhere, root.join("2027")).unwrap();
 
@@ -89,7 +102,10 @@ fn a_compressed_file_alone_is_found_and_symlinked_directories_are_not_followed()
 #[test]
 fn a_file_named_without_an_id_is_known_by_its_header() {
     let root = common::temp_dir("no-id-in-name");
-    copy(&common::rule("g1-flat"), &root.join("rollout-2025-05-20.jsonl"));
+    copy(
+        &common::rule("g1-flat"),
+        &root.join("rollout-2025-05-20.jsonl"),
+    );
     let found = ids(&Codex::new(&root));
     assert_eq!(found[0].0, "codex:4f1c3a7e-2b8d-4c55-9e61-0a1b2c3d4e01");
     fs::remove_dir_all(&root).unwrap();

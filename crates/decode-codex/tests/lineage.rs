@@ -27,8 +27,12 @@ fn a_copied_fork_keeps_its_own_line_numbers_and_reads_one_file() {
         ]
     );
     let instructions: Vec<&Event> = events.iter().filter(|e| e.kind == "instructions").collect();
-    assert_eq!(instructions.len(), 1, "the copied parent session_meta adds nothing");
-    assert_eq!(decoded.lineage, [path.clone()]);
+    assert_eq!(
+        instructions.len(),
+        1,
+        "the copied parent session_meta adds nothing"
+    );
+    assert_eq!(decoded.lineage, std::slice::from_ref(&path));
     assert_eq!(common::codex().lineage(&common::file(&path)), [path]);
 }
 
@@ -47,9 +51,15 @@ fn a_referenced_fork_numbers_inherited_lines_first() {
         dialogue(&events)[3..],
         [(11, "now write the tests"), (16, "Tests written.")]
     );
-    assert!(!events.iter().any(|e| e.text == "and the risks?"), "after the cut");
+    assert!(
+        !events.iter().any(|e| e.text == "and the risks?"),
+        "after the cut"
+    );
     assert_eq!(decoded.lineage, [child.clone(), parent.clone()]);
-    assert_eq!(common::codex().lineage(&common::file(&child)), [child, parent]);
+    assert_eq!(
+        common::codex().lineage(&common::file(&child)),
+        [child, parent]
+    );
     assert!(decoded.notices.is_empty());
 }
 
@@ -70,10 +80,18 @@ fn a_revert_inherits_through_a_chain_of_history_bases() {
     );
     // The fork's lines 1..=6 take seqs 9..=14: its tool call and output are kept, its
     // answer (line 7, after the cut) is not.
-    let tools: Vec<u64> = events.iter().filter(|e| e.role == Role::Tool).map(|e| e.seq).collect();
+    let tools: Vec<u64> = events
+        .iter()
+        .filter(|e| e.role == Role::Tool)
+        .map(|e| e.seq)
+        .collect();
     assert_eq!(tools, [12, 13]);
     assert!(!events.iter().any(|e| e.text == "Tests written."));
-    let expected = [revert.clone(), rule("fork-history-base"), rule("g4-paginated")];
+    let expected = [
+        revert.clone(),
+        rule("fork-history-base"),
+        rule("g4-paginated"),
+    ];
     assert_eq!(decoded.lineage, expected);
     assert_eq!(common::codex().lineage(&common::file(&revert)), expected);
 }
@@ -84,9 +102,22 @@ fn a_query_hit_in_inherited_history_counts_for_the_child() {
     let filter = Filter::new(&["DESIGN DOC".to_string()], vec![], None, None);
     for name in ["fork-history-base", "revert-history-base-chain"] {
         let file = common::file(&rule(name));
-        assert!(corpus.raw_prefilter(&filter)(&file), "{name}: the prefilter reads ancestors");
+        assert!(
+            corpus.raw_prefilter(&filter)(&file),
+            "{name}: the prefilter reads ancestors"
+        );
         let loaded = corpus
-            .load(&file, &|e| if filter.matches(e) { Keep::Full } else { Keep::Drop }, false)
+            .load(
+                &file,
+                &|e| {
+                    if filter.matches(e) {
+                        Keep::Full
+                    } else {
+                        Keep::Drop
+                    }
+                },
+                false,
+            )
             .unwrap();
         let hits: Vec<(u64, Role)> = loaded.events.iter().map(|e| (e.seq, e.role)).collect();
         assert_eq!(hits, [(4, Role::User)], "{name}");
@@ -99,7 +130,11 @@ fn a_cycle_of_history_bases_is_read_once() {
     let (events, decoded) = decode(&a);
     assert_eq!(dialogue(&events), [(3, "hello from 0d")]);
     assert_eq!(decoded.lineage.len(), 2);
-    assert!(decoded.notices[0].contains("cycle"), "{:?}", decoded.notices);
+    assert!(
+        decoded.notices[0].contains("cycle"),
+        "{:?}",
+        decoded.notices
+    );
     assert_eq!(common::codex().lineage(&common::file(&a)), decoded.lineage);
 }
 

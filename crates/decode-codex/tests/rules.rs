@@ -33,11 +33,21 @@ fn g1_items_are_the_dialogue_and_only_the_header_has_a_time() {
         ["**Listing files**", "The directory holds README.md."]
     );
     let first = &events[0];
-    assert_eq!((first.seq, first.role, first.kind.as_str()), (1, Role::Context, "instructions"));
+    assert_eq!(
+        (first.seq, first.role, first.kind.as_str()),
+        (1, Role::Context, "instructions")
+    );
     assert!(first.timestamp.is_some());
     assert!(events[1..].iter().all(|e| e.timestamp.is_none()));
-    assert_eq!(at(&events, 3).iter().map(|e| e.part).collect::<Vec<_>>(), [0, 1]);
-    assert_eq!(decoded.meta.cwd.as_deref(), Some("/home/u/g1"), "from <environment_context>");
+    assert_eq!(
+        at(&events, 3).iter().map(|e| e.part).collect::<Vec<_>>(),
+        [0, 1]
+    );
+    assert_eq!(
+        decoded.meta.cwd.as_deref(),
+        Some("/home/u/g1"),
+        "from <environment_context>"
+    );
     assert!(decoded.notices.is_empty());
 }
 
@@ -50,7 +60,11 @@ fn g2_state_lines_and_a_null_instructions_header_leave_holes() {
     let call = at(&events, 7)[0];
     assert_eq!(call.text, "local_shell: cargo test");
     assert_eq!(call.tool.as_deref(), Some("local_shell"));
-    assert_eq!(at(&events, 8)[0].tool.as_deref(), Some("local_shell"), "by call_id");
+    assert_eq!(
+        at(&events, 8)[0].tool.as_deref(),
+        Some("local_shell"),
+        "by call_id"
+    );
     assert!(decoded.notices.is_empty());
 }
 
@@ -66,9 +80,18 @@ fn g3_messages_logged_as_item_and_event_show_once() {
     assert!(at(&events, 5).is_empty() && at(&events, 6)[0].role == Role::User);
     assert!(at(&events, 8).is_empty() && at(&events, 9)[0].kind == "reasoning");
     assert!(at(&events, 20).is_empty() && at(&events, 19)[0].role == Role::Assistant);
-    assert!(at(&events, 18).is_empty(), "MCP output logged as event and item shows once");
-    assert!(events.iter().filter(|e| e.role == Role::User || e.role == Role::Assistant).all(|e| e.visible));
-    assert!(events.iter().filter(|e| e.role == Role::Tool || e.role == Role::Context).all(|e| !e.visible));
+    assert!(
+        at(&events, 18).is_empty(),
+        "MCP output logged as event and item shows once"
+    );
+    assert!(events
+        .iter()
+        .filter(|e| e.role == Role::User || e.role == Role::Assistant)
+        .all(|e| e.visible));
+    assert!(events
+        .iter()
+        .filter(|e| e.role == Role::Tool || e.role == Role::Context)
+        .all(|e| !e.visible));
 }
 
 #[test]
@@ -76,13 +99,33 @@ fn g3_tools_name_the_tool_and_its_command() {
     let (events, _) = decode(&rule("g3-envelope"));
     let tool = |seq| {
         let e = at(&events, seq)[0];
-        (e.kind.clone(), e.tool.clone().unwrap_or_default(), e.text.clone())
+        (
+            e.kind.clone(),
+            e.tool.clone().unwrap_or_default(),
+            e.text.clone(),
+        )
     };
-    assert_eq!(tool(10), ("tool_call".into(), "exec_command".into(), "exec_command: cargo test".into()));
+    assert_eq!(
+        tool(10),
+        (
+            "tool_call".into(),
+            "exec_command".into(),
+            "exec_command: cargo test".into()
+        )
+    );
     assert_eq!(tool(12).0, "tool_error", "Exit code: 101");
     assert_eq!(tool(12).1, "exec_command");
-    assert!(tool(13).2.starts_with("apply_patch: *** Begin Patch\n*** Update File: src/lib.rs"));
-    assert_eq!(tool(14), ("tool_output".into(), "apply_patch".into(), "Success. Updated the following files:\nM src/lib.rs\n".into()));
+    assert!(tool(13)
+        .2
+        .starts_with("apply_patch: *** Begin Patch\n*** Update File: src/lib.rs"));
+    assert_eq!(
+        tool(14),
+        (
+            "tool_output".into(),
+            "apply_patch".into(),
+            "Success. Updated the following files:\nM src/lib.rs\n".into()
+        )
+    );
     assert_eq!(tool(15).2, "web_search: rust integer overflow add");
     assert_eq!(tool(16).2, "mcp__docs__search: wrapping_add");
     assert_eq!(tool(17).1, "mcp__docs__search");
@@ -95,12 +138,25 @@ fn g3_unknown_types_and_enum_values_are_tolerated() {
     for seq in [7, 11, 21, 22, 23, 24, 25, 26, 28] {
         assert!(at(&events, seq).is_empty(), "line {seq} shows nothing");
     }
-    assert_eq!(decoded.meta.title.as_deref(), Some("Fix the failing add test"));
+    assert_eq!(
+        decoded.meta.title.as_deref(),
+        Some("Fix the failing add test")
+    );
     assert_eq!(decoded.meta.cwd.as_deref(), Some("/home/u/proj"));
     let summary = at(&events, 27)[0];
-    assert_eq!((summary.role, summary.kind.as_str()), (Role::Context, "summary"));
+    assert_eq!(
+        (summary.role, summary.kind.as_str()),
+        (Role::Context, "summary")
+    );
     assert_eq!(at(&events, 29)[0].kind, "plan");
-    assert_eq!(rows(&events).iter().filter(|r| r.0 == 32).map(|r| r.4.as_str()).collect::<Vec<_>>(), ["what about this screenshot?", "[image]"]);
+    assert_eq!(
+        rows(&events)
+            .iter()
+            .filter(|r| r.0 == 32)
+            .map(|r| r.4.as_str())
+            .collect::<Vec<_>>(),
+        ["what about this screenshot?", "[image]"]
+    );
     assert_eq!(at(&events, 33)[0].text, "turn_aborted: interrupted");
     assert_eq!(at(&events, 34)[0].role, Role::Context, "<turn_aborted>");
 }
@@ -123,23 +179,41 @@ fn g4_dialogue_comes_from_item_completed() {
             (12, Role::Assistant, "Migration rewrites files in place."),
         ]
     );
-    assert_eq!(texts(&events, Role::Context), ["<collaboration_mode>default</collaboration_mode>"]);
+    assert_eq!(
+        texts(&events, Role::Context),
+        ["<collaboration_mode>default</collaboration_mode>"]
+    );
 }
 
 #[test]
 fn real_sample_shows_each_message_once_and_redacted_injections_as_context() {
     let (events, decoded) = decode(&rule("real-sample"));
     assert!(decoded.notices.is_empty());
-    assert_eq!(decoded.meta.cwd.as_deref(), Some("/redacted/path/ea96e59ed9"));
+    assert_eq!(
+        decoded.meta.cwd.as_deref(),
+        Some("/redacted/path/ea96e59ed9")
+    );
     // Lines 2-7 are developer messages and user-role injections (AGENTS.md, environment)
     // whose markers the publisher redacted; no user_message event claims them.
     assert!((2..=7).all(|seq| at(&events, seq)[0].role == Role::Context));
     // Line 9 is the item twin of the user_message on line 10.
     assert!(at(&events, 9).is_empty());
-    assert_eq!(texts(&events, Role::User), ["[REDACTED_MESSAGE len=98 sha=c002ff99]"]);
-    let assistant: Vec<&Event> = events.iter().filter(|e| e.role == Role::Assistant).collect();
-    assert_eq!(assistant.len(), 12, "6 reasoning summaries and 6 messages, none doubled");
-    assert!(assistant.iter().all(|e| [13, 15, 22, 24, 31, 33, 40, 42, 49, 51, 58, 60].contains(&e.seq)));
+    assert_eq!(
+        texts(&events, Role::User),
+        ["[REDACTED_MESSAGE len=98 sha=c002ff99]"]
+    );
+    let assistant: Vec<&Event> = events
+        .iter()
+        .filter(|e| e.role == Role::Assistant)
+        .collect();
+    assert_eq!(
+        assistant.len(),
+        12,
+        "6 reasoning summaries and 6 messages, none doubled"
+    );
+    assert!(assistant
+        .iter()
+        .all(|e| [13, 15, 22, 24, 31, 33, 40, 42, 49, 51, 58, 60].contains(&e.seq)));
     let tools = events.iter().filter(|e| e.role == Role::Tool).count();
     assert_eq!(tools, 10, "5 calls and their outputs");
 }
@@ -150,15 +224,26 @@ fn injected_context_is_context_and_only_typed_text_is_user() {
     assert_eq!(texts(&events, Role::User), ["rename foo to bar"]);
     for seq in 2..=11 {
         let e = at(&events, seq)[0];
-        assert_eq!((e.role, e.visible), (Role::Context, false), "line {seq}: {}", e.text);
+        assert_eq!(
+            (e.role, e.visible),
+            (Role::Context, false),
+            "line {seq}: {}",
+            e.text
+        );
     }
     let ide = at(&events, 14);
     assert_eq!(ide.len(), 2);
     assert_eq!(ide[0].role, Role::Context);
     assert!(ide[0].text.ends_with("## My request for Codex:"));
-    assert!(at(&events, 13).is_empty(), "the item twin of the IDE message");
+    assert!(
+        at(&events, 13).is_empty(),
+        "the item twin of the IDE message"
+    );
     assert_eq!(at(&events, 17)[0].role, Role::Context, "<turn_aborted>");
-    assert!(at(&events, 18).is_empty(), "a user_message of kind environment_context");
+    assert!(
+        at(&events, 18).is_empty(),
+        "a user_message of kind environment_context"
+    );
     assert_eq!(at(&events, 19)[0].kind, "summary");
 }
 
@@ -169,20 +254,49 @@ fn a_rollback_takes_the_undone_turn_off_the_branch() {
     assert_eq!(decoded.branch.as_deref(), Some(&[4, 5, 14, 17, 18][..]));
     assert_eq!(at(&events, 14)[0].text, "thread_rolled_back: 1");
     let corpus = Corpus::new(vec![Box::new(common::codex())]);
-    let loaded = corpus.load(&common::file(&path), &|_| Keep::Full, false).unwrap();
-    let kept: Vec<&str> = loaded.events.iter().filter(|e| e.visible).map(|e| e.text.as_str()).collect();
-    assert_eq!(kept, ["first question", "first answer", "second question, rephrased", "a better answer"]);
+    let loaded = corpus
+        .load(&common::file(&path), &|_| Keep::Full, false)
+        .unwrap();
+    let kept: Vec<&str> = loaded
+        .events
+        .iter()
+        .filter(|e| e.visible)
+        .map(|e| e.text.as_str())
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            "first question",
+            "first answer",
+            "second question, rephrased",
+            "a better answer"
+        ]
+    );
 }
 
 #[test]
 fn a_subagent_is_its_own_thread_not_its_root_session() {
     let (events, decoded) = decode(&rule("subagent"));
-    assert_eq!(at(&events, 3)[0].text, "Review src/lib.rs for overflow bugs.");
+    assert_eq!(
+        at(&events, 3)[0].text,
+        "Review src/lib.rs for overflow bugs."
+    );
     assert_eq!(at(&events, 3)[0].role, Role::Context);
-    assert_eq!(texts(&events, Role::Assistant), ["No overflow: the inputs are u8 widened to u32."]);
-    assert_eq!(at(&events, 7)[0].kind, "tool_output", "Process exited with code 0");
+    assert_eq!(
+        texts(&events, Role::Assistant),
+        ["No overflow: the inputs are u8 widened to u32."]
+    );
+    assert_eq!(
+        at(&events, 7)[0].kind,
+        "tool_output",
+        "Process exited with code 0"
+    );
     assert_eq!(decoded.lineage, [rule("subagent")]);
-    let ids: Vec<String> = common::codex().discover().into_iter().map(|f| f.key.id).collect();
+    let ids: Vec<String> = common::codex()
+        .discover()
+        .into_iter()
+        .map(|f| f.key.id)
+        .collect();
     assert!(ids.contains(&"019c9b00-2222-7000-8000-000000000002".to_string()));
 }
 

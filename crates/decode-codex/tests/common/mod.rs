@@ -9,19 +9,40 @@ use history_core::{DecodeError, Decoded, Event, SessionFile, SessionKey, Transcr
 /// Fixture file name endings, by the rule each exercises.
 pub const FIXTURES: &[(&str, &str)] = &[
     ("g1-flat", "4f1c3a7e-2b8d-4c55-9e61-0a1b2c3d4e01.jsonl"),
-    ("g2-record-type-state", "5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl"),
+    (
+        "g2-record-type-state",
+        "5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl",
+    ),
     ("g3-envelope", "019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl"),
     ("real-sample", "019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"),
     ("fork-copied", "019c9a00-1111-7000-8000-000000000001.jsonl"),
     ("subagent", "019c9b00-2222-7000-8000-000000000002.jsonl"),
-    ("injected-context", "019c9c00-3333-7000-8000-000000000003.jsonl"),
+    (
+        "injected-context",
+        "019c9c00-3333-7000-8000-000000000003.jsonl",
+    ),
     ("rollback", "019c9d00-4444-7000-8000-000000000004.jsonl"),
-    ("damaged-lines", "019c9e00-5555-7000-8000-000000000005.jsonl"),
+    (
+        "damaged-lines",
+        "019c9e00-5555-7000-8000-000000000005.jsonl",
+    ),
     ("g4-paginated", "019f2a10-0000-7000-8000-00000000000a.jsonl"),
-    ("fork-history-base", "019f2a10-0000-7000-8000-00000000000b.jsonl"),
-    ("revert-history-base-chain", "00000000000b_019f2a10-0000-7000-8000-00000000000c.jsonl"),
-    ("history-base-cycle", "019f2a10-0000-7000-8000-00000000000d.jsonl"),
-    ("history-base-missing", "019f2a10-0000-7000-8000-000000000010.jsonl"),
+    (
+        "fork-history-base",
+        "019f2a10-0000-7000-8000-00000000000b.jsonl",
+    ),
+    (
+        "revert-history-base-chain",
+        "00000000000b_019f2a10-0000-7000-8000-00000000000c.jsonl",
+    ),
+    (
+        "history-base-cycle",
+        "019f2a10-0000-7000-8000-00000000000d.jsonl",
+    ),
+    (
+        "history-base-missing",
+        "019f2a10-0000-7000-8000-000000000010.jsonl",
+    ),
 ];
 
 /// The fixture of a rule named in [`FIXTURES`].
@@ -117,9 +138,20 @@ pub fn render(events: &[Event]) -> String {
     for e in events {
         let text: String = e.text.replace('\n', "⏎");
         let cut: String = text.chars().take(120).collect();
-        let more = if text.chars().count() > 120 { "…" } else { "" };
-        let tool = e.tool.as_deref().map(|t| format!(" [{t}]")).unwrap_or_default();
-        let time = e.timestamp.map(|t| t.to_string()).unwrap_or_else(|| "-".into());
+        let more = if text.chars().count() > 120 {
+            "…"
+        } else {
+            ""
+        };
+        let tool = e
+            .tool
+            .as_deref()
+            .map(|t| format!(" [{t}]"))
+            .unwrap_or_default();
+        let time = e
+            .timestamp
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| "-".into());
         let vis = if e.visible { "" } else { " (hidden)" };
         out.push_str(&format!(
             "{}.{} {} {}{tool}{vis} {time} | {cut}{more}\n",
@@ -133,7 +165,15 @@ pub fn render(events: &[Event]) -> String {
 pub fn rows(events: &[Event]) -> Vec<(u64, u32, String, String, String)> {
     events
         .iter()
-        .map(|e| (e.seq, e.part, e.role.to_string(), e.kind.clone(), e.text.clone()))
+        .map(|e| {
+            (
+                e.seq,
+                e.part,
+                e.role.to_string(),
+                e.kind.clone(),
+                e.text.clone(),
+            )
+        })
         .collect()
 }
 
