@@ -50,6 +50,13 @@ fn the_zst_twin_is_the_same_bytes_and_the_same_events() {
     assert_eq!(zst_decoded.notices, plain_decoded.notices);
     assert_eq!(zst_decoded.meta, plain_decoded.meta);
     assert_eq!(zst_decoded.branch, plain_decoded.branch);
+
+    // The raw prefilter reads the decompressed bytes.
+    let corpus = history_core::Corpus::new(vec![Box::new(common::codex())]);
+    let query = |q: &str| history_core::Filter::new(&[q.to_string()], vec![], None, None);
+    let file = common::file(&zst);
+    assert!(corpus.raw_prefilter(&query("Failing TEST"))(&file));
+    assert!(!corpus.raw_prefilter(&query("zebra"))(&file));
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
