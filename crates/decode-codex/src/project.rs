@@ -169,8 +169,17 @@ impl<'s> Projection<'s> {
     pub fn finish(mut self) -> Outcome {
         self.settle(u64::MAX);
         let branch = (!self.rolled_back.is_empty()).then(|| {
-            let gone = |seq: &u64| self.rolled_back.iter().any(|(a, b)| (*a..*b).contains(seq));
-            self.seqs.iter().copied().filter(|s| !gone(s)).collect()
+            // Both lists are walked once, in order (seqs are delivered in order).
+            self.rolled_back.sort_unstable();
+            let mut ranges = self.rolled_back.iter().peekable();
+            let mut kept = Vec::with_capacity(self.seqs.len());
+            for &seq in &self.seqs {
+                while ranges.next_if(|(_, end)| *end <= seq).is_some() {}
+                if !ranges.peek().is_some_and(|(start, _)| *start <= seq) {
+                    kept.push(seq);
+                }
+            }
+            kept
         });
         Outcome {
             branch,

@@ -228,9 +228,20 @@ pub fn fit_list(
     (admitted.dropped_older, admitted.dropped_newer)
 }
 
+/// How much text before a match stays in view when a long hit is cut.
+const LEAD: usize = 160;
+
 /// Cuts an item's text until its rendering fits in `room`; false if even an empty text won't.
+/// A search hit keeps its match in view: the text then starts a little before it.
 fn shrink(item: &mut ItemView, room: usize, cost: impl Fn(&ItemView) -> usize) -> bool {
-    let full = std::mem::take(&mut item.text);
+    let mut full = std::mem::take(&mut item.text);
+    if let Some(focus) = item.focus.filter(|f| *f > LEAD) {
+        let mut start = focus - LEAD;
+        while !full.is_char_boundary(start) {
+            start += 1;
+        }
+        full = format!("…{}", &full[start..]);
+    }
     item.truncated = true;
     let overhead = cost(item) + history_core::budget::CUT_MARKER.len();
     if overhead >= room {

@@ -220,6 +220,7 @@ pub fn list(
             Ok(many_sessions(
                 ctx,
                 listing,
+                &filter,
                 args,
                 common.budget,
                 from,
@@ -271,6 +272,9 @@ fn one_session(
             .into_iter()
             .map(|item| {
                 let mut view = ItemView::new(canonical.clone(), Some(path.clone()), item.event);
+                if filter.is_search() && view.text.len() > LONG_TEXT {
+                    view.focus = filter.first_match(&view.text);
+                }
                 view.folded_before = item.folded_before.map(|f| FoldView::new(f, &base));
                 view
             })
@@ -315,9 +319,13 @@ fn one_session(
     Ok((printer.list(&doc), has_items))
 }
 
+/// Texts longer than this are likely to be cut; their match position is worth finding.
+const LONG_TEXT: usize = 1024;
+
 fn many_sessions(
     ctx: &Context,
     listing: Listing,
+    filter: &Filter,
     args: &ListArgs,
     budget: usize,
     from: From,
@@ -360,7 +368,17 @@ fn many_sessions(
     let mut doc = ListDoc {
         schema_version: SCHEMA_VERSION,
         session: None,
-        items: listing.items.into_iter().map(ItemView::from_hit).collect(),
+        items: listing
+            .items
+            .into_iter()
+            .map(|hit| {
+                let mut item = ItemView::from_hit(hit);
+                if filter.is_search() && item.text.len() > LONG_TEXT {
+                    item.focus = filter.first_match(&item.text);
+                }
+                item
+            })
+            .collect(),
         folded_after: None,
         has_older: listing.has_older,
         has_newer: listing.has_newer,

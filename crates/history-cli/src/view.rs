@@ -85,6 +85,9 @@ pub struct ItemView {
     pub on_active_branch: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub folded_before: Option<FoldView>,
+    /// Where in the text the query matched: a cut text keeps the match in view.
+    #[serde(skip)]
+    pub focus: Option<usize>,
 }
 
 impl ItemView {
@@ -103,6 +106,7 @@ impl ItemView {
             tool: event.tool,
             on_active_branch: event.on_active_branch,
             folded_before: None,
+            focus: None,
         }
     }
 

@@ -692,6 +692,33 @@ fn the_budget_bounds_the_whole_output() {
 }
 
 #[test]
+fn a_cut_hit_keeps_its_match_in_view() {
+    let r = Roots::new();
+    for session in ["*", "claude:70fc6d83"] {
+        let run = claude(
+            &r,
+            &[
+                "list",
+                "--session",
+                session,
+                "--query",
+                "Gemini CLI\" string",
+                "--budget",
+                "1400",
+                "--json",
+            ],
+        );
+        let item = &run.json()["items"][0];
+        assert_eq!(item["truncated"], true);
+        let text = item["text"].as_str().unwrap();
+        assert!(
+            text.starts_with('…') && text.contains("\"Gemini CLI\" string"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
 fn read_shows_one_event_and_continues_by_offset() {
     let r = Roots::new();
     let full = claude(

@@ -96,6 +96,32 @@ impl Filter {
             .any(|q| memmem::find(folded.as_bytes(), q.as_bytes()).is_some())
     }
 
+    /// The byte offset in `text` where the first match of any query starts.
+    pub fn first_match(&self, text: &str) -> Option<usize> {
+        if text.is_ascii() {
+            let folded = text.to_ascii_lowercase();
+            return self
+                .queries
+                .iter()
+                .filter_map(|q| memmem::find(folded.as_bytes(), q.as_bytes()))
+                .min();
+        }
+        // Fold character by character, remembering where each folded byte came from.
+        let mut folded = String::with_capacity(text.len());
+        let mut origin = Vec::with_capacity(text.len());
+        for (at, c) in text.char_indices() {
+            for f in std::iter::once(c).default_case_fold() {
+                folded.push(f);
+                origin.resize(folded.len(), at);
+            }
+        }
+        self.queries
+            .iter()
+            .filter_map(|q| memmem::find(folded.as_bytes(), q.as_bytes()))
+            .min()
+            .map(|i| origin[i])
+    }
+
     /// Whether the event passes every part of the filter.
     pub fn matches(&self, event: &Event) -> bool {
         self.in_time(event) && self.has_role(event) && self.matches_text(&event.text)
@@ -143,6 +169,15 @@ mod tests {
         assert!(f.matches(&ev("we DEPLOYED it")));
         assert!(!f.matches(&ev("nothing")));
         assert!(!Filter::new(&["".into()], vec![], None, None).is_search());
+    }
+
+    #[test]
+    fn first_match_points_into_the_original_text() {
+        let f = Filter::new(&["STRASSE".into(), "zzz".into()], vec![], None, None);
+        let text = "ééé die Straße";
+        assert_eq!(&text[f.first_match(text).unwrap()..], "Straße");
+        assert_eq!(f.first_match("plain strasse"), Some(6));
+        assert_eq!(f.first_match("nothing"), None);
     }
 
     #[test]
