@@ -175,7 +175,8 @@ impl<'s> Projection<'s> {
             let mut kept = Vec::with_capacity(self.seqs.len());
             for &seq in &self.seqs {
                 while ranges.next_if(|(_, end)| *end <= seq).is_some() {}
-                if !ranges.peek().is_some_and(|(start, _)| *start <= seq) {
+                let gone = matches!(ranges.peek(), Some((start, _)) if *start <= seq);
+                if !gone {
                     kept.push(seq);
                 }
             }
