@@ -308,3 +308,46 @@ fn generated_words_cover_the_placeholders_and_tool_labels() {
     }
     assert_eq!(codex.harness(), "codex");
 }
+
+#[test]
+fn successive_rollbacks_remove_the_turns_still_in_force() {
+    let dir = common::temp_dir("rollbacks");
+    let line = |payload: &str| {
+        format!(r#"{{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{payload}}}"#)
+    };
+    let turn = |text: &str| {
+        [
+            line(r#"{"type":"task_started","turn_id":"t"}"#),
+            line(&format!(r#"{{"type":"user_message","message":"{text}"}}"#)),
+            line(&format!(
+                r#"{{"type":"agent_message","message":"re {text}"}}"#
+            )),
+        ]
+    };
+    let mut lines = vec![
+        r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x"}}"#
+            .to_string(),
+    ];
+    lines.extend(turn("A"));
+    lines.extend(turn("B"));
+    lines.extend(turn("C"));
+    lines.push(line(r#"{"type":"thread_rolled_back","num_turns":1}"#));
+    lines.extend(turn("D"));
+    lines.push(line(r#"{"type":"thread_rolled_back","num_turns":2}"#));
+    let corpus = Corpus::new(vec![Box::new(common::codex())]);
+    let path = dir.join("rollout-2026-01-01T00-00-00-019c0000-0000-7000-8000-000000000000.jsonl");
+    let kept = |lines: &[String]| -> Vec<String> {
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let loaded = corpus
+            .load(&common::file(&path), &|_| Keep::Full, false)
+            .unwrap();
+        loaded.events.into_iter().map(|e| e.text).collect()
+    };
+    // The second rollback takes D and then B (C is gone already), with the first marker.
+    assert_eq!(kept(&lines), ["A", "re A", "thread_rolled_back: 2"]);
+    lines.extend(turn("E"));
+    lines.push(line(r#"{"type":"thread_rolled_back","num_turns":99}"#));
+    lines.extend(turn("F"));
+    assert_eq!(kept(&lines), ["thread_rolled_back: 99", "F", "re F"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
