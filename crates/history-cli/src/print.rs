@@ -205,28 +205,36 @@ impl Printer for Json {
 const FRAME_SLACK: usize = 96;
 
 /// Admits the doc's items from the end `from` names until the output would exceed `budget`,
-/// cutting one long text to fit where that is worth it.
+/// cutting one long text to fit where that is worth it. With `fair_share` (results from many
+/// sessions), a text longer than its share of the room is cut first, so that one long event
+/// does not crowd out every other hit.
 pub fn fit_list(
     doc: &mut ListDoc,
     printer: &dyn Printer,
     budget: usize,
     from: From,
+    fair_share: bool,
 ) -> (bool, bool) {
-    let items = std::mem::take(&mut doc.items);
+    let mut items = std::mem::take(&mut doc.items);
     let frame = printer.list(doc).len() + FRAME_SLACK;
-    let mut items = items;
     let implicit = doc.implicit;
+    let cost = |i: &ItemView| printer.item(i, implicit).len();
     let room = budget.saturating_sub(frame);
-    let admitted = admit(
-        &mut items,
-        from,
-        room,
-        |i| printer.item(i, implicit).len(),
-        |i, room| shrink(i, room, |i| printer.item(i, implicit).len()),
-    );
+    if fair_share && !items.is_empty() {
+        let share = (room / items.len()).max(MIN_SHARE);
+        for item in &mut items {
+            if cost(item) > share {
+                shrink(item, share, cost);
+            }
+        }
+    }
+    let admitted = admit(&mut items, from, room, cost, |i, room| shrink(i, room, cost));
     doc.items = items;
     (admitted.dropped_older, admitted.dropped_newer)
 }
+
+/// The least room a hit's share of the budget gets.
+const MIN_SHARE: usize = 600;
 
 /// How much text before a match stays in view when a long hit is cut.
 const LEAD: usize = 160;

@@ -272,7 +272,7 @@ fn one_session(
             .into_iter()
             .map(|item| {
                 let mut view = ItemView::new(canonical.clone(), Some(path.clone()), item.event);
-                if filter.is_search() && view.text.len() > LONG_TEXT {
+                if filter.is_search() {
                     view.focus = filter.first_match(&view.text);
                 }
                 view.folded_before = item.folded_before.map(|f| FoldView::new(f, &base));
@@ -287,7 +287,7 @@ fn one_session(
         notice: notice_of(&loaded.notices),
         implicit,
     };
-    let (dropped_older, dropped_newer) = fit_list(&mut doc, printer, budget, req.from());
+    let (dropped_older, dropped_newer) = fit_list(&mut doc, printer, budget, req.from(), false);
     doc.has_older |= dropped_older;
     doc.has_newer |= dropped_newer;
     let first = doc
@@ -318,9 +318,6 @@ fn one_session(
     let has_items = !doc.items.is_empty();
     Ok((printer.list(&doc), has_items))
 }
-
-/// Texts longer than this are likely to be cut; their match position is worth finding.
-const LONG_TEXT: usize = 1024;
 
 fn many_sessions(
     ctx: &Context,
@@ -373,7 +370,7 @@ fn many_sessions(
             .into_iter()
             .map(|hit| {
                 let mut item = ItemView::from_hit(hit);
-                if filter.is_search() && item.text.len() > LONG_TEXT {
+                if filter.is_search() {
                     item.focus = filter.first_match(&item.text);
                 }
                 item
@@ -387,7 +384,7 @@ fn many_sessions(
         notice: notice_of(&notices),
         implicit: false,
     };
-    let (dropped_older, dropped_newer) = fit_list(&mut doc, printer, budget, from);
+    let (dropped_older, dropped_newer) = fit_list(&mut doc, printer, budget, from, true);
     doc.has_older |= dropped_older;
     doc.has_newer |= dropped_newer;
     let has_items = !doc.items.is_empty();
