@@ -228,7 +228,9 @@ pub fn fit_list(
             }
         }
     }
-    let admitted = admit(&mut items, from, room, cost, |i, room| shrink(i, room, cost));
+    let admitted = admit(&mut items, from, room, cost, |i, room| {
+        shrink(i, room, cost)
+    });
     doc.items = items;
     (admitted.dropped_older, admitted.dropped_newer)
 }

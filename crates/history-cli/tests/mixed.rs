@@ -1,0 +1,154 @@
+//! All three harnesses in one overview, one search, and one selector space.
+
+mod common;
+
+use common::Roots;
+
+#[test]
+fn one_overview_mixes_every_harness_sorted_by_time() {
+    let r = Roots::new();
+    let run = r.run(&["list", "--limit", "200", "--json"]).json();
+    let items = run["items"].as_array().unwrap();
+    for h in ["claude:", "codex:", "pi:"] {
+        assert!(
+            items
+                .iter()
+                .any(|i| i["session"].as_str().unwrap().starts_with(h)),
+            "no {h}"
+        );
+    }
+    let times: Vec<&str> = items
+        .iter()
+        .map(|i| i["timestamp"].as_str().unwrap_or(""))
+        .collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    assert_eq!(times, sorted);
+    // Skipped sessions (the Claude file without a leaf) are counted, not fatal.
+    assert!(run["notice"]
+        .as_str()
+        .unwrap()
+        .contains("could not be loaded"));
+}
+
+#[test]
+fn one_search_mixes_every_harness() {
+    let r = Roots::new();
+    let run = r
+        .run(&[
+            "list",
+            "--session",
+            "*",
+            "--query",
+            "test",
+            "--limit",
+            "500",
+            "--json",
+        ])
+        .json();
+    let items = run["items"].as_array().unwrap();
+    for h in ["claude:", "codex:", "pi:"] {
+        assert!(
+            items
+                .iter()
+                .any(|i| i["session"].as_str().unwrap().starts_with(h)),
+            "no {h} hit"
+        );
+    }
+    let keys: Vec<(bool, String, String, u64)> = items
+        .iter()
+        .map(|i| {
+            (
+                !i["timestamp"].is_null(),
+                i["timestamp"].as_str().unwrap_or("").to_string(),
+                i["session"].as_str().unwrap().to_string(),
+                i["seq"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted, "untimed first, then by time, session, seq");
+}
+
+#[test]
+fn unqualified_ids_try_the_current_harness_first() {
+    let r = Roots::new();
+    // "019" prefixes sessions of codex and pi.
+    let amb = r.run(&["list", "--session", "019", "--json"]).json();
+    assert_eq!(amb["error"]["code"], "ambiguous_session");
+    assert!(amb["error"]["candidates"].as_array().unwrap().len() <= 5);
+    let pi = r
+        .run(&["list", "--session", "019f86", "--host", "codex", "--json"])
+        .json();
+    assert_eq!(
+        pi["session"], "pi:019f86d0-2b56-72c1-b90f-60a707fde7d7",
+        "falls back to other harnesses"
+    );
+    let host = r
+        .run_with(
+            &["list", "--session", "019", "--json"],
+            &[("NOTESOUP_HOST", "pi")],
+        )
+        .json();
+    assert_eq!(
+        host["session"], "pi:019f86d0-2b56-72c1-b90f-60a707fde7d7",
+        "the host's harness first"
+    );
+    let current = r
+        .run(&[
+            "list",
+            "--session",
+            "019",
+            "--current",
+            "pi:019f86d0-2b56-72c1-b90f-60a707fde7d7",
+            "--json",
+        ])
+        .json();
+    assert_eq!(
+        current["session"],
+        "pi:019f86d0-2b56-72c1-b90f-60a707fde7d7"
+    );
+    let wild = r
+        .run(&["list", "--session", "*:019f*", "--limit", "100", "--json"])
+        .json();
+    let harnesses: Vec<&str> = wild["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["session"].as_str().unwrap().split(':').next().unwrap())
+        .collect();
+    assert!(harnesses.contains(&"codex") && harnesses.contains(&"pi"));
+}
+
+#[test]
+fn the_overview_cache_gives_the_same_answer_and_survives_damage() {
+    let r = Roots::new();
+    let cold = r.run(&["list", "--limit", "200", "--json"]);
+    let cache = r.dir.path().join("cache/notesoup/history");
+    let entries: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(entries.len() > 10);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&cache).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    let warm = r.run(&["list", "--limit", "200", "--json"]);
+    assert_eq!(cold.stdout, warm.stdout);
+    for e in &entries {
+        std::fs::write(e, b"garbage").unwrap();
+    }
+    let damaged = r.run(&["list", "--limit", "200", "--json"]);
+    assert_eq!(cold.stdout, damaged.stdout);
+    assert!(
+        std::fs::read(&entries[0]).unwrap().starts_with(b"{"),
+        "the entry was rewritten"
+    );
+    // A filtered overview does not use the cache.
+    let filtered = r.run(&["list", "--limit", "200", "--role", "user", "--json"]);
+    assert_eq!(filtered.code, 0);
+}
