@@ -1,1 +1,96 @@
-fn main() {}
+//! Workspace chores, run as `cargo xtask <command>`.
+//!
+//! - `corpus`: write a realistic, deterministic mixed corpus of Claude Code, Codex and pi
+//!   transcripts with planted needles and an `expected.json` answer key (see [`corpus`]).
+//!
+//! Each command parses its own arguments and calls a `pub fn` of its module, so that other
+//! commands (a benchmark, say) can reuse the pieces: `corpus::generate(&corpus::Options { .. })`.
+
+mod corpus;
+
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+
+const USAGE: &str = "usage: cargo xtask <command> [options]
+
+commands:
+  corpus --mib N --seed S --out DIR [--big-mib M]
+      write a mixed Claude/Codex/pi corpus of about N MiB into DIR/{claude,codex,pi},
+      with one big Claude transcript of M MiB (default N/8) and DIR/expected.json";
+
+fn main() -> ExitCode {
+    match run(std::env::args().skip(1).collect()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: Vec<String>) -> Result<()> {
+    let Some((command, rest)) = args.split_first() else {
+        bail!("no command\n\n{USAGE}");
+    };
+    match command.as_str() {
+        "corpus" => corpus_command(rest),
+        "help" | "-h" | "--help" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => bail!("unknown command `{other}`\n\n{USAGE}"),
+    }
+}
+
+fn corpus_command(args: &[String]) -> Result<()> {
+    let options = parse_corpus_args(args)?;
+    let started = std::time::Instant::now();
+    let summary = corpus::generate(&options)?;
+    println!("{} in {:.1} s", summary.line(), started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn parse_corpus_args(args: &[String]) -> Result<corpus::Options> {
+    let mut mib = None;
+    let mut big_mib = None;
+    let mut seed = None;
+    let mut out = None;
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let (name, inline) = match flag.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (flag.as_str(), None),
+        };
+        let mut value = || -> Result<String> {
+            match inline.clone() {
+                Some(v) => Ok(v),
+                None => it.next().cloned().with_context(|| format!("{name} needs a value")),
+            }
+        };
+        match name {
+            "--mib" => mib = Some(parse_size(&value()?, name)?),
+            "--big-mib" => big_mib = Some(parse_size(&value()?, name)?),
+            "--seed" => {
+                let v = value()?;
+                seed = Some(v.parse::<u64>().with_context(|| format!("--seed: bad number `{v}`"))?)
+            }
+            "--out" => out = Some(std::path::PathBuf::from(value()?)),
+            "-h" | "--help" => bail!("{USAGE}"),
+            other => bail!("corpus: unknown option `{other}`\n\n{USAGE}"),
+        }
+    }
+    Ok(corpus::Options {
+        mib: mib.context("corpus: --mib is required")?,
+        big_mib,
+        seed: seed.unwrap_or(1),
+        out: out.context("corpus: --out is required")?,
+    })
+}
+
+fn parse_size(v: &str, name: &str) -> Result<f64> {
+    match v.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => bail!("{name}: expected a positive number of MiB, got `{v}`"),
+    }
+}
