@@ -106,8 +106,8 @@ pub struct Summary {
     pub totals: [Totals; 3],
     /// The biggest file, relative to `out`, and its size.
     pub biggest: (String, u64),
-    /// The big transcript's qualified session id.
-    pub big_session: String,
+    /// The big transcript's qualified session id, file (relative to `out`) and size.
+    pub big: (String, String, u64),
     /// Needle occurrences a search must find.
     pub hits: usize,
     /// Queries a search must not find.
@@ -125,13 +125,14 @@ impl Summary {
             .map(|(h, t)| format!("{} {} files {:.1} MiB", h.name(), t.files, t.bytes as f64 / MIB))
             .collect();
         format!(
-            "corpus seed {}: {files} files, {:.1} MiB ({}); biggest {} {:.1} MiB ({}); {} needles, {} absent; {}",
+            "corpus seed {}: {files} files, {:.1} MiB ({}); big transcript {} {:.1} MiB; biggest file {} {:.1} MiB; {} needles, {} absent; {}",
             self.seed,
             bytes as f64 / MIB,
             per.join(", "),
+            self.big.0,
+            self.big.2 as f64 / MIB,
             self.biggest.0,
             self.biggest.1 as f64 / MIB,
-            self.big_session,
             self.hits,
             self.absent,
             self.out.join("expected.json").display()
@@ -157,8 +158,25 @@ pub fn generate(options: &Options) -> Result<Summary> {
     let pools = Pools::new(options.seed);
     let master = Rng::new(options.seed);
     let mut factory = Factory::new(options.seed);
-    let jobs = plan(options, &master, &mut factory, total as u64, big as u64);
-    let written = run(jobs, &pools, &options.out)?;
+    let (total, big) = (total as u64, big as u64);
+    let mut planner = Planner::new(&master, total);
+    // Sessions end on a turn boundary, so they overshoot their targets: plan most of the
+    // budget, measure, then top each harness up with more sessions.
+    let budgets = SHARES.map(|(h, share)| (h, ((total - big) as f64 * share) as u64));
+    let mut jobs = vec![planner.big(big)];
+    for (harness, budget) in budgets {
+        jobs.extend(planner.sessions(harness, budget * 85 / 100));
+    }
+    plant(&mut jobs, &master, &mut factory, options.mib);
+    let mut written = run(jobs, &pools, &options.out)?;
+    let mut more = Vec::new();
+    for (harness, budget) in budgets {
+        let have: u64 = written.iter().filter(|(h, big, _)| *h == harness && !big).map(|(_, _, w)| w.bytes).sum();
+        if budget > have + (16 << 10) {
+            more.extend(planner.sessions(harness, (budget - have) * 9 / 10));
+        }
+    }
+    written.extend(run(more, &pools, &options.out)?);
     let absent: Vec<String> = (0..4).map(|i| factory.absent(i)).collect();
     finish(options, written, absent)
 }
@@ -186,75 +204,96 @@ fn prepare(out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Decides every session (size, start, cwd) and which needles go where.
-fn plan(options: &Options, master: &Rng, factory: &mut Factory, total: u64, big: u64) -> Vec<Job> {
-    let mut rng = master.derive(1);
-    let base = json::days_from_civil(2026, 8, 1);
-    let max_session = (total / 40).clamp(256 << 10, 24 << 20);
-    let rest = total - big;
-    let mut jobs = Vec::new();
-    jobs.push(Job {
-        harness: Harness::Claude,
-        big: true,
-        spec: Spec {
-            rng: master.derive(1_000),
-            target: big,
-            start_ms: base + 12 * DAY_MS + rng.below(DAY_MS as u64) as i64,
-            cwd: CLAUDE_CWDS[0],
-            needles: Vec::new(),
-        },
-    });
-    for (h, (harness, share)) in SHARES.into_iter().enumerate() {
+/// Where sessions' sizes, times and directories come from.
+struct Planner {
+    master: Rng,
+    rng: Rng,
+    base_ms: i64,
+    max_session: u64,
+    /// Per harness, how many sessions were planned so far (each gets its own random stream).
+    planned: [u64; 3],
+}
+
+impl Planner {
+    fn new(master: &Rng, total: u64) -> Planner {
+        Planner {
+            master: master.clone(),
+            rng: master.derive(1),
+            base_ms: json::days_from_civil(2026, 8, 1),
+            max_session: (total / 64).clamp(256 << 10, 16 << 20),
+            planned: [0; 3],
+        }
+    }
+
+    fn big(&mut self, target: u64) -> Job {
+        Job {
+            harness: Harness::Claude,
+            big: true,
+            spec: Spec {
+                rng: self.master.derive(1_000),
+                target,
+                start_ms: self.base_ms + 12 * DAY_MS + self.rng.below(DAY_MS as u64) as i64,
+                cwd: CLAUDE_CWDS[0],
+                needles: Vec::new(),
+            },
+        }
+    }
+
+    /// Sessions of long-tailed sizes adding up to `budget` bytes, started over 55 days.
+    fn sessions(&mut self, harness: Harness, budget: u64) -> Vec<Job> {
+        let h = Harness::ALL.iter().position(|x| *x == harness).expect("known harness");
         let cwds = match harness {
             Harness::Claude => CLAUDE_CWDS,
             Harness::Codex => CODEX_CWDS,
             Harness::Pi => PI_CWDS,
         };
-        let mut left = (rest as f64 * share) as u64;
-        let mut index = 0u64;
+        let mut jobs = Vec::new();
+        let mut left = budget;
         while left > 0 {
-            let mut size = rng.log_uniform(3 << 10, max_session).min(left);
-            if left - size < 3 << 10 {
+            let mut size = self.rng.long_tail(6 << 10, self.max_session).min(left);
+            if left - size < 6 << 10 {
                 size = left;
             }
             left -= size;
-            index += 1;
+            self.planned[h] += 1;
             jobs.push(Job {
                 harness,
                 big: false,
                 spec: Spec {
-                    rng: master.derive(((h as u64 + 2) << 32) | index),
+                    rng: self.master.derive(((h as u64 + 2) << 32) | self.planned[h]),
                     target: size,
-                    start_ms: base + (rng.unit() * 55.0 * DAY_MS as f64) as i64,
-                    cwd: cwds[rng.skewed(cwds.len())],
+                    start_ms: self.base_ms + (self.rng.unit() * 55.0 * DAY_MS as f64) as i64,
+                    cwd: cwds[self.rng.skewed(cwds.len())],
                     needles: Vec::new(),
                 },
             });
         }
+        jobs
     }
+}
 
-    let mut nrng = master.derive(2);
-    let extra = 6 + (options.mib / 16.0) as usize;
+/// Gives every harness its needle matrix plus random extras, spread over its ordinary
+/// sessions, and the big transcript needles of its own.
+fn plant(jobs: &mut [Job], master: &Rng, factory: &mut Factory, mib: f64) {
+    let mut rng = master.derive(2);
+    let extra = 6 + (mib / 16.0) as usize;
     for (h, harness) in Harness::ALL.into_iter().enumerate() {
-        let sessions: Vec<usize> = (0..jobs.len())
-            .filter(|&i| jobs[i].harness == harness && !jobs[i].big)
-            .collect();
-        let mut needles = factory.matrix(&mut nrng, 3 * h);
-        needles.extend((0..extra).map(|_| factory.random(&mut nrng)));
+        let sessions: Vec<usize> =
+            (0..jobs.len()).filter(|&i| jobs[i].harness == harness && !jobs[i].big).collect();
+        let mut needles = factory.matrix(&mut rng, 3 * h);
+        needles.extend((0..extra).map(|_| factory.random(&mut rng)));
         if harness != Harness::Codex {
-            needles.push(abandoned(factory, &mut nrng));
+            needles.push(abandoned(factory, &mut rng));
         }
         for needle in needles {
-            let i = sessions[nrng.below(sessions.len() as u64) as usize];
+            let i = sessions[rng.below(sessions.len() as u64) as usize];
             jobs[i].spec.needles.push(needle);
         }
     }
-    // Needles that only the big transcript holds.
-    let mut big_needles: Vec<Needle> = factory.matrix(&mut nrng, 5).into_iter().step_by(3).collect();
-    big_needles.extend((0..4).map(|_| factory.random(&mut nrng)));
-    big_needles.push(abandoned(factory, &mut nrng));
-    jobs[0].spec.needles = big_needles;
-    jobs
+    let big = jobs.iter_mut().find(|j| j.big).expect("a big transcript");
+    big.spec.needles = factory.matrix(&mut rng, 5).into_iter().step_by(3).collect();
+    big.spec.needles.extend((0..4).map(|_| factory.random(&mut rng)));
+    big.spec.needles.push(abandoned(factory, &mut rng));
 }
 
 fn abandoned(factory: &mut Factory, rng: &mut Rng) -> Needle {
@@ -299,7 +338,7 @@ fn run(jobs: Vec<Job>, pools: &Pools, out: &Path) -> Result<Vec<(Harness, bool, 
 fn finish(options: &Options, written: Vec<(Harness, bool, Written)>, mut absent: Vec<String>) -> Result<Summary> {
     let mut totals: [Totals; 3] = Default::default();
     let mut biggest = (String::new(), 0u64);
-    let mut big_session = String::new();
+    let mut big_transcript = (String::new(), String::new(), 0u64);
     let mut hits = Vec::new();
     let mut trapped = Vec::new();
     let mut order: Vec<&(Harness, bool, Written)> = written.iter().collect();
@@ -314,7 +353,7 @@ fn finish(options: &Options, written: Vec<(Harness, bool, Written)>, mut absent:
             biggest = (file.clone(), w.bytes);
         }
         if *big {
-            big_session = session.clone();
+            big_transcript = (session.clone(), file.clone(), w.bytes);
         }
         let mut sorted: Vec<&Hit> = w.hits.iter().collect();
         sorted.sort_by_key(|h| h.seq);
@@ -337,8 +376,8 @@ fn finish(options: &Options, written: Vec<(Harness, bool, Written)>, mut absent:
         "seed": options.seed,
         "mib": options.mib,
         "roots": {"claude": "claude", "codex": "codex", "pi": "pi"},
-        "big_session": big_session,
-        "big_file": biggest.0,
+        "big_session": big_transcript.0,
+        "big_file": big_transcript.1,
         "hits": hits,
         "absent": absent,
         "abandoned": trapped,
@@ -352,7 +391,7 @@ fn finish(options: &Options, written: Vec<(Harness, bool, Written)>, mut absent:
         seed: options.seed,
         totals,
         biggest,
-        big_session,
+        big: big_transcript,
         hits: hits.len(),
         absent: absent.len(),
     })
@@ -461,6 +500,11 @@ mod tests {
         }
     }
 
+    fn expected_big(dir: &Path) -> (String, String) {
+        let v: Value = serde_json::from_str(&fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+        (v["big_session"].as_str().unwrap().into(), v["big_file"].as_str().unwrap().into())
+    }
+
     fn corpus(dir: &Path, seed: u64) -> Summary {
         let _ = fs::remove_dir_all(dir);
         generate(&Options { mib: 2.0, big_mib: None, seed, out: dir.to_path_buf() }).unwrap()
@@ -500,8 +544,9 @@ mod tests {
         }
         assert_eq!(harnesses.len(), 3);
         assert!(total > 2 << 20, "{total}");
-        let big = summary.biggest.1 as f64;
+        let big = summary.big.2 as f64;
         assert!(big > 0.8 * MIB / 4.0 && big < 2.0 * MIB / 4.0, "big file {big}");
+        assert_eq!(expected_big(&dir), (summary.big.0.clone(), summary.big.1.clone()));
 
         let expected: Value = serde_json::from_str(&fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
         let hits = expected["hits"].as_array().unwrap();

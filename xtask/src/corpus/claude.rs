@@ -90,10 +90,10 @@ pub fn write(mut spec: Spec, pools: &Pools, root: &Path) -> io::Result<Written> 
         w,
     };
     c.session_start()?;
-    let mut turns = 0u32;
+    let mut turns = 0u64;
     loop {
         if turns > 0 {
-            if c.w.full() {
+            if c.w.full(turns) {
                 break;
             }
             if c.w.planter.wants_abandoned(c.w.out.bytes()) || c.w.rng.chance(0.015) {
@@ -296,7 +296,7 @@ impl<'a> Claude<'a> {
             self.meta_line()?;
         }
         let mut rounds = 1;
-        while rounds < 14 && self.w.rng.chance(0.72) {
+        while rounds < self.w.max_steps() && self.w.rng.chance(0.72) {
             rounds += 1;
         }
         for _ in 0..rounds {

@@ -56,8 +56,8 @@ pub fn write(mut spec: Spec, pools: &Pools, root: &Path) -> io::Result<Written> 
     c.model = c.w.rng.pick(MODELS);
     c.effort = c.w.rng.pick(EFFORTS);
     c.session_start()?;
-    let mut turns = 0;
-    while turns == 0 || !c.w.full() {
+    let mut turns = 0u64;
+    while !c.w.full(turns) {
         c.turn(turns == 0)?;
         turns += 1;
     }
@@ -212,7 +212,7 @@ impl Codex<'_> {
         self.turn_context(turn_id)?;
         self.token_count(first)?;
         let mut steps = 1;
-        while steps < 14 && self.w.rng.chance(0.7) {
+        while steps < self.w.max_steps() && self.w.rng.chance(0.7) {
             steps += 1;
         }
         for _ in 0..steps {
@@ -442,10 +442,11 @@ impl Codex<'_> {
             self.w.record(n, seq, None, true);
         }
         self.token_count(false)?;
+        let before = self.w.now;
         self.w.advance(50, 60_000);
+        let wall = (self.w.now - before) as u64;
         let needle = self.w.take(Slot::ToolOutput);
         let seq = self.w.out.seq();
-        let wall = self.w.rng.range(20, 90_000);
         let failed = needle.is_none() && self.w.rng.chance(0.07);
         self.open("response_item");
         let l = &mut self.w.out.line;

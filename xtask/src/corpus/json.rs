@@ -72,13 +72,22 @@ pub fn num(out: &mut Vec<u8>, mut n: u64) {
     out.extend_from_slice(&buf[i..]);
 }
 
-/// Appends `value / 10^decimals` as a decimal number (`12.345`), as costs and seconds are
-/// written.
+/// Appends `value / 10^decimals` as JavaScript prints it (`12.345`, `0.5`, `3`): costs and
+/// seconds.
 pub fn fixed(out: &mut Vec<u8>, value: u64, decimals: u32) {
     let scale = 10u64.pow(decimals);
     num(out, value / scale);
+    let mut frac = value % scale;
+    if frac == 0 {
+        return;
+    }
+    let mut width = decimals as usize;
+    while frac % 10 == 0 {
+        frac /= 10;
+        width -= 1;
+    }
     out.push(b'.');
-    pad(out, value % scale, decimals as usize);
+    pad(out, frac, width);
 }
 
 fn pad(out: &mut Vec<u8>, n: u64, width: usize) {
@@ -299,6 +308,10 @@ mod tests {
         let mut out = Vec::new();
         iso(&mut out, ms, b':', b'.');
         assert_eq!(out, b"2026-02-28T23:59:07.123Z");
+        let mut out = Vec::new();
+        fixed(&mut out, 2_790, 6);
+        fixed(&mut out, 3_000_000, 6);
+        assert_eq!(out, b"0.002793");
         let c = civil(days_from_civil(2024, 2, 29));
         assert_eq!((c.year, c.month, c.day), (2024, 2, 29));
     }

@@ -54,10 +54,10 @@ pub fn write(mut spec: Spec, pools: &Pools, root: &Path) -> io::Result<Written> 
         u64::MAX
     };
     p.header(id)?;
-    let mut turns = 0;
+    let mut turns = 0u64;
     loop {
         if turns > 0 {
-            if p.w.full() {
+            if p.w.full(turns) {
                 break;
             }
             if p.w.planter.wants_abandoned(p.w.out.bytes()) || p.w.rng.chance(0.02) {
@@ -274,7 +274,7 @@ impl<'a> Pi<'a> {
             self.custom_message()?;
         }
         let mut steps = 1;
-        while steps < 12 && self.w.rng.chance(0.68) {
+        while steps < self.w.max_steps().min(12) && self.w.rng.chance(0.68) {
             steps += 1;
         }
         for _ in 0..steps {

@@ -50,6 +50,14 @@ impl Rng {
         (lo * (hi / lo).powf(self.unit())) as u64
     }
 
+    /// Like [`Rng::log_uniform`] but skewed further towards `lo`: most values small, a few near
+    /// `hi` (session sizes: many short sessions, a handful of long ones).
+    pub fn long_tail(&mut self, lo: u64, hi: u64) -> u64 {
+        let (lo, hi) = (lo.max(1) as f64, hi.max(lo + 1) as f64);
+        let u = self.unit();
+        (lo * (hi / lo).powf(u * u)) as u64
+    }
+
     pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
         items[self.below(items.len() as u64) as usize]
     }

@@ -65,9 +65,12 @@ impl<'a> Writer<'a> {
         self.now
     }
 
-    /// Whether the session has reached its size and planted all its needles.
-    pub fn full(&self) -> bool {
-        self.out.bytes() >= self.target && self.planter.done()
+    /// Whether, after `turns` turns, the session should stop: all its needles are planted and
+    /// another turn (of the average size so far) would overshoot the target by more than it
+    /// would fall short.
+    pub fn full(&self, turns: u64) -> bool {
+        let bytes = self.out.bytes();
+        turns > 0 && self.planter.done() && bytes + bytes / turns / 2 >= self.target
     }
 
     pub fn wants(&self, slot: Slot) -> bool {
@@ -96,8 +99,17 @@ impl<'a> Writer<'a> {
         fill(self.pools, &mut self.rng, style, len, needle, &mut self.out.line);
     }
 
-    /// A tool output length: mostly short, a long tail up to `cap`.
+    /// How many more steps (tool rounds) a turn may take: long turns in long sessions, short
+    /// ones where the session is nearly at its size (a small session stays small).
+    pub fn max_steps(&self) -> u32 {
+        let room = self.target.saturating_sub(self.out.bytes());
+        (room / (12 << 10)).clamp(1, 14) as u32
+    }
+
+    /// A tool output length: mostly short, a long tail up to `cap` (and to half the room left).
     pub fn output_len(&mut self, cap: usize) -> usize {
+        let room = self.target.saturating_sub(self.out.bytes()) as usize;
+        let cap = cap.min((room / 2).max(1_500));
         let u = self.rng.unit();
         let n = if u < 0.62 {
             self.rng.log_uniform(40, 2_500)

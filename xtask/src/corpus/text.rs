@@ -53,24 +53,29 @@ impl Pools {
         }
     }
 
-    /// About `len` bytes (at most a quarter of a pool) starting at a line or sentence start.
+    /// About `len` bytes (at most a quarter of a pool) of whole sentences or lines.
     pub fn slice(&self, rng: &mut Rng, style: Style, len: usize) -> &str {
         let pool = self.pool(style);
-        let len = len.min(pool.len() / 4).max(1);
-        let mut start = rng.below((pool.len() - len) as u64) as usize;
-        let sep: &[u8] = if style == Style::Prose { b". " } else { b"\n" };
         let bytes = pool.as_bytes();
-        while start < bytes.len() - len && !bytes[..start].ends_with(sep) {
-            start += 1;
-        }
+        let len = len.min(pool.len() / 4).max(1);
+        let sep: &[u8] = if style == Style::Prose { b". " } else { b"\n" };
+        let after_sep = |from: usize| {
+            let window = &bytes[from..(from + 2_000).min(bytes.len())];
+            window.windows(sep.len()).position(|w| w == sep).map(|i| from + i + sep.len())
+        };
+        let start = rng.below((pool.len() - len) as u64) as usize;
+        let start = after_sep(start).unwrap_or(start);
+        // End after the separator that follows the wanted length (keeping a sentence's `.`).
+        let wanted = (start + len).min(pool.len() - 1);
+        let end = after_sep(wanted).map_or(wanted, |e| e - 1);
+        let (mut start, mut end) = (start.min(end), end);
         while !pool.is_char_boundary(start) {
             start += 1;
         }
-        let mut end = (start + len).min(pool.len());
         while !pool.is_char_boundary(end) {
             end -= 1;
         }
-        pool[start..end].trim_end_matches([' ', '\n'])
+        pool[start..end].trim_matches([' ', '\n'])
     }
 
     /// Appends about `len` bytes of filler, JSON-escaped.
