@@ -47,7 +47,11 @@ use text::Pools;
 const MIB: f64 = 1_048_576.0;
 const DAY_MS: i64 = 86_400_000;
 /// How the bytes outside the big file are shared out.
-const SHARES: [(Harness, f64); 3] = [(Harness::Claude, 0.45), (Harness::Codex, 0.33), (Harness::Pi, 0.22)];
+const SHARES: [(Harness, f64); 3] = [
+    (Harness::Claude, 0.45),
+    (Harness::Codex, 0.33),
+    (Harness::Pi, 0.22),
+];
 
 const CLAUDE_CWDS: &[&str] = &[
     "/home/dev/src/notesoup",
@@ -122,7 +126,14 @@ impl Summary {
         let per: Vec<String> = Harness::ALL
             .iter()
             .zip(&self.totals)
-            .map(|(h, t)| format!("{} {} files {:.1} MiB", h.name(), t.files, t.bytes as f64 / MIB))
+            .map(|(h, t)| {
+                format!(
+                    "{} {} files {:.1} MiB",
+                    h.name(),
+                    t.files,
+                    t.bytes as f64 / MIB
+                )
+            })
             .collect();
         format!(
             "corpus seed {}: {files} files, {:.1} MiB ({}); big transcript {} {:.1} MiB; biggest file {} {:.1} MiB; {} needles, {} absent; {}",
@@ -171,7 +182,11 @@ pub fn generate(options: &Options) -> Result<Summary> {
     let mut written = run(jobs, &pools, &options.out)?;
     let mut more = Vec::new();
     for (harness, budget) in budgets {
-        let have: u64 = written.iter().filter(|(h, big, _)| *h == harness && !big).map(|(_, _, w)| w.bytes).sum();
+        let have: u64 = written
+            .iter()
+            .filter(|(h, big, _)| *h == harness && !big)
+            .map(|(_, _, w)| w.bytes)
+            .sum();
         if budget > have + (16 << 10) {
             more.extend(planner.sessions(harness, (budget - have) * 9 / 10));
         }
@@ -184,22 +199,28 @@ pub fn generate(options: &Options) -> Result<Summary> {
 /// Creates `out`, or empties it if it holds a previous corpus; refuses any other non-empty dir.
 fn prepare(out: &Path) -> Result<()> {
     if out.exists() {
-        let mut entries = std::fs::read_dir(out).with_context(|| format!("reading {}", out.display()))?;
+        let mut entries =
+            std::fs::read_dir(out).with_context(|| format!("reading {}", out.display()))?;
         if entries.next().is_some() {
             if !out.join("expected.json").exists() {
-                bail!("{} is not empty and holds no previous corpus (no expected.json)", out.display());
+                bail!(
+                    "{} is not empty and holds no previous corpus (no expected.json)",
+                    out.display()
+                );
             }
             for name in ["claude", "codex", "pi"] {
                 let dir = out.join(name);
                 if dir.exists() {
-                    std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+                    std::fs::remove_dir_all(&dir)
+                        .with_context(|| format!("removing {}", dir.display()))?;
                 }
             }
             std::fs::remove_file(out.join("expected.json"))?;
         }
     }
     for name in ["claude", "codex", "pi"] {
-        std::fs::create_dir_all(out.join(name)).with_context(|| format!("creating {}", out.display()))?;
+        std::fs::create_dir_all(out.join(name))
+            .with_context(|| format!("creating {}", out.display()))?;
     }
     Ok(())
 }
@@ -241,7 +262,10 @@ impl Planner {
 
     /// Sessions of long-tailed sizes adding up to `budget` bytes, started over 55 days.
     fn sessions(&mut self, harness: Harness, budget: u64) -> Vec<Job> {
-        let h = Harness::ALL.iter().position(|x| *x == harness).expect("known harness");
+        let h = Harness::ALL
+            .iter()
+            .position(|x| *x == harness)
+            .expect("known harness");
         let cwds = match harness {
             Harness::Claude => CLAUDE_CWDS,
             Harness::Codex => CODEX_CWDS,
@@ -278,8 +302,9 @@ fn plant(jobs: &mut [Job], master: &Rng, factory: &mut Factory, mib: f64) {
     let mut rng = master.derive(2);
     let extra = 6 + (mib / 16.0) as usize;
     for (h, harness) in Harness::ALL.into_iter().enumerate() {
-        let sessions: Vec<usize> =
-            (0..jobs.len()).filter(|&i| jobs[i].harness == harness && !jobs[i].big).collect();
+        let sessions: Vec<usize> = (0..jobs.len())
+            .filter(|&i| jobs[i].harness == harness && !jobs[i].big)
+            .collect();
         let mut needles = factory.matrix(&mut rng, 3 * h);
         needles.extend((0..extra).map(|_| factory.random(&mut rng)));
         if harness != Harness::Codex {
@@ -292,7 +317,9 @@ fn plant(jobs: &mut [Job], master: &Rng, factory: &mut Factory, mib: f64) {
     }
     let big = jobs.iter_mut().find(|j| j.big).expect("a big transcript");
     big.spec.needles = factory.matrix(&mut rng, 5).into_iter().step_by(3).collect();
-    big.spec.needles.extend((0..4).map(|_| factory.random(&mut rng)));
+    big.spec
+        .needles
+        .extend((0..4).map(|_| factory.random(&mut rng)));
     big.spec.needles.push(abandoned(factory, &mut rng));
 }
 
@@ -305,17 +332,24 @@ fn abandoned(factory: &mut Factory, rng: &mut Rng) -> Needle {
 /// Writes every session, on as many threads as there are cores (at most 8). Each session has
 /// its own random stream, so the bytes do not depend on the schedule.
 fn run(jobs: Vec<Job>, pools: &Pools, out: &Path) -> Result<Vec<(Harness, bool, Written)>> {
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get()).min(8);
+    let threads = std::thread::available_parallelism()
+        .map_or(4, |n| n.get())
+        .min(8);
     let kinds: Vec<(Harness, bool)> = jobs.iter().map(|j| (j.harness, j.big)).collect();
     let queue: Vec<Mutex<Option<Job>>> = jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
-    let results: Vec<Mutex<Option<std::io::Result<Written>>>> = queue.iter().map(|_| Mutex::new(None)).collect();
+    let results: Vec<Mutex<Option<std::io::Result<Written>>>> =
+        queue.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(slot) = queue.get(i) else { break };
-                let job = slot.lock().expect("job lock").take().expect("each job runs once");
+                let job = slot
+                    .lock()
+                    .expect("job lock")
+                    .take()
+                    .expect("each job runs once");
                 let root = out.join(job.harness.name());
                 let written = match job.harness {
                     Harness::Claude => claude::write(job.spec, pools, &root),
@@ -328,14 +362,25 @@ fn run(jobs: Vec<Job>, pools: &Pools, out: &Path) -> Result<Vec<(Harness, bool, 
     });
     let mut written = Vec::with_capacity(results.len());
     for ((harness, big), result) in kinds.into_iter().zip(results) {
-        let w = result.into_inner().expect("result lock").expect("every job ran");
-        written.push((harness, big, w.with_context(|| format!("writing a {} session", harness.name()))?));
+        let w = result
+            .into_inner()
+            .expect("result lock")
+            .expect("every job ran");
+        written.push((
+            harness,
+            big,
+            w.with_context(|| format!("writing a {} session", harness.name()))?,
+        ));
     }
     Ok(written)
 }
 
 /// Writes `expected.json` and sums up.
-fn finish(options: &Options, written: Vec<(Harness, bool, Written)>, mut absent: Vec<String>) -> Result<Summary> {
+fn finish(
+    options: &Options,
+    written: Vec<(Harness, bool, Written)>,
+    mut absent: Vec<String>,
+) -> Result<Summary> {
     let mut totals: [Totals; 3] = Default::default();
     let mut biggest = (String::new(), 0u64);
     let mut big_transcript = (String::new(), String::new(), 0u64);
@@ -344,7 +389,10 @@ fn finish(options: &Options, written: Vec<(Harness, bool, Written)>, mut absent:
     let mut order: Vec<&(Harness, bool, Written)> = written.iter().collect();
     order.sort_by_key(|(h, big, _)| (Harness::ALL.iter().position(|x| x == h), !big));
     for (harness, big, w) in order {
-        let t = &mut totals[Harness::ALL.iter().position(|x| x == harness).expect("known harness")];
+        let t = &mut totals[Harness::ALL
+            .iter()
+            .position(|x| x == harness)
+            .expect("known harness")];
         t.files += 1;
         t.bytes += w.bytes;
         let file = format!("{}/{}", harness.name(), w.rel);
@@ -448,7 +496,12 @@ mod tests {
 
     /// The session id a file's path names, checking the harness's layout.
     fn session_of(root: &Path, path: &Path) -> String {
-        let rel = path.strip_prefix(root).unwrap().to_str().unwrap().to_string();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
         let parts: Vec<&str> = rel.split('/').collect();
         let name = parts.last().unwrap();
         match parts[0] {
@@ -461,17 +514,32 @@ mod tests {
             }
             "codex" => {
                 assert_eq!(parts.len(), 5, "{rel}");
-                let stem = name.strip_prefix("rollout-").unwrap().strip_suffix(".jsonl").unwrap();
+                let stem = name
+                    .strip_prefix("rollout-")
+                    .unwrap()
+                    .strip_suffix(".jsonl")
+                    .unwrap();
                 let (stamp, id) = stem.split_at(19);
-                assert_eq!(&stamp[..10], format!("{}-{}-{}", parts[1], parts[2], parts[3]), "{rel}");
+                assert_eq!(
+                    &stamp[..10],
+                    format!("{}-{}-{}", parts[1], parts[2], parts[3]),
+                    "{rel}"
+                );
                 let id = id.strip_prefix('-').unwrap();
                 assert!(is_uuid(id), "{rel}");
                 format!("codex:{id}")
             }
             "pi" => {
                 assert_eq!(parts.len(), 3, "{rel}");
-                assert!(parts[1].starts_with("--") && parts[1].ends_with("--"), "{rel}");
-                let (stamp, id) = name.strip_suffix(".jsonl").unwrap().split_once('_').unwrap();
+                assert!(
+                    parts[1].starts_with("--") && parts[1].ends_with("--"),
+                    "{rel}"
+                );
+                let (stamp, id) = name
+                    .strip_suffix(".jsonl")
+                    .unwrap()
+                    .split_once('_')
+                    .unwrap();
                 assert_eq!(stamp.len(), 24, "{rel}");
                 assert!(is_uuid(id), "{rel}");
                 format!("pi:{id}")
@@ -500,14 +568,84 @@ mod tests {
         }
     }
 
+    /// The line numbers of a Claude file's selected branch (CONTRACT.md §4): the last leaf that
+    /// is not a progress line, its ancestors across compactions, and the tool results that hang
+    /// off its tool calls.
+    fn claude_branch(lines: &[Value]) -> std::collections::HashSet<usize> {
+        let mut by_uuid = HashMap::new();
+        let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (i, line) in lines.iter().enumerate() {
+            if let (Some(uuid), Some("user" | "assistant" | "system" | "progress")) =
+                (line["uuid"].as_str(), line["type"].as_str())
+            {
+                by_uuid.insert(uuid, (i + 1, line));
+                if let Some(parent) = line["parentUuid"].as_str() {
+                    children.entry(parent).or_default().push(uuid);
+                }
+            }
+        }
+        let leaf = by_uuid
+            .iter()
+            .filter(|(u, (_, l))| !children.contains_key(*u) && l["type"] != "progress")
+            .max_by_key(|(_, (i, _))| *i)
+            .map(|(u, _)| *u)
+            .unwrap();
+        let mut seqs = std::collections::HashSet::new();
+        let mut at = Some(leaf);
+        while let Some((i, line)) = at.and_then(|u| by_uuid.get(u)) {
+            seqs.insert(*i);
+            for child in children
+                .get(line["uuid"].as_str().unwrap())
+                .into_iter()
+                .flatten()
+            {
+                let (j, c) = by_uuid[child];
+                if c["sourceToolAssistantUUID"] == line["uuid"] {
+                    seqs.insert(j);
+                }
+            }
+            at = line["parentUuid"]
+                .as_str()
+                .or(line["logicalParentUuid"].as_str());
+        }
+        seqs
+    }
+
+    /// The line numbers of a pi file's active branch: the last entry's ancestry, and the header.
+    fn pi_branch(lines: &[Value]) -> std::collections::HashSet<usize> {
+        let by_id: HashMap<&str, (usize, &Value)> = lines
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, l)| (l["id"].as_str().unwrap(), (i + 1, l)))
+            .collect();
+        let mut seqs = std::collections::HashSet::from([1]);
+        let mut at = lines.last().unwrap()["id"].as_str();
+        while let Some((i, line)) = at.and_then(|id| by_id.get(id)) {
+            seqs.insert(*i);
+            at = line["parentId"].as_str();
+        }
+        seqs
+    }
+
     fn expected_big(dir: &Path) -> (String, String) {
-        let v: Value = serde_json::from_str(&fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
-        (v["big_session"].as_str().unwrap().into(), v["big_file"].as_str().unwrap().into())
+        let v: Value =
+            serde_json::from_str(&fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+        (
+            v["big_session"].as_str().unwrap().into(),
+            v["big_file"].as_str().unwrap().into(),
+        )
     }
 
     fn corpus(dir: &Path, seed: u64) -> Summary {
         let _ = fs::remove_dir_all(dir);
-        generate(&Options { mib: 2.0, big_mib: None, seed, out: dir.to_path_buf() }).unwrap()
+        generate(&Options {
+            mib: 2.0,
+            big_mib: None,
+            seed,
+            out: dir.to_path_buf(),
+        })
+        .unwrap()
     }
 
     #[test]
@@ -518,9 +656,13 @@ mod tests {
         files(&dir, &mut paths);
         paths.sort();
         let mut by_session: HashMap<String, Vec<String>> = HashMap::new();
+        let mut branches: HashMap<String, std::collections::HashSet<usize>> = HashMap::new();
         let mut total = 0u64;
         let mut harnesses = HashMap::new();
-        for path in paths.iter().filter(|p| p.file_name().unwrap() != "expected.json") {
+        for path in paths
+            .iter()
+            .filter(|p| p.file_name().unwrap() != "expected.json")
+        {
             let session = session_of(&dir, path);
             let harness = session.split(':').next().unwrap().to_string();
             *harnesses.entry(harness.clone()).or_insert(0) += 1;
@@ -536,19 +678,42 @@ mod tests {
                 })
                 .collect();
             assert!(lines.iter().all(Value::is_object));
-            assert_eq!(format!("{harness}:{}", content_id(&harness, &lines[0], &lines)), session);
+            assert_eq!(
+                format!("{harness}:{}", content_id(&harness, &lines[0], &lines)),
+                session
+            );
             let mtime = fs::metadata(path).unwrap().modified().unwrap();
-            let since = mtime.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
-            assert!(since > json::days_from_civil(2026, 8, 1), "{}", path.display());
+            let since = mtime
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis() as i64;
+            assert!(
+                since > json::days_from_civil(2026, 8, 1),
+                "{}",
+                path.display()
+            );
+            let branch = match harness.as_str() {
+                "claude" => claude_branch(&lines),
+                "pi" => pi_branch(&lines),
+                _ => (1..=lines.len()).collect(),
+            };
+            branches.insert(session.clone(), branch);
             by_session.insert(session, text.lines().map(str::to_string).collect());
         }
         assert_eq!(harnesses.len(), 3);
         assert!(total > 2 << 20, "{total}");
         let big = summary.big.2 as f64;
-        assert!(big > 0.8 * MIB / 4.0 && big < 2.0 * MIB / 4.0, "big file {big}");
-        assert_eq!(expected_big(&dir), (summary.big.0.clone(), summary.big.1.clone()));
+        assert!(
+            big > 0.8 * MIB / 4.0 && big < 2.0 * MIB / 4.0,
+            "big file {big}"
+        );
+        assert_eq!(
+            expected_big(&dir),
+            (summary.big.0.clone(), summary.big.1.clone())
+        );
 
-        let expected: Value = serde_json::from_str(&fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+        let expected: Value =
+            serde_json::from_str(&fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
         let hits = expected["hits"].as_array().unwrap();
         assert_eq!(hits.len(), summary.hits);
         let mut forms = HashMap::new();
@@ -558,6 +723,10 @@ mod tests {
             let line = &lines[seq - 1];
             let raw = hit["raw"].as_str().unwrap();
             assert!(line.contains(raw), "{hit}");
+            assert!(
+                branches[hit["session"].as_str().unwrap()].contains(&seq),
+                "off the branch: {hit}"
+            );
             let query = hit["query"].as_str().unwrap();
             let harness = hit["session"].as_str().unwrap().split(':').next().unwrap();
             match hit["form"].as_str().unwrap() {
@@ -579,21 +748,43 @@ mod tests {
             if let Some(m) = hit.get("mirror_seq") {
                 assert!(lines[m.as_u64().unwrap() as usize - 1].contains(raw));
             }
-            *forms.entry((harness.to_string(), hit["role"].as_str().unwrap().to_string())).or_insert(0) += 1;
+            *forms
+                .entry((
+                    harness.to_string(),
+                    hit["role"].as_str().unwrap().to_string(),
+                ))
+                .or_insert(0) += 1;
         }
         for harness in ["claude", "codex", "pi"] {
             for role in ["user", "assistant", "tool", "context"] {
-                assert!(forms.contains_key(&(harness.to_string(), role.to_string())), "{harness} {role}");
+                assert!(
+                    forms.contains_key(&(harness.to_string(), role.to_string())),
+                    "{harness} {role}"
+                );
             }
         }
-        let kinds: std::collections::HashSet<&str> = hits.iter().map(|h| h["form"].as_str().unwrap()).collect();
+        let kinds: std::collections::HashSet<&str> =
+            hits.iter().map(|h| h["form"].as_str().unwrap()).collect();
         assert_eq!(kinds.len(), 10, "{kinds:?}");
         assert!(hits.iter().any(|h| h["big_only"] == true));
         let abandoned = expected["abandoned"].as_array().unwrap();
         assert!(abandoned.len() >= 2);
+        for a in abandoned {
+            let seq = a["seq"].as_u64().unwrap() as usize;
+            assert!(
+                !branches[a["session"].as_str().unwrap()].contains(&seq),
+                "on the branch: {a}"
+            );
+            assert!(by_session[a["session"].as_str().unwrap()][seq - 1]
+                .contains(a["raw"].as_str().unwrap()));
+        }
         for query in expected["absent"].as_array().unwrap() {
             let q = query.as_str().unwrap();
-            let count: usize = by_session.values().flatten().filter(|l| l.contains(q)).count();
+            let count: usize = by_session
+                .values()
+                .flatten()
+                .filter(|l| l.contains(q))
+                .count();
             let planted = abandoned.iter().any(|a| a["query"] == q);
             assert_eq!(count, usize::from(planted), "{q}");
         }
@@ -606,8 +797,15 @@ mod tests {
         other.sort();
         assert_eq!(paths.len(), other.len());
         for (a, b) in paths.iter().zip(&other) {
-            assert_eq!(a.strip_prefix(&dir).unwrap(), b.strip_prefix(&again).unwrap());
-            assert!(fs::read(a).unwrap() == fs::read(b).unwrap(), "{}", a.display());
+            assert_eq!(
+                a.strip_prefix(&dir).unwrap(),
+                b.strip_prefix(&again).unwrap()
+            );
+            assert!(
+                fs::read(a).unwrap() == fs::read(b).unwrap(),
+                "{}",
+                a.display()
+            );
         }
         fs::remove_dir_all(&dir).unwrap();
         fs::remove_dir_all(&again).unwrap();

@@ -47,7 +47,11 @@ fn corpus_command(args: &[String]) -> Result<()> {
     let options = parse_corpus_args(args)?;
     let started = std::time::Instant::now();
     let summary = corpus::generate(&options)?;
-    println!("{} in {:.1} s", summary.line(), started.elapsed().as_secs_f64());
+    println!(
+        "{} in {:.1} s",
+        summary.line(),
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
@@ -65,7 +69,10 @@ fn parse_corpus_args(args: &[String]) -> Result<corpus::Options> {
         let mut value = || -> Result<String> {
             match inline.clone() {
                 Some(v) => Ok(v),
-                None => it.next().cloned().with_context(|| format!("{name} needs a value")),
+                None => it
+                    .next()
+                    .cloned()
+                    .with_context(|| format!("{name} needs a value")),
             }
         };
         match name {
@@ -73,7 +80,10 @@ fn parse_corpus_args(args: &[String]) -> Result<corpus::Options> {
             "--big-mib" => big_mib = Some(parse_size(&value()?, name)?),
             "--seed" => {
                 let v = value()?;
-                seed = Some(v.parse::<u64>().with_context(|| format!("--seed: bad number `{v}`"))?)
+                seed = Some(
+                    v.parse::<u64>()
+                        .with_context(|| format!("--seed: bad number `{v}`"))?,
+                )
             }
             "--out" => out = Some(std::path::PathBuf::from(value()?)),
             "-h" | "--help" => bail!("{USAGE}"),

@@ -54,7 +54,9 @@ const TOOL_ERRORS: &[&str] = &["Exit code 1", "Exit code 101", "Exit code 2"];
 
 /// The directory Claude Code derives from a cwd: every non-alphanumeric byte becomes `-`.
 pub fn project_dir(cwd: &str) -> String {
-    cwd.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
+    cwd.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
 }
 
 /// Writes one session under `root` (the `projects` directory).
@@ -259,7 +261,9 @@ impl<'a> Claude<'a> {
         json::ts(l, self.w.now);
         l.extend_from_slice(b",\"uuid\":");
         boundary.put(l);
-        l.extend_from_slice(b",\"level\":\"info\",\"compactMetadata\":{\"trigger\":\"auto\",\"preTokens\":");
+        l.extend_from_slice(
+            b",\"level\":\"info\",\"compactMetadata\":{\"trigger\":\"auto\",\"preTokens\":",
+        );
         json::num(l, self.context_tokens);
         l.extend_from_slice(b"}}");
         self.w.end()?;
@@ -272,7 +276,10 @@ impl<'a> Claude<'a> {
         self.w.out.line.extend_from_slice(b",\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:\\nAnalysis:\\n");
         let len = self.w.prose_len(1_500, 9_000);
         self.w.text(Style::Prose, len, needle.as_ref());
-        self.w.out.line.extend_from_slice(b"\"},\"isVisibleInTranscriptOnly\":true,\"isCompactSummary\":true");
+        self.w
+            .out
+            .line
+            .extend_from_slice(b"\"},\"isVisibleInTranscriptOnly\":true,\"isCompactSummary\":true");
         self.id_and_time(summary);
         self.w.out.line.push(b'}');
         self.w.end()?;
@@ -326,7 +333,10 @@ impl<'a> Claude<'a> {
         let needle = self.w.take(Slot::UserText);
         let seq = self.w.out.seq();
         self.head(self.parent);
-        self.w.out.line.extend_from_slice(b",\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"");
+        self.w
+            .out
+            .line
+            .extend_from_slice(b",\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"");
         let len = self.w.prose_len(15, 1_200);
         self.w.text(Style::Prose, len, needle.as_ref());
         if self.w.rng.chance(0.05) {
@@ -347,7 +357,11 @@ impl<'a> Claude<'a> {
     }
 
     fn snapshot(&mut self, message: Uuid) -> io::Result<()> {
-        let files = if self.w.rng.chance(0.6) { 0 } else { self.w.rng.range(1, 4) };
+        let files = if self.w.rng.chance(0.6) {
+            0
+        } else {
+            self.w.rng.range(1, 4)
+        };
         let l = &mut self.w.out.line;
         l.extend_from_slice(b"{\"type\":\"file-history-snapshot\",\"messageId\":");
         message.put(l);
@@ -392,7 +406,10 @@ impl<'a> Claude<'a> {
                 b"</local-command-caveat>",
             )
         };
-        self.w.out.line.extend_from_slice(b",\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"");
+        self.w
+            .out
+            .line
+            .extend_from_slice(b",\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"");
         self.w.out.line.extend_from_slice(open);
         let len = self.w.prose_len(100, 2_500);
         self.w.text(Style::Prose, len, needle.as_ref());
@@ -451,7 +468,10 @@ impl<'a> Claude<'a> {
         let needle = self.w.take(Slot::Reasoning);
         let seq = self.w.out.seq();
         self.assistant_head(msg);
-        self.w.out.line.extend_from_slice(b"{\"type\":\"thinking\",\"thinking\":\"");
+        self.w
+            .out
+            .line
+            .extend_from_slice(b"{\"type\":\"thinking\",\"thinking\":\"");
         let len = self.w.prose_len(80, 3_000);
         self.w.text(Style::Prose, len, needle.as_ref());
         self.w.out.line.extend_from_slice(b"\",\"signature\":\"Eo");
@@ -472,7 +492,10 @@ impl<'a> Claude<'a> {
         let needle = self.w.take(Slot::AssistantText);
         let seq = self.w.out.seq();
         self.assistant_head(msg);
-        self.w.out.line.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
+        self.w
+            .out
+            .line
+            .extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
         self.w.text(Style::Prose, len, needle.as_ref());
         self.w.out.line.extend_from_slice(b"\"}");
         self.assistant_tail(uuid, req, stop, (len / 4) as u64);
@@ -499,7 +522,11 @@ impl<'a> Claude<'a> {
             self.text_block(msg, req, len, None)?;
             self.w.advance(50, 2_000);
         }
-        let n = if self.w.rng.chance(0.18) { self.w.rng.range(2, 3) } else { 1 };
+        let n = if self.w.rng.chance(0.18) {
+            self.w.rng.range(2, 3)
+        } else {
+            1
+        };
         let mut calls: Vec<Call<'a>> = Vec::with_capacity(n as usize);
         for i in 0..n {
             let call = self.tool_use(msg, req, i + 1 == n)?;
@@ -610,7 +637,9 @@ impl<'a> Claude<'a> {
             let len = self.w.prose_len(40, 1_500);
             self.head(Some(call.line));
             let l = &mut self.w.out.line;
-            l.extend_from_slice(b",\"type\":\"progress\",\"data\":{\"type\":\"bash_progress\",\"output\":\"");
+            l.extend_from_slice(
+                b",\"type\":\"progress\",\"data\":{\"type\":\"bash_progress\",\"output\":\"",
+            );
             let start = l.len();
             self.w.pools.fill(&mut self.w.rng, Style::Shell, len, l);
             let copy = l[start..].to_vec();
@@ -652,7 +681,14 @@ impl<'a> Claude<'a> {
                     self.w.scratch.extend_from_slice(b"\\n");
                 }
                 let len = self.w.output_len(30_000);
-                session::fill(pools, &mut self.w.rng, Style::Shell, len, needle.as_ref(), &mut self.w.scratch);
+                session::fill(
+                    pools,
+                    &mut self.w.rng,
+                    Style::Shell,
+                    len,
+                    needle.as_ref(),
+                    &mut self.w.scratch,
+                );
             }
             Tool::Read => {
                 let len = self.w.output_len(90_000);
@@ -671,11 +707,17 @@ impl<'a> Claude<'a> {
         }
         self.head(Some(call.line));
         let l = &mut self.w.out.line;
-        l.extend_from_slice(b",\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"tool_use_id\":");
+        l.extend_from_slice(
+            b",\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"tool_use_id\":",
+        );
         call.id.put(l);
         l.extend_from_slice(b",\"type\":\"tool_result\",\"content\":\"");
         l.extend_from_slice(&self.w.scratch);
-        l.extend_from_slice(if failed { b"\",\"is_error\":true}]}" } else { b"\",\"is_error\":false}]}" });
+        l.extend_from_slice(if failed {
+            b"\",\"is_error\":true}]}"
+        } else {
+            b"\",\"is_error\":false}]}"
+        });
         self.id_and_time(uuid);
         let l = &mut self.w.out.line;
         l.extend_from_slice(b",\"toolUseResult\":");
@@ -692,7 +734,9 @@ impl<'a> Claude<'a> {
             }
             Tool::Grep => {
                 let lines = self.w.scratch.windows(2).filter(|w| w == b"\\n").count() as u64 + 1;
-                l.extend_from_slice(b"{\"mode\":\"content\",\"numFiles\":0,\"filenames\":[],\"content\":\"");
+                l.extend_from_slice(
+                    b"{\"mode\":\"content\",\"numFiles\":0,\"filenames\":[],\"content\":\"",
+                );
                 l.extend_from_slice(&self.w.scratch);
                 l.extend_from_slice(b"\",\"numLines\":");
                 json::num(l, lines);
@@ -797,6 +841,9 @@ fn numbered(code: &str, start: usize, out: &mut Vec<u8>) {
 mod tests {
     #[test]
     fn project_dir_replaces_every_non_alphanumeric() {
-        assert_eq!(super::project_dir("/home/u/my_proj.v2"), "-home-u-my-proj-v2");
+        assert_eq!(
+            super::project_dir("/home/u/my_proj.v2"),
+            "-home-u-my-proj-v2"
+        );
     }
 }

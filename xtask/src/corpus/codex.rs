@@ -19,7 +19,12 @@ use super::text::{self, Pools, Style};
 /// The local time zone's offset from UTC used for file and directory names.
 const LOCAL_OFFSET_MS: i64 = 3_600_000;
 const CLI_VERSIONS: &[&str] = &["0.104.0-alpha.1", "0.128.0", "0.142.0", "0.146.0"];
-const MODELS: &[&str] = &["gpt-5.3-codex", "gpt-5.3-codex", "gpt-5.2", "gpt-5.1-codex-max"];
+const MODELS: &[&str] = &[
+    "gpt-5.3-codex",
+    "gpt-5.3-codex",
+    "gpt-5.2",
+    "gpt-5.1-codex-max",
+];
 const EFFORTS: &[&str] = &["medium", "high", "xhigh", "low"];
 const COMMANDS: &[&str] = &[
     "cargo test --workspace",
@@ -52,7 +57,14 @@ pub fn write(mut spec: Spec, pools: &Pools, root: &Path) -> io::Result<Written> 
     let rel = rel_path(start, &id);
     let cwd = spec.cwd;
     let w = Writer::create(spec, pools, &root.join(&rel))?;
-    let mut c = Codex { w, id, cwd, model: "", effort: "", tokens: Tokens::default() };
+    let mut c = Codex {
+        w,
+        id,
+        cwd,
+        model: "",
+        effort: "",
+        tokens: Tokens::default(),
+    };
     c.model = c.w.rng.pick(MODELS);
     c.effort = c.w.rng.pick(EFFORTS);
     c.session_start()?;
@@ -121,14 +133,19 @@ impl Codex<'_> {
         let l = &mut self.w.out.line;
         l.extend_from_slice(b"\"},\"history_mode\":\"legacy\",\"git\":{\"commit_hash\":\"");
         json::random_chars(l, &mut self.w.rng, json::HEX, 40);
-        l.extend_from_slice(b"\",\"branch\":\"main\",\"repository_url\":\"https://github.com/example/");
+        l.extend_from_slice(
+            b"\",\"branch\":\"main\",\"repository_url\":\"https://github.com/example/",
+        );
         json::esc(l, self.cwd.rsplit('/').next().unwrap_or("repo").as_bytes());
         l.extend_from_slice(b".git\"}");
         self.close()?;
 
         self.developer(b"<permissions instructions>\\nFilesystem sandboxing defines which files can be read or written. `sandbox_mode` is `workspace-write`. ", b"\\n</permissions instructions>")?;
         if self.w.rng.chance(0.4) {
-            self.developer(b"<collaboration_mode>\\n# Collaboration Mode: Default\\n\\n", b"\\n</collaboration_mode>")?;
+            self.developer(
+                b"<collaboration_mode>\\n# Collaboration Mode: Default\\n\\n",
+                b"\\n</collaboration_mode>",
+            )?;
         }
         if self.w.rng.chance(0.6) {
             let needle = self.w.take(Slot::Context);
@@ -196,9 +213,14 @@ impl Codex<'_> {
         }
         let turn_id = Uuid::v7(&mut self.w.rng, self.w.now);
         self.open("event_msg");
-        self.w.out.line.extend_from_slice(b"\"type\":\"task_started\",\"turn_id\":");
+        self.w
+            .out
+            .line
+            .extend_from_slice(b"\"type\":\"task_started\",\"turn_id\":");
         turn_id.put(&mut self.w.out.line);
-        self.w.out.line.extend_from_slice(b",\"model_context_window\":258400,\"collaboration_mode_kind\":\"default\"");
+        self.w.out.line.extend_from_slice(
+            b",\"model_context_window\":258400,\"collaboration_mode_kind\":\"default\"",
+        );
         self.close()?;
         if self.w.wants(Slot::Context) {
             let needle = self.w.take(Slot::Context);
@@ -223,7 +245,10 @@ impl Codex<'_> {
             if self.w.rng.chance(0.5) || self.w.wants(Slot::AssistantText) {
                 self.agent_message("commentary", true)?;
             }
-            if self.w.rng.chance(0.85) || self.w.wants(Slot::ToolInput) || self.w.wants(Slot::ToolOutput) {
+            if self.w.rng.chance(0.85)
+                || self.w.wants(Slot::ToolInput)
+                || self.w.wants(Slot::ToolOutput)
+            {
                 self.exec_command()?;
             } else {
                 self.apply_patch()?;
@@ -265,7 +290,14 @@ impl Codex<'_> {
         let needle = self.w.take(Slot::UserText);
         self.w.scratch.clear();
         let len = self.w.prose_len(15, 1_500);
-        session::fill(self.w.pools, &mut self.w.rng, Style::Prose, len, needle.as_ref(), &mut self.w.scratch);
+        session::fill(
+            self.w.pools,
+            &mut self.w.rng,
+            Style::Prose,
+            len,
+            needle.as_ref(),
+            &mut self.w.scratch,
+        );
         let mirror = self.w.out.seq();
         self.open("response_item");
         let l = &mut self.w.out.line;
@@ -332,7 +364,13 @@ impl Codex<'_> {
             l.extend_from_slice(b"{\"total_token_usage\":");
             usage(l, input, cached, output, reasoning);
             l.extend_from_slice(b",\"last_token_usage\":");
-            usage(l, last_input, last_input * 4 / 5, last_output, last_output / 2);
+            usage(
+                l,
+                last_input,
+                last_input * 4 / 5,
+                last_output,
+                last_output / 2,
+            );
             l.extend_from_slice(b",\"model_context_window\":258400}");
         }
         l.extend_from_slice(b",\"rate_limits\":{\"limit_id\":\"codex\",\"limit_name\":null,\"primary\":{\"used_percent\":");
@@ -356,7 +394,14 @@ impl Codex<'_> {
         json::esc(&mut self.w.scratch, title.as_bytes());
         self.w.scratch.extend_from_slice(b"**\\n\\n");
         let len = self.w.prose_len(40, 1_200);
-        session::fill(self.w.pools, &mut self.w.rng, Style::Prose, len, needle.as_ref(), &mut self.w.scratch);
+        session::fill(
+            self.w.pools,
+            &mut self.w.rng,
+            Style::Prose,
+            len,
+            needle.as_ref(),
+            &mut self.w.scratch,
+        );
         let seq = self.w.out.seq();
         self.open("event_msg");
         let l = &mut self.w.out.line;
@@ -367,7 +412,9 @@ impl Codex<'_> {
         let mirror = self.w.out.seq();
         self.open("response_item");
         let l = &mut self.w.out.line;
-        l.extend_from_slice(b"\"type\":\"reasoning\",\"summary\":[{\"type\":\"summary_text\",\"text\":\"");
+        l.extend_from_slice(
+            b"\"type\":\"reasoning\",\"summary\":[{\"type\":\"summary_text\",\"text\":\"",
+        );
         l.extend_from_slice(&self.w.scratch);
         l.extend_from_slice(b"\"}],\"content\":null,\"encrypted_content\":\"gAAAAAB");
         let len = self.w.rng.range(600, 4_000) as usize;
@@ -384,10 +431,21 @@ impl Codex<'_> {
     /// (the final answer is copied into `task_complete`). Needles never go in a final answer, as
     /// that copy would be a second occurrence.
     fn agent_message(&mut self, phase: &str, may_plant: bool) -> io::Result<()> {
-        let needle = if may_plant { self.w.take(Slot::AssistantText) } else { None };
+        let needle = if may_plant {
+            self.w.take(Slot::AssistantText)
+        } else {
+            None
+        };
         self.w.scratch.clear();
         let len = self.w.prose_len(40, if may_plant { 600 } else { 2_500 });
-        session::fill(self.w.pools, &mut self.w.rng, Style::Prose, len, needle.as_ref(), &mut self.w.scratch);
+        session::fill(
+            self.w.pools,
+            &mut self.w.rng,
+            Style::Prose,
+            len,
+            needle.as_ref(),
+            &mut self.w.scratch,
+        );
         let seq = self.w.out.seq();
         self.open("event_msg");
         let l = &mut self.w.out.line;
@@ -433,7 +491,9 @@ impl Codex<'_> {
         let seq = self.w.out.seq();
         self.open("response_item");
         let l = &mut self.w.out.line;
-        l.extend_from_slice(b"\"type\":\"function_call\",\"name\":\"exec_command\",\"arguments\":\"");
+        l.extend_from_slice(
+            b"\"type\":\"function_call\",\"name\":\"exec_command\",\"arguments\":\"",
+        );
         json::esc(l, &self.w.scratch);
         l.extend_from_slice(b"\",\"call_id\":");
         call.put(l);
@@ -479,7 +539,9 @@ impl Codex<'_> {
         let l = &mut self.w.out.line;
         l.extend_from_slice(b"\"type\":\"custom_tool_call\",\"status\":\"completed\",\"call_id\":");
         call.put(l);
-        l.extend_from_slice(b",\"name\":\"apply_patch\",\"input\":\"*** Begin Patch\\n*** Update File: ");
+        l.extend_from_slice(
+            b",\"name\":\"apply_patch\",\"input\":\"*** Begin Patch\\n*** Update File: ",
+        );
         json::esc(l, path.as_bytes());
         l.extend_from_slice(b"\\n@@\\n");
         for (sign, text) in [(b"-", old), (b"+", new)] {
@@ -527,7 +589,10 @@ mod tests {
         let ms = json::days_from_civil(2026, 2, 23) + 23 * 3_600_000 + 34 * 60_000 + 25_000;
         let id = Uuid::v7(&mut Rng::new(1), ms);
         let rel = rel_path(ms, &id);
-        assert!(rel.starts_with("2026/02/24/rollout-2026-02-24T00-34-25-"), "{rel}");
+        assert!(
+            rel.starts_with("2026/02/24/rollout-2026-02-24T00-34-25-"),
+            "{rel}"
+        );
         assert!(rel.ends_with(&format!("{}.jsonl", id.as_str())));
     }
 }

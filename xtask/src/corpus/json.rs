@@ -299,7 +299,10 @@ mod tests {
         let s = "a\"b\\c\nd\te\u{1}f é K";
         let mut out = Vec::new();
         str(&mut out, s);
-        assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(s).unwrap());
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            serde_json::to_string(s).unwrap()
+        );
     }
 
     #[test]
@@ -326,7 +329,11 @@ pub struct Tag {
 
 impl Tag {
     pub fn new(rng: &mut Rng, prefix: &str, alphabet: &[u8], n: usize) -> Tag {
-        Tag { buf: [0u8; 72], len: 0 }.then(rng, prefix, alphabet, n)
+        Tag {
+            buf: [0u8; 72],
+            len: 0,
+        }
+        .then(rng, prefix, alphabet, n)
     }
 
     /// The id followed by `literal` and `n` more random characters (`call_…|fc_…`).

@@ -136,7 +136,10 @@ impl Form {
             Form::StoredUpper => (format!("{stem}-upper"), format!("{up}-UPPER")),
             Form::QueriedUpper => (format!("{up}-LOWER"), format!("{stem}-lower")),
             Form::EscapedUnicode => (format!("{stem}-café"), format!("{stem}-caf\\u00e9")),
-            Form::EscapedNewline => (format!("{stem}-line\nbreak"), format!("{stem}-line\\nbreak")),
+            Form::EscapedNewline => (
+                format!("{stem}-line\nbreak"),
+                format!("{stem}-line\\nbreak"),
+            ),
             Form::EscapedQuote => (
                 format!("{stem}-\"quoted\""),
                 format!("{stem}-\\\"quoted\\\""),
@@ -179,7 +182,14 @@ impl Factory {
         let stem = format!("needle-{}-{:05}", self.seed, self.next);
         self.next += 1;
         let (query, raw) = form.strings(&stem);
-        Needle { query, raw, slot, form, at: rng.unit() * 0.9, abandoned: false }
+        Needle {
+            query,
+            raw,
+            slot,
+            form,
+            at: rng.unit() * 0.9,
+            abandoned: false,
+        }
     }
 
     /// A query that is never written anywhere.
@@ -204,7 +214,11 @@ impl Factory {
     /// A needle of a random slot and form.
     pub fn random(&mut self, rng: &mut Rng) -> Needle {
         let slot = rng.pick(&Slot::ALL);
-        let form = if rng.chance(0.5) { Form::Plain } else { rng.pick(&Form::VARIANTS) };
+        let form = if rng.chance(0.5) {
+            Form::Plain
+        } else {
+            rng.pick(&Form::VARIANTS)
+        };
         self.make(rng, slot, form)
     }
 }
@@ -234,8 +248,16 @@ pub struct Planter {
 
 impl Planter {
     pub fn new(needles: Vec<Needle>, target: u64) -> Planter {
-        let pending = needles.into_iter().map(|n| ((n.at * target as f64) as u64, n)).collect();
-        Planter { pending, hits: Vec::new(), trapped: Vec::new(), live: true }
+        let pending = needles
+            .into_iter()
+            .map(|n| ((n.at * target as f64) as u64, n))
+            .collect();
+        Planter {
+            pending,
+            hits: Vec::new(),
+            trapped: Vec::new(),
+            live: true,
+        }
     }
 
     fn ready(&self, slot: Slot, bytes: u64) -> Option<usize> {
@@ -256,11 +278,24 @@ impl Planter {
 
     /// Whether a needle is due that must go on an abandoned branch.
     pub fn wants_abandoned(&self, bytes: u64) -> bool {
-        self.pending.iter().any(|(at, n)| n.abandoned && *at <= bytes)
+        self.pending
+            .iter()
+            .any(|(at, n)| n.abandoned && *at <= bytes)
     }
 
-    pub fn record(&mut self, needle: Needle, seq: u64, mirror_seq: Option<u64>, raw_in_file: String) {
-        let hit = Hit { needle, seq, mirror_seq, raw_in_file };
+    pub fn record(
+        &mut self,
+        needle: Needle,
+        seq: u64,
+        mirror_seq: Option<u64>,
+        raw_in_file: String,
+    ) {
+        let hit = Hit {
+            needle,
+            seq,
+            mirror_seq,
+            raw_in_file,
+        };
         if hit.needle.abandoned {
             self.trapped.push(hit);
         } else {

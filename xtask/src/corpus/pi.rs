@@ -81,10 +81,26 @@ struct Model {
 }
 
 const MODELS: &[Model] = &[
-    Model { provider: "anthropic", api: "anthropic-messages", id: "claude-sonnet-4-5" },
-    Model { provider: "anthropic", api: "anthropic-messages", id: "claude-opus-4-5" },
-    Model { provider: "openai", api: "openai-responses", id: "gpt-5.1-codex" },
-    Model { provider: "google", api: "google-generative-ai", id: "gemini-2.5-pro" },
+    Model {
+        provider: "anthropic",
+        api: "anthropic-messages",
+        id: "claude-sonnet-4-5",
+    },
+    Model {
+        provider: "anthropic",
+        api: "anthropic-messages",
+        id: "claude-opus-4-5",
+    },
+    Model {
+        provider: "openai",
+        api: "openai-responses",
+        id: "gpt-5.1-codex",
+    },
+    Model {
+        provider: "google",
+        api: "google-generative-ai",
+        id: "gemini-2.5-pro",
+    },
 ];
 
 /// An entry id: 8 hex digits, unique in the file.
@@ -225,7 +241,9 @@ impl<'a> Pi<'a> {
             l.extend_from_slice(b",\"summary\":\"The user explored a different direction: ");
             let len = self.w.prose_len(200, 2_000);
             self.w.text(Style::Prose, len, needle.as_ref());
-            self.w.out.line.extend_from_slice(b"\",\"details\":{\"readFiles\":[],\"modifiedFiles\":[]},\"fromHook\":false}");
+            self.w.out.line.extend_from_slice(
+                b"\",\"details\":{\"readFiles\":[],\"modifiedFiles\":[]},\"fromHook\":false}",
+            );
             self.w.end()?;
             if let Some(n) = needle {
                 self.w.record(n, seq, None, false);
@@ -240,7 +258,10 @@ impl<'a> Pi<'a> {
         let seq = self.w.out.seq();
         let kept = self.last_user;
         self.entry("compaction");
-        self.w.out.line.extend_from_slice(b",\"summary\":\"## Goal\\n");
+        self.w
+            .out
+            .line
+            .extend_from_slice(b",\"summary\":\"## Goal\\n");
         let len = self.w.prose_len(800, 6_000);
         self.w.text(Style::Prose, len, needle.as_ref());
         let l = &mut self.w.out.line;
@@ -294,7 +315,9 @@ impl<'a> Pi<'a> {
         let needle = self.w.take(Slot::UserText);
         let seq = self.w.out.seq();
         let id = self.entry("message");
-        self.w.out.line.extend_from_slice(b",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"");
+        self.w.out.line.extend_from_slice(
+            b",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"",
+        );
         let len = self.w.prose_len(15, 1_200);
         self.w.text(Style::Prose, len, needle.as_ref());
         self.w.out.line.extend_from_slice(b"\"}],\"timestamp\":");
@@ -317,7 +340,9 @@ impl<'a> Pi<'a> {
         let seq = self.w.out.seq();
         let id = self.new_id();
         let l = &mut self.w.out.line;
-        l.extend_from_slice(b"{\"type\":\"custom_message\",\"customType\":\"project-context\",\"content\":\"");
+        l.extend_from_slice(
+            b"{\"type\":\"custom_message\",\"customType\":\"project-context\",\"content\":\"",
+        );
         let len = self.w.prose_len(100, 2_000);
         self.w.text(Style::Prose, len, needle.as_ref());
         let l = &mut self.w.out.line;
@@ -346,14 +371,23 @@ impl<'a> Pi<'a> {
         let seq = self.w.out.seq();
         let message_ms = self.w.now - self.w.rng.range(200, 9_000) as i64;
         self.entry("message");
-        self.w.out.line.extend_from_slice(b",\"message\":{\"role\":\"assistant\",\"content\":[");
+        self.w
+            .out
+            .line
+            .extend_from_slice(b",\"message\":{\"role\":\"assistant\",\"content\":[");
         let mut parts = 0;
         if self.w.rng.chance(if tools { 0.6 } else { 0.3 }) || self.w.wants(Slot::Reasoning) {
             let needle = self.w.take(Slot::Reasoning);
-            self.w.out.line.extend_from_slice(b"{\"type\":\"thinking\",\"thinking\":\"");
+            self.w
+                .out
+                .line
+                .extend_from_slice(b"{\"type\":\"thinking\",\"thinking\":\"");
             let len = self.w.prose_len(60, 2_500);
             self.w.text(Style::Prose, len, needle.as_ref());
-            self.w.out.line.extend_from_slice(b"\",\"thinkingSignature\":\"");
+            self.w
+                .out
+                .line
+                .extend_from_slice(b"\",\"thinkingSignature\":\"");
             self.signature();
             self.w.out.line.extend_from_slice(b"\"}");
             planted.extend(needle);
@@ -364,7 +398,10 @@ impl<'a> Pi<'a> {
             if parts > 0 {
                 self.w.out.line.push(b',');
             }
-            self.w.out.line.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
+            self.w
+                .out
+                .line
+                .extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
             let len = self.w.prose_len(30, if tools { 600 } else { 2_500 });
             self.w.text(Style::Prose, len, needle.as_ref());
             self.w.out.line.extend_from_slice(b"\"}");
@@ -452,7 +489,15 @@ impl<'a> Pi<'a> {
         } else if self.w.wants(Slot::ToolOutput) {
             self.w.rng.pick(&[Tool::Bash, Tool::Grep])
         } else {
-            self.w.rng.pick(&[Tool::Bash, Tool::Bash, Tool::Bash, Tool::Read, Tool::Read, Tool::Edit, Tool::Grep])
+            self.w.rng.pick(&[
+                Tool::Bash,
+                Tool::Bash,
+                Tool::Bash,
+                Tool::Read,
+                Tool::Read,
+                Tool::Edit,
+                Tool::Grep,
+            ])
         };
         let id = if self.model.provider == "openai" {
             Tag::new(&mut self.w.rng, "call_", BASE62, 24).then(&mut self.w.rng, "|fc_", HEX, 32)
@@ -460,7 +505,12 @@ impl<'a> Pi<'a> {
             Tag::new(&mut self.w.rng, "toolu_01", BASE62, 22)
         };
         let pools: &'a Pools = self.w.pools;
-        let mut call = Call { tool, id, old: "", new: "" };
+        let mut call = Call {
+            tool,
+            id,
+            old: "",
+            new: "",
+        };
         let l = &mut self.w.out.line;
         l.extend_from_slice(b"{\"type\":\"toolCall\",\"id\":");
         id.put(l);
@@ -477,7 +527,14 @@ impl<'a> Pi<'a> {
                         l.extend_from_slice(b" src tests");
                     }
                     None => {
-                        let cmd = self.w.rng.pick(&["cargo test", "git status", "ls -la src", "npm test", "git diff --stat", "make check"]);
+                        let cmd = self.w.rng.pick(&[
+                            "cargo test",
+                            "git status",
+                            "ls -la src",
+                            "npm test",
+                            "git diff --stat",
+                            "make check",
+                        ]);
                         json::esc(l, cmd.as_bytes());
                     }
                 }
@@ -538,7 +595,9 @@ impl<'a> Pi<'a> {
             }
             Tool::Edit => {
                 let l = &mut self.w.out.line;
-                l.extend_from_slice(b"Successfully replaced text in the file.\"}],\"details\":{\"diff\":\"");
+                l.extend_from_slice(
+                    b"Successfully replaced text in the file.\"}],\"details\":{\"diff\":\"",
+                );
                 for (sign, text) in [(b"-", call.old), (b"+", call.new)] {
                     for line in text.lines() {
                         l.extend_from_slice(sign);

@@ -96,7 +96,14 @@ impl<'a> Writer<'a> {
     /// Appends about `len` bytes of escaped filler to the current line, with the needle (if any)
     /// somewhere inside, surrounded by spaces.
     pub fn text(&mut self, style: Style, len: usize, needle: Option<&Needle>) {
-        fill(self.pools, &mut self.rng, style, len, needle, &mut self.out.line);
+        fill(
+            self.pools,
+            &mut self.rng,
+            style,
+            len,
+            needle,
+            &mut self.out.line,
+        );
     }
 
     /// How many more steps (tool rounds) a turn may take: long turns in long sessions, short
@@ -134,7 +141,13 @@ impl<'a> Writer<'a> {
     /// Closes the file (mtime = the clock) and reports it.
     pub fn finish(self, id: String, rel: String) -> io::Result<Written> {
         let bytes = self.out.finish(self.now)?;
-        Ok(Written { id, rel, bytes, hits: self.planter.hits, trapped: self.planter.trapped })
+        Ok(Written {
+            id,
+            rel,
+            bytes,
+            hits: self.planter.hits,
+            trapped: self.planter.trapped,
+        })
     }
 }
 

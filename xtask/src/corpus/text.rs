@@ -35,9 +35,7 @@ impl Pools {
             prose: build(&mut rng, prose_chunk),
             code: build(&mut rng, code_chunk),
             shell: build(&mut rng, shell_chunk),
-            b64: (0..1 << 16)
-                .map(|_| rng.pick(B64))
-                .collect(),
+            b64: (0..1 << 16).map(|_| rng.pick(B64)).collect(),
         };
         for pool in [&pools.prose, &pools.code, &pools.shell] {
             assert!(!pool.to_ascii_lowercase().contains("needle"));
@@ -61,7 +59,10 @@ impl Pools {
         let sep: &[u8] = if style == Style::Prose { b". " } else { b"\n" };
         let after_sep = |from: usize| {
             let window = &bytes[from..(from + 2_000).min(bytes.len())];
-            window.windows(sep.len()).position(|w| w == sep).map(|i| from + i + sep.len())
+            window
+                .windows(sep.len())
+                .position(|w| w == sep)
+                .map(|i| from + i + sep.len())
         };
         let start = rng.below((pool.len() - len) as u64) as usize;
         let start = after_sep(start).unwrap_or(start);
@@ -125,17 +126,73 @@ fn build(rng: &mut Rng, chunk: fn(&mut Rng, &mut String)) -> String {
 }
 
 const VERBS: &[&str] = &[
-    "check", "update", "refactor", "inspect", "rename", "remove", "add", "fix", "run", "read",
-    "rewrite", "split", "merge", "move", "test", "profile", "document", "simplify", "revert",
-    "trace", "bisect", "benchmark", "validate", "reorder", "inline", "extract", "cache", "guard",
+    "check",
+    "update",
+    "refactor",
+    "inspect",
+    "rename",
+    "remove",
+    "add",
+    "fix",
+    "run",
+    "read",
+    "rewrite",
+    "split",
+    "merge",
+    "move",
+    "test",
+    "profile",
+    "document",
+    "simplify",
+    "revert",
+    "trace",
+    "bisect",
+    "benchmark",
+    "validate",
+    "reorder",
+    "inline",
+    "extract",
+    "cache",
+    "guard",
 ];
 const NOUNS: &[&str] = &[
-    "parser", "tokenizer", "session loader", "cache layer", "config file", "test suite",
-    "migration", "error handler", "CLI flag", "index writer", "selector", "budget logic",
-    "snapshot", "fixture", "decoder", "build script", "lockfile", "schema", "retry loop",
-    "timeout", "logger", "HTTP client", "router", "query planner", "worker pool", "release notes",
-    "CI workflow", "Dockerfile", "rate limiter", "feature flag", "serializer", "event stream",
-    "auth middleware", "connection pool", "paging code", "date handling", "lint config",
+    "parser",
+    "tokenizer",
+    "session loader",
+    "cache layer",
+    "config file",
+    "test suite",
+    "migration",
+    "error handler",
+    "CLI flag",
+    "index writer",
+    "selector",
+    "budget logic",
+    "snapshot",
+    "fixture",
+    "decoder",
+    "build script",
+    "lockfile",
+    "schema",
+    "retry loop",
+    "timeout",
+    "logger",
+    "HTTP client",
+    "router",
+    "query planner",
+    "worker pool",
+    "release notes",
+    "CI workflow",
+    "Dockerfile",
+    "rate limiter",
+    "feature flag",
+    "serializer",
+    "event stream",
+    "auth middleware",
+    "connection pool",
+    "paging code",
+    "date handling",
+    "lint config",
 ];
 const REASONS: &[&str] = &[
     "so that the tests pass again",
@@ -153,13 +210,46 @@ const REASONS: &[&str] = &[
     "without changing the on-disk format",
 ];
 const REASONS_SHORT: &[&str] = &[
-    "for the release", "after the refactor", "in CI", "on Windows", "for large inputs",
-    "with tests", "and docs", "regression", "cleanup", "follow-up",
+    "for the release",
+    "after the refactor",
+    "in CI",
+    "on Windows",
+    "for large inputs",
+    "with tests",
+    "and docs",
+    "regression",
+    "cleanup",
+    "follow-up",
 ];
 const ID_VERBS: &[&str] = &[
-    "read", "write", "parse", "load", "build", "resolve", "merge", "split", "fold", "emit",
-    "decode", "encode", "flush", "scan", "index", "fetch", "store", "apply", "render", "select",
-    "validate", "normalize", "collect", "spawn", "open", "close", "retry", "compact",
+    "read",
+    "write",
+    "parse",
+    "load",
+    "build",
+    "resolve",
+    "merge",
+    "split",
+    "fold",
+    "emit",
+    "decode",
+    "encode",
+    "flush",
+    "scan",
+    "index",
+    "fetch",
+    "store",
+    "apply",
+    "render",
+    "select",
+    "validate",
+    "normalize",
+    "collect",
+    "spawn",
+    "open",
+    "close",
+    "retry",
+    "compact",
 ];
 const ID_NOUNS: &[&str] = &[
     "session", "line", "event", "token", "entry", "header", "page", "budget", "root", "path",
@@ -171,10 +261,23 @@ const TYPE_SUFFIX: &[&str] = &[
     "Cursor", "Options", "Handle", "Report", "Kind",
 ];
 const DIRS: &[&str] = &[
-    "src", "crates/core/src", "lib", "tests", "internal/store", "pkg/api", "app/models",
-    "scripts", "src/components", "server/routes", "crates/cli/src", "docs", "web/src/hooks",
+    "src",
+    "crates/core/src",
+    "lib",
+    "tests",
+    "internal/store",
+    "pkg/api",
+    "app/models",
+    "scripts",
+    "src/components",
+    "server/routes",
+    "crates/cli/src",
+    "docs",
+    "web/src/hooks",
 ];
-const EXTS: &[&str] = &[".rs", ".rs", ".rs", ".ts", ".tsx", ".py", ".go", ".toml", ".json", ".md"];
+const EXTS: &[&str] = &[
+    ".rs", ".rs", ".rs", ".ts", ".tsx", ".py", ".go", ".toml", ".json", ".md",
+];
 const GLYPHS: &[&str] = &["—", "→", "…", "✓", "✗", "·"];
 
 fn capitalize(s: &str) -> String {
@@ -194,7 +297,11 @@ fn camel(rng: &mut Rng) -> String {
 }
 
 fn type_name(rng: &mut Rng) -> String {
-    format!("{}{}", capitalize(rng.pick(ID_NOUNS)), rng.pick(TYPE_SUFFIX))
+    format!(
+        "{}{}",
+        capitalize(rng.pick(ID_NOUNS)),
+        rng.pick(TYPE_SUFFIX)
+    )
 }
 
 /// A repository-relative file path.
@@ -249,7 +356,11 @@ fn prose_chunk(rng: &mut Rng, s: &mut String) {
                 rng.pick(GLYPHS),
                 path(rng)
             ),
-            10 => format!("I think we should {verb} the {noun} and then {} the {}.", rng.pick(VERBS), rng.pick(NOUNS)),
+            10 => format!(
+                "I think we should {verb} the {noun} and then {} the {}.",
+                rng.pick(VERBS),
+                rng.pick(NOUNS)
+            ),
             _ => format!(
                 "This is \"{}\" behaviour, not a bug in the {noun}.",
                 rng.pick(&["expected", "documented", "intended", "legacy"])
@@ -269,8 +380,14 @@ fn code_chunk(rng: &mut Rng, s: &mut String) {
     match rng.below(3) {
         0 => {
             s.push_str(&format!("use crate::{}::{t};\n\n", rng.pick(ID_NOUNS)));
-            s.push_str(&format!("/// {} the {}.\n", capitalize(rng.pick(ID_VERBS)), rng.pick(NOUNS)));
-            s.push_str(&format!("pub fn {f}(&mut self, {var}: &{t}) -> Result<Option<{u}>, Error> {{\n"));
+            s.push_str(&format!(
+                "/// {} the {}.\n",
+                capitalize(rng.pick(ID_VERBS)),
+                rng.pick(NOUNS)
+            ));
+            s.push_str(&format!(
+                "pub fn {f}(&mut self, {var}: &{t}) -> Result<Option<{u}>, Error> {{\n"
+            ));
             for _ in 0..rng.range(2, 9) {
                 let line = match rng.below(6) {
                     0 => format!("    let {} = self.{}({var})?;\n", rng.pick(ID_NOUNS), snake(rng)),
@@ -286,13 +403,25 @@ fn code_chunk(rng: &mut Rng, s: &mut String) {
         }
         1 => {
             s.push_str(&format!("import {{ {t} }} from \"./{}\";\n\n", snake(rng)));
-            s.push_str(&format!("export async function {}({var}: {t}): Promise<{u}> {{\n", camel(rng)));
+            s.push_str(&format!(
+                "export async function {}({var}: {t}): Promise<{u}> {{\n",
+                camel(rng)
+            ));
             for _ in 0..rng.range(2, 8) {
                 let line = match rng.below(4) {
                     0 => format!("  const {} = await {}({var});\n", camel(rng), camel(rng)),
-                    1 => format!("  if (!{var}.{}) throw new Error(\"missing {}\");\n", rng.pick(ID_NOUNS), rng.pick(ID_NOUNS)),
+                    1 => format!(
+                        "  if (!{var}.{}) throw new Error(\"missing {}\");\n",
+                        rng.pick(ID_NOUNS),
+                        rng.pick(ID_NOUNS)
+                    ),
                     2 => format!("  // {} the {}\n", rng.pick(VERBS), rng.pick(NOUNS)),
-                    _ => format!("  {var}.{} = `${{{}}}/{}`;\n", rng.pick(ID_NOUNS), rng.pick(ID_NOUNS), snake(rng)),
+                    _ => format!(
+                        "  {var}.{} = `${{{}}}/{}`;\n",
+                        rng.pick(ID_NOUNS),
+                        rng.pick(ID_NOUNS),
+                        snake(rng)
+                    ),
                 };
                 s.push_str(&line);
             }
@@ -300,12 +429,23 @@ fn code_chunk(rng: &mut Rng, s: &mut String) {
         }
         _ => {
             s.push_str(&format!("def {f}(self, {var}: \"{t}\") -> \"{u}\":\n"));
-            s.push_str(&format!("    \"\"\"{} the {}.\"\"\"\n", capitalize(rng.pick(VERBS)), rng.pick(NOUNS)));
+            s.push_str(&format!(
+                "    \"\"\"{} the {}.\"\"\"\n",
+                capitalize(rng.pick(VERBS)),
+                rng.pick(NOUNS)
+            ));
             for _ in 0..rng.range(2, 7) {
                 let line = match rng.below(3) {
                     0 => format!("    {} = self._{}({var})\n", rng.pick(ID_NOUNS), snake(rng)),
-                    1 => format!("    if not {var}:\n        raise ValueError(f\"bad {{{var}!r}}\")\n"),
-                    _ => format!("    self.{}[{var}.{}] = {}\n", rng.pick(ID_NOUNS), rng.pick(ID_NOUNS), rng.range(0, 99)),
+                    1 => format!(
+                        "    if not {var}:\n        raise ValueError(f\"bad {{{var}!r}}\")\n"
+                    ),
+                    _ => format!(
+                        "    self.{}[{var}.{}] = {}\n",
+                        rng.pick(ID_NOUNS),
+                        rng.pick(ID_NOUNS),
+                        rng.range(0, 99)
+                    ),
                 };
                 s.push_str(&line);
             }
@@ -322,14 +462,29 @@ fn shell_chunk(rng: &mut Rng, s: &mut String) {
     let stem = rng.pick(ID_NOUNS);
     match rng.below(8) {
         0 => {
-            s.push_str(&format!("   Compiling {stem} v0.{}.{} (/home/dev/src/{stem})\n", rng.below(20), rng.below(10)));
-            s.push_str(&format!("    Finished `test` profile [unoptimized + debuginfo] target(s) in {}.{:02}s\n", rng.below(90), rng.below(100)));
-            s.push_str(&format!("     Running unittests src/lib.rs (target/debug/deps/{stem}-{})\n\n", hex(rng, 16)));
+            s.push_str(&format!(
+                "   Compiling {stem} v0.{}.{} (/home/dev/src/{stem})\n",
+                rng.below(20),
+                rng.below(10)
+            ));
+            s.push_str(&format!(
+                "    Finished `test` profile [unoptimized + debuginfo] target(s) in {}.{:02}s\n",
+                rng.below(90),
+                rng.below(100)
+            ));
+            s.push_str(&format!(
+                "     Running unittests src/lib.rs (target/debug/deps/{stem}-{})\n\n",
+                hex(rng, 16)
+            ));
             let n = rng.range(3, 25);
             s.push_str(&format!("running {n} tests\n"));
             for _ in 0..n {
                 let status = if rng.chance(0.95) { "ok" } else { "FAILED" };
-                s.push_str(&format!("test {}::tests::{} ... {status}\n", snake(rng), snake(rng)));
+                s.push_str(&format!(
+                    "test {}::tests::{} ... {status}\n",
+                    snake(rng),
+                    snake(rng)
+                ));
             }
             s.push_str(&format!(
                 "\ntest result: ok. {n} passed; 0 failed; {} ignored; 0 measured; 0 filtered out; finished in 0.{:02}s\n\n",
@@ -340,7 +495,13 @@ fn shell_chunk(rng: &mut Rng, s: &mut String) {
         1 => {
             for _ in 0..rng.range(2, 12) {
                 let p = path(rng);
-                s.push_str(&format!("{p}:{}:    let {} = {}(&{});\n", rng.range(1, 800), rng.pick(ID_NOUNS), snake(rng), rng.pick(ID_NOUNS)));
+                s.push_str(&format!(
+                    "{p}:{}:    let {} = {}(&{});\n",
+                    rng.range(1, 800),
+                    rng.pick(ID_NOUNS),
+                    snake(rng),
+                    rng.pick(ID_NOUNS)
+                ));
             }
         }
         2 => {
@@ -362,7 +523,13 @@ fn shell_chunk(rng: &mut Rng, s: &mut String) {
         }
         3 => {
             for _ in 0..rng.range(2, 10) {
-                s.push_str(&format!("{} {} the {} {}\n", hex(rng, 7), capitalize(rng.pick(VERBS)), rng.pick(NOUNS), rng.pick(REASONS_SHORT)));
+                s.push_str(&format!(
+                    "{} {} the {} {}\n",
+                    hex(rng, 7),
+                    capitalize(rng.pick(VERBS)),
+                    rng.pick(NOUNS),
+                    rng.pick(REASONS_SHORT)
+                ));
             }
         }
         4 => {
@@ -374,9 +541,19 @@ fn shell_chunk(rng: &mut Rng, s: &mut String) {
         }
         5 => {
             for _ in 0..rng.range(2, 8) {
-                s.push_str(&format!(" {} {} ({} ms)\n", if rng.chance(0.9) { "✓" } else { "✗" }, snake(rng), rng.range(1, 900)));
+                s.push_str(&format!(
+                    " {} {} ({} ms)\n",
+                    if rng.chance(0.9) { "✓" } else { "✗" },
+                    snake(rng),
+                    rng.range(1, 900)
+                ));
             }
-            s.push_str(&format!("\n Test Files  {} passed ({})\n      Tests  {} passed\n", rng.range(1, 40), rng.range(1, 40), rng.range(5, 400)));
+            s.push_str(&format!(
+                "\n Test Files  {} passed ({})\n      Tests  {} passed\n",
+                rng.range(1, 40),
+                rng.range(1, 40),
+                rng.range(5, 400)
+            ));
         }
         6 => {
             s.push_str(&format!(
@@ -386,7 +563,12 @@ fn shell_chunk(rng: &mut Rng, s: &mut String) {
                 rng.range(0, 500)
             ));
             for _ in 0..rng.range(1, 6) {
-                s.push_str(&format!(" {} | {:>3} {}\n", path(rng), rng.range(1, 200), "+".repeat(rng.range(1, 30) as usize)));
+                s.push_str(&format!(
+                    " {} | {:>3} {}\n",
+                    path(rng),
+                    rng.range(1, 200),
+                    "+".repeat(rng.range(1, 30) as usize)
+                ));
             }
         }
         _ => {
@@ -417,7 +599,8 @@ mod tests {
             let mut out = Vec::new();
             pools.fill(&mut rng, style, 5000, &mut out);
             assert!(out.len() > 3000, "{style:?}: {}", out.len());
-            let s: String = serde_json::from_slice(&[b"\"".as_slice(), &out, b"\""].concat()).unwrap();
+            let s: String =
+                serde_json::from_slice(&[b"\"".as_slice(), &out, b"\""].concat()).unwrap();
             assert!(!s.is_empty());
         }
     }
