@@ -3,9 +3,14 @@
 //! - `corpus`: write a realistic, deterministic mixed corpus of Claude Code, Codex and pi
 //!   transcripts with planted needles and an `expected.json` answer key (see [`corpus`]).
 //!
+//! - `bench`: on such a corpus, time the cold and warm overview and a present and an absent
+//!   query against `rg -i -F -c` over the same files, with peak memory, and check that every
+//!   planted needle is found (see [`bench`]).
+//!
 //! Each command parses its own arguments and calls a `pub fn` of its module, so that other
 //! commands (a benchmark, say) can reuse the pieces: `corpus::generate(&corpus::Options { .. })`.
 
+mod bench;
 mod corpus;
 
 use std::process::ExitCode;
@@ -17,7 +22,10 @@ const USAGE: &str = "usage: cargo xtask <command> [options]
 commands:
   corpus --mib N --seed S --out DIR [--big-mib M]
       write a mixed Claude/Codex/pi corpus of about N MiB into DIR/{claude,codex,pi},
-      with one big Claude transcript of M MiB (default N/8) and DIR/expected.json";
+      with one big Claude transcript of M MiB (default N/8) and DIR/expected.json
+  bench [--mib N] [--seed S] [--dir DIR] [--runs R]
+      (re)use a corpus of N MiB (default 1024) in DIR (default target/bench-corpus), then time
+      notesoup-history against rg -i -F -c on it, R runs each (default 3), and check every needle";
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1).collect()) {
@@ -35,6 +43,7 @@ fn run(args: Vec<String>) -> Result<()> {
     };
     match command.as_str() {
         "corpus" => corpus_command(rest),
+        "bench" => bench::command(rest),
         "help" | "-h" | "--help" => {
             println!("{USAGE}");
             Ok(())

@@ -5,21 +5,34 @@ use caseless::Caseless;
 use memchr::memmem;
 
 use crate::model::{Event, Role};
+use crate::prefilter::RawFilter;
 use crate::time::Timestamp;
 
 /// Folds text with full Unicode case folding (`ß` → `ss`, `K` (Kelvin) → `k`, `ς` → `σ`).
 pub fn fold(text: &str) -> String {
     if text.is_ascii() {
-        text.to_ascii_lowercase()
-    } else {
-        text.chars().default_case_fold().collect()
+        return text.to_ascii_lowercase();
     }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.extend(std::iter::once(c).default_case_fold());
+        }
+    }
+    out
 }
 
 /// What events a request is about: queries (OR), roles, and a time window.
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
     queries: Vec<String>,
+    /// Each folded query as an ASCII case-insensitive search, for text that is all ASCII (whose
+    /// folding is ASCII lowercasing) when the query is too; `None` for other queries.
+    ascii: Vec<Option<regex::bytes::Regex>>,
+    /// A cheap test that rules out most non-ASCII texts before they are folded.
+    quick: Option<std::sync::Arc<RawFilter>>,
     /// The roles asked for; empty means every role.
     pub roles: Vec<Role>,
     /// Inclusive lower time bound.
@@ -43,8 +56,25 @@ impl Filter {
             .collect();
         folded.sort();
         folded.dedup();
+        let ascii = folded
+            .iter()
+            .map(|q| {
+                q.is_ascii()
+                    .then(|| {
+                        regex::bytes::RegexBuilder::new(&regex::escape(q))
+                            .unicode(false)
+                            .case_insensitive(true)
+                            .build()
+                            .ok()
+                    })
+                    .flatten()
+            })
+            .collect();
+        let quick = (!folded.is_empty()).then(|| std::sync::Arc::new(RawFilter::new(&folded, &[])));
         Filter {
             queries: folded,
+            ascii,
+            quick,
             roles,
             since,
             until,
@@ -89,6 +119,21 @@ impl Filter {
     pub fn matches_text(&self, text: &str) -> bool {
         if self.queries.is_empty() {
             return true;
+        }
+        if text.is_ascii() {
+            // ASCII text folds to its lowercase: only ASCII queries can match, without a copy.
+            return self
+                .ascii
+                .iter()
+                .flatten()
+                .any(|r| r.is_match(text.as_bytes()));
+        }
+        if self
+            .quick
+            .as_ref()
+            .is_some_and(|q| !q.may_match_slice(text.as_bytes()))
+        {
+            return false;
         }
         let folded = fold(text);
         self.queries

@@ -15,7 +15,7 @@
 
 use std::io::Read;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::bytes::{Regex, RegexBuilder};
 
 /// Non-ASCII characters whose full case folding contains ASCII letters, with those letters
 /// (Unicode `CaseFolding.txt`, statuses C and F; checked against the folding in use by a test).
@@ -41,23 +41,19 @@ pub const ASCII_FOLDING: &[(char, &str)] = &[
     ('\u{FB06}', "st"),
 ];
 
-#[derive(Clone, Copy, Debug)]
-enum Pattern {
-    /// Segment `index` of query `query`.
-    Segment { query: usize, index: usize },
-    /// Any occurrence makes the file a candidate.
-    Hatch,
-}
+/// The chunk a file is read in: small enough to stay in cache across the passes over it.
+const CHUNK: usize = 256 * 1024;
 
 /// A compiled raw-bytes test for a set of folded queries.
 #[derive(Debug)]
 pub struct RawFilter {
-    automaton: Option<AhoCorasick>,
-    patterns: Vec<Pattern>,
-    /// Required segments per query.
-    required: Vec<usize>,
+    /// What stands for the queries' letters otherwise: one occurrence makes a candidate.
+    hatches: Hatches,
+    /// Per query, one pattern per required segment.
+    segments: Vec<Vec<Regex>>,
     /// Some query has no required segment: every file is a candidate.
     always: bool,
+    /// The longest pattern, in bytes: reads overlap by this much less one.
     overlap: usize,
 }
 
@@ -78,66 +74,96 @@ pub fn segments(folded: &str, generated_words: &[&str]) -> Vec<String> {
     out
 }
 
-fn hatches(letter: char, out: &mut Vec<Vec<u8>>) {
-    for c in [letter.to_ascii_lowercase(), letter.to_ascii_uppercase()] {
-        out.push(format!("\\u{:04x}", c as u32).into_bytes());
-    }
-    for (c, letters) in ASCII_FOLDING {
-        if letters.contains(letter) {
-            let mut buf = [0u8; 4];
-            out.push(c.encode_utf8(&mut buf).as_bytes().to_vec());
-            out.push(format!("\\u{:04x}", *c as u32).into_bytes());
+/// What can stand for a query's letters in a file other than the letters themselves: `\uXXXX`
+/// escapes of the letters (either case) and of the non-ASCII characters that fold to them, and
+/// those characters written out.
+#[derive(Debug, Default)]
+struct Hatches {
+    /// Code points whose `\uXXXX` escape counts.
+    escaped: Vec<u32>,
+    /// UTF-8 encodings of the non-ASCII characters that count, each with its finder.
+    written: Vec<memchr::memmem::Finder<'static>>,
+}
+
+impl Hatches {
+    fn new(letters: &[char]) -> Hatches {
+        let mut h = Hatches::default();
+        for &letter in letters {
+            h.escaped.push(letter.to_ascii_lowercase() as u32);
+            h.escaped.push(letter.to_ascii_uppercase() as u32);
+            for (c, folded) in ASCII_FOLDING {
+                if folded.contains(letter) && !h.escaped.contains(&(*c as u32)) {
+                    h.escaped.push(*c as u32);
+                    let mut buf = [0u8; 4];
+                    let bytes = c.encode_utf8(&mut buf).as_bytes().to_vec();
+                    h.written
+                        .push(memchr::memmem::Finder::new(&bytes).into_owned());
+                }
+            }
         }
+        h
     }
+
+    /// Whether any hatch occurs in `chunk`.
+    fn occur_in(&self, chunk: &[u8]) -> bool {
+        if self.written.iter().any(|f| f.find(chunk).is_some()) {
+            return true;
+        }
+        memchr::memmem::find_iter(chunk, b"\\u").any(|at| {
+            let hex = chunk
+                .get(at + 2..at + 6)
+                .and_then(|h| std::str::from_utf8(h).ok());
+            hex.and_then(|h| u32::from_str_radix(h, 16).ok())
+                .is_some_and(|cp| self.escaped.contains(&cp))
+        })
+    }
+
+    /// The longest hatch, in bytes.
+    fn longest(&self) -> usize {
+        6
+    }
+}
+
+/// An ASCII case-insensitive search for one literal (the search rg runs for `-i -F`).
+fn literal(text: &str) -> Option<Regex> {
+    RegexBuilder::new(&regex::escape(text))
+        .unicode(false)
+        .case_insensitive(true)
+        .build()
+        .ok()
 }
 
 impl RawFilter {
     /// Compiles the test for `folded` queries (an OR) of a source that generates
     /// `generated_words`.
     pub fn new(folded: &[String], generated_words: &[&str]) -> RawFilter {
-        let mut bytes: Vec<Vec<u8>> = Vec::new();
-        let mut patterns = Vec::new();
-        let mut required = Vec::new();
-        let mut letters: Vec<char> = Vec::new();
-        let mut always = folded.is_empty();
-        for (query, q) in folded.iter().enumerate() {
-            let segs = segments(q, generated_words);
-            always |= segs.is_empty();
-            required.push(segs.len());
-            for (index, seg) in segs.into_iter().enumerate() {
-                letters.extend(seg.chars());
-                bytes.push(seg.into_bytes());
-                patterns.push(Pattern::Segment { query, index });
-            }
-        }
+        let per_query: Vec<Vec<String>> = folded
+            .iter()
+            .map(|q| segments(q, generated_words))
+            .collect();
+        let mut letters: Vec<char> = per_query.iter().flatten().flat_map(|s| s.chars()).collect();
         letters.sort_unstable();
         letters.dedup();
-        let mut hatch = Vec::new();
-        for l in letters {
-            hatches(l, &mut hatch);
-        }
-        hatch.sort();
-        hatch.dedup();
-        for h in hatch {
-            bytes.push(h);
-            patterns.push(Pattern::Hatch);
-        }
-        let overlap = bytes.iter().map(Vec::len).max().unwrap_or(1);
-        let automaton = if always {
-            None
-        } else {
-            AhoCorasickBuilder::new()
-                .ascii_case_insensitive(true)
-                .match_kind(MatchKind::Standard)
-                .build(&bytes)
-                .ok()
-        };
-        // Without an automaton (it failed to build), pass everything.
-        let always = always || automaton.is_none();
+        let segments: Vec<Vec<Regex>> = per_query
+            .iter()
+            .map(|segs| segs.iter().filter_map(|s| literal(s)).collect())
+            .collect();
+        let compiled = segments
+            .iter()
+            .zip(&per_query)
+            .all(|(r, s)| r.len() == s.len());
+        let always = per_query.is_empty() || per_query.iter().any(Vec::is_empty) || !compiled;
+        let hatches = Hatches::new(&letters);
+        let overlap = per_query
+            .iter()
+            .flatten()
+            .map(String::len)
+            .chain([hatches.longest()])
+            .max()
+            .unwrap_or(1);
         RawFilter {
-            automaton,
-            patterns,
-            required,
+            hatches,
+            segments,
             always,
             overlap,
         }
@@ -150,16 +176,15 @@ impl RawFilter {
 
     /// Whether the bytes `reader` yields can hold a hit. Reads with a bounded buffer and stops
     /// as soon as the answer is yes; a read error answers yes (the decoder will report it).
+    ///
+    /// Each chunk is searched for each query's segments one by one (so that no segment hides
+    /// inside another's match), then for hatches.
     pub fn may_match(&self, mut reader: impl Read) -> bool {
-        let Some(ac) = &self.automaton else {
-            return true;
-        };
         if self.always {
             return true;
         }
-        let mut found: Vec<Vec<bool>> = self.required.iter().map(|n| vec![false; *n]).collect();
-        let mut left: Vec<usize> = self.required.clone();
-        let mut buf = vec![0u8; 1 << 20];
+        let mut found = self.nothing_found();
+        let mut buf = vec![0u8; CHUNK + self.overlap];
         let mut kept = 0;
         loop {
             let n = match reader.read(&mut buf[kept..]) {
@@ -169,24 +194,36 @@ impl RawFilter {
                 Err(_) => return true,
             };
             let end = kept + n;
-            for m in ac.find_overlapping_iter(&buf[..end]) {
-                match self.patterns[m.pattern().as_usize()] {
-                    Pattern::Hatch => return true,
-                    Pattern::Segment { query, index } => {
-                        if !found[query][index] {
-                            found[query][index] = true;
-                            left[query] -= 1;
-                            if left[query] == 0 {
-                                return true;
-                            }
-                        }
-                    }
-                }
+            if self.scan(&buf[..end], &mut found) {
+                return true;
             }
             // Keep the tail so that a pattern split across two reads is still seen.
             kept = (self.overlap - 1).min(end);
             buf.copy_within(end - kept..end, 0);
         }
+    }
+
+    /// Whether `bytes`, all there is, can hold a hit.
+    pub fn may_match_slice(&self, bytes: &[u8]) -> bool {
+        self.always || self.scan(bytes, &mut self.nothing_found())
+    }
+
+    fn nothing_found(&self) -> Vec<Vec<bool>> {
+        self.segments.iter().map(|s| vec![false; s.len()]).collect()
+    }
+
+    /// Looks at one chunk, remembering which segments were seen; true once a query has all of
+    /// its segments or a hatch occurs.
+    fn scan(&self, chunk: &[u8], found: &mut [Vec<bool>]) -> bool {
+        for (patterns, found) in self.segments.iter().zip(found) {
+            for (p, f) in patterns.iter().zip(found.iter_mut()) {
+                *f = *f || p.is_match(chunk);
+            }
+            if found.iter().all(|f| *f) {
+                return true;
+            }
+        }
+        self.hatches.occur_in(chunk)
     }
 }
 

@@ -1,0 +1,364 @@
+//! `cargo xtask bench`: notesoup-history against `rg -i -F -c` over the same files, in one run.
+//!
+//! Every figure is the median of several runs with a warm page cache, reported as a ratio to
+//! rg's time in the same run, because absolute times on shared machines are noise. Peak RSS is
+//! the child's own (`wait4`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+use crate::corpus;
+
+struct Options {
+    mib: f64,
+    seed: u64,
+    dir: PathBuf,
+    runs: usize,
+}
+
+/// One measured command: median wall time and the largest peak RSS over its runs.
+struct Measure {
+    name: &'static str,
+    secs: f64,
+    rss_mib: f64,
+    exit: i32,
+}
+
+pub fn command(args: &[String]) -> Result<()> {
+    let mut o = Options {
+        mib: 1024.0,
+        seed: 1,
+        dir: PathBuf::from("target/bench-corpus"),
+        runs: 3,
+    };
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().with_context(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--mib" => o.mib = value()?.parse().context("--mib")?,
+            "--seed" => o.seed = value()?.parse().context("--seed")?,
+            "--dir" => o.dir = PathBuf::from(value()?),
+            "--runs" => o.runs = value()?.parse::<usize>().context("--runs")?.max(1),
+            other => bail!("unknown bench option `{other}`"),
+        }
+    }
+    run(&o)
+}
+
+fn run(o: &Options) -> Result<()> {
+    let expected = ensure_corpus(o)?;
+    let bin = build_cli()?;
+    let rg = which("rg").context("rg is needed for the baseline: apt-get install ripgrep")?;
+    let roots = ["claude", "codex", "pi"].map(|h| o.dir.join(h));
+    let root_flags: Vec<String> = vec![
+        "--claude-root".into(),
+        roots[0].display().to_string(),
+        "--codex-root".into(),
+        roots[1].display().to_string(),
+        "--pi-root".into(),
+        roots[2].display().to_string(),
+    ];
+    let present = format!("needle-{}-", o.seed);
+    let absent = expected["absent"]
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .find(|q| !q.contains("needle"))
+        })
+        .unwrap_or("zq-never-written-zq")
+        .to_string();
+    let files = corpus_files(&o.dir)?;
+    let (bytes, count) = files.iter().fold((0u64, 0usize), |(b, n), f| {
+        (b + f.metadata().map_or(0, |m| m.len()), n + 1)
+    });
+    let cache = o.dir.join("bench-cache");
+
+    let nh = |extra: &[&str]| -> Command {
+        let mut c = Command::new(&bin);
+        c.args(&root_flags)
+            .args(extra)
+            .env("XDG_CACHE_HOME", &cache);
+        c
+    };
+    let rg_cmd = |term: &str| -> Command {
+        let mut c = Command::new(&rg);
+        c.args(["-i", "-F", "-c", "--no-messages", "--", term])
+            .args(&roots);
+        c
+    };
+    // Warm the page cache so that every command reads from memory.
+    measure("warm-up", 1, || rg_cmd(&present), || Ok(()))?;
+
+    let fresh_cache = || {
+        let _ = std::fs::remove_dir_all(&cache);
+        Ok(())
+    };
+    let no_reset = || Ok(());
+    let mut results = vec![
+        measure(
+            "rg -i -F -c (present)",
+            o.runs,
+            || rg_cmd(&present),
+            no_reset,
+        )?,
+        measure("rg -i -F -c (absent)", o.runs, || rg_cmd(&absent), no_reset)?,
+        measure(
+            "overview, cold cache",
+            o.runs,
+            || nh(&["list"]),
+            fresh_cache,
+        )?,
+    ];
+    results.push(measure(
+        "overview, warm cache",
+        o.runs,
+        || nh(&["list"]),
+        no_reset,
+    )?);
+    results.push(measure(
+        "query present",
+        o.runs,
+        || nh(&["list", "--session", "*", "--query", &present]),
+        no_reset,
+    )?);
+    results.push(measure(
+        "query absent",
+        o.runs,
+        || nh(&["list", "--session", "*", "--query", &absent]),
+        no_reset,
+    )?);
+
+    let rg_present = results[0].secs;
+    let rg_absent = results[1].secs;
+    println!(
+        "\ncorpus: {:.0} MiB in {count} files (largest {:.0} MiB), {} cores, {} runs each (median)\n",
+        bytes as f64 / 1048576.0,
+        largest(&files) as f64 / 1048576.0,
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        o.runs
+    );
+    println!("| command | time | ratio to rg | peak RSS |");
+    println!("|---|---:|---:|---:|");
+    for m in &results {
+        let base = if m.name.contains("absent") {
+            rg_absent
+        } else {
+            rg_present
+        };
+        println!(
+            "| {} | {:.0} ms | {:.2}× | {:.0} MiB |",
+            m.name,
+            m.secs * 1000.0,
+            m.secs / base,
+            m.rss_mib
+        );
+    }
+    let cold = results[2].secs;
+    let warm = results[3].secs;
+    println!("\nwarm overview is {:.1}× faster than cold", cold / warm);
+    if results[4].exit != 0 || results[5].exit != 1 {
+        bail!(
+            "unexpected exit codes: present {}, absent {}",
+            results[4].exit,
+            results[5].exit
+        );
+    }
+    check_needles(&nh, &expected)
+}
+
+fn ensure_corpus(o: &Options) -> Result<Value> {
+    let key = o.dir.join("expected.json");
+    if let Ok(text) = std::fs::read_to_string(&key) {
+        let v: Value = serde_json::from_str(&text)?;
+        if v["seed"].as_u64() == Some(o.seed) && v["mib"].as_f64() == Some(o.mib) {
+            return Ok(v);
+        }
+    }
+    eprintln!(
+        "writing a {} MiB corpus (seed {}) to {}",
+        o.mib,
+        o.seed,
+        o.dir.display()
+    );
+    let summary = corpus::generate(&corpus::Options {
+        mib: o.mib,
+        big_mib: None,
+        seed: o.seed,
+        out: o.dir.clone(),
+    })?;
+    eprintln!("{}", summary.line());
+    Ok(serde_json::from_str(&std::fs::read_to_string(&key)?)?)
+}
+
+fn build_cli() -> Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--release", "--quiet", "-p", "history-cli"])
+        .status()?;
+    if !status.success() {
+        bail!("building the CLI failed");
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("target"));
+    Ok(target.join("release/notesoup-history"))
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+fn corpus_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = ["claude", "codex", "pi"]
+        .iter()
+        .map(|h| dir.join(h))
+        .collect();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)?.flatten() {
+            let p = e.path();
+            if e.file_type()?.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn largest(files: &[PathBuf]) -> u64 {
+    files
+        .iter()
+        .filter_map(|f| f.metadata().ok())
+        .map(|m| m.len())
+        .max()
+        .unwrap_or(0)
+}
+
+/// Runs a command `runs` times (calling `reset` before each) and keeps the median time.
+fn measure(
+    name: &'static str,
+    runs: usize,
+    cmd: impl Fn() -> Command,
+    reset: impl Fn() -> Result<()>,
+) -> Result<Measure> {
+    let mut times = Vec::new();
+    let mut rss: f64 = 0.0;
+    let mut exit = 0;
+    for _ in 0..runs {
+        reset()?;
+        let mut c = cmd();
+        c.stdout(Stdio::null()).stderr(Stdio::null());
+        let start = Instant::now();
+        let child = c.spawn().with_context(|| format!("starting {name}"))?;
+        let (code, maxrss_kib) = wait_rusage(child.id() as i32)?;
+        times.push(start.elapsed().as_secs_f64());
+        rss = rss.max(maxrss_kib as f64 / 1024.0);
+        exit = code;
+    }
+    times.sort_by(f64::total_cmp);
+    let m = Measure {
+        name,
+        secs: times[times.len() / 2],
+        rss_mib: rss,
+        exit,
+    };
+    eprintln!(
+        "{:<24} {:>8.1} ms  {:>6.1} MiB  exit {}",
+        m.name,
+        m.secs * 1000.0,
+        m.rss_mib,
+        m.exit
+    );
+    Ok(m)
+}
+
+/// Waits for a child, returning its exit code and its own peak RSS in KiB.
+fn wait_rusage(pid: i32) -> Result<(i32, i64)> {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value to be overwritten by wait4.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our own child; status and usage are valid for writes.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    if r < 0 {
+        bail!("wait4: {}", std::io::Error::last_os_error());
+    }
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    Ok((code, usage.ru_maxrss))
+}
+
+/// Every planted needle is found at its session and seq; no absent query is.
+fn check_needles(nh: &dyn Fn(&[&str]) -> Command, expected: &Value) -> Result<()> {
+    let hits = expected["hits"]
+        .as_array()
+        .context("expected.json has no hits")?;
+    let mut args: Vec<String> = vec!["list".into(), "--session".into(), "*".into()];
+    for h in hits {
+        args.push("--query".into());
+        args.push(h["query"].as_str().unwrap_or_default().into());
+    }
+    args.extend(["--limit", "1000000", "--budget", "1000000000", "--json"].map(String::from));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = nh(&refs).output()?;
+    let found: Value = serde_json::from_slice(&out.stdout).context("needle search output")?;
+    let items = found["items"].as_array().context("no items")?;
+    let got: std::collections::HashSet<(String, u64)> = items
+        .iter()
+        .map(|i| {
+            (
+                i["session"].as_str().unwrap_or("").to_string(),
+                i["seq"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let missing: Vec<String> = hits
+        .iter()
+        .filter(|h| {
+            let key = (
+                h["session"].as_str().unwrap_or("").to_string(),
+                h["seq"].as_u64().unwrap_or(0),
+            );
+            !got.contains(&key)
+        })
+        .map(|h| format!("{} at {}#{}", h["query"], h["session"], h["seq"]))
+        .collect();
+    let absent: Vec<&str> = expected["absent"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut args: Vec<&str> = vec!["list", "--session", "*", "--json"];
+    for q in &absent {
+        args.push("--query");
+        args.push(q);
+    }
+    let stray = nh(&args).output()?.status.code();
+    println!(
+        "needles: {} of {} planted hits found; {} absent queries {}",
+        hits.len() - missing.len(),
+        hits.len(),
+        absent.len(),
+        if stray == Some(1) {
+            "found nowhere"
+        } else {
+            "FOUND SOMEWHERE"
+        }
+    );
+    if !missing.is_empty() || stray != Some(1) {
+        bail!("needles missed: {}", missing.join("; "));
+    }
+    Ok(())
+}
