@@ -24,7 +24,7 @@ mod render;
 
 use std::path::PathBuf;
 
-use history_core::source::{Damage, Lines};
+use history_core::source::{parse_object, Damage, LineTest, Lines};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
 
 pub use discover::default_root;
@@ -59,41 +59,72 @@ impl Transcript for Claude {
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
     ) -> Result<Decoded, DecodeError> {
-        let mut lines = Lines::open(&file.path)?;
-        let mut graph = graph::Graph::default();
-        let mut damage = Damage::default();
-        let mut meta = line::Titles::default();
-        let mut tools = render::ToolNames::default();
-        let mut any_line = false;
-        while let Some(l) = lines.next_line()? {
-            if l.bytes.trim_ascii().is_empty() {
-                continue;
-            }
-            any_line = true;
-            let Some(parsed) = history_core::source::parse_object::<line::Line>(l.bytes) else {
-                damage.skip(&l);
-                continue;
-            };
-            line::decode(l.seq, parsed, &mut graph, &mut meta, &mut tools, sink);
-        }
-        let mut notices = Vec::new();
-        damage.report(&mut notices);
-        let branch = if any_line {
-            let chosen = graph.select().map_err(DecodeError::Invalid)?;
-            notices.extend(chosen.notices);
-            Some(chosen.seqs)
-        } else {
-            Some(Vec::new())
-        };
-        Ok(Decoded {
-            branch,
-            notices,
-            meta: meta.into_meta(),
-            lineage: vec![file.path.clone()],
-        })
+        decode(file, sink, None)
+    }
+
+    fn decode_matching(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+        line_may_match: LineTest<'_>,
+    ) -> Result<Decoded, DecodeError> {
+        decode(file, sink, Some(line_may_match))
     }
 
     fn generated_words(&self) -> &[&str] {
         render::GENERATED_WORDS
     }
+}
+
+/// Streams the file once. Lines that `wanted` rules out are read for the graph alone.
+fn decode(
+    file: &SessionFile,
+    sink: &mut dyn FnMut(Event),
+    wanted: Option<LineTest<'_>>,
+) -> Result<Decoded, DecodeError> {
+    let mut lines = Lines::open(&file.path)?;
+    let mut graph = graph::Graph::default();
+    let mut damage = Damage::default();
+    let mut meta = line::Titles::default();
+    let mut tools = render::ToolNames::default();
+    let mut any_line = false;
+    while let Some(l) = lines.next_line()? {
+        if l.bytes.trim_ascii().is_empty() {
+            continue;
+        }
+        any_line = true;
+        // Invalid UTF-8 anywhere makes a line unreadable, whichever fields are parsed.
+        if std::str::from_utf8(l.bytes).is_err() {
+            damage.skip(&l);
+            continue;
+        }
+        if wanted.is_none_or(|w| w(l.bytes)) {
+            match parse_object::<line::Line>(l.bytes) {
+                Some(parsed) => {
+                    line::decode(l.seq, parsed, &mut graph, &mut meta, &mut tools, sink)
+                }
+                None => damage.skip(&l),
+            }
+        } else {
+            match parse_object::<line::Skeleton>(l.bytes) {
+                Some(parsed) => line::skeleton(l.seq, parsed, &mut graph, &mut meta, &mut tools),
+                None => damage.skip(&l),
+            }
+        }
+    }
+    let mut notices = Vec::new();
+    damage.report(&mut notices);
+    let branch = if any_line {
+        let chosen = graph.select().map_err(DecodeError::Invalid)?;
+        notices.extend(chosen.notices);
+        Some(chosen.seqs)
+    } else {
+        Some(Vec::new())
+    };
+    Ok(Decoded {
+        branch,
+        notices,
+        meta: meta.into_meta(),
+        lineage: vec![file.path.clone()],
+    })
 }

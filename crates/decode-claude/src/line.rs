@@ -1,11 +1,12 @@
 //! One transcript line: what it is in the graph, and the events it yields.
 
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 
 use history_core::{Event, Role, SessionMeta, Timestamp};
 
-use crate::graph::{Graph, NodeKind};
+use crate::graph::{Graph, Link, NodeKind};
 use crate::render::{self, ToolNames};
 
 /// The fields of a line this decoder reads; everything else is skipped unparsed.
@@ -37,6 +38,161 @@ pub(crate) struct Line {
 struct Message {
     id: Option<String>,
     content: Option<Value>,
+}
+
+/// A line read for its place in the graph alone: the same fields as [`Line`], with every
+/// text skipped unparsed. It accepts exactly the lines [`Line`] accepts.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct Skeleton {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    uuid: Option<String>,
+    parent_uuid: Option<String>,
+    logical_parent_uuid: Option<String>,
+    is_sidechain: bool,
+    is_meta: bool,
+    is_compact_summary: bool,
+    team_name: Option<IgnoredAny>,
+    timestamp: Option<String>,
+    message: Option<SkeletonMessage>,
+    subtype: Option<String>,
+    content: Option<IgnoredAny>,
+    attachment: Option<IgnoredAny>,
+    summary: Option<Value>,
+    custom_title: Option<Value>,
+    ai_title: Option<Value>,
+    cwd: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct SkeletonMessage {
+    id: Option<String>,
+    content: Blocks,
+}
+
+/// The tool ids and names of a message's content blocks; a string content has none.
+#[derive(Default)]
+struct Blocks(Vec<BlockIds>);
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct BlockIds {
+    #[serde(rename = "type")]
+    kind: Lenient,
+    id: Lenient,
+    name: Lenient,
+    tool_use_id: Lenient,
+}
+
+/// A string, or nothing for any other JSON value (as `Value::as_str` reads it).
+#[derive(Default)]
+struct Lenient(Option<String>);
+
+impl<'de> Deserialize<'de> for Lenient {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Lenient(match Value::deserialize(d)? {
+            Value::String(s) => Some(s),
+            _ => None,
+        }))
+    }
+}
+
+impl<'de> Deserialize<'de> for Blocks {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Blocks;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("message content")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Blocks, A::Error> {
+                let mut out = Vec::new();
+                while let Some(block) = seq.next_element::<BlockOrOther>()? {
+                    out.extend(block.0);
+                }
+                Ok(Blocks(out))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Blocks, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Blocks::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Blocks, E> {
+                Ok(Blocks::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Blocks, E> {
+                Ok(Blocks::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Blocks, E> {
+                Ok(Blocks::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Blocks, E> {
+                Ok(Blocks::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Blocks, E> {
+                Ok(Blocks::default())
+            }
+            fn visit_unit<E>(self) -> Result<Blocks, E> {
+                Ok(Blocks::default())
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
+/// A content block's ids if it is an object; nothing otherwise.
+struct BlockOrOther(Option<BlockIds>);
+
+impl<'de> Deserialize<'de> for BlockOrOther {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = BlockOrOther;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a content block")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<BlockOrOther, A::Error> {
+                let ids = BlockIds::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(BlockOrOther(Some(ids)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<BlockOrOther, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(BlockOrOther(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<BlockOrOther, E> {
+                Ok(BlockOrOther(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<BlockOrOther, E> {
+                Ok(BlockOrOther(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<BlockOrOther, E> {
+                Ok(BlockOrOther(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<BlockOrOther, E> {
+                Ok(BlockOrOther(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<BlockOrOther, E> {
+                Ok(BlockOrOther(None))
+            }
+            fn visit_unit<E>(self) -> Result<BlockOrOther, E> {
+                Ok(BlockOrOther(None))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
 }
 
 /// Title, summary and working directory, as the file's metadata lines leave them.
@@ -83,11 +239,7 @@ pub(crate) fn decode(
     if titles.cwd.is_none() {
         titles.cwd.clone_from(&line.cwd);
     }
-    let node_kind = match kind {
-        "attachment" | "progress" => NodeKind::Aside,
-        "user" | "assistant" => NodeKind::Message,
-        _ => NodeKind::Other,
-    };
+    let node_kind = node_kind(kind);
     // Sidechain lines (old inline subagents) and teammates' lines are not this session's dialogue.
     let foreign = line.is_sidechain || line.team_name.is_some();
     let mut out = Emitter {
@@ -113,7 +265,7 @@ pub(crate) fn decode(
     };
     graph.add(
         uuid,
-        crate::graph::Link {
+        Link {
             seq,
             parent: line.parent_uuid.as_deref(),
             logical: line.logical_parent_uuid.as_deref(),
@@ -124,6 +276,82 @@ pub(crate) fn decode(
             tool_results: out.tool_results,
         },
     );
+}
+
+/// Records a line in the graph (and its tool names and titles) without emitting its events:
+/// what [`decode`] does, minus the events.
+pub(crate) fn skeleton(
+    seq: u64,
+    line: Skeleton,
+    graph: &mut Graph,
+    titles: &mut Titles,
+    tools: &mut ToolNames,
+) {
+    let _ = (
+        &line.timestamp,
+        line.is_meta,
+        line.is_compact_summary,
+        &line.subtype,
+    );
+    let _ = (&line.content, &line.attachment);
+    let Some(kind) = line.kind.as_deref() else {
+        return;
+    };
+    match kind {
+        "summary" => return set(&mut titles.summary, line.summary),
+        "custom-title" => return set(&mut titles.custom, line.custom_title),
+        "ai-title" => return set(&mut titles.ai, line.ai_title),
+        "user" | "assistant" | "system" | "attachment" | "progress" => {}
+        _ => return,
+    }
+    let Some(uuid) = line.uuid.as_deref() else {
+        return;
+    };
+    if titles.cwd.is_none() {
+        titles.cwd.clone_from(&line.cwd);
+    }
+    let foreign = line.is_sidechain || line.team_name.is_some();
+    let mut tool_uses = Vec::new();
+    let mut tool_results = Vec::new();
+    let (response, blocks) = match line.message {
+        Some(m) => (m.id, m.content.0),
+        None => (None, Vec::new()),
+    };
+    if !foreign {
+        for b in blocks {
+            match (kind, b.kind.0.as_deref()) {
+                ("user", Some("tool_result")) => tool_results.extend(b.tool_use_id.0),
+                ("assistant", Some("tool_use" | "server_tool_use" | "mcp_tool_use")) => {
+                    if let Some(id) = b.id.0 {
+                        tools.insert(&id, b.name.0.as_deref().unwrap_or("tool"));
+                        tool_uses.push(id);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    graph.add(
+        uuid,
+        Link {
+            seq,
+            parent: line.parent_uuid.as_deref(),
+            logical: line.logical_parent_uuid.as_deref(),
+            kind: node_kind(kind),
+            foreign,
+            response: (kind == "assistant").then_some(response).flatten(),
+            tool_uses,
+            tool_results,
+        },
+    );
+}
+
+fn node_kind(kind: &str) -> NodeKind {
+    match kind {
+        "attachment" | "progress" => NodeKind::Aside,
+        "user" | "assistant" => NodeKind::Message,
+        _ => NodeKind::Other,
+    }
 }
 
 fn set(slot: &mut Option<String>, value: Option<Value>) {

@@ -7,7 +7,7 @@ use crate::error::HistoryError;
 use crate::matching::Filter;
 use crate::model::{Event, SessionFile, SessionMeta};
 use crate::prefilter::RawFilter;
-use crate::source::Transcript;
+use crate::source::{LineTest, Transcript};
 
 /// What a load keeps of each candidate event, decided as the event streams past, so that a large
 /// transcript never has to sit in memory whole.
@@ -75,12 +75,10 @@ impl Corpus {
         files
     }
 
-    /// A test, from raw bytes alone, of whether a session can hold an event whose text matches
-    /// one of `filter`'s queries: it reads the session's file and every ancestor it inherits
-    /// history from. It never says no wrongly; see [`crate::prefilter`].
-    pub fn raw_prefilter(&self, filter: &Filter) -> impl Fn(&SessionFile) -> bool + Sync + '_ {
-        let by_harness: HashMap<String, RawFilter> = self
-            .sources
+    /// The raw-bytes tests of `filter`'s queries, one per source (each knows its source's
+    /// generated words); see [`crate::prefilter`].
+    pub fn raw_filters(&self, filter: &Filter) -> HashMap<String, RawFilter> {
+        self.sources
             .iter()
             .map(|s| {
                 (
@@ -88,24 +86,32 @@ impl Corpus {
                     RawFilter::new(filter.queries(), s.generated_words()),
                 )
             })
-            .collect();
-        move |file: &SessionFile| {
-            let (Some(source), Some(raw)) = (
-                self.source(&file.key.harness),
-                by_harness.get(&file.key.harness),
-            ) else {
-                return true;
-            };
-            if raw.passes_everything() {
-                return true;
-            }
-            source
+            .collect()
+    }
+
+    /// Whether a session can hold a hit, from the raw bytes of its file and of every ancestor it
+    /// inherits history from. It never says no wrongly.
+    pub fn may_match(&self, file: &SessionFile, raw: &RawFilter) -> bool {
+        let Some(source) = self.source(&file.key.harness) else {
+            return true;
+        };
+        raw.passes_everything()
+            || source
                 .lineage(file)
                 .iter()
                 .any(|path| match source.open_raw(path) {
                     Ok(reader) => raw.may_match(reader),
                     Err(_) => true,
                 })
+    }
+
+    /// [`Corpus::may_match`] for `filter`'s queries, as one test of a session.
+    pub fn raw_prefilter(&self, filter: &Filter) -> impl Fn(&SessionFile) -> bool + Sync + '_ {
+        let filters = self.raw_filters(filter);
+        move |file: &SessionFile| {
+            filters
+                .get(&file.key.harness)
+                .is_none_or(|raw| self.may_match(file, raw))
         }
     }
 
@@ -116,6 +122,18 @@ impl Corpus {
         file: &SessionFile,
         keep: &dyn Fn(&Event) -> Keep,
         all_branches: bool,
+    ) -> Result<Loaded, HistoryError> {
+        self.load_matching(file, keep, all_branches, None)
+    }
+
+    /// Like [`Corpus::load`], telling the decoder which raw lines can hold a wanted event
+    /// ([`Transcript::decode_matching`]).
+    pub fn load_matching(
+        &self,
+        file: &SessionFile,
+        keep: &dyn Fn(&Event) -> Keep,
+        all_branches: bool,
+        line_may_match: Option<LineTest<'_>>,
     ) -> Result<Loaded, HistoryError> {
         let unavailable = |reason: String| HistoryError::HistoryUnavailable {
             session: file.key.to_string(),
@@ -133,9 +151,11 @@ impl Corpus {
             }
             Keep::Full => events.push(event),
         };
-        let decoded = source
-            .decode(file, &mut sink)
-            .map_err(|e| unavailable(e.to_string()))?;
+        let decoded = match line_may_match {
+            Some(test) => source.decode_matching(file, &mut sink, test),
+            None => source.decode(file, &mut sink),
+        }
+        .map_err(|e| unavailable(e.to_string()))?;
         if let Some(branch) = &decoded.branch {
             let on = |e: &Event| branch.binary_search(&e.seq).is_ok();
             if all_branches {

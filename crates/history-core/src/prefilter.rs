@@ -81,32 +81,33 @@ pub fn segments(folded: &str, generated_words: &[&str]) -> Vec<String> {
 struct Hatches {
     /// Code points whose `\uXXXX` escape counts.
     escaped: Vec<u32>,
-    /// UTF-8 encodings of the non-ASCII characters that count, each with its finder.
-    written: Vec<memchr::memmem::Finder<'static>>,
+    /// The non-ASCII characters that count, written out (UTF-8), in one search.
+    written: Option<Regex>,
 }
 
 impl Hatches {
     fn new(letters: &[char]) -> Hatches {
-        let mut h = Hatches::default();
+        let mut escaped = Vec::new();
+        let mut written = Vec::new();
         for &letter in letters {
-            h.escaped.push(letter.to_ascii_lowercase() as u32);
-            h.escaped.push(letter.to_ascii_uppercase() as u32);
+            escaped.push(letter.to_ascii_lowercase() as u32);
+            escaped.push(letter.to_ascii_uppercase() as u32);
             for (c, folded) in ASCII_FOLDING {
-                if folded.contains(letter) && !h.escaped.contains(&(*c as u32)) {
-                    h.escaped.push(*c as u32);
-                    let mut buf = [0u8; 4];
-                    let bytes = c.encode_utf8(&mut buf).as_bytes().to_vec();
-                    h.written
-                        .push(memchr::memmem::Finder::new(&bytes).into_owned());
+                if folded.contains(letter) && !escaped.contains(&(*c as u32)) {
+                    escaped.push(*c as u32);
+                    written.push(regex::escape(&c.to_string()));
                 }
             }
         }
-        h
+        let written = (!written.is_empty())
+            .then(|| RegexBuilder::new(&written.join("|")).build().ok())
+            .flatten();
+        Hatches { escaped, written }
     }
 
     /// Whether any hatch occurs in `chunk`.
     fn occur_in(&self, chunk: &[u8]) -> bool {
-        if self.written.iter().any(|f| f.find(chunk).is_some()) {
+        if self.written.as_ref().is_some_and(|w| w.is_match(chunk)) {
             return true;
         }
         memchr::memmem::find_iter(chunk, b"\\u").any(|at| {
@@ -117,12 +118,10 @@ impl Hatches {
                 .is_some_and(|cp| self.escaped.contains(&cp))
         })
     }
-
-    /// The longest hatch, in bytes.
-    fn longest(&self) -> usize {
-        6
-    }
 }
+
+/// The longest hatch (`\uXXXX`), in bytes.
+const LONGEST_HATCH: usize = 6;
 
 /// An ASCII case-insensitive search for one literal (the search rg runs for `-i -F`).
 fn literal(text: &str) -> Option<Regex> {
@@ -153,16 +152,15 @@ impl RawFilter {
             .zip(&per_query)
             .all(|(r, s)| r.len() == s.len());
         let always = per_query.is_empty() || per_query.iter().any(Vec::is_empty) || !compiled;
-        let hatches = Hatches::new(&letters);
         let overlap = per_query
             .iter()
             .flatten()
             .map(String::len)
-            .chain([hatches.longest()])
+            .chain([LONGEST_HATCH])
             .max()
             .unwrap_or(1);
         RawFilter {
-            hatches,
+            hatches: Hatches::new(&letters),
             segments,
             always,
             overlap,

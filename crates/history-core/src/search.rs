@@ -8,6 +8,7 @@ use crate::matching::Filter;
 use crate::model::{Event, SessionFile, SessionKey};
 use crate::paging::From;
 use crate::parallel::ordered_map;
+use crate::source::LineTest;
 
 /// An event together with the session it belongs to.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -59,7 +60,8 @@ pub struct SearchRequest<'a> {
     pub from: From,
     /// Search every branch of branched sessions, not only the selected one.
     pub all_branches: bool,
-    /// Skip sessions whose raw bytes cannot hold a hit ([`Corpus::raw_prefilter`]).
+    /// Skip sessions whose raw bytes cannot hold a hit, and let decoders skip such lines
+    /// ([`Corpus::may_match`], [`crate::Transcript::decode_matching`]).
     pub raw_prefilter: bool,
     /// A further candidate filter in front of decoding (a search index, say).
     pub candidates: Option<Prefilter<'a>>,
@@ -74,7 +76,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         all_branches,
         ..
     } = *req;
-    let raw = (req.raw_prefilter && filter.is_search()).then(|| corpus.raw_prefilter(filter));
+    let raw = (req.raw_prefilter && filter.is_search()).then(|| corpus.raw_filters(filter));
     let keep = |e: &Event| {
         if filter.matches(e) {
             Keep::Full
@@ -88,13 +90,18 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
     ordered_map(
         sessions,
         |file| {
-            let candidate =
-                req.candidates.is_none_or(|c| c(file)) && raw.as_ref().is_none_or(|r| r(file));
+            let raw = raw.as_ref().and_then(|r| r.get(&file.key.harness));
+            let candidate = req.candidates.is_none_or(|c| c(file))
+                && raw.is_none_or(|r| corpus.may_match(file, r));
             if !candidate {
                 return Ok(Vec::new());
             }
+            let test = |line: &[u8]| raw.is_none_or(|r| r.may_match_slice(line));
+            let line_test: Option<LineTest<'_>> = raw
+                .filter(|r| !r.passes_everything())
+                .map(|_| &test as LineTest<'_>);
             corpus
-                .load(file, &keep, all_branches)
+                .load_matching(file, &keep, all_branches, line_test)
                 .map(|loaded| loaded.events)
         },
         |file, result| {

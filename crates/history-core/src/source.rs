@@ -34,6 +34,20 @@ pub trait Transcript: Send + Sync {
         sink: &mut dyn FnMut(Event),
     ) -> Result<Decoded, DecodeError>;
 
+    /// Like [`Transcript::decode`], for a search: only lines for which `line_may_match` holds
+    /// can hold an event the search wants, so a decoder may read the other lines for their
+    /// structure alone (branches, tool names) and emit nothing for them. Every event it emits
+    /// must equal the one [`Transcript::decode`] would emit. The default decodes everything.
+    fn decode_matching(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+        line_may_match: LineTest<'_>,
+    ) -> Result<Decoded, DecodeError> {
+        let _ = line_may_match;
+        self.decode(file, sink)
+    }
+
     /// The files a session is built from: its own file first, then every ancestor it inherits
     /// history from. Cheap: it must not decode the whole session.
     fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {
@@ -52,6 +66,9 @@ pub trait Transcript: Send + Sync {
         &[]
     }
 }
+
+/// A test of one raw line: can it hold an event a search wants?
+pub type LineTest<'a> = &'a (dyn Fn(&[u8]) -> bool + Sync);
 
 /// What decoding one session yields besides its events.
 #[derive(Debug, Default)]
