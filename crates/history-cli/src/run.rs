@@ -94,7 +94,6 @@ enum Target {
 }
 
 fn target(ctx: &Context, selector: Option<&str>) -> Result<Target, HistoryError> {
-    let sessions = ctx.corpus.discover();
     let harnesses = ctx.corpus.harnesses();
     let (text, implicit) = match (selector, &ctx.current) {
         (Some(s), _) => (s.to_string(), false),
@@ -103,12 +102,14 @@ fn target(ctx: &Context, selector: Option<&str>) -> Result<Target, HistoryError>
     };
     match Selector::parse(&text, &harnesses)? {
         Selector::Many(pattern) => Ok(Target::Many(
-            sessions
+            ctx.corpus
+                .discover_in(pattern.harness())
                 .into_iter()
                 .filter(|s| pattern.matches(&s.key))
                 .collect(),
         )),
         Selector::One { harness, id } => {
+            let sessions = ctx.corpus.discover_in(harness.as_deref());
             let file = resolve(
                 harness.as_deref(),
                 &id,

@@ -61,8 +61,17 @@ impl Corpus {
     /// Every session of every source, one file per qualified id (the newest-modified), newest
     /// first; ties by qualified id.
     pub fn discover(&self) -> Vec<SessionFile> {
+        self.discover_in(None)
+    }
+
+    /// [`Corpus::discover`], limited to one harness when `harness` names one.
+    pub fn discover_in(&self, harness: Option<&str>) -> Vec<SessionFile> {
         let mut by_key: HashMap<_, SessionFile> = HashMap::new();
-        for file in self.sources.iter().flat_map(|s| s.discover()) {
+        let sources = self
+            .sources
+            .iter()
+            .filter(|s| harness.is_none_or(|h| s.harness() == h));
+        for file in sources.flat_map(|s| s.discover()) {
             match by_key.get(&file.key) {
                 Some(seen) if seen.modified >= file.modified => {}
                 _ => {

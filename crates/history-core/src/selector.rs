@@ -40,6 +40,12 @@ impl Pattern {
     pub fn as_str(&self) -> &str {
         &self.text
     }
+
+    /// The one harness the pattern can select, when it names it literally (`pi:*`).
+    pub fn harness(&self) -> Option<&str> {
+        let (harness, _) = self.text.split_once(':')?;
+        (!harness.contains('*')).then_some(harness)
+    }
 }
 
 /// `*` matches any string; everything else is literal.
@@ -193,6 +199,9 @@ mod tests {
         assert!(!p("*:abd*").matches(&k));
         assert!(!p("4f2*x").matches(&k));
         assert!(p("c*e:*").matches(&k));
+        assert_eq!(p("claude:4f*").harness(), Some("claude"));
+        assert_eq!(p("*:4f*").harness(), None);
+        assert_eq!(p("4f*").harness(), None);
     }
 
     #[test]

@@ -84,10 +84,14 @@ pub struct Decoded {
 }
 
 /// Reads JSONL lines with a bounded buffer, numbering them from 1, refusing over-long lines and
-/// files, and reporting whether the last line was cut short (no final newline).
+/// files, and reporting whether the last line was cut short (no final newline). A line that lies
+/// within the reader's buffer is handed out in place, without a copy.
 pub struct Lines<R> {
     reader: R,
+    /// A line that spans buffer refills is gathered here.
     buf: Vec<u8>,
+    /// Bytes of the reader's buffer handed out as the previous line, consumed on the next call.
+    pending: usize,
     seq: u64,
     read: u64,
     what: String,
@@ -103,9 +107,29 @@ pub struct Line<'a> {
     pub terminated: bool,
 }
 
+/// Where the next line was found.
+enum Found {
+    /// In the reader's buffer, this many bytes long (the newline follows).
+    InPlace(usize),
+    /// Gathered in `buf`; whether a newline ended it.
+    Gathered(bool),
+    /// Nothing is left.
+    End,
+}
+
 impl Lines<BufReader<File>> {
     /// Opens a file for reading, refusing files over [`MAX_FILE_BYTES`].
     pub fn open(path: &Path) -> Result<Self, DecodeError> {
+        Self::open_with(path, 256 * 1024)
+    }
+
+    /// Opens a file to read its first lines only (a header): a small buffer, so that discovery
+    /// over many files does not read much of each.
+    pub fn open_head(path: &Path) -> Result<Self, DecodeError> {
+        Self::open_with(path, 16 * 1024)
+    }
+
+    fn open_with(path: &Path, capacity: usize) -> Result<Self, DecodeError> {
         let io = |source| DecodeError::Io {
             path: path.display().to_string(),
             source,
@@ -119,7 +143,7 @@ impl Lines<BufReader<File>> {
             });
         }
         Ok(Lines::new(
-            BufReader::with_capacity(256 * 1024, file),
+            BufReader::with_capacity(capacity, file),
             path.display().to_string(),
         ))
     }
@@ -130,50 +154,96 @@ impl<R: BufRead> Lines<R> {
     pub fn new(reader: R, what: String) -> Self {
         Lines {
             reader,
-            buf: Vec::with_capacity(64 * 1024),
+            buf: Vec::new(),
+            pending: 0,
             seq: 0,
             read: 0,
             what,
         }
     }
 
+    fn io(&self, source: std::io::Error) -> DecodeError {
+        DecodeError::Io {
+            path: self.what.clone(),
+            source,
+        }
+    }
+
     /// The next line, or `None` at the end.
     pub fn next_line(&mut self) -> Result<Option<Line<'_>>, DecodeError> {
+        self.reader.consume(std::mem::take(&mut self.pending));
         self.buf.clear();
-        let mut limited = (&mut self.reader).take(MAX_LINE_BYTES as u64 + 1);
-        let n = limited
-            .read_until(b'\n', &mut self.buf)
-            .map_err(|source| DecodeError::Io {
-                path: self.what.clone(),
-                source,
-            })?;
-        if n == 0 {
-            return Ok(None);
-        }
+        let found = loop {
+            let available = match self.reader.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io(e)),
+            };
+            if available.is_empty() {
+                break if self.buf.is_empty() {
+                    Found::End
+                } else {
+                    Found::Gathered(false)
+                };
+            }
+            match memchr::memchr(b'\n', available) {
+                Some(i) if self.buf.is_empty() => break Found::InPlace(i),
+                Some(i) => {
+                    self.buf.extend_from_slice(&available[..i]);
+                    self.reader.consume(i + 1);
+                    break Found::Gathered(true);
+                }
+                None => {
+                    let n = available.len();
+                    self.buf.extend_from_slice(available);
+                    self.reader.consume(n);
+                    if self.buf.len() > MAX_LINE_BYTES {
+                        break Found::Gathered(false);
+                    }
+                }
+            }
+        };
+        let (len, terminated) = match found {
+            Found::End => return Ok(None),
+            Found::InPlace(i) => (i, true),
+            Found::Gathered(t) => (self.buf.len(), t),
+        };
         self.seq += 1;
-        self.read += n as u64;
+        self.read += (len + usize::from(terminated)) as u64;
         if self.read > MAX_FILE_BYTES {
             return Err(DecodeError::TooLarge {
                 what: "the file".into(),
                 limit: "512 MiB",
             });
         }
-        let terminated = self.buf.last() == Some(&b'\n');
-        if terminated {
-            self.buf.pop();
-            if self.buf.last() == Some(&b'\r') {
-                self.buf.pop();
-            }
-        }
-        if self.buf.len() > MAX_LINE_BYTES {
+        if len > MAX_LINE_BYTES {
             return Err(DecodeError::TooLarge {
                 what: format!("line {}", self.seq),
                 limit: "64 MiB",
             });
         }
+        let mut bytes: &[u8] = match found {
+            Found::InPlace(i) => {
+                self.pending = i + 1;
+                let what = &self.what;
+                match self.reader.fill_buf() {
+                    Ok(a) => &a[..i],
+                    Err(source) => {
+                        return Err(DecodeError::Io {
+                            path: what.clone(),
+                            source,
+                        })
+                    }
+                }
+            }
+            _ => &self.buf,
+        };
+        if terminated && bytes.last() == Some(&b'\r') {
+            bytes = &bytes[..bytes.len() - 1];
+        }
         Ok(Some(Line {
             seq: self.seq,
-            bytes: &self.buf,
+            bytes,
             terminated,
         }))
     }
@@ -246,6 +316,18 @@ pub fn parse_object<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_across_buffer_refills() {
+        let text = format!("{}\n{}\nend", "a".repeat(10), "b".repeat(50));
+        let reader = std::io::BufReader::with_capacity(8, text.as_bytes());
+        let mut l = Lines::new(reader, "t".into());
+        let mut got = vec![];
+        while let Some(line) = l.next_line().unwrap() {
+            got.push((line.bytes.len(), line.terminated));
+        }
+        assert_eq!(got, vec![(10, true), (50, true), (3, false)]);
+    }
 
     #[test]
     fn lines_number_and_flag_truncation() {
