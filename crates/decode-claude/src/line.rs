@@ -99,6 +99,30 @@ impl<'de> Deserialize<'de> for Lenient {
     }
 }
 
+/// Visitor methods that take any scalar as the value `$empty`.
+macro_rules! scalars_are {
+    ($value:ty, $empty:expr) => {
+        fn visit_str<E>(self, _: &str) -> Result<$value, E> {
+            Ok($empty)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<$value, E> {
+            Ok($empty)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<$value, E> {
+            Ok($empty)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<$value, E> {
+            Ok($empty)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<$value, E> {
+            Ok($empty)
+        }
+        fn visit_unit<E>(self) -> Result<$value, E> {
+            Ok($empty)
+        }
+    };
+}
+
 impl<'de> Deserialize<'de> for Blocks {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Visit;
@@ -124,24 +148,7 @@ impl<'de> Deserialize<'de> for Blocks {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                 Ok(Blocks::default())
             }
-            fn visit_str<E>(self, _: &str) -> Result<Blocks, E> {
-                Ok(Blocks::default())
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Blocks, E> {
-                Ok(Blocks::default())
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Blocks, E> {
-                Ok(Blocks::default())
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Blocks, E> {
-                Ok(Blocks::default())
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Blocks, E> {
-                Ok(Blocks::default())
-            }
-            fn visit_unit<E>(self) -> Result<Blocks, E> {
-                Ok(Blocks::default())
-            }
+            scalars_are!(Blocks, Blocks::default());
         }
         d.deserialize_any(Visit)
     }
@@ -172,24 +179,7 @@ impl<'de> Deserialize<'de> for BlockOrOther {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(BlockOrOther(None))
             }
-            fn visit_str<E>(self, _: &str) -> Result<BlockOrOther, E> {
-                Ok(BlockOrOther(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<BlockOrOther, E> {
-                Ok(BlockOrOther(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<BlockOrOther, E> {
-                Ok(BlockOrOther(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<BlockOrOther, E> {
-                Ok(BlockOrOther(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<BlockOrOther, E> {
-                Ok(BlockOrOther(None))
-            }
-            fn visit_unit<E>(self) -> Result<BlockOrOther, E> {
-                Ok(BlockOrOther(None))
-            }
+            scalars_are!(BlockOrOther, BlockOrOther(None));
         }
         d.deserialize_any(Visit)
     }

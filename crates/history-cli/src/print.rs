@@ -55,24 +55,24 @@ fn header(item: &ItemView, implicit: bool) -> String {
     if !implicit {
         let _ = write!(h, "session {} | ", item.session);
     }
-    let _ = write!(h, "seq {}", item.seq);
-    if item.part > 0 {
-        let _ = write!(h, " | part {}", item.part);
+    let _ = write!(h, "seq {}", item.event.seq);
+    if item.event.part > 0 {
+        let _ = write!(h, " | part {}", item.event.part);
     }
-    let _ = write!(h, " | {}", item.role);
+    let _ = write!(h, " | {}", item.event.role);
     h
 }
 
 fn detail(item: &ItemView) -> String {
-    let mut d = match item.timestamp {
+    let mut d = match item.event.timestamp {
         Some(t) => t.to_string(),
         None => "(no time)".to_string(),
     };
-    let _ = write!(d, " · {}", item.kind);
-    if let Some(tool) = &item.tool {
+    let _ = write!(d, " · {}", item.event.kind);
+    if let Some(tool) = &item.event.tool {
         let _ = write!(d, " · {tool}");
     }
-    if item.on_active_branch == Some(false) {
+    if item.event.on_active_branch == Some(false) {
         d.push_str(" · off the active branch");
     }
     d
@@ -89,7 +89,7 @@ impl Printer for Text {
             "{}\n{}\n{}\n\n",
             header(item, implicit),
             detail(item),
-            item.text
+            item.event.text
         );
         s
     }
@@ -133,12 +133,17 @@ impl Printer for Text {
             Some(item) => {
                 let mut d = detail(item);
                 if doc.parts > 1 {
-                    let _ = write!(d, " · part {} of {}", item.part, doc.parts);
+                    let _ = write!(d, " · part {} of {}", item.event.part, doc.parts);
                 }
                 if doc.offset_chars > 0 {
                     let _ = write!(d, " · from character {}", doc.offset_chars);
                 }
-                let _ = write!(s, "{}\n{d}\n{}\n\n", header(item, doc.implicit), item.text);
+                let _ = write!(
+                    s,
+                    "{}\n{d}\n{}\n\n",
+                    header(item, doc.implicit),
+                    item.event.text
+                );
             }
             None => s.push_str("no event at that seq and part\n\n"),
         }
@@ -244,7 +249,7 @@ const LEAD: usize = 160;
 /// Cuts an item's text until its rendering fits in `room`; false if even an empty text won't.
 /// A search hit keeps its match in view: the text then starts a little before it.
 fn shrink(item: &mut ItemView, room: usize, cost: impl Fn(&ItemView) -> usize) -> bool {
-    let mut full = std::mem::take(&mut item.text);
+    let mut full = std::mem::take(&mut item.event.text);
     if let Some(focus) = item.focus.filter(|f| *f > LEAD) {
         let mut start = focus - LEAD;
         while !full.is_char_boundary(start) {
@@ -255,7 +260,7 @@ fn shrink(item: &mut ItemView, room: usize, cost: impl Fn(&ItemView) -> usize) -
     item.truncated = true;
     let overhead = cost(item) + history_core::budget::CUT_MARKER.len();
     if overhead >= room {
-        item.text = full;
+        item.event.text = full;
         item.truncated = false;
         return false;
     }
@@ -263,7 +268,7 @@ fn shrink(item: &mut ItemView, room: usize, cost: impl Fn(&ItemView) -> usize) -
     loop {
         let mut text = full.clone();
         cut(&mut text, allowed + history_core::budget::CUT_MARKER.len());
-        item.text = text;
+        item.event.text = text;
         let c = cost(item);
         if c <= room || allowed == 0 {
             return c <= room;
@@ -275,12 +280,12 @@ fn shrink(item: &mut ItemView, room: usize, cost: impl Fn(&ItemView) -> usize) -
 /// Cuts the read item's text so the output fits in `budget`; returns how many characters of it
 /// are shown.
 pub fn fit_read(doc: &mut ReadDoc, printer: &dyn Printer, budget: usize) -> Option<usize> {
-    let full_len = doc.item.as_ref()?.text.chars().count();
+    let full_len = doc.item.as_ref()?.event.text.chars().count();
     if printer.read(doc).len() + FRAME_SLACK <= budget {
         return None;
     }
     let item = doc.item.as_mut()?;
-    let full = std::mem::take(&mut item.text);
+    let full = std::mem::take(&mut item.event.text);
     item.truncated = true;
     doc.next = Some(Recipe::default());
     let overhead = printer.read(doc).len() + FRAME_SLACK;
@@ -289,7 +294,7 @@ pub fn fit_read(doc: &mut ReadDoc, printer: &dyn Printer, budget: usize) -> Opti
         let shown: String = take_bytes(&full, allowed);
         let chars = shown.chars().count();
         if let Some(item) = doc.item.as_mut() {
-            item.text = shown;
+            item.event.text = shown;
         }
         let total = printer.read(doc).len() + FRAME_SLACK;
         if total <= budget || allowed == 0 {

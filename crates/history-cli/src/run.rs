@@ -274,7 +274,7 @@ fn one_session(
             .map(|item| {
                 let mut view = ItemView::new(canonical.clone(), Some(path.clone()), item.event);
                 if filter.is_search() {
-                    view.focus = filter.first_match(&view.text);
+                    view.focus = filter.first_match(&view.event.text);
                 }
                 view.folded_before = item.folded_before.map(|f| FoldView::new(f, &base));
                 view
@@ -291,15 +291,16 @@ fn one_session(
     let (dropped_older, dropped_newer) = fit_list(&mut doc, printer, budget, req.from(), false);
     doc.has_older |= dropped_older;
     doc.has_newer |= dropped_newer;
-    let first = doc
-        .items
-        .first()
-        .map(|i| i.folded_before.as_ref().map_or(i.seq, |f| f.first_seq));
+    let first = doc.items.first().map(|i| {
+        i.folded_before
+            .as_ref()
+            .map_or(i.event.seq, |f| f.first_seq)
+    });
     let last = doc
         .folded_after
         .as_ref()
         .map(|f| f.last_seq)
-        .or(doc.items.last().map(|i| i.seq));
+        .or(doc.items.last().map(|i| i.event.seq));
     // When the budget dropped the newest items, what was shown after them is no longer the end.
     if dropped_newer {
         doc.folded_after = None;
@@ -372,7 +373,7 @@ fn many_sessions(
             .map(|hit| {
                 let mut item = ItemView::from_hit(hit);
                 if filter.is_search() {
-                    item.focus = filter.first_match(&item.text);
+                    item.focus = filter.first_match(&item.event.text);
                 }
                 item
             })
@@ -448,9 +449,9 @@ pub fn read(
     let session = (!implicit).then(|| canonical.clone());
     let mut item =
         event.map(|e| ItemView::new(canonical.clone(), Some(file.path.display().to_string()), e));
-    let total_chars = item.as_ref().map_or(0, |i| i.text.chars().count());
+    let total_chars = item.as_ref().map_or(0, |i| i.event.text.chars().count());
     if let Some(item) = item.as_mut() {
-        item.text = item.text.chars().skip(args.offset_chars).collect();
+        item.event.text = item.event.text.chars().skip(args.offset_chars).collect();
     }
     let mut doc = ReadDoc {
         schema_version: SCHEMA_VERSION,

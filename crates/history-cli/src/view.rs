@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use history_core::paging::Fold;
 use history_core::search::Hit;
-use history_core::{Event, Role, Timestamp};
+use history_core::{Event, Role};
 
 /// The version of the JSON output; fields are only ever added.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -65,24 +65,15 @@ impl FoldView {
     }
 }
 
-/// One printed event.
+/// One printed event: the event's own fields, and where it came from.
 #[derive(Clone, Debug, Serialize)]
 pub struct ItemView {
     pub session: String,
-    pub seq: u64,
-    pub part: u32,
-    pub role: Role,
-    pub kind: String,
-    pub timestamp: Option<Timestamp>,
-    pub text: String,
+    #[serde(flatten)]
+    pub event: Event,
     pub truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    pub visible: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub on_active_branch: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub folded_before: Option<FoldView>,
     /// Where in the text the query matched: a cut text keeps the match in view.
@@ -94,17 +85,9 @@ impl ItemView {
     pub fn new(session: String, path: Option<String>, event: Event) -> ItemView {
         ItemView {
             session,
-            seq: event.seq,
-            part: event.part,
-            role: event.role,
-            kind: event.kind,
-            timestamp: event.timestamp,
-            text: event.text,
+            event,
             truncated: false,
             path,
-            visible: event.visible,
-            tool: event.tool,
-            on_active_branch: event.on_active_branch,
             folded_before: None,
             focus: None,
         }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::Roots;
+use common::{every_role, Roots};
 use insta::assert_snapshot;
 use serde_json::Value;
 
@@ -66,25 +66,7 @@ fn browse_json_snapshot() {
 }
 
 fn all_events(r: &Roots, id: &str) -> common::Run {
-    claude(
-        r,
-        &[
-            "list",
-            "--session",
-            id,
-            "--role",
-            "user",
-            "--role",
-            "assistant",
-            "--role",
-            "tool",
-            "--role",
-            "context",
-            "--limit",
-            "1000",
-            "--json",
-        ],
-    )
+    claude(r, &every_role(id, &[]))
 }
 
 #[test]

@@ -2,32 +2,13 @@
 
 mod common;
 
-use common::Roots;
+use common::{every_role, Roots};
 use insta::assert_snapshot;
 
 fn codex(roots: &Roots, args: &[&str]) -> common::Run {
     let mut all = vec!["--claude-root", "/nonexistent", "--pi-root", "/nonexistent"];
     all.extend_from_slice(args);
     roots.run(&all)
-}
-
-fn every_role(session: &str) -> Vec<&str> {
-    vec![
-        "list",
-        "--session",
-        session,
-        "--role",
-        "user",
-        "--role",
-        "assistant",
-        "--role",
-        "tool",
-        "--role",
-        "context",
-        "--limit",
-        "1000",
-        "--json",
-    ]
 }
 
 #[test]
@@ -64,10 +45,10 @@ fn the_thread_id_names_the_session_and_plain_beats_zst() {
     let path = twin["items"][0]["path"].as_str().unwrap().to_string();
     assert!(path.ends_with(".jsonl"), "{path}");
     // Without the plain file, the .zst twin gives the same events.
-    let plain = codex(&r, &every_role("codex:019c8a4c"));
+    let plain = codex(&r, &every_role("codex:019c8a4c", &[]));
     let plain_file = r.dir.path().join(path.trim_start_matches("[ROOT]/"));
     std::fs::remove_file(plain_file).unwrap();
-    let zst = codex(&r, &every_role("codex:019c8a4c"));
+    let zst = codex(&r, &every_role("codex:019c8a4c", &[]));
     assert!(zst.json()["items"][0]["path"]
         .as_str()
         .unwrap()
@@ -107,7 +88,7 @@ fn inherited_history_is_searched_and_attributed() {
     // The fork's own lines come after the inherited ones.
     let fork = codex(
         &r,
-        &every_role("codex:019f2a10-0000-7000-8000-00000000000b"),
+        &every_role("codex:019f2a10-0000-7000-8000-00000000000b", &[]),
     );
     let seqs: Vec<u64> = fork.positions().iter().map(|p| p.0).collect();
     let mut sorted = seqs.clone();
@@ -123,14 +104,14 @@ fn a_rollback_removes_the_turn() {
         &["list", "--session", "codex:*", "--query", "to be undone"],
     );
     assert_eq!(run.code, 1, "{}", run.stdout);
-    let texts = codex(&r, &every_role("codex:019c9d00")).texts();
+    let texts = codex(&r, &every_role("codex:019c9d00", &[])).texts();
     assert!(texts.contains(&"second question, rephrased".to_string()));
 }
 
 #[test]
 fn injected_messages_are_context() {
     let r = Roots::new();
-    let run = codex(&r, &every_role("codex:019c9c00")).json();
+    let run = codex(&r, &every_role("codex:019c9c00", &[])).json();
     for item in run["items"].as_array().unwrap() {
         let text = item["text"].as_str().unwrap();
         if text.contains("<environment_context>")
@@ -160,7 +141,7 @@ fn injected_messages_are_context() {
 #[test]
 fn damaged_lines_give_a_notice() {
     let r = Roots::new();
-    let run = codex(&r, &every_role("codex:019c9e00"));
+    let run = codex(&r, &every_role("codex:019c9e00", &[]));
     assert_eq!(run.code, 0);
     assert!(
         run.json()["notice"].as_str().unwrap().contains("skipped"),

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::Roots;
+use common::{every_role, Roots};
 use insta::assert_snapshot;
 
 fn pi(roots: &Roots, args: &[&str]) -> common::Run {
@@ -14,27 +14,6 @@ fn pi(roots: &Roots, args: &[&str]) -> common::Run {
     ];
     all.extend_from_slice(args);
     roots.run(&all)
-}
-
-fn every_role<'a>(session: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec![
-        "list",
-        "--session",
-        session,
-        "--role",
-        "user",
-        "--role",
-        "assistant",
-        "--role",
-        "tool",
-        "--role",
-        "context",
-        "--limit",
-        "1000",
-        "--json",
-    ];
-    v.extend_from_slice(extra);
-    v
 }
 
 #[test]

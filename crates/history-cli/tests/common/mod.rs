@@ -156,6 +156,28 @@ impl Roots {
     }
 }
 
+/// `list --session SESSION` with every role (so that nothing is folded), all events, as JSON.
+pub fn every_role<'a>(session: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "list",
+        "--session",
+        session,
+        "--role",
+        "user",
+        "--role",
+        "assistant",
+        "--role",
+        "tool",
+        "--role",
+        "context",
+        "--limit",
+        "1000",
+        "--json",
+    ];
+    v.extend_from_slice(extra);
+    v
+}
+
 fn copy_tree(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
     for entry in fs::read_dir(from).unwrap() {
