@@ -130,3 +130,55 @@ fn size_limits_are_refused_by_name() {
     let err = decode(&long).unwrap_err();
     assert!(err.contains("line 1") && err.contains("64 MiB"), "{err}");
 }
+
+/// Reading lines a search cannot want for their structure alone changes nothing else: the
+/// events of the wanted lines, the branch and the notices are exactly those of a full decode.
+#[test]
+fn skeleton_lines_change_nothing_but_which_events_are_emitted() {
+    let claude = Claude::new(PathBuf::new());
+    for path in fixtures() {
+        let file = SessionFile {
+            key: SessionKey::new("claude", "x"),
+            path: path.clone(),
+            modified: 0,
+            size: 0,
+        };
+        let mut full = Vec::new();
+        let Ok(reference) = claude.decode(&file, &mut |e| full.push(e)) else {
+            continue;
+        };
+        let lines: Vec<Vec<u8>> = std::fs::read(&path)
+            .unwrap()
+            .split(|b| *b == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect();
+        for seed in 0..12u64 {
+            let wanted = |line: &[u8]| {
+                let mut rng = Rng(seed
+                    ^ line
+                        .iter()
+                        .fold(0u64, |h, b| h.wrapping_mul(31) ^ u64::from(*b)));
+                seed > 0 && rng.next() % 3 == 0
+            };
+            let mut got = Vec::new();
+            let decoded = claude
+                .decode_matching(&file, &mut |e| got.push(e), &wanted)
+                .unwrap();
+            let expected: Vec<_> = full
+                .iter()
+                .filter(|e| {
+                    wanted(
+                        lines[e.seq as usize - 1]
+                            .strip_suffix(b"\r")
+                            .unwrap_or(&lines[e.seq as usize - 1]),
+                    )
+                })
+                .cloned()
+                .collect();
+            assert_eq!(got, expected, "{} seed {seed}", path.display());
+            assert_eq!(decoded.branch, reference.branch, "{}", path.display());
+            assert_eq!(decoded.notices, reference.notices, "{}", path.display());
+            assert_eq!(decoded.meta, reference.meta, "{}", path.display());
+        }
+    }
+}
