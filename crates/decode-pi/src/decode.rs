@@ -2,11 +2,12 @@
 
 use std::path::Path;
 
-use history_core::source::{Damage, Line, Lines};
+use history_core::source::{Damage, Line, LineTest, Lines};
 use history_core::{DecodeError, Event, SessionMeta};
 use serde_json::{Map, Value};
 
 use crate::entry::{render, Out};
+use crate::fields::Fields;
 use crate::salvage;
 use crate::tree::{Break, Entry, Growing, Tree};
 
@@ -26,21 +27,20 @@ pub(crate) struct Header {
 impl Header {
     /// The header in a parsed object, if it is one.
     pub(crate) fn from_object(object: &Map<String, Value>) -> Option<Header> {
-        if object.get("type").and_then(Value::as_str) != Some("session") {
+        Header::from_fields(&Fields::of(object))
+    }
+
+    /// The header in an object's fields, if it is one.
+    fn from_fields(fields: &Fields) -> Option<Header> {
+        if fields.kind.as_deref() != Some("session") {
             return None;
         }
-        let string = |key: &str| {
-            object
-                .get(key)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
+        let string = |value: &Option<String>| value.clone().filter(|s| !s.is_empty());
         Some(Header {
-            id: string("id"),
-            cwd: string("cwd"),
-            parent: string("parentSession").or_else(|| string("branchedFrom")),
-            version: object.get("version").and_then(Value::as_u64),
+            id: string(&fields.id),
+            cwd: string(&fields.cwd),
+            parent: string(&fields.parent_session).or_else(|| string(&fields.branched_from)),
+            version: fields.version,
         })
     }
 
@@ -65,11 +65,23 @@ pub(crate) struct Pass {
 }
 
 /// Reads a session file once, streaming every entry's events into `sink` in file order.
-pub(crate) fn read(path: &Path, sink: &mut dyn FnMut(Event)) -> Result<Pass, DecodeError> {
+///
+/// With `wanted`, only the lines it passes are decoded in full; the others are read for their
+/// structure alone (header, tree, title, damage) and yield no events. The events of the lines
+/// decoded, and the [`Pass`], are what reading every line in full gives.
+pub(crate) fn read(
+    path: &Path,
+    sink: &mut dyn FnMut(Event),
+    wanted: Option<LineTest<'_>>,
+) -> Result<Pass, DecodeError> {
     let mut lines = Lines::open(path)?;
     let mut reader = Reader::default();
     while let Some(line) = lines.next_line()? {
-        reader.line(&line, sink);
+        if wanted.is_none_or(|w| w(line.bytes)) {
+            reader.line(&line, sink);
+        } else {
+            reader.structure(&line);
+        }
     }
     reader.finish(path)
 }
@@ -117,6 +129,37 @@ impl Reader {
                 }
             }
         }
+        self.damaged(line, objects, clean);
+    }
+
+    /// What [`Reader::line`] does but emit events: every object on the line is read for the
+    /// fields of [`Fields`], every other value checked as a full parse checks it and dropped.
+    fn structure(&mut self, line: &Line<'_>) {
+        if line.bytes.trim_ascii().is_empty() {
+            return;
+        }
+        let repaired = salvage::repair_surrogates(line.bytes);
+        let bytes = repaired.as_deref().unwrap_or(line.bytes);
+        let mut objects = 0;
+        let mut clean = true;
+        for fields in serde_json::Deserializer::from_slice(bytes).into_iter::<Fields>() {
+            match fields {
+                Ok(fields) => {
+                    objects += 1;
+                    self.fields(fields, line.seq);
+                }
+                Err(_) => {
+                    clean = false;
+                    break;
+                }
+            }
+        }
+        self.damaged(line, objects, clean);
+    }
+
+    /// Records a line that did not read to its end: skipped (kept as a bare node when it names
+    /// an id) when nothing on it was read, partly read otherwise.
+    fn damaged(&mut self, line: &Line<'_>, objects: usize, clean: bool) {
         if !clean {
             if objects == 0 {
                 self.salvage(line);
@@ -144,49 +187,56 @@ impl Reader {
     }
 
     fn object(&mut self, object: &Map<String, Value>, out: &mut Out<'_>) {
+        if self.fields(Fields::of(object), out.seq) {
+            render(object, out);
+        }
+    }
+
+    /// Records one object of line `seq` in the structure; whether it is an entry (whose events
+    /// are then due).
+    fn fields(&mut self, fields: Fields, seq: u64) -> bool {
         let first = !self.parsed_any;
         self.parsed_any = true;
-        if let Some(header) = Header::from_object(object) {
+        if let Some(header) = Header::from_fields(&fields) {
             if first {
                 self.header = Some(header);
             } else {
-                self.extra_headers.push(out.seq);
+                self.extra_headers.push(seq);
             }
-            return;
+            return false;
         }
         self.index += 1;
-        let entry = self.entry(object, out.seq);
-        if entry.entry_type == "session_info" {
-            // pi's rule: the latest non-empty name anywhere in the file.
-            if let Some(name) = object.get("name").and_then(Value::as_str) {
-                if !name.trim().is_empty() {
-                    self.title = Some(name.trim().to_string());
-                }
-            }
-        }
+        let entry = self.entry(fields, seq);
         self.tree.push(entry);
-        render(object, out);
+        true
     }
 
     /// The entry as a tree node. Entries without an id (all of version 1) get one from their
     /// position, `{index:08x}`, and unless they name a parent, hang off the entry before them:
     /// this is pi's v1 → v2 migration, made deterministic.
-    fn entry(&self, object: &Map<String, Value>, seq: u64) -> Entry {
-        let string = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_string);
-        let named_parent = string("parentId");
-        let (id, parent_id) = match string("id").filter(|id| !id.is_empty()) {
+    fn entry(&mut self, fields: Fields, seq: u64) -> Entry {
+        let entry_type = fields.kind.unwrap_or_default();
+        if entry_type == "session_info" {
+            // pi's rule: the latest non-empty name anywhere in the file.
+            if let Some(name) = fields.name {
+                if !name.trim().is_empty() {
+                    self.title = Some(name.trim().to_string());
+                }
+            }
+        }
+        let named_parent = fields.parent_id;
+        let (id, parent_id) = match fields.id.filter(|id| !id.is_empty()) {
             Some(id) => (id, named_parent),
-            None if object.contains_key("parentId") => (synthetic_id(self.index), named_parent),
+            None if fields.has_parent_key => (synthetic_id(self.index), named_parent),
             None => (
                 synthetic_id(self.index),
                 self.tree.last_id().map(str::to_string),
             ),
         };
-        let first_kept_id = string("firstKeptEntryId").or_else(|| {
+        let first_kept_id = fields.first_kept_entry_id.or_else(|| {
             // Version 1: an index into the parsed objects; the header (0) keeps nothing.
-            object
-                .get("firstKeptEntryIndex")
-                .and_then(Value::as_u64)
+            fields
+                .first_kept_entry_index
                 .filter(|&i| i > 0)
                 .map(synthetic_id)
         });
@@ -194,7 +244,7 @@ impl Reader {
             seq,
             id,
             parent_id,
-            entry_type: string("type").unwrap_or_default(),
+            entry_type,
             first_kept_id,
         }
     }

@@ -48,11 +48,13 @@
 mod decode;
 mod discover;
 mod entry;
+mod fields;
 mod salvage;
 mod tree;
 
 use std::path::{Path, PathBuf};
 
+use history_core::source::LineTest;
 use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
 
 pub use tree::{Entry, Tree};
@@ -94,9 +96,31 @@ impl Pi {
     }
 
     /// The entry tree of a session file and its active branch, for callers that want the
-    /// structure behind [`Decoded::branch`] (reads the file once, emits no events).
+    /// structure behind [`Decoded::branch`] (reads the file once, for its structure alone).
     pub fn tree(&self, path: &Path) -> Result<Tree, DecodeError> {
-        decode::read(path, &mut |_| {}).map(|pass| pass.tree)
+        decode::read(path, &mut |_| {}, Some(&|_: &[u8]| false)).map(|pass| pass.tree)
+    }
+
+    fn decode_lines(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+        wanted: Option<LineTest<'_>>,
+    ) -> Result<Decoded, DecodeError> {
+        let pass = decode::read(&file.path, sink, wanted)?;
+        let mut lineage = vec![file.path.clone()];
+        lineage.extend(
+            pass.header
+                .as_ref()
+                .and_then(|h| h.parent.as_deref())
+                .and_then(|named| discover::parent_file(&self.root, &file.path, named)),
+        );
+        Ok(Decoded {
+            branch: Some(pass.tree.branch),
+            notices: pass.notices,
+            meta: pass.meta,
+            lineage,
+        })
     }
 }
 
@@ -116,20 +140,19 @@ impl Transcript for Pi {
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
     ) -> Result<Decoded, DecodeError> {
-        let pass = decode::read(&file.path, sink)?;
-        let mut lineage = vec![file.path.clone()];
-        lineage.extend(
-            pass.header
-                .as_ref()
-                .and_then(|h| h.parent.as_deref())
-                .and_then(|named| discover::parent_file(&self.root, &file.path, named)),
-        );
-        Ok(Decoded {
-            branch: Some(pass.tree.branch),
-            notices: pass.notices,
-            meta: pass.meta,
-            lineage,
-        })
+        self.decode_lines(file, sink, None)
+    }
+
+    /// Lines `line_may_match` rules out are read for their structure alone: ids and parent
+    /// links, the header, `session_info` names, compaction anchors; their text is checked as
+    /// JSON but never built into values or events.
+    fn decode_matching(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+        line_may_match: LineTest<'_>,
+    ) -> Result<Decoded, DecodeError> {
+        self.decode_lines(file, sink, Some(line_may_match))
     }
 
     /// The session's file, then the file it was forked from (`parentSession`, or `branchedFrom`

@@ -101,3 +101,95 @@ pub fn render(file: &SessionFile, events: &[Event], decoded: &Decoded) -> String
     }
     out
 }
+
+/// The lines of a file as the decoder numbers them (`seq` = index + 1): split at `\n`, a `\r`
+/// before it dropped, no line after a final newline.
+pub fn lines_of(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    if bytes.ends_with(b"\n") || bytes.is_empty() {
+        lines.pop();
+    }
+    for line in &mut lines {
+        if let Some(stripped) = line.strip_suffix(b"\r") {
+            *line = stripped;
+        }
+    }
+    lines
+}
+
+/// A line test, as a search passes one.
+pub type Test<'a> = &'a (dyn Fn(&[u8]) -> bool + Sync);
+
+/// Checks `decode_matching` against `decode` for one test: the events of exactly the lines the
+/// test passes, equal to those `decode` emits for them, and the same `Decoded` (or error).
+pub fn check_matching(pi: &Pi, file: &SessionFile, test: Test<'_>, what: &str) {
+    let bytes = std::fs::read(&file.path).unwrap();
+    let lines = lines_of(&bytes);
+    let mut full = Vec::new();
+    let full_decoded = pi.decode(file, &mut |e| full.push(e));
+    let mut light = Vec::new();
+    let light_decoded = pi.decode_matching(file, &mut |e| light.push(e), test);
+    let at = || format!("{} with {what}", file.path.display());
+    let passes = |seq: u64| {
+        let line = lines
+            .get(seq as usize - 1)
+            .unwrap_or_else(|| panic!("{}: event of line {seq}, past the end", at()));
+        test(line)
+    };
+    let expected: Vec<&Event> = full.iter().filter(|e| passes(e.seq)).collect();
+    let got: Vec<&Event> = light.iter().collect();
+    assert_eq!(got, expected, "{}: events", at());
+    let (full_decoded, light_decoded) = match (full_decoded, light_decoded) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(a), Err(b)) => {
+            assert_eq!(a.to_string(), b.to_string(), "{}: error", at());
+            return;
+        }
+        (a, b) => panic!("{}: decode {a:?}, decode_matching {b:?}", at()),
+    };
+    assert_eq!(
+        light_decoded.branch,
+        full_decoded.branch,
+        "{}: branch",
+        at()
+    );
+    assert_eq!(
+        light_decoded.notices,
+        full_decoded.notices,
+        "{}: notices",
+        at()
+    );
+    assert_eq!(light_decoded.meta, full_decoded.meta, "{}: meta", at());
+    assert_eq!(
+        light_decoded.lineage,
+        full_decoded.lineage,
+        "{}: lineage",
+        at()
+    );
+}
+
+/// FNV-1a of a line's bytes under a seed: a deterministic pseudo-random choice of lines.
+pub fn line_hash(seed: u64, bytes: &[u8]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325 ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    // A final mix, so that nearby seeds choose unrelated subsets.
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^ (h >> 33)
+}
+
+/// `decode_matching` against `decode` for all lines, none, and seeded random subsets.
+pub fn check_matching_subsets(pi: &Pi, file: &SessionFile, seeds: u64) {
+    check_matching(pi, file, &|_| true, "every line");
+    check_matching(pi, file, &|_| false, "no line");
+    for seed in 0..seeds {
+        let den = [2, 3, 4, 8][(seed % 4) as usize];
+        let test = move |line: &[u8]| line_hash(seed, line) % den == seed % den;
+        check_matching(pi, file, &test, &format!("seed {seed}, 1 line in {den}"));
+        let test = move |line: &[u8]| line_hash(seed, line) % den != seed % den;
+        check_matching(pi, file, &test, &format!("seed {seed}, all but 1 in {den}"));
+    }
+}

@@ -1,0 +1,303 @@
+//! The fields of one JSON object that shape a session's structure (header, tree, title), read
+//! either from a parsed object or straight off the line with everything else skipped.
+//!
+//! The skipping read must accept exactly the objects a full [`Value`] parse accepts, or a line
+//! a search rules out would be read differently from the same line decoded in full. So nothing
+//! is skipped with serde's `IgnoredAny`, which serde_json implements with a scan that checks
+//! neither nesting depth, number range, UTF-8 nor surrogates in strings: every value goes through
+//! the same `deserialize_any` a [`Value`] does (the same string, number and depth checks), and is
+//! only never stored. What the skip saves is the allocation of every string, array and map.
+//! (This relies on serde_json's `arbitrary_precision` and `raw_value` being off, as they are in
+//! this workspace: they change how a [`Value`] reads some maps.)
+
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
+/// What the structure of a session needs from one object; the rest is events.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Fields {
+    /// `type`, when a string.
+    pub(crate) kind: Option<String>,
+    /// `id`, when a string.
+    pub(crate) id: Option<String>,
+    /// Whether the object has a `parentId` key at all (whatever its value).
+    pub(crate) has_parent_key: bool,
+    /// `parentId`, when a string.
+    pub(crate) parent_id: Option<String>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) parent_session: Option<String>,
+    pub(crate) branched_from: Option<String>,
+    /// `version`, when a non-negative integer.
+    pub(crate) version: Option<u64>,
+    pub(crate) first_kept_entry_id: Option<String>,
+    /// `firstKeptEntryIndex`, when a non-negative integer.
+    pub(crate) first_kept_entry_index: Option<u64>,
+    /// `name` (a `session_info` entry's), when a string.
+    pub(crate) name: Option<String>,
+}
+
+impl Fields {
+    /// The fields of a parsed object.
+    pub(crate) fn of(object: &Map<String, Value>) -> Fields {
+        let string = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_string);
+        let number = |key: &str| object.get(key).and_then(Value::as_u64);
+        Fields {
+            kind: string("type"),
+            id: string("id"),
+            has_parent_key: object.contains_key("parentId"),
+            parent_id: string("parentId"),
+            cwd: string("cwd"),
+            parent_session: string("parentSession"),
+            branched_from: string("branchedFrom"),
+            version: number("version"),
+            first_kept_entry_id: string("firstKeptEntryId"),
+            first_kept_entry_index: number("firstKeptEntryIndex"),
+            name: string("name"),
+        }
+    }
+}
+
+/// The keys [`Fields`] reads.
+enum Key {
+    Type,
+    Id,
+    ParentId,
+    Cwd,
+    ParentSession,
+    BranchedFrom,
+    Version,
+    FirstKeptEntryId,
+    FirstKeptEntryIndex,
+    Name,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl Visitor<'_> for Visit {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E>(self, key: &str) -> Result<Key, E> {
+                Ok(match key {
+                    "type" => Key::Type,
+                    "id" => Key::Id,
+                    "parentId" => Key::ParentId,
+                    "cwd" => Key::Cwd,
+                    "parentSession" => Key::ParentSession,
+                    "branchedFrom" => Key::BranchedFrom,
+                    "version" => Key::Version,
+                    "firstKeptEntryId" => Key::FirstKeptEntryId,
+                    "firstKeptEntryIndex" => Key::FirstKeptEntryIndex,
+                    "name" => Key::Name,
+                    _ => Key::Other,
+                })
+            }
+        }
+        // A string, read as a `Value`'s keys are.
+        d.deserialize_any(Visit)
+    }
+}
+
+/// Read straight off a line: a JSON object (any other value is an error, as it is no entry),
+/// with every value it does not keep checked and dropped. Like a [`Map`], a repeated key
+/// counts once, with its last value.
+impl<'de> Deserialize<'de> for Fields {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = Fields;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
+                let mut f = Fields::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    let string = |map: &mut A| map.next_value::<Lenient<String>>().map(|v| v.0);
+                    let number = |map: &mut A| map.next_value::<Lenient<u64>>().map(|v| v.0);
+                    match key {
+                        Key::Type => f.kind = string(&mut map)?,
+                        Key::Id => f.id = string(&mut map)?,
+                        Key::ParentId => {
+                            f.has_parent_key = true;
+                            f.parent_id = string(&mut map)?;
+                        }
+                        Key::Cwd => f.cwd = string(&mut map)?,
+                        Key::ParentSession => f.parent_session = string(&mut map)?,
+                        Key::BranchedFrom => f.branched_from = string(&mut map)?,
+                        Key::Version => f.version = number(&mut map)?,
+                        Key::FirstKeptEntryId => f.first_kept_entry_id = string(&mut map)?,
+                        Key::FirstKeptEntryIndex => f.first_kept_entry_index = number(&mut map)?,
+                        Key::Name => f.name = string(&mut map)?,
+                        Key::Other => map.next_value::<Skip>().map(|_| ())?,
+                    }
+                }
+                Ok(f)
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
+/// Any JSON value, checked as a [`Value`] would be and not kept.
+pub(crate) struct Skip;
+
+impl<'de> Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Keep::<()>::default()).map(|_| Skip)
+    }
+}
+
+/// A value of type `T` as [`Value::as_str`] / [`Value::as_u64`] read it, `None` for any other
+/// JSON value (which is checked and dropped).
+struct Lenient<T>(Option<T>);
+
+impl<'de, T: Kept> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Keep::<T>::default()).map(Lenient)
+    }
+}
+
+/// What a [`Keep`] visitor keeps of the values it sees.
+trait Kept: Sized {
+    fn string(_: &str) -> Option<Self> {
+        None
+    }
+    fn number(_: u64) -> Option<Self> {
+        None
+    }
+}
+
+impl Kept for () {}
+
+impl Kept for String {
+    fn string(s: &str) -> Option<String> {
+        Some(s.to_string())
+    }
+}
+
+impl Kept for u64 {
+    fn number(n: u64) -> Option<u64> {
+        Some(n)
+    }
+}
+
+/// Visits any value, keeping it when `T` keeps its kind; arrays and maps are walked through
+/// with [`Skip`].
+struct Keep<T>(std::marker::PhantomData<T>);
+
+impl<T> Default for Keep<T> {
+    fn default() -> Self {
+        Keep(std::marker::PhantomData)
+    }
+}
+
+impl<'de, T: Kept> Visitor<'de> for Keep<T> {
+    type Value = Option<T>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+    /// As `Value` stores it: a non-negative `i64` is the same number as a `u64`.
+    fn visit_i64<E>(self, n: i64) -> Result<Option<T>, E> {
+        Ok(u64::try_from(n).ok().and_then(T::number))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Option<T>, E> {
+        Ok(T::number(n))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Option<T>, E> {
+        Ok(T::string(s))
+    }
+    fn visit_unit<E>(self) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+    fn visit_none<E>(self) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<T>, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<T>, A::Error> {
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both reads of a line's objects, as far as they go.
+    fn both(line: &str) -> (Vec<Fields>, bool, Vec<Fields>, bool) {
+        let full: Vec<_> = serde_json::Deserializer::from_str(line)
+            .into_iter::<Value>()
+            .collect();
+        let light: Vec<_> = serde_json::Deserializer::from_str(line)
+            .into_iter::<Fields>()
+            .collect();
+        let mut a = Vec::new();
+        let mut a_clean = true;
+        for v in full {
+            match v {
+                Ok(Value::Object(o)) => a.push(Fields::of(&o)),
+                _ => {
+                    a_clean = false;
+                    break;
+                }
+            }
+        }
+        let mut b = Vec::new();
+        let mut b_clean = true;
+        for v in light {
+            match v {
+                Ok(f) => b.push(f),
+                Err(_) => {
+                    b_clean = false;
+                    break;
+                }
+            }
+        }
+        (a, a_clean, b, b_clean)
+    }
+
+    #[test]
+    fn the_light_read_accepts_what_a_value_accepts() {
+        let deep = format!(
+            r#"{{"id":"a","x":{}1{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let lines = [
+            r#"{"type":"message","id":"a","parentId":null,"message":{"content":[{"type":"text","text":"hi\n"}]}}"#,
+            r#"{"id":"a","id":"b","parentId":"x","parentId":7}"#,
+            r#"{"\u0069d":"esc","version":-0,"firstKeptEntryIndex":3.0}"#,
+            r#"{"version":3,"firstKeptEntryIndex":-2,"name":["n"]}"#,
+            r#"{"timestamp":1e400,"id":"a"}"#,
+            r#"{"id":"a","t":"\ud83d\ude00"}"#,
+            r#"{"id":"a","t":"\ud83d"}"#,
+            r#"{"id":"a","t":"tab	raw"}"#,
+            r#"{"id":"a"}{"id":"b"} 5"#,
+            r#"{"id":"a"} [1]"#,
+            r#"{"id":"a",}"#,
+            r#"{"id":"a","x":[1,]}"#,
+            r#"{"id":"a","x":01}"#,
+            r#"[{"id":"a"}]"#,
+            r#""id""#,
+            &deep,
+        ];
+        for line in lines {
+            let (a, a_clean, b, b_clean) = both(line);
+            assert_eq!((&a, a_clean), (&b, b_clean), "{line}");
+        }
+    }
+}
