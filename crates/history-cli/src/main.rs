@@ -18,7 +18,21 @@ use args::{Cli, Command};
 use print::{Json, Printer, Text};
 
 fn main() -> ExitCode {
-    let raw: Vec<String> = std::env::args().collect();
+    // A bug must still end as one line and exit code 2, never a panic message or a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!("error: internal error, please report it: {what}");
+    }));
+    std::panic::catch_unwind(run).unwrap_or(ExitCode::from(2))
+}
+
+fn run() -> ExitCode {
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let wants_json = raw.iter().any(|a| a == "--json");
     let printer: &dyn Printer = if wants_json { &Json } else { &Text };
     let cli = match Cli::try_parse_from(&raw) {

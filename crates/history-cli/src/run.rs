@@ -69,13 +69,31 @@ impl Context {
             .or_else(|| common.host.clone())
             .or_else(|| env("NOTESOUP_HOST").filter(|v| !v.is_empty()));
         Ok(Context {
-            cache: history_cache::default_dir(env).map(|d| Cache::new(d, DECODER_VERSION)),
+            cache: history_cache::default_dir(env).map(|d| Cache::new(d, &cache_version())),
             corpus: Corpus::new(sources),
             roots: vec![("claude", claude), ("codex", codex), ("pi", pi)],
             current,
             host,
         })
     }
+}
+
+/// The cache's entry version: the decoders' declared version and this very build (the
+/// executable's size and modification time), so that entries written by any other build of a
+/// decoder are misses even when nobody remembered to bump the declared version.
+fn cache_version() -> String {
+    let build = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| {
+            let modified = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{}-{modified}", m.len())
+        })
+        .unwrap_or_default();
+    format!("{DECODER_VERSION} build {build}")
 }
 
 fn parse_current(text: &str) -> Result<SessionKey, HistoryError> {
