@@ -1,26 +1,33 @@
 //! Decoding one session: its inherited history first (oldest ancestor first), then its own
 //! lines, each line parsed once and streamed through the projection.
+//!
+//! For a search, a line that cannot hold a wanted event is parsed for its structure alone
+//! ([`prune`]) and projected without delivering its events, so that the events of the other
+//! lines come out exactly as a full decode gives them.
 
 use std::path::{Path, PathBuf};
 
-use history_core::source::{parse_object, Damage, Line};
+use history_core::source::{parse_object, Damage, Line, LineTest};
 use history_core::{DecodeError, Decoded, Event, SessionMeta};
 use serde_json::{Map, Value};
 
 use crate::header::{self, line_len};
 use crate::lineage::{self, Ancestor};
 use crate::project::Projection;
-use crate::reader;
+use crate::{prune, reader};
 
-/// Decodes the session whose file is `path`, looking for ancestors under `root`.
+/// Decodes the session whose file is `path`, looking for ancestors under `root`. With `wanted`,
+/// only the events of lines that pass it are delivered (each one as a full decode delivers it),
+/// and the other lines are read for their structure alone.
 pub(crate) fn session(
     root: &Path,
     path: &Path,
     sink: &mut dyn FnMut(Event),
+    wanted: Option<LineTest<'_>>,
 ) -> Result<Decoded, DecodeError> {
     let mut own = reader::open(path)?;
     let mut damaged = Vec::new();
-    let head = header::read(&mut own, &mut damaged)?.ok_or_else(|| {
+    let head = header::read_testing(&mut own, &mut damaged, wanted)?.ok_or_else(|| {
         DecodeError::Invalid(format!(
             "{} has no session_meta line: it is not a Codex rollout",
             path.display()
@@ -34,14 +41,14 @@ pub(crate) fn session(
     let mut projection = Projection::new(sink);
     let mut inherited = 0;
     for ancestor in ancestors.into_iter().rev() {
-        inherited += inherit(&mut projection, ancestor, inherited, &mut notices)?;
+        inherited += inherit(&mut projection, ancestor, inherited, &mut notices, wanted)?;
     }
 
     let mut damage = Damage::default();
     for (n, terminated) in damaged {
         damage.skip(&blank_line(inherited + n, terminated));
     }
-    projection.header(inherited + head.seq, &head);
+    projection.header(inherited + head.seq, &head, head.wanted);
     loop {
         let line = match own.next_line() {
             Ok(Some(line)) => line,
@@ -56,16 +63,23 @@ pub(crate) fn session(
         if line.bytes.trim_ascii().is_empty() {
             continue;
         }
-        match parse_object::<Map<String, Value>>(line.bytes) {
-            Some(value) => projection.line(seq, value, head.layout),
+        let (value, emit) = parse(line.bytes, wanted);
+        match value {
+            Some(value) => projection.line(seq, value, head.layout, emit),
             None => damage.skip(&Line { seq, ..line }),
         }
     }
     damage.report(&mut notices);
 
     let outcome = projection.finish();
+    let mut branch = outcome.branch;
+    if wanted.is_some() && branch.is_some() {
+        // A branch left by a rollback lists the lines that show an event, which lines read for
+        // their structure alone do not tell: it is taken from a full decode. (Rollbacks are rare.)
+        branch = session(root, path, &mut |_| {}, None)?.branch;
+    }
     Ok(Decoded {
-        branch: outcome.branch,
+        branch,
         notices,
         meta: SessionMeta {
             title: outcome.title,
@@ -79,7 +93,7 @@ pub(crate) fn session(
 /// The files the session whose file is `path` is built from: its own, then its ancestors.
 pub(crate) fn files(root: &Path, path: &Path) -> Vec<PathBuf> {
     let mut files = vec![path.to_path_buf()];
-    let head = reader::open(path)
+    let head = reader::open_head(path)
         .ok()
         .and_then(|mut lines| header::read(&mut lines, &mut Vec::new()).ok().flatten());
     if let Some(head) = head {
@@ -87,6 +101,16 @@ pub(crate) fn files(root: &Path, path: &Path) -> Vec<PathBuf> {
         files.extend(ancestors.into_iter().map(|a| a.path));
     }
     files
+}
+
+/// A line parsed in full, or for its structure alone when `wanted` rules it out; and whether its
+/// events are delivered.
+fn parse(bytes: &[u8], wanted: Option<LineTest<'_>>) -> (Option<Map<String, Value>>, bool) {
+    if wanted.is_none_or(|w| w(bytes)) {
+        (parse_object(bytes), true)
+    } else {
+        (prune::parse(bytes), false)
+    }
 }
 
 fn blank_line(seq: u64, terminated: bool) -> Line<'static> {
@@ -104,6 +128,7 @@ fn inherit(
     ancestor: Ancestor,
     offset: u64,
     notices: &mut Vec<String>,
+    wanted: Option<LineTest<'_>>,
 ) -> Result<u64, DecodeError> {
     let Ancestor {
         path,
@@ -139,9 +164,10 @@ fn inherit(
         let start = end;
         end += line_len(line.bytes, line.terminated);
         let blank = line.bytes.trim_ascii().is_empty();
-        let value = (!blank)
-            .then(|| parse_object::<Map<String, Value>>(line.bytes))
-            .flatten();
+        let (value, emit) = match blank {
+            true => (None, false),
+            false => parse(line.bytes, wanted),
+        };
         let ordinal = value
             .as_ref()
             .and_then(|v| v.get("ordinal"))
@@ -156,7 +182,7 @@ fn inherit(
         kept = line.seq;
         let seq = offset + line.seq;
         match value {
-            Some(value) => projection.line(seq, value, header.layout),
+            Some(value) => projection.line(seq, value, header.layout, emit),
             None if blank => {}
             None => damage.skip(&Line { seq, ..line }),
         }

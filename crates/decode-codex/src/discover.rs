@@ -167,7 +167,7 @@ pub(crate) fn sessions(harness: &str, root: &Path) -> Vec<SessionFile> {
 
 /// The thread id of a file whose name carries none: read from its first line only.
 fn id_from_header(path: &Path) -> Option<String> {
-    let mut lines = reader::open(path).ok()?;
+    let mut lines = reader::open_head(path).ok()?;
     let head = header::read(&mut lines, &mut Vec::new()).ok()??;
     head.id().map(str::to_owned)
 }

@@ -1,7 +1,7 @@
 //! A rollout's header: the first `session_meta` (G3/G4) or the `{id, timestamp, instructions}`
 //! line of the early generations (G1/G2).
 
-use history_core::source::parse_object;
+use history_core::source::{parse_object, LineTest};
 use history_core::{DecodeError, Timestamp};
 use serde_json::{Map, Value};
 
@@ -31,6 +31,8 @@ pub(crate) struct Header {
     pub ordinal: Option<u64>,
     /// The `session_meta` payload, or the G1/G2 header line itself.
     pub meta: Map<String, Value>,
+    /// Whether the header line passed the line test it was read with (none: it did).
+    pub wanted: bool,
 }
 
 /// Where a referenced ancestor's history ends (`session_meta.history_base`).
@@ -88,6 +90,15 @@ pub(crate) fn read(
     lines: &mut LineReader,
     damaged: &mut Vec<(u64, bool)>,
 ) -> Result<Option<Header>, DecodeError> {
+    read_testing(lines, damaged, None)
+}
+
+/// [`read`], noting in [`Header::wanted`] whether the header line passes `test`.
+pub(crate) fn read_testing(
+    lines: &mut LineReader,
+    damaged: &mut Vec<(u64, bool)>,
+    test: Option<LineTest<'_>>,
+) -> Result<Option<Header>, DecodeError> {
     let mut end = 0;
     while let Some(line) = lines.next_line()? {
         end += line_len(line.bytes, line.terminated);
@@ -98,12 +109,13 @@ pub(crate) fn read(
             damaged.push((line.seq, line.terminated));
             continue;
         };
-        return Ok(classify(line.seq, end, value));
+        let wanted = test.is_none_or(|t| t(line.bytes));
+        return Ok(classify(line.seq, end, value, wanted));
     }
     Ok(None)
 }
 
-fn classify(seq: u64, end: u64, mut line: Map<String, Value>) -> Option<Header> {
+fn classify(seq: u64, end: u64, mut line: Map<String, Value>, wanted: bool) -> Option<Header> {
     let timestamp = line
         .get("timestamp")
         .and_then(Value::as_str)
@@ -118,6 +130,7 @@ fn classify(seq: u64, end: u64, mut line: Map<String, Value>) -> Option<Header> 
                 timestamp,
                 ordinal,
                 meta,
+                wanted,
             }),
             _ => None,
         },
@@ -131,6 +144,7 @@ fn classify(seq: u64, end: u64, mut line: Map<String, Value>) -> Option<Header> 
                 timestamp,
                 ordinal,
                 meta: line,
+                wanted,
             })
         }
         _ => None,

@@ -56,6 +56,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use history_core::source::LineTest;
 use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
 
 mod decode;
@@ -63,6 +64,7 @@ mod discover;
 mod header;
 mod lineage;
 mod project;
+mod prune;
 mod reader;
 mod render;
 
@@ -110,7 +112,16 @@ impl Transcript for Codex {
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
     ) -> Result<Decoded, DecodeError> {
-        decode::session(&self.root, &file.path, sink)
+        decode::session(&self.root, &file.path, sink, None)
+    }
+
+    fn decode_matching(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+        line_may_match: LineTest<'_>,
+    ) -> Result<Decoded, DecodeError> {
+        decode::session(&self.root, &file.path, sink, Some(line_may_match))
     }
 
     fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {

@@ -30,12 +30,15 @@ enum Twin {
 /// A message item still waiting for its event twin; `event` is what it shows if none comes.
 struct Candidate {
     event: Event,
+    emit: bool,
     twin: Twin,
     key: String,
 }
 
+/// An event in line for delivery. One whose line a search cannot want (`emit` false) is
+/// projected like any other, for what it does to its neighbours, and then not delivered.
 enum Slot {
-    Ready(Event),
+    Ready(Event, bool),
     Waiting(Candidate),
     Dropped,
 }
@@ -76,6 +79,8 @@ pub(crate) struct Projection<'s> {
     next_part: u32,
     title: Option<String>,
     cwd: Option<String>,
+    /// Whether the line being projected delivers its events.
+    emit: bool,
 }
 
 /// A line's position and time, shared by its events.
@@ -132,12 +137,14 @@ impl<'s> Projection<'s> {
             next_part: 0,
             title: None,
             cwd: None,
+            emit: true,
         }
     }
 
-    /// The session's own header, at `seq`: the instructions it starts with.
-    pub fn header(&mut self, seq: u64, header: &Header) {
+    /// The session's own header, at `seq`: the instructions it starts with, delivered if `emit`.
+    pub fn header(&mut self, seq: u64, header: &Header, emit: bool) {
         self.advance(seq);
+        self.emit = emit;
         if let Some(text) = header.instructions() {
             let at = At {
                 seq,
@@ -147,9 +154,11 @@ impl<'s> Projection<'s> {
         }
     }
 
-    /// One parsed line (anything after the header) of a file in `layout`, at `seq`.
-    pub fn line(&mut self, seq: u64, line: Map<String, Value>, layout: Layout) {
+    /// One parsed line (anything after the header) of a file in `layout`, at `seq`; its events
+    /// are delivered if `emit`.
+    pub fn line(&mut self, seq: u64, line: Map<String, Value>, layout: Layout, emit: bool) {
         self.advance(seq);
+        self.emit = emit;
         let time = line
             .get("timestamp")
             .and_then(Value::as_str)
@@ -222,7 +231,7 @@ impl<'s> Projection<'s> {
         for slot in &mut self.queue {
             if matches!(slot, Slot::Waiting(c) if c.event.seq < before) {
                 if let Slot::Waiting(c) = std::mem::replace(slot, Slot::Dropped) {
-                    *slot = Slot::Ready(c.event);
+                    *slot = Slot::Ready(c.event, c.emit);
                 }
             }
         }
@@ -235,13 +244,13 @@ impl<'s> Projection<'s> {
             if matches!(slot, Slot::Waiting(_)) {
                 break;
             }
-            if let Some(Slot::Ready(event)) = self.queue.pop_front() {
-                self.deliver(event);
+            if let Some(Slot::Ready(event, emit)) = self.queue.pop_front() {
+                self.deliver(event, emit);
             }
         }
     }
 
-    fn deliver(&mut self, mut event: Event) {
+    fn deliver(&mut self, mut event: Event, emit: bool) {
         if self.seqs.last() == Some(&event.seq) {
             event.part = self.next_part;
             self.next_part += 1;
@@ -250,12 +259,14 @@ impl<'s> Projection<'s> {
             event.part = 0;
             self.next_part = 1;
         }
-        (self.sink)(event);
+        if emit {
+            (self.sink)(event);
+        }
     }
 
     fn push(&mut self, event: Event) {
         if !event.text.trim().is_empty() {
-            self.queue.push_back(Slot::Ready(event));
+            self.queue.push_back(Slot::Ready(event, self.emit));
             self.flush();
         }
     }
@@ -311,9 +322,12 @@ impl<'s> Projection<'s> {
             Some(i) => {
                 self.recent.remove(i);
             }
-            None => self
-                .queue
-                .push_back(Slot::Waiting(Candidate { event, twin, key })),
+            None => self.queue.push_back(Slot::Waiting(Candidate {
+                event,
+                emit: self.emit,
+                twin,
+                key,
+            })),
         }
     }
 

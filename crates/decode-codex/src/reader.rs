@@ -10,6 +10,9 @@ use history_core::DecodeError;
 pub(crate) type LineReader = Lines<Box<dyn BufRead>>;
 
 const BUFFER: usize = 256 * 1024;
+/// The buffer for reading a file's header alone: a whole-file buffer would copy far more of the
+/// file than its first lines.
+const HEAD_BUFFER: usize = 16 * 1024;
 
 /// Whether a path names a compressed rollout (`….jsonl.zst`).
 pub(crate) fn is_compressed(path: &Path) -> bool {
@@ -20,6 +23,15 @@ pub(crate) fn is_compressed(path: &Path) -> bool {
 /// never into one buffer; the 512 MiB limit applies to its encoded size here and to its decoded
 /// bytes in [`Lines`].
 pub(crate) fn open(path: &Path) -> Result<LineReader, DecodeError> {
+    open_buffered(path, BUFFER)
+}
+
+/// [`open`] for reading no more than the first lines (the header).
+pub(crate) fn open_head(path: &Path) -> Result<LineReader, DecodeError> {
+    open_buffered(path, HEAD_BUFFER)
+}
+
+fn open_buffered(path: &Path, buffer: usize) -> Result<LineReader, DecodeError> {
     let io = |source| DecodeError::Io {
         path: path.display().to_string(),
         source,
@@ -34,9 +46,9 @@ pub(crate) fn open(path: &Path) -> Result<LineReader, DecodeError> {
     }
     let reader: Box<dyn BufRead> = if is_compressed(path) {
         let decoder = zstd::stream::read::Decoder::new(file).map_err(io)?;
-        Box::new(BufReader::with_capacity(BUFFER, decoder))
+        Box::new(BufReader::with_capacity(buffer, decoder))
     } else {
-        Box::new(BufReader::with_capacity(BUFFER, file))
+        Box::new(BufReader::with_capacity(buffer, file))
     };
     Ok(Lines::new(reader, path.display().to_string()))
 }

@@ -143,14 +143,26 @@ impl Rng {
     }
 }
 
+/// Decodes `bytes` in full and through `decode_matching` under a few line tests, which must
+/// not panic and must agree.
 fn decode_never_panics(dir: &Path, name: &str, bytes: &[u8]) {
     let path = write(dir, name, bytes);
     let codex = common::codex();
-    let (events, result) = try_decode(&codex, &path);
-    if result.is_ok() {
-        common::check_order(&events);
+    let full = try_decode(&codex, &path);
+    if full.1.is_ok() {
+        common::check_order(&full.0);
     }
     let _ = history_core::Transcript::lineage(&codex, &common::file(&path));
+    common::check_matching(&codex, &path, &full, &|_| false, "no line");
+    common::check_matching(&codex, &path, &full, &|_| true, "all lines");
+    for seed in 0..3u64 {
+        let test = |line: &[u8]| {
+            let mut h = std::hash::DefaultHasher::new();
+            std::hash::Hash::hash(&(seed, line), &mut h);
+            std::hash::Hasher::finish(&h) % 2 == 1
+        };
+        common::check_matching(&codex, &path, &full, &test, &format!("seed {seed}"));
+    }
 }
 
 #[test]

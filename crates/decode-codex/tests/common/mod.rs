@@ -184,3 +184,148 @@ pub fn temp_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// The lines of a rollout as the decoder reads them (a `.zst` decompressed): split at `\n`,
+/// without a `\r` before it; `(bytes, terminated)`.
+pub fn raw_lines(path: &Path) -> Vec<(Vec<u8>, bool)> {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    let bytes = if path.extension().is_some_and(|e| e == "zst") {
+        let mut out = Vec::new();
+        // A cut stream keeps what decoded.
+        let _ = std::io::Read::read_to_end(
+            &mut zstd::stream::read::Decoder::new(&bytes[..]).unwrap(),
+            &mut out,
+        );
+        out
+    } else {
+        bytes
+    };
+    let mut lines = Vec::new();
+    let mut rest = &bytes[..];
+    while !rest.is_empty() {
+        let (line, terminated) = match rest.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                let line = &rest[..i];
+                rest = &rest[i + 1..];
+                (line.strip_suffix(b"\r").unwrap_or(line), true)
+            }
+            None => (std::mem::take(&mut rest), false),
+        };
+        lines.push((line.to_vec(), terminated));
+    }
+    lines
+}
+
+/// The first line that parses as a JSON object (a rollout's header), with its 1-based number
+/// and the bytes up to and including it.
+fn header_line(lines: &[(Vec<u8>, bool)]) -> Option<(u64, u64, serde_json::Value)> {
+    let mut end = 0;
+    for (i, (line, terminated)) in lines.iter().enumerate() {
+        end += line.len() as u64 + u64::from(*terminated);
+        if line.trim_ascii().first() != Some(&b'{') {
+            continue;
+        }
+        if let Ok(value) = serde_json::from_slice::<serde_json::Value>(line.trim_ascii()) {
+            return Some((i as u64 + 1, end, value));
+        }
+    }
+    None
+}
+
+/// The raw line behind every seq of a session whose files (own first, then ancestors nearest
+/// first) are `lineage`: the inherited lines of the oldest ancestor first, numbered by their
+/// position in the chain, then the session's own lines.
+pub fn lines_by_seq(lineage: &[PathBuf]) -> std::collections::BTreeMap<u64, Vec<u8>> {
+    use serde_json::Value;
+    let files: Vec<Vec<(Vec<u8>, bool)>> = lineage.iter().map(|p| raw_lines(p)).collect();
+    let headers: Vec<_> = files.iter().map(|f| header_line(f)).collect();
+    let base_of = |i: usize| -> Option<(Option<u64>, Option<u64>)> {
+        let (_, _, head) = headers[i].as_ref()?;
+        let base = head.get("payload")?.get("history_base")?;
+        Some((
+            base.get("end_ordinal_exclusive").and_then(Value::as_u64),
+            base.get("end_byte_offset").and_then(Value::as_u64),
+        ))
+    };
+    let mut map = std::collections::BTreeMap::new();
+    let mut offset = 0;
+    for i in (1..files.len()).rev() {
+        let (end_ordinal, end_byte) = base_of(i - 1).expect("an ancestor has a child's base");
+        let (head_seq, head_end, head) = headers[i].as_ref().expect("an ancestor has a header");
+        let ordinal = head.get("ordinal").and_then(Value::as_u64);
+        if let (Some(o), Some(limit)) = (ordinal, end_ordinal) {
+            if o >= limit {
+                continue;
+            }
+        }
+        let mut kept = *head_seq;
+        let mut end = *head_end;
+        for (n, (line, terminated)) in files[i].iter().enumerate().skip(*head_seq as usize) {
+            let n = n as u64 + 1;
+            let start = end;
+            end += line.len() as u64 + u64::from(*terminated);
+            let ordinal = serde_json::from_slice::<Value>(line.trim_ascii())
+                .ok()
+                .and_then(|v| v.get("ordinal").and_then(Value::as_u64));
+            let past = match (ordinal, end_ordinal) {
+                (Some(o), Some(limit)) => o >= limit,
+                _ => end_byte.is_some_and(|limit| start >= limit),
+            };
+            if past {
+                break;
+            }
+            kept = n;
+            map.insert(offset + n, line.clone());
+        }
+        offset += kept;
+    }
+    for (n, (line, _)) in files[0].iter().enumerate() {
+        map.insert(offset + n as u64 + 1, line.clone());
+    }
+    map
+}
+
+/// Checks that `decode_matching` under `test` delivers exactly the events `decode` delivers for
+/// the lines passing `test`, and the same `Decoded`. `what` names the case in failures.
+pub fn check_matching(
+    codex: &Codex,
+    path: &Path,
+    full: &(Vec<Event>, Result<Decoded, DecodeError>),
+    test: &(dyn Fn(&[u8]) -> bool + Sync),
+    what: &str,
+) {
+    let mut got = Vec::new();
+    let decoded = codex.decode_matching(&file(path), &mut |e| got.push(e), test);
+    let (events, expected) = full;
+    let lineage = match expected {
+        Ok(expected) => expected.lineage.clone(),
+        Err(_) => codex.lineage(&file(path)),
+    };
+    let lines = lines_by_seq(&lineage);
+    let wanted: Vec<Event> = events
+        .iter()
+        .filter(|e| {
+            let line = lines
+                .get(&e.seq)
+                .unwrap_or_else(|| panic!("{what}: {}: no line for seq {}", path.display(), e.seq));
+            test(line)
+        })
+        .cloned()
+        .collect();
+    let at = format!("{what}: {}", path.display());
+    assert_eq!(got, wanted, "{at}: events");
+    match (expected, &decoded) {
+        (Ok(expected), Ok(decoded)) => {
+            assert_eq!(decoded.branch, expected.branch, "{at}: branch");
+            assert_eq!(decoded.notices, expected.notices, "{at}: notices");
+            assert_eq!(decoded.meta, expected.meta, "{at}: meta");
+            assert_eq!(decoded.lineage, expected.lineage, "{at}: lineage");
+        }
+        (Err(expected), Err(decoded)) => {
+            assert_eq!(decoded.to_string(), expected.to_string(), "{at}: error");
+        }
+        (expected, decoded) => {
+            panic!("{at}: decode gave {expected:?}, decode_matching {decoded:?}")
+        }
+    }
+}
