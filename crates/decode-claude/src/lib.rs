@@ -24,6 +24,7 @@ mod render;
 
 use std::path::PathBuf;
 
+use history_core::json::repair_surrogates;
 use history_core::source::{parse_object, Damage, LineTest, Lines};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
 
@@ -76,6 +77,12 @@ impl Transcript for Claude {
     }
 }
 
+/// Parses a line as an object, repairing lone surrogate escapes (an emoji cut in half) first
+/// when they are what stops it.
+fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
+    parse_object(bytes).or_else(|| repair_surrogates(bytes).and_then(|fixed| parse_object(&fixed)))
+}
+
 /// Streams the file once. Lines that `wanted` rules out are read for the graph alone.
 fn decode(
     file: &SessionFile,
@@ -99,14 +106,14 @@ fn decode(
             continue;
         }
         if wanted.is_none_or(|w| w(l.bytes)) {
-            match parse_object::<line::Line>(l.bytes) {
+            match parse::<line::Line>(l.bytes) {
                 Some(parsed) => {
                     line::decode(l.seq, parsed, &mut graph, &mut meta, &mut tools, sink)
                 }
                 None => damage.skip(&l),
             }
         } else {
-            match parse_object::<line::Skeleton>(l.bytes) {
+            match parse::<line::Skeleton>(l.bytes) {
                 Some(parsed) => line::skeleton(l.seq, parsed, &mut graph, &mut meta, &mut tools),
                 None => damage.skip(&l),
             }

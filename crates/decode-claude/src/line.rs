@@ -1,6 +1,6 @@
 //! One transcript line: what it is in the graph, and the events it yields.
 
-use serde::de::IgnoredAny;
+use history_core::json::Skip;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -40,8 +40,9 @@ struct Message {
     content: Option<Value>,
 }
 
-/// A line read for its place in the graph alone: the same fields as [`Line`], with every
-/// text skipped unparsed. It accepts exactly the lines [`Line`] accepts.
+/// A line read for its place in the graph alone: the same fields as [`Line`], with every text
+/// checked as [`Line`] checks it ([`Skip`]) but never stored, so that it accepts exactly the
+/// lines [`Line`] accepts.
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 pub(crate) struct Skeleton {
@@ -53,12 +54,12 @@ pub(crate) struct Skeleton {
     is_sidechain: bool,
     is_meta: bool,
     is_compact_summary: bool,
-    team_name: Option<IgnoredAny>,
+    team_name: Option<Skip>,
     timestamp: Option<String>,
     message: Option<SkeletonMessage>,
     subtype: Option<String>,
-    content: Option<IgnoredAny>,
-    attachment: Option<IgnoredAny>,
+    content: Option<Skip>,
+    attachment: Option<Skip>,
     summary: Option<Value>,
     custom_title: Option<Value>,
     ai_title: Option<Value>,
@@ -76,14 +77,32 @@ struct SkeletonMessage {
 #[derive(Default)]
 struct Blocks(Vec<BlockIds>);
 
-#[derive(Deserialize, Default)]
-#[serde(default)]
+/// A content block's type, ids and tool name; every other field is checked and dropped, and a
+/// repeated key counts with its last value, as in a `Value`.
+#[derive(Default)]
 struct BlockIds {
-    #[serde(rename = "type")]
     kind: Lenient,
     id: Lenient,
     name: Lenient,
     tool_use_id: Lenient,
+}
+
+impl BlockIds {
+    fn read<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<BlockIds, A::Error> {
+        let mut ids = BlockIds::default();
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "type" => ids.kind = map.next_value()?,
+                "id" => ids.id = map.next_value()?,
+                "name" => ids.name = map.next_value()?,
+                "tool_use_id" => ids.tool_use_id = map.next_value()?,
+                _ => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(ids)
+    }
 }
 
 /// A string, or nothing for any other JSON value (as `Value::as_str` reads it).
@@ -145,7 +164,7 @@ impl<'de> Deserialize<'de> for Blocks {
                 self,
                 mut map: A,
             ) -> Result<Blocks, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                while map.next_entry::<Skip, Skip>()?.is_some() {}
                 Ok(Blocks::default())
             }
             scalars_are!(Blocks, Blocks::default());
@@ -169,14 +188,13 @@ impl<'de> Deserialize<'de> for BlockOrOther {
                 self,
                 map: A,
             ) -> Result<BlockOrOther, A::Error> {
-                let ids = BlockIds::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-                Ok(BlockOrOther(Some(ids)))
+                BlockIds::read(map).map(|ids| BlockOrOther(Some(ids)))
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,
                 mut seq: A,
             ) -> Result<BlockOrOther, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                while seq.next_element::<Skip>()?.is_some() {}
                 Ok(BlockOrOther(None))
             }
             scalars_are!(BlockOrOther, BlockOrOther(None));

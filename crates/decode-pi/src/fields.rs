@@ -12,6 +12,7 @@
 
 use std::fmt;
 
+use history_core::json::Skip;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
@@ -140,15 +141,6 @@ impl<'de> Deserialize<'de> for Fields {
             }
         }
         d.deserialize_any(Visit)
-    }
-}
-
-/// Any JSON value, checked as a [`Value`] would be and not kept.
-pub(crate) struct Skip;
-
-impl<'de> Deserialize<'de> for Skip {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(Keep::<()>::default()).map(|_| Skip)
     }
 }
 

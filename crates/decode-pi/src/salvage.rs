@@ -6,54 +6,7 @@
 //! and `parentId`: keeping it as a node without events stops one bad line from cutting the whole
 //! history before it off the active branch.
 
-use memchr::memmem;
-
-/// The line with every lone surrogate escape replaced by `\ufffd` (same length), or `None`
-/// when it has none.
-pub(crate) fn repair_surrogates(bytes: &[u8]) -> Option<Vec<u8>> {
-    if memmem::find(bytes, b"\\ud").is_none() && memmem::find(bytes, b"\\uD").is_none() {
-        return None;
-    }
-    let mut out = bytes.to_vec();
-    let mut changed = false;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
-            i += 1;
-            continue;
-        }
-        match escape_unit(bytes, i) {
-            Some(0xD800..=0xDBFF) => {
-                if matches!(escape_unit(bytes, i + 6), Some(0xDC00..=0xDFFF)) {
-                    i += 12;
-                } else {
-                    out[i..i + 6].copy_from_slice(b"\\ufffd");
-                    changed = true;
-                    i += 6;
-                }
-            }
-            Some(0xDC00..=0xDFFF) => {
-                out[i..i + 6].copy_from_slice(b"\\ufffd");
-                changed = true;
-                i += 6;
-            }
-            Some(_) => i += 6,
-            // Any other escape is two bytes (`\\`, `\"`, `\n`…).
-            None => i += 2,
-        }
-    }
-    changed.then_some(out)
-}
-
-/// The code unit of a `\uXXXX` escape starting at `at`.
-fn escape_unit(bytes: &[u8], at: usize) -> Option<u32> {
-    let escape = bytes.get(at..at + 6)?;
-    if escape[0] != b'\\' || escape[1] != b'u' {
-        return None;
-    }
-    let hex = std::str::from_utf8(&escape[2..]).ok()?;
-    u32::from_str_radix(hex, 16).ok()
-}
+pub(crate) use history_core::json::repair_surrogates;
 
 /// The tree-relevant fields of a damaged entry line.
 #[derive(Debug, PartialEq, Eq)]
@@ -169,18 +122,6 @@ fn string_at(b: &[u8], at: usize) -> (Option<&[u8]>, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lone_surrogates_become_replacement_characters() {
-        let line = br#"{"a":"x\ud83d y \ud83d\ude00 \\ud800 \udc00"}"#;
-        let fixed = repair_surrogates(line).unwrap();
-        assert_eq!(
-            fixed,
-            br#"{"a":"x\ufffd y \ud83d\ude00 \\ud800 \ufffd"}"#.to_vec()
-        );
-        assert_eq!(repair_surrogates(br#"{"a":"\ud83d\ude00"}"#), None);
-        assert_eq!(repair_surrogates(b"{}"), None);
-    }
 
     #[test]
     fn skeletons_of_damaged_lines() {

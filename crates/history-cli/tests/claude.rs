@@ -40,6 +40,7 @@ fn browse_every_fixture() {
         "unknown-line-types",
         "dangling-parent",
         "meta-and-context",
+        "lone-surrogate-and-odd-values",
         "70fc6d83-147d-4fdf-b015-bd67eeb11883",
     ] {
         let run = claude(
@@ -212,6 +213,27 @@ fn damaged_lines_give_events_and_a_notice() {
         "{}",
         text.stdout
     );
+}
+
+#[test]
+fn lone_surrogates_are_repaired_and_out_of_range_numbers_refused() {
+    let r = Roots::new();
+    let run = all_events(&r, "lone-surrogate-and-odd-values");
+    assert_eq!(
+        run.texts(),
+        vec!["Show the banner", "Banner: CUTEMOJI \u{FFFD} then the rest"]
+    );
+    assert!(run.json()["notice"]
+        .as_str()
+        .unwrap()
+        .contains("skipped 1 unreadable line (3)"));
+    let hit = claude(
+        &r,
+        &["list", "--session", "*", "--query", "cutemoji", "--json"],
+    );
+    assert_eq!(hit.json()["items"][0]["seq"], 2);
+    let odd = claude(&r, &["list", "--session", "*", "--query", "ODDNUMBER"]);
+    assert_eq!(odd.code, 1);
 }
 
 #[test]

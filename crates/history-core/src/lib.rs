@@ -15,6 +15,7 @@
 pub mod budget;
 pub mod corpus;
 pub mod error;
+pub mod json;
 pub mod matching;
 pub mod model;
 pub mod overview;

@@ -1,0 +1,135 @@
+//! JSON helpers every decoder needs: skipping a value with exactly the checks a full parse makes,
+//! and repairing the lone surrogate escapes real agents write.
+
+use std::fmt;
+
+use memchr::memmem;
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// Any JSON value, checked as a `serde_json::Value` would be (string escapes and surrogates,
+/// number range, nesting depth) and not kept. serde's `IgnoredAny` is no substitute: serde_json
+/// skips it with a scan that checks none of these, so a line read with `IgnoredAny` in one place
+/// and `Value` in another could be accepted by one read and refused by the other.
+pub struct Skip;
+
+impl<'de> Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SkipVisitor)
+    }
+}
+
+struct SkipVisitor;
+
+impl<'de> Visitor<'de> for SkipVisitor {
+    type Value = Skip;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_unit<E>(self) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_none<E>(self) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Skip, D::Error> {
+        Skip::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(Skip)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
+        Ok(Skip)
+    }
+}
+
+/// The line with every lone UTF-16 surrogate escape (`\ud83d` not followed by a low surrogate,
+/// or a low one alone) replaced by `\ufffd`, same length; `None` when it has none. Agents cut
+/// tool output in the middle of an emoji and write such escapes, which JSON allows and a strict
+/// parser refuses.
+pub fn repair_surrogates(bytes: &[u8]) -> Option<Vec<u8>> {
+    if memmem::find(bytes, b"\\ud").is_none() && memmem::find(bytes, b"\\uD").is_none() {
+        return None;
+    }
+    let mut out = bytes.to_vec();
+    let mut changed = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        match escape_unit(bytes, i) {
+            Some(0xD800..=0xDBFF) if matches!(escape_unit(bytes, i + 6), Some(0xDC00..=0xDFFF)) => {
+                i += 12;
+            }
+            Some(0xD800..=0xDFFF) => {
+                out[i..i + 6].copy_from_slice(b"\\ufffd");
+                changed = true;
+                i += 6;
+            }
+            Some(_) => i += 6,
+            // Any other escape is two bytes (`\\`, `\"`, `\n`…).
+            None => i += 2,
+        }
+    }
+    changed.then_some(out)
+}
+
+/// The code unit of a `\uXXXX` escape starting at `at`.
+fn escape_unit(bytes: &[u8], at: usize) -> Option<u32> {
+    let escape = bytes.get(at..at + 6)?;
+    if escape[0] != b'\\' || escape[1] != b'u' {
+        return None;
+    }
+    let hex = std::str::from_utf8(&escape[2..]).ok()?;
+    u32::from_str_radix(hex, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skip_refuses_what_value_refuses() {
+        for line in [
+            r#"{"a":1e400}"#,
+            r#"{"a":"\ud83d"}"#,
+            r#"{"a":"\q"}"#,
+            &format!("{}1{}", "[".repeat(200), "]".repeat(200)),
+        ] {
+            let value = serde_json::from_str::<serde_json::Value>(line).is_ok();
+            let skip = serde_json::from_str::<Skip>(line).is_ok();
+            assert_eq!(skip, value, "{line}");
+        }
+        assert!(serde_json::from_str::<Skip>(r#"{"a":[1,{"b":null}],"c":"\ud83d\ude00"}"#).is_ok());
+    }
+
+    #[test]
+    fn lone_surrogates_become_replacement_characters() {
+        let line = br#"{"a":"x\ud83d y \ud83d\ude00 \\ud800 \udc00"}"#;
+        let fixed = repair_surrogates(line).unwrap();
+        assert_eq!(
+            fixed,
+            br#"{"a":"x\ufffd y \ud83d\ude00 \\ud800 \ufffd"}"#.to_vec()
+        );
+        assert_eq!(repair_surrogates(br#"{"a":"\ud83d\ude00"}"#), None);
+        assert_eq!(repair_surrogates(b"{}"), None);
+    }
+}
