@@ -60,7 +60,7 @@ fn session_file(path: &Path) -> Option<SessionFile> {
 
 /// The header on the file's first line, reading nothing else.
 pub(crate) fn read_header(path: &Path) -> Option<Header> {
-    let mut lines = Lines::open(path).ok()?;
+    let mut lines = Lines::open_head(path).ok()?;
     let line = lines.next_line().ok()??;
     Header::from_line(line.bytes)
 }
