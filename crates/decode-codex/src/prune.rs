@@ -271,24 +271,7 @@ fn check_skipped<E: de::Error>(raw: &str, depth: usize, doubt: &Cell<bool>) -> R
     let risky = if bytes.first() == Some(&b'"') {
         raw.contains("\\u")
     } else {
-        // A number out of range has an exponent (`1e400`) or 309+ digits; a string in it may
-        // hold a surrogate.
-        let (mut open, mut digits, mut risky, mut prev) = (0usize, 0usize, false, 0u8);
-        for &b in bytes {
-            if b.is_ascii_digit() {
-                digits += 1;
-                risky |= digits >= 200;
-            } else {
-                digits = 0;
-                match b {
-                    b'[' | b'{' => open += 1,
-                    b'e' | b'E' => risky |= prev.is_ascii_digit(),
-                    b'u' => risky |= prev == b'\\',
-                    _ => {}
-                }
-            }
-            prev = b;
-        }
+        let (risky, open) = scan(bytes);
         if depth + open >= DEEP {
             doubt.set(true);
             return Ok(());
@@ -399,6 +382,53 @@ impl<'de> Deserialize<'de> for Key<'de> {
         }
         d.deserialize_str(Visit)
     }
+}
+
+/// What a number, array or object read as a raw slice may hide, eight bytes at a time:
+/// whether it may hold a number out of range (such a number has an exponent, a digit then `e`
+/// or `E`, or 200 digits in a row) or a `\u` escape; and how many arrays and objects it opens.
+fn scan(bytes: &[u8]) -> (bool, usize) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    const LOW: u64 = ONES * 0x7f;
+    /// The high bit of each byte of `w` equal to `c`.
+    fn eq(w: u64, c: u8) -> u64 {
+        let x = w ^ (ONES * u64::from(c));
+        !(((x & LOW) + LOW) | x) & HIGH
+    }
+    /// The high bit of each ASCII digit of `w`.
+    fn digits(w: u64) -> u64 {
+        let low = w & LOW;
+        (low + ONES * (0x80 - u64::from(b'0')))
+            & !(low + ONES * (0x80 - u64::from(b':')))
+            & !w
+            & HIGH
+    }
+    let (mut risky, mut open, mut run) = (0u64, 0usize, 0usize);
+    // The last byte of the previous word, moved to the first byte's place.
+    let (mut digit_before, mut backslash_before) = (0u64, 0u64);
+    let mut word = |w: u64| {
+        let digit = digits(w);
+        let backslash = eq(w, b'\\');
+        // `E` and `[` are `e` and `{` with the 0x20 bit clear.
+        let folded = w | ONES * 0x20;
+        open += eq(folded, b'{').count_ones() as usize;
+        risky |= ((digit << 8) | digit_before) & eq(folded, b'e');
+        risky |= ((backslash << 8) | backslash_before) & eq(w, b'u');
+        digit_before = digit >> 56;
+        backslash_before = backslash >> 56;
+        // 200 digits in a row fill at least 24 whole words.
+        run = if digit == HIGH { run + 1 } else { 0 };
+        risky |= u64::from(run >= 24);
+    };
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        word(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
+    }
+    let mut last = [b' '; 8];
+    last[..words.remainder().len()].copy_from_slice(words.remainder());
+    word(u64::from_le_bytes(last));
+    (risky != 0, open)
 }
 
 /// Any JSON value, checked as [`Value`] checks it and then forgotten. (`IgnoredAny`, like a raw
@@ -521,6 +551,60 @@ mod tests {
         same_verdict(&output(&long));
         same_verdict(&output(&format!("{long}.5")));
         same_verdict(&output(&"9".repeat(250)));
+    }
+
+    #[test]
+    fn the_scan_finds_what_a_byte_at_a_time_scan_finds() {
+        fn slow(bytes: &[u8]) -> (bool, usize) {
+            let (mut open, mut run, mut risky) = (0, 0, false);
+            for (i, &b) in bytes.iter().enumerate() {
+                let prev = i.checked_sub(1).map(|p| bytes[p]);
+                run = if b.is_ascii_digit() { run + 1 } else { 0 };
+                risky |= run >= 200;
+                risky |= matches!(b, b'e' | b'E') && prev.is_some_and(|p| p.is_ascii_digit());
+                risky |= b == b'u' && prev == Some(b'\\');
+                open += usize::from(matches!(b, b'[' | b'{'));
+            }
+            (risky, open)
+        }
+        let samples: Vec<Vec<u8>> = vec![
+            b"{}".to_vec(),
+            b"[1,2,{\"a\":3}]".to_vec(),
+            b"1e5".to_vec(),
+            b"[1.5E-3]".to_vec(),
+            b"{\"a\":\"\\u00e9\"}".to_vec(),
+            b"{\"ea\":\"x\\\"u\"}".to_vec(),
+            b"0123456e".to_vec(),
+            b"01234567e".to_vec(),
+            b"0123456\\u".to_vec(),
+            b"01234567\\u".to_vec(),
+            "\u{e9}\u{ff}\u{c0}[{e".bytes().collect(),
+            vec![b'7'; 300],
+            [b"[".to_vec(), vec![b'1'; 207], b"]".to_vec()].concat(),
+        ];
+        for sample in &samples {
+            let (risky, open) = scan(sample);
+            let (slow_risky, slow_open) = slow(sample);
+            assert_eq!(open, slow_open, "{:?}", String::from_utf8_lossy(sample));
+            // The word scan may flag a run of 192+ digits; never less than the slow one.
+            assert!(risky >= slow_risky, "{:?}", String::from_utf8_lossy(sample));
+            if !sample.iter().all(u8::is_ascii_digit) || sample.len() < 192 {
+                assert_eq!(risky, slow_risky, "{:?}", String::from_utf8_lossy(sample));
+            }
+        }
+        // Every byte pair at every offset.
+        for a in 0..=255u8 {
+            for b in [
+                b'e', b'E', b'u', b'0', b'9', b'[', b'{', b'/', b':', b'd', b'U', 0x80, 0xe5,
+            ] {
+                for at in 0..10 {
+                    let mut bytes = vec![b' '; 18];
+                    bytes[at] = a;
+                    bytes[at + 1] = b;
+                    assert_eq!(scan(&bytes), slow(&bytes), "{a:#x} {b:#x} at {at}");
+                }
+            }
+        }
     }
 
     #[test]
