@@ -411,7 +411,7 @@ fn scan(bytes: &[u8]) -> (bool, usize) {
         let digit = digits(w);
         let backslash = eq(w, b'\\');
         // `E` and `[` are `e` and `{` with the 0x20 bit clear.
-        let folded = w | ONES * 0x20;
+        let folded = w | (ONES * 0x20);
         open += eq(folded, b'{').count_ones() as usize;
         risky |= ((digit << 8) | digit_before) & eq(folded, b'e');
         risky |= ((backslash << 8) | backslash_before) & eq(w, b'u');
