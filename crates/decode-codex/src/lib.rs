@@ -43,6 +43,16 @@
 //! `context`; tool calls (`"<tool>: <command or input>"`) and outputs are `tool`. A
 //! `thread_rolled_back` takes the turns it removes off the session's branch.
 //!
+//! # Searches
+//!
+//! [`decode_matching`](history_core::Transcript::decode_matching) reads a line its raw line
+//! test rules out for its structure alone: tool outputs and inputs, encrypted reasoning, token
+//! counts and turn contexts are skipped unparsed, while what ties lines together (turns and
+//! rollbacks, call ids and tool names, the texts a message item and its event twin are paired
+//! by, thread names) is kept. Such a line is projected like any other and its events are held
+//! back, so the events of the other lines are exactly those of a full decode. After a rollback
+//! the branch is taken from a full decode.
+//!
 //! # Seqs
 //!
 //! An event's `seq` is the 1-based line number in the session's file. A thread that inherits

@@ -53,7 +53,8 @@ struct Recent {
 /// What the projection learned besides the events.
 #[derive(Debug, Default)]
 pub(crate) struct Outcome {
-    /// The seqs left after rollbacks, when any happened.
+    /// The seqs left after rollbacks, when any happened. (Lines read for their structure alone
+    /// do not tell which of them show an event, so with such lines it is not the branch.)
     pub branch: Option<Vec<u64>>,
     /// The thread's name, if it was given one.
     pub title: Option<String>,
