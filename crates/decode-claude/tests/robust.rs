@@ -158,7 +158,7 @@ fn skeleton_lines_change_nothing_but_which_events_are_emitted() {
                     ^ line
                         .iter()
                         .fold(0u64, |h, b| h.wrapping_mul(31) ^ u64::from(*b)));
-                seed > 0 && rng.next() % 3 == 0
+                seed > 0 && rng.below(3) == 0
             };
             let mut got = Vec::new();
             let decoded = claude

@@ -236,15 +236,15 @@ pub fn list(
                 let choose = |file: &SessionFile| representative(&ctx.corpus, file, &filter);
                 overview(&sessions, args.limit, from, &choose)
             };
+            let hint =
+                (sessions.is_empty() && args.session.is_none()).then(|| no_sessions_hint(ctx));
             Ok(many_sessions(
-                ctx,
                 listing,
                 &filter,
-                args,
                 common.budget,
                 from,
                 printer,
-                sessions.is_empty(),
+                hint,
             ))
         }
     }
@@ -340,14 +340,12 @@ fn one_session(
 }
 
 fn many_sessions(
-    ctx: &Context,
     listing: Listing,
     filter: &Filter,
-    args: &ListArgs,
     budget: usize,
     from: From,
     printer: &dyn Printer,
-    nothing_selected: bool,
+    hint: Option<String>,
 ) -> (String, bool) {
     let mut notices = Vec::new();
     if !listing.skipped.is_empty() {
@@ -379,9 +377,7 @@ fn many_sessions(
             }
         ));
     }
-    if nothing_selected && args.session.is_none() {
-        notices.push(no_sessions_hint(ctx));
-    }
+    notices.extend(hint);
     let mut doc = ListDoc {
         schema_version: SCHEMA_VERSION,
         session: None,
