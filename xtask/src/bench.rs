@@ -62,7 +62,9 @@ fn run(o: &Options) -> Result<()> {
         "--pi-root".into(),
         roots[2].display().to_string(),
     ];
+    // A term in about a third of the files (the big one among them), and one in a single file.
     let present = format!("needle-{}-", o.seed);
+    let rare = plant_rare_session(&o.dir)?;
     let absent = expected["absent"]
         .as_array()
         .and_then(|a| {
@@ -100,42 +102,53 @@ fn run(o: &Options) -> Result<()> {
         Ok(())
     };
     let no_reset = || Ok(());
-    let mut results = vec![
-        measure(
-            "rg -i -F -c (present)",
-            o.runs,
-            || rg_cmd(&present),
-            no_reset,
-        )?,
-        measure("rg -i -F -c (absent)", o.runs, || rg_cmd(&absent), no_reset)?,
-        measure(
-            "overview, cold cache",
-            o.runs,
-            || nh(&["list"]),
-            fresh_cache,
-        )?,
+    let search = |term: &str| nh(&["list", "--session", "*", "--query", term]);
+    let rg_present = measure(
+        "rg -i -F -c (present)",
+        o.runs,
+        || rg_cmd(&present),
+        no_reset,
+    )?;
+    let rg_absent = measure("rg -i -F -c (absent)", o.runs, || rg_cmd(&absent), no_reset)?;
+    let rg_rare = measure("rg -i -F -c (1 file)", o.runs, || rg_cmd(&rare), no_reset)?;
+    // Each row: the measure and the rg run it is compared with.
+    let rows = [
+        (
+            measure(
+                "overview, cold cache",
+                o.runs,
+                || nh(&["list"]),
+                fresh_cache,
+            )?,
+            &rg_present,
+        ),
+        (
+            measure("overview, warm cache", o.runs, || nh(&["list"]), no_reset)?,
+            &rg_present,
+        ),
+        (
+            measure(
+                "query present in 1/3 of files",
+                o.runs,
+                || search(&present),
+                no_reset,
+            )?,
+            &rg_present,
+        ),
+        (
+            measure(
+                "query present in 1 file",
+                o.runs,
+                || search(&rare),
+                no_reset,
+            )?,
+            &rg_rare,
+        ),
+        (
+            measure("query absent", o.runs, || search(&absent), no_reset)?,
+            &rg_absent,
+        ),
     ];
-    results.push(measure(
-        "overview, warm cache",
-        o.runs,
-        || nh(&["list"]),
-        no_reset,
-    )?);
-    results.push(measure(
-        "query present",
-        o.runs,
-        || nh(&["list", "--session", "*", "--query", &present]),
-        no_reset,
-    )?);
-    results.push(measure(
-        "query absent",
-        o.runs,
-        || nh(&["list", "--session", "*", "--query", &absent]),
-        no_reset,
-    )?);
-
-    let rg_present = results[0].secs;
-    let rg_absent = results[1].secs;
     println!(
         "\ncorpus: {:.0} MiB in {count} files (largest {:.0} MiB), {} cores, {} runs each (median)\n",
         bytes as f64 / 1048576.0,
@@ -143,31 +156,25 @@ fn run(o: &Options) -> Result<()> {
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         o.runs
     );
-    println!("| command | time | ratio to rg | peak RSS |");
-    println!("|---|---:|---:|---:|");
-    for m in &results {
-        let base = if m.name.contains("absent") {
-            rg_absent
-        } else {
-            rg_present
-        };
+    println!("| command | time | rg -i -F -c, same term | ratio to rg | peak RSS |");
+    println!("|---|---:|---:|---:|---:|");
+    for (m, rg) in &rows {
         println!(
-            "| {} | {:.0} ms | {:.2}× | {:.0} MiB |",
+            "| {} | {:.0} ms | {:.0} ms | {:.2}× | {:.0} MiB |",
             m.name,
             m.secs * 1000.0,
-            m.secs / base,
+            rg.secs * 1000.0,
+            m.secs / rg.secs,
             m.rss_mib
         );
     }
-    let cold = results[2].secs;
-    let warm = results[3].secs;
-    println!("\nwarm overview is {:.1}× faster than cold", cold / warm);
-    if results[4].exit != 0 || results[5].exit != 1 {
-        bail!(
-            "unexpected exit codes: present {}, absent {}",
-            results[4].exit,
-            results[5].exit
-        );
+    println!(
+        "\nwarm overview is {:.1}× faster than cold",
+        rows[0].0.secs / rows[1].0.secs
+    );
+    let exits: Vec<i32> = rows[2..].iter().map(|(m, _)| m.exit).collect();
+    if exits != [0, 0, 1] {
+        bail!("unexpected exit codes of the three searches: {exits:?}");
     }
     check_needles(&nh, &expected)
 }
@@ -235,6 +242,35 @@ fn corpus_files(dir: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(out)
+}
+
+/// One small Claude session holding a word found nowhere else, so that a search for it shows
+/// what the prefilter saves; written once, beside the generated sessions.
+fn plant_rare_session(dir: &Path) -> Result<String> {
+    let word = "zygomorphic-quokka";
+    let project = dir.join("claude/-bench-rare");
+    std::fs::create_dir_all(&project)?;
+    let line = |uuid: &str, parent: &str, kind: &str, content: &str| {
+        serde_json::json!({
+            "parentUuid": if parent.is_empty() { Value::Null } else { parent.into() },
+            "isSidechain": false, "type": kind, "uuid": uuid,
+            "sessionId": "0b5e55ed-0000-4000-8000-000000000001",
+            "timestamp": "2026-01-05T10:00:00.000Z",
+            "message": {"role": kind, "content": content},
+        })
+        .to_string()
+    };
+    let text = [
+        line("r1", "", "user", &format!("where did the {word} go?")),
+        line("r2", "r1", "assistant", "It moved to the other branch."),
+    ]
+    .join("\n")
+        + "\n";
+    std::fs::write(
+        project.join("0b5e55ed-0000-4000-8000-000000000001.jsonl"),
+        text,
+    )?;
+    Ok(word.to_string())
 }
 
 /// The big transcript is the session being worked in: the newest-modified, so that the cold
