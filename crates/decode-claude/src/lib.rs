@@ -83,7 +83,10 @@ fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
     parse_object(bytes).or_else(|| repair_surrogates(bytes).and_then(|fixed| parse_object(&fixed)))
 }
 
-/// Streams the file once. Lines that `wanted` rules out are read for the graph alone.
+/// Streams the file once. Lines that `wanted` rules out are read for the graph alone, as are
+/// lines whose content cannot be decoded (an out-of-range number, say) but whose structure can:
+/// the skeleton read is the more lenient one, so that both reads place the same lines in the
+/// graph, and only the notices can differ (a line never decoded is never found wanting).
 fn decode(
     file: &SessionFile,
     sink: &mut dyn FnMut(Event),
@@ -105,18 +108,19 @@ fn decode(
             damage.skip(&l);
             continue;
         }
-        if wanted.is_none_or(|w| w(l.bytes)) {
-            match parse::<line::Line>(l.bytes) {
-                Some(parsed) => {
-                    line::decode(l.seq, parsed, &mut graph, &mut meta, &mut tools, sink)
-                }
-                None => damage.skip(&l),
+        let full = wanted.is_none_or(|w| w(l.bytes));
+        if full {
+            if let Some(parsed) = parse::<line::Line>(l.bytes) {
+                line::decode(l.seq, parsed, &mut graph, &mut meta, &mut tools, sink);
+                continue;
             }
-        } else {
-            match parse::<line::Skeleton>(l.bytes) {
-                Some(parsed) => line::skeleton(l.seq, parsed, &mut graph, &mut meta, &mut tools),
-                None => damage.skip(&l),
-            }
+            // Its events are lost; its place in the graph may still be read.
+            damage.skip(&l);
+        }
+        match parse::<line::Skeleton>(l.bytes) {
+            Some(parsed) => line::skeleton(l.seq, parsed, &mut graph, &mut meta, &mut tools),
+            None if !full => damage.skip(&l),
+            None => {}
         }
     }
     let mut notices = Vec::new();

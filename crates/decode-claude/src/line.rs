@@ -1,6 +1,6 @@
 //! One transcript line: what it is in the graph, and the events it yields.
 
-use history_core::json::Skip;
+use serde::de::IgnoredAny as Skip;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -40,9 +40,10 @@ struct Message {
     content: Option<Value>,
 }
 
-/// A line read for its place in the graph alone: the same fields as [`Line`], with every text
-/// checked as [`Line`] checks it ([`Skip`]) but never stored, so that it accepts exactly the
-/// lines [`Line`] accepts.
+/// A line read for its place in the graph alone: the same structural fields as [`Line`], with
+/// every text skipped by serde_json's fast scan. It accepts every line [`Line`] accepts, and a
+/// few more (an out-of-range number or deep nesting inside a text field), which the decoder
+/// then places in the graph without events whichever way it reads them.
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 pub(crate) struct Skeleton {
