@@ -309,6 +309,10 @@ fn one_session(
     let (dropped_older, dropped_newer) = fit_list(&mut doc, printer, budget, req.from(), false);
     doc.has_older |= dropped_older;
     doc.has_newer |= dropped_newer;
+    // When the budget dropped the newest items, the run after them is no longer on the page.
+    if dropped_newer {
+        doc.folded_after = None;
+    }
     let first = doc.items.first().map(|i| {
         i.folded_before
             .as_ref()
@@ -319,10 +323,6 @@ fn one_session(
         .as_ref()
         .map(|f| f.last_seq)
         .or(doc.items.last().map(|i| i.event.seq));
-    // When the budget dropped the newest items, what was shown after them is no longer the end.
-    if dropped_newer {
-        doc.folded_after = None;
-    }
     if doc.has_older {
         doc.older = first.map(|seq| Recipe {
             before_seq: Some(seq),

@@ -723,6 +723,45 @@ fn a_cut_hit_keeps_its_match_in_view() {
 }
 
 #[test]
+fn a_budget_cut_page_from_the_oldest_end_continues_where_it_stopped() {
+    let r = Roots::new();
+    // Seqs 2–10 hold five dialogue events and 11–14 a run of tool calls; from the oldest end, a
+    // small budget admits only the first two events.
+    let page = claude(
+        &r,
+        &[
+            "list",
+            "--session",
+            "70fc6d83",
+            "--before-seq",
+            "15",
+            "--from",
+            "oldest",
+            "--budget",
+            "1100",
+            "--json",
+        ],
+    )
+    .json();
+    let seqs: Vec<u64> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, vec![2, 3]);
+    assert_eq!(page["has_newer"], true);
+    assert!(
+        page["folded_after"].is_null(),
+        "the run after the dropped events is not on the page"
+    );
+    assert_eq!(
+        page["newer"]["after_seq"], 3,
+        "the next page starts after the last event shown"
+    );
+}
+
+#[test]
 fn read_shows_one_event_and_continues_by_offset() {
     let r = Roots::new();
     let full = claude(
