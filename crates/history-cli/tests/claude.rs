@@ -81,6 +81,50 @@ fn abandoned_branches_leave_holes() {
 }
 
 #[test]
+fn all_branches_shows_a_rewind_marked() {
+    let r = Roots::new();
+    let run = claude(&r, &every_role("abandoned-branch", &["--all-branches"])).json();
+    let marks: Vec<(u64, bool)> = run["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["seq"].as_u64().unwrap(),
+                i["on_active_branch"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        marks,
+        vec![
+            (2, true),
+            (3, true),
+            (4, false),
+            (5, false),
+            (6, true),
+            (7, true)
+        ]
+    );
+    let read = claude(
+        &r,
+        &[
+            "read",
+            "--session",
+            "abandoned-branch",
+            "--seq",
+            "4",
+            "--json",
+        ],
+    )
+    .json();
+    assert_eq!(
+        read["item"]["on_active_branch"], false,
+        "an abandoned line can still be read by seq"
+    );
+}
+
+#[test]
 fn compaction_boundary_is_crossed() {
     let r = Roots::new();
     let texts = all_events(&r, "compaction-across-boundary").texts();
