@@ -1,9 +1,9 @@
 //! Deciding from a file's raw bytes, before any JSON parsing, whether it can hold a hit.
 //!
 //! The decision is conservative: it may say yes wrongly (the decoder then finds nothing), never
-//! no wrongly. A query is reduced to its *segments*, the maximal runs of ASCII letters in its
-//! folded form. A decoded match of the query contains each segment, and each letter of a
-//! segment came from one of:
+//! no wrongly. A query is reduced to its *key*, the rarest of its *segments* (the maximal runs
+//! of ASCII letters in its folded form), judged by length and letter frequency. A decoded match of the query contains the key, and each
+//! letter of the key came from one of:
 //! - the same letter in the file, in either case (found by an ASCII case-insensitive search);
 //! - a JSON escape (`\u0061`), or a non-ASCII character whose full case folding yields ASCII
 //!   letters (`K` Kelvin → `k`, `ſ` → `s`, `ß` → `ss`, `ﬁ` → `fi`, `İ` → `i̇`…): when any such
@@ -12,6 +12,8 @@
 //!
 //! Digits, punctuation, spaces and non-ASCII characters are never required: decoders render
 //! numbers and join fields in their own way. A query with no required segment passes every file.
+//! Only the key is looked for: one search per chunk, and the other segments of a query are rarely
+//! what rules a file out once its rarest one is there.
 
 use std::io::Read;
 
@@ -47,14 +49,34 @@ const CHUNK: usize = 256 * 1024;
 /// A compiled raw-bytes test for a set of folded queries.
 #[derive(Debug)]
 pub struct RawFilter {
-    /// What stands for the queries' letters otherwise: one occurrence makes a candidate.
+    /// Every query's key, in one ASCII case-insensitive search.
+    keys: Option<Regex>,
+    /// What stands for the keys' letters otherwise: one occurrence makes a candidate.
     hatches: Hatches,
-    /// Per query, one pattern per required segment.
-    segments: Vec<Vec<Regex>>,
     /// Some query has no required segment: every file is a candidate.
     always: bool,
     /// The longest pattern, in bytes: reads overlap by this much less one.
     overlap: usize,
+}
+
+/// How rarely a segment of ASCII letters should occur in text: the sum of its letters'
+/// surprisal (-log2 of the letter's frequency in English, in tenths of a bit), so that longer
+/// segments and rarer letters score higher.
+fn rarity(segment: &str) -> u32 {
+    // a b c d e f g h i j k l m n o p q r s t u v w x y z
+    const SURPRISAL: [u32; 26] = [
+        36, 60, 52, 45, 30, 53, 56, 40, 37, 95, 76, 46, 53, 39, 37, 59, 103, 41, 40, 35, 52, 69,
+        57, 94, 60, 109,
+    ];
+    segment
+        .bytes()
+        .map(|b| {
+            SURPRISAL
+                .get(usize::from(b.to_ascii_lowercase().wrapping_sub(b'a')))
+                .copied()
+                .unwrap_or(60)
+        })
+        .sum()
 }
 
 /// The required segments of one folded query.
@@ -123,47 +145,42 @@ impl Hatches {
 /// The longest hatch (`\uXXXX`), in bytes.
 const LONGEST_HATCH: usize = 6;
 
-/// An ASCII case-insensitive search for one literal (the search rg runs for `-i -F`).
-fn literal(text: &str) -> Option<Regex> {
-    RegexBuilder::new(&regex::escape(text))
-        .unicode(false)
-        .case_insensitive(true)
-        .build()
-        .ok()
-}
-
 impl RawFilter {
     /// Compiles the test for `folded` queries (an OR) of a source that generates
     /// `generated_words`.
     pub fn new(folded: &[String], generated_words: &[&str]) -> RawFilter {
-        let per_query: Vec<Vec<String>> = folded
+        let keys: Option<Vec<String>> = folded
             .iter()
-            .map(|q| segments(q, generated_words))
+            .map(|q| {
+                let segs = segments(q, generated_words);
+                segs.into_iter()
+                    .reduce(|a, b| if rarity(&b) > rarity(&a) { b } else { a })
+            })
             .collect();
-        let mut letters: Vec<char> = per_query.iter().flatten().flat_map(|s| s.chars()).collect();
+        let keys = keys.filter(|k| !k.is_empty()).unwrap_or_default();
+        let mut letters: Vec<char> = keys.iter().flat_map(|k| k.chars()).collect();
         letters.sort_unstable();
         letters.dedup();
-        let segments: Vec<Vec<Regex>> = per_query
-            .iter()
-            .map(|segs| segs.iter().filter_map(|s| literal(s)).collect())
-            .collect();
-        let compiled = segments
-            .iter()
-            .zip(&per_query)
-            .all(|(r, s)| r.len() == s.len());
-        let always = per_query.is_empty() || per_query.iter().any(Vec::is_empty) || !compiled;
-        let overlap = per_query
-            .iter()
-            .flatten()
-            .map(String::len)
-            .chain([LONGEST_HATCH])
-            .max()
-            .unwrap_or(1);
+        let alternatives: Vec<String> = keys.iter().map(|k| regex::escape(k)).collect();
+        let search = (!keys.is_empty())
+            .then(|| {
+                RegexBuilder::new(&alternatives.join("|"))
+                    .unicode(false)
+                    .case_insensitive(true)
+                    .build()
+                    .ok()
+            })
+            .flatten();
         RawFilter {
+            always: search.is_none(),
+            keys: search,
             hatches: Hatches::new(&letters),
-            segments,
-            always,
-            overlap,
+            overlap: keys
+                .iter()
+                .map(String::len)
+                .chain([LONGEST_HATCH])
+                .max()
+                .unwrap_or(1),
         }
     }
 
@@ -175,13 +192,11 @@ impl RawFilter {
     /// Whether the bytes `reader` yields can hold a hit. Reads with a bounded buffer and stops
     /// as soon as the answer is yes; a read error answers yes (the decoder will report it).
     ///
-    /// Each chunk is searched for each query's segments one by one (so that no segment hides
-    /// inside another's match), then for hatches.
+    /// Each chunk is searched for the keys, then for hatches.
     pub fn may_match(&self, mut reader: impl Read) -> bool {
         if self.always {
             return true;
         }
-        let mut found = self.nothing_found();
         let mut buf = vec![0u8; CHUNK + self.overlap];
         let mut kept = 0;
         loop {
@@ -192,7 +207,7 @@ impl RawFilter {
                 Err(_) => return true,
             };
             let end = kept + n;
-            if self.scan(&buf[..end], &mut found) {
+            if self.scan(&buf[..end]) {
                 return true;
             }
             // Keep the tail so that a pattern split across two reads is still seen.
@@ -203,25 +218,12 @@ impl RawFilter {
 
     /// Whether `bytes`, all there is, can hold a hit.
     pub fn may_match_slice(&self, bytes: &[u8]) -> bool {
-        self.always || self.scan(bytes, &mut self.nothing_found())
+        self.always || self.scan(bytes)
     }
 
-    fn nothing_found(&self) -> Vec<Vec<bool>> {
-        self.segments.iter().map(|s| vec![false; s.len()]).collect()
-    }
-
-    /// Looks at one chunk, remembering which segments were seen; true once a query has all of
-    /// its segments or a hatch occurs.
-    fn scan(&self, chunk: &[u8], found: &mut [Vec<bool>]) -> bool {
-        for (patterns, found) in self.segments.iter().zip(found) {
-            for (p, f) in patterns.iter().zip(found.iter_mut()) {
-                *f = *f || p.is_match(chunk);
-            }
-            if found.iter().all(|f| *f) {
-                return true;
-            }
-        }
-        self.hatches.occur_in(chunk)
+    /// Whether a key or a hatch occurs in one chunk.
+    fn scan(&self, chunk: &[u8]) -> bool {
+        self.keys.as_ref().is_none_or(|k| k.is_match(chunk)) || self.hatches.occur_in(chunk)
     }
 }
 
@@ -259,13 +261,21 @@ mod tests {
     }
 
     #[test]
+    fn the_key_is_the_rarest_segment() {
+        assert!(rarity("absent") > rarity("needle"));
+        assert!(rarity("zygomorphic") > rarity("quokka"));
+        assert!(rarity("deployment") > rarity("deploy"));
+        assert!(!passes(&["needle-absent"], &[], "needle needle"));
+    }
+
+    #[test]
     fn plain_segments_decide() {
         assert!(passes(&["Deploy"], &[], "we DEPLOYED it"));
         assert!(!passes(&["deploy"], &[], "nothing here"));
         assert!(passes(&["zebra", "deploy"], &[], "a deploy"), "an OR");
         assert!(
-            !passes(&["rolling deploy"], &[], "rolling only"),
-            "every segment"
+            !passes(&["rolling deploy"], &[], "a deploy only"),
+            "the rarest segment decides"
         );
         assert!(passes(
             &["Bash: ls"],
