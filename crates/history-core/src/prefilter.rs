@@ -12,8 +12,8 @@
 //!
 //! Digits, punctuation, spaces and non-ASCII characters are never required: decoders render
 //! numbers and join fields in their own way. A query with no required segment passes every file.
-//! Only the key is looked for: one search per chunk, and the other segments of a query are rarely
-//! what rules a file out once its rarest one is there.
+//! A first read looks for the key alone (one search per chunk); only a file that holds it is read
+//! again for the query's other segments.
 
 use std::io::Read;
 
@@ -51,6 +51,10 @@ const CHUNK: usize = 256 * 1024;
 pub struct RawFilter {
     /// Every query's key, in one ASCII case-insensitive search.
     keys: Option<Regex>,
+    /// Per query, a search for each of its segments.
+    segments: Vec<Vec<Regex>>,
+    /// Whether every query has one segment only (its key): then a key found decides.
+    single: bool,
     /// What stands for the keys' letters otherwise: one occurrence makes a candidate.
     hatches: Hatches,
     /// Some query has no required segment: every file is a candidate.
@@ -145,38 +149,57 @@ impl Hatches {
 /// The longest hatch (`\uXXXX`), in bytes.
 const LONGEST_HATCH: usize = 6;
 
+/// An ASCII case-insensitive search for any of these literals (the search rg runs for `-i -F`).
+fn any_of<'a>(literals: impl IntoIterator<Item = &'a str>) -> Option<Regex> {
+    let alternatives: Vec<String> = literals.into_iter().map(regex::escape).collect();
+    if alternatives.is_empty() {
+        return None;
+    }
+    RegexBuilder::new(&alternatives.join("|"))
+        .unicode(false)
+        .case_insensitive(true)
+        .build()
+        .ok()
+}
+
 impl RawFilter {
     /// Compiles the test for `folded` queries (an OR) of a source that generates
     /// `generated_words`.
     pub fn new(folded: &[String], generated_words: &[&str]) -> RawFilter {
-        let keys: Option<Vec<String>> = folded
+        let per_query: Vec<Vec<String>> = folded
             .iter()
-            .map(|q| {
-                let segs = segments(q, generated_words);
-                segs.into_iter()
-                    .reduce(|a, b| if rarity(&b) > rarity(&a) { b } else { a })
-            })
+            .map(|q| segments(q, generated_words))
             .collect();
-        let keys = keys.filter(|k| !k.is_empty()).unwrap_or_default();
-        let mut letters: Vec<char> = keys.iter().flat_map(|k| k.chars()).collect();
+        let keys: Vec<&String> = per_query
+            .iter()
+            .filter_map(|segs| segs.iter().max_by_key(|s| rarity(s)))
+            .collect();
+        let segments: Vec<Vec<Regex>> = per_query
+            .iter()
+            .map(|segs| segs.iter().filter_map(|s| any_of([s.as_str()])).collect())
+            .collect();
+        let compiled = segments
+            .iter()
+            .zip(&per_query)
+            .all(|(r, s)| r.len() == s.len());
+        let keys_search = any_of(keys.iter().map(|k| k.as_str()));
+        // Hatches for the letters of every segment, not the keys' alone: the second read needs
+        // them for the other segments.
+        let mut letters: Vec<char> = per_query.iter().flatten().flat_map(|s| s.chars()).collect();
         letters.sort_unstable();
         letters.dedup();
-        let alternatives: Vec<String> = keys.iter().map(|k| regex::escape(k)).collect();
-        let search = (!keys.is_empty())
-            .then(|| {
-                RegexBuilder::new(&alternatives.join("|"))
-                    .unicode(false)
-                    .case_insensitive(true)
-                    .build()
-                    .ok()
-            })
-            .flatten();
         RawFilter {
-            always: search.is_none(),
-            keys: search,
+            always: per_query.is_empty()
+                || per_query.iter().any(Vec::is_empty)
+                || !compiled
+                || keys_search.is_none(),
+            single: per_query.iter().all(|s| s.len() == 1),
+            keys: keys_search,
+            segments,
             hatches: Hatches::new(&letters),
-            overlap: keys
+            overlap: per_query
                 .iter()
+                .flatten()
                 .map(String::len)
                 .chain([LONGEST_HATCH])
                 .max()
@@ -189,14 +212,52 @@ impl RawFilter {
         self.always
     }
 
-    /// Whether the bytes `reader` yields can hold a hit. Reads with a bounded buffer and stops
-    /// as soon as the answer is yes; a read error answers yes (the decoder will report it).
+    /// Whether the bytes `open` yields can hold a hit. Reads with a bounded buffer and stops as
+    /// soon as the answer is known; an error answers yes (the decoder will report it).
     ///
-    /// Each chunk is searched for the keys, then for hatches.
-    pub fn may_match(&self, mut reader: impl Read) -> bool {
+    /// A first read looks for the keys and the hatches, one search each per chunk: a file with
+    /// neither is out. When a key turns up and its query has other segments, `open` is called
+    /// again and the file read for every segment of every query.
+    pub fn may_match<R: Read>(&self, mut open: impl FnMut() -> std::io::Result<R>) -> bool {
         if self.always {
             return true;
         }
+        let mut key = false;
+        let first = self.read(open(), |chunk| match self.quick(chunk) {
+            Some(Quick::Hatch) => true,
+            Some(Quick::Key) => {
+                key = true;
+                true
+            }
+            None => false,
+        });
+        if !first || !key || self.single {
+            return first;
+        }
+        let mut found = self.nothing_found();
+        self.read(open(), |chunk| self.thorough(chunk, &mut found))
+    }
+
+    /// Whether `bytes`, all there is, can hold a hit.
+    pub fn may_match_slice(&self, bytes: &[u8]) -> bool {
+        self.always
+            || match self.quick(bytes) {
+                None => false,
+                Some(Quick::Hatch) => true,
+                Some(Quick::Key) => self.single || self.thorough(bytes, &mut self.nothing_found()),
+            }
+    }
+
+    /// Streams `reader` chunk by chunk (overlapping, so that no pattern is split) until `look`
+    /// says yes; false at the end. An error opening or reading answers yes.
+    fn read<R: Read>(
+        &self,
+        reader: std::io::Result<R>,
+        mut look: impl FnMut(&[u8]) -> bool,
+    ) -> bool {
+        let Ok(mut reader) = reader else {
+            return true;
+        };
         let mut buf = vec![0u8; CHUNK + self.overlap];
         let mut kept = 0;
         loop {
@@ -207,24 +268,49 @@ impl RawFilter {
                 Err(_) => return true,
             };
             let end = kept + n;
-            if self.scan(&buf[..end]) {
+            if look(&buf[..end]) {
                 return true;
             }
-            // Keep the tail so that a pattern split across two reads is still seen.
             kept = (self.overlap - 1).min(end);
             buf.copy_within(end - kept..end, 0);
         }
     }
 
-    /// Whether `bytes`, all there is, can hold a hit.
-    pub fn may_match_slice(&self, bytes: &[u8]) -> bool {
-        self.always || self.scan(bytes)
+    fn nothing_found(&self) -> Vec<Vec<bool>> {
+        self.segments.iter().map(|s| vec![false; s.len()]).collect()
     }
 
-    /// Whether a key or a hatch occurs in one chunk.
-    fn scan(&self, chunk: &[u8]) -> bool {
-        self.keys.as_ref().is_none_or(|k| k.is_match(chunk)) || self.hatches.occur_in(chunk)
+    /// What one chunk holds of the keys and hatches.
+    fn quick(&self, chunk: &[u8]) -> Option<Quick> {
+        if self.hatches.occur_in(chunk) {
+            Some(Quick::Hatch)
+        } else if self.keys.as_ref().is_none_or(|k| k.is_match(chunk)) {
+            Some(Quick::Key)
+        } else {
+            None
+        }
     }
+
+    /// Looks at one chunk for hatches and every segment, remembering which were seen; true once
+    /// a hatch occurs or a query has all of its segments.
+    fn thorough(&self, chunk: &[u8], found: &mut [Vec<bool>]) -> bool {
+        self.hatches.occur_in(chunk)
+            || self.segments.iter().zip(found).any(|(patterns, found)| {
+                for (p, f) in patterns.iter().zip(found.iter_mut()) {
+                    *f = *f || p.is_match(chunk);
+                }
+                found.iter().all(|f| *f)
+            })
+    }
+}
+
+/// What a quick look at a chunk found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Quick {
+    /// A hatch: the file is a candidate.
+    Hatch,
+    /// A key: the file is a candidate if its query's other segments are there too.
+    Key,
 }
 
 #[cfg(test)]
@@ -234,7 +320,7 @@ mod tests {
 
     fn passes(queries: &[&str], generated: &[&str], raw: &str) -> bool {
         let folded: Vec<String> = queries.iter().map(|q| fold(q)).collect();
-        RawFilter::new(&folded, generated).may_match(raw.as_bytes())
+        RawFilter::new(&folded, generated).may_match(|| Ok(raw.as_bytes()))
     }
 
     #[test]
@@ -266,6 +352,15 @@ mod tests {
         assert!(rarity("zygomorphic") > rarity("quokka"));
         assert!(rarity("deployment") > rarity("deploy"));
         assert!(!passes(&["needle-absent"], &[], "needle needle"));
+        assert!(
+            !passes(&["zq written"], &[], "written, but no z q"),
+            "every segment counts"
+        );
+        assert!(passes(&["zq written"], &[], "written ... ZQ"));
+        assert!(
+            passes(&["zq kelvin"], &[], r#"kelvin ... \u007aq"#),
+            "a hatch of a segment other than the key"
+        );
     }
 
     #[test]
@@ -275,7 +370,7 @@ mod tests {
         assert!(passes(&["zebra", "deploy"], &[], "a deploy"), "an OR");
         assert!(
             !passes(&["rolling deploy"], &[], "a deploy only"),
-            "the rarest segment decides"
+            "every segment counts"
         );
         assert!(passes(
             &["Bash: ls"],
@@ -314,7 +409,10 @@ mod tests {
             }
         }
         let f = RawFilter::new(&["deployment".into()], &[]);
-        assert!(f.may_match(Slow(b"xx deployment yy")));
-        assert!(!f.may_match(Slow(b"xx deploymen yy")));
+        assert!(f.may_match(|| Ok(Slow(b"xx deployment yy"))));
+        assert!(!f.may_match(|| Ok(Slow(b"xx deploymen yy"))));
+        // A segment longer than the key, split across reads on the second pass.
+        let g = RawFilter::new(&["zq deploymentsx".into()], &[]);
+        assert!(g.may_match(|| Ok(Slow(b"zq .. deploymentsx"))));
     }
 }
