@@ -53,14 +53,21 @@ pub(crate) struct Skeleton {
     parent_uuid: Option<String>,
     logical_parent_uuid: Option<String>,
     is_sidechain: bool,
-    is_meta: bool,
-    is_compact_summary: bool,
+    // Read only so that a line of the wrong shape here is refused as [`Line`] refuses it.
+    #[serde(rename = "isMeta")]
+    _is_meta: bool,
+    #[serde(rename = "isCompactSummary")]
+    _is_compact_summary: bool,
     team_name: Option<Skip>,
-    timestamp: Option<String>,
+    #[serde(rename = "timestamp")]
+    _timestamp: Option<String>,
     message: Option<SkeletonMessage>,
-    subtype: Option<String>,
-    content: Option<Skip>,
-    attachment: Option<Skip>,
+    #[serde(rename = "subtype")]
+    _subtype: Option<String>,
+    #[serde(rename = "content")]
+    _content: Option<Skip>,
+    #[serde(rename = "attachment")]
+    _attachment: Option<Skip>,
     summary: Option<Value>,
     custom_title: Option<Value>,
     ai_title: Option<Value>,
@@ -214,6 +221,32 @@ pub(crate) struct Titles {
 }
 
 impl Titles {
+    /// Takes what a line says of the session (a title line's title, the first working
+    /// directory); for a line of the graph, returns its type and uuid.
+    fn take_in<'a>(
+        &mut self,
+        kind: Option<&'a str>,
+        uuid: Option<&'a str>,
+        cwd: &Option<String>,
+        [summary, custom, ai]: [Option<Value>; 3],
+    ) -> Option<(&'a str, &'a str)> {
+        let kind = kind?;
+        match kind {
+            "summary" => set(&mut self.summary, summary),
+            "custom-title" => set(&mut self.custom, custom),
+            "ai-title" => set(&mut self.ai, ai),
+            "user" | "assistant" | "system" | "attachment" | "progress" => {
+                let uuid = uuid?;
+                if self.cwd.is_none() {
+                    self.cwd.clone_from(cwd);
+                }
+                return Some((kind, uuid));
+            }
+            _ => {}
+        }
+        None
+    }
+
     pub(crate) fn into_meta(self) -> SessionMeta {
         SessionMeta {
             title: self.custom.or(self.ai),
@@ -226,28 +259,24 @@ impl Titles {
 /// Emits one line's events and records it in the graph.
 pub(crate) fn decode(
     seq: u64,
-    line: Line,
+    mut line: Line,
     graph: &mut Graph,
     titles: &mut Titles,
     tools: &mut ToolNames,
     sink: &mut dyn FnMut(Event),
 ) {
-    let Some(kind) = line.kind.as_deref() else {
+    let Some((kind, uuid)) = titles.take_in(
+        line.kind.as_deref(),
+        line.uuid.as_deref(),
+        &line.cwd,
+        [
+            line.summary.take(),
+            line.custom_title.take(),
+            line.ai_title.take(),
+        ],
+    ) else {
         return;
     };
-    match kind {
-        "summary" => return set(&mut titles.summary, line.summary),
-        "custom-title" => return set(&mut titles.custom, line.custom_title),
-        "ai-title" => return set(&mut titles.ai, line.ai_title),
-        "user" | "assistant" | "system" | "attachment" | "progress" => {}
-        _ => return,
-    }
-    let Some(uuid) = line.uuid.as_deref() else {
-        return;
-    };
-    if titles.cwd.is_none() {
-        titles.cwd.clone_from(&line.cwd);
-    }
     let node_kind = node_kind(kind);
     // Sidechain lines (old inline subagents) and teammates' lines are not this session's dialogue.
     let foreign = line.is_sidechain || line.team_name.is_some();
@@ -291,34 +320,23 @@ pub(crate) fn decode(
 /// what [`decode`] does, minus the events.
 pub(crate) fn skeleton(
     seq: u64,
-    line: Skeleton,
+    mut line: Skeleton,
     graph: &mut Graph,
     titles: &mut Titles,
     tools: &mut ToolNames,
 ) {
-    let _ = (
-        &line.timestamp,
-        line.is_meta,
-        line.is_compact_summary,
-        &line.subtype,
-    );
-    let _ = (&line.content, &line.attachment);
-    let Some(kind) = line.kind.as_deref() else {
+    let Some((kind, uuid)) = titles.take_in(
+        line.kind.as_deref(),
+        line.uuid.as_deref(),
+        &line.cwd,
+        [
+            line.summary.take(),
+            line.custom_title.take(),
+            line.ai_title.take(),
+        ],
+    ) else {
         return;
     };
-    match kind {
-        "summary" => return set(&mut titles.summary, line.summary),
-        "custom-title" => return set(&mut titles.custom, line.custom_title),
-        "ai-title" => return set(&mut titles.ai, line.ai_title),
-        "user" | "assistant" | "system" | "attachment" | "progress" => {}
-        _ => return,
-    }
-    let Some(uuid) = line.uuid.as_deref() else {
-        return;
-    };
-    if titles.cwd.is_none() {
-        titles.cwd.clone_from(&line.cwd);
-    }
     let foreign = line.is_sidechain || line.team_name.is_some();
     let mut tool_uses = Vec::new();
     let mut tool_results = Vec::new();
