@@ -19,6 +19,7 @@
 use std::cell::Cell;
 use std::fmt;
 
+use history_core::json::Skip;
 use history_core::source::parse_object;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -429,79 +430,6 @@ fn scan(bytes: &[u8]) -> (bool, usize) {
     last[..words.remainder().len()].copy_from_slice(words.remainder());
     word(u64::from_le_bytes(last));
     (risky != 0, open)
-}
-
-/// Any JSON value, checked as [`Value`] checks it and then forgotten. (`IgnoredAny`, like a raw
-/// slice, would not check numbers' range, `\u` surrogates or nesting depth.)
-struct Skip;
-
-impl<'de> Deserialize<'de> for Skip {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
-        d.deserialize_any(Skip)
-    }
-}
-
-impl<'de> Visitor<'de> for Skip {
-    type Value = Skip;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-
-    fn visit_unit<E>(self) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
-        while seq.next_element::<Skip>()?.is_some() {}
-        Ok(Skip)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
-        while map.next_entry::<SkipKey, Skip>()?.is_some() {}
-        Ok(Skip)
-    }
-}
-
-/// An object key, checked as a string and forgotten.
-struct SkipKey;
-
-impl<'de> Deserialize<'de> for SkipKey {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SkipKey, D::Error> {
-        d.deserialize_str(SkipKey)
-    }
-}
-
-impl<'de> Visitor<'de> for SkipKey {
-    type Value = SkipKey;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string key")
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<SkipKey, E> {
-        Ok(SkipKey)
-    }
 }
 
 #[cfg(test)]

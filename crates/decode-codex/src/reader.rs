@@ -3,7 +3,7 @@
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
-use history_core::source::{open_untouched, Lines, MAX_FILE_BYTES};
+use history_core::source::{open_transcript, open_untouched, Lines};
 use history_core::DecodeError;
 
 /// A rollout's lines, whatever its encoding.
@@ -36,14 +36,7 @@ fn open_buffered(path: &Path, buffer: usize) -> Result<LineReader, DecodeError> 
         path: path.display().to_string(),
         source,
     };
-    let file = open_untouched(path).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
-    if len > MAX_FILE_BYTES {
-        return Err(DecodeError::TooLarge {
-            what: "the file".into(),
-            limit: "512 MiB",
-        });
-    }
+    let file = open_transcript(path)?;
     let reader: Box<dyn BufRead> = if is_compressed(path) {
         let decoder = zstd::stream::read::Decoder::new(file).map_err(io)?;
         Box::new(BufReader::with_capacity(buffer, decoder))

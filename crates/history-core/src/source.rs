@@ -130,20 +130,8 @@ impl Lines<BufReader<File>> {
     }
 
     fn open_with(path: &Path, capacity: usize) -> Result<Self, DecodeError> {
-        let io = |source| DecodeError::Io {
-            path: path.display().to_string(),
-            source,
-        };
-        let file = open_untouched(path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        if len > MAX_FILE_BYTES {
-            return Err(DecodeError::TooLarge {
-                what: "the file".into(),
-                limit: "512 MiB",
-            });
-        }
         Ok(Lines::new(
-            BufReader::with_capacity(capacity, file),
+            BufReader::with_capacity(capacity, open_transcript(path)?),
             path.display().to_string(),
         ))
     }
@@ -247,6 +235,22 @@ impl<R: BufRead> Lines<R> {
             terminated,
         }))
     }
+}
+
+/// Opens a transcript for reading ([`open_untouched`]), refusing files over [`MAX_FILE_BYTES`].
+pub fn open_transcript(path: &Path) -> Result<File, DecodeError> {
+    let io = |source| DecodeError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let file = open_untouched(path).map_err(io)?;
+    if file.metadata().map_err(io)?.len() > MAX_FILE_BYTES {
+        return Err(DecodeError::TooLarge {
+            what: "the file".into(),
+            limit: "512 MiB",
+        });
+    }
+    Ok(file)
 }
 
 /// Opens a file for reading without updating its access time where the system allows it
