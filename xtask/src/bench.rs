@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
-use crate::corpus;
+use xtask::corpus;
 
 struct Options {
     mib: f64,

@@ -11,7 +11,7 @@
 //! commands (a benchmark, say) can reuse the pieces: `corpus::generate(&corpus::Options { .. })`.
 
 mod bench;
-mod corpus;
+use xtask::corpus;
 
 use std::process::ExitCode;
 
