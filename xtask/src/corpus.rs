@@ -17,10 +17,12 @@
 //! queries that must find nothing (never written, or written only on an abandoned branch).
 //!
 //! ```no_run
+//! use xtask::corpus;
 //! let summary = corpus::generate(&corpus::Options {
 //!     mib: 64.0, big_mib: None, seed: 1, out: "/tmp/corpus64".into(),
 //! })?;
 //! println!("{}", summary.line());
+//! # Ok::<(), anyhow::Error>(())
 //! ```
 
 mod claude;
