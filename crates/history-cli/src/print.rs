@@ -249,18 +249,21 @@ const LEAD: usize = 160;
 /// Cuts an item's text until its rendering fits in `room`; false if even an empty text won't.
 /// A search hit keeps its match in view: the text then starts a little before it.
 fn shrink(item: &mut ItemView, room: usize, cost: impl Fn(&ItemView) -> usize) -> bool {
-    let mut full = std::mem::take(&mut item.event.text);
-    if let Some(focus) = item.focus.filter(|f| *f > LEAD) {
-        let mut start = focus - LEAD;
-        while !full.is_char_boundary(start) {
-            start += 1;
+    let original = std::mem::take(&mut item.event.text);
+    let full = match item.focus.filter(|f| *f > LEAD) {
+        Some(focus) => {
+            let mut start = focus - LEAD;
+            while !original.is_char_boundary(start) {
+                start += 1;
+            }
+            format!("…{}", &original[start..])
         }
-        full = format!("…{}", &full[start..]);
-    }
+        None => original.clone(),
+    };
     item.truncated = true;
     let overhead = cost(item) + history_core::budget::CUT_MARKER.len();
     if overhead >= room {
-        item.event.text = full;
+        item.event.text = original;
         item.truncated = false;
         return false;
     }
