@@ -152,3 +152,16 @@ fn the_overview_cache_gives_the_same_answer_and_survives_damage() {
     let filtered = r.run(&["list", "--limit", "200", "--role", "user", "--json"]);
     assert_eq!(filtered.code, 0);
 }
+
+#[test]
+fn notesoup_home_does_not_move_history() {
+    let r = Roots::new();
+    let plain = r.run(&["list", "--limit", "200", "--json"]);
+    let elsewhere = r.dir.path().join("notes");
+    let moved = r.run_with(
+        &["list", "--limit", "200", "--json"],
+        &[("NOTESOUP_HOME", elsewhere.to_str().unwrap())],
+    );
+    assert_eq!(plain.stdout, moved.stdout);
+    assert!(!elsewhere.exists(), "nothing is written there");
+}
