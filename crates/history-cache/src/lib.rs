@@ -7,14 +7,14 @@
 //! reads a transcript, knows nothing about harnesses or events (the cached value is any
 //! `Serialize + Deserialize` type), and only stores what the caller decoded successfully.
 //!
-//! The rules (CONTRACT.md §10): an entry is keyed by the canonical root transcript path, the
+//! The rules: an entry is keyed by the canonical root transcript path, the
 //! harness and the session id; it is valid for one decoder version; it lists its witnesses, the
 //! source files and their fingerprints taken before reading, and a hit needs exactly the same
 //! list now. Entries over [`MAX_ENTRY_BYTES`] are neither written nor read. The directory is
 //! private (0700, files 0600) and written by temporary file and atomic rename.
 //!
 //! The store is generic; [`cached_representative`] composes it with `history-core`'s overview,
-//! which is the one place the contract lets a cache answer.
+//! which is the one place a cache may answer (only the unfiltered overview).
 //!
 //! [`Cache::get`] and [`Cache::put`] have no error type by design: a missing, corrupt,
 //! unreadable or unwritable cache must behave exactly like no cache at all, so every failure is

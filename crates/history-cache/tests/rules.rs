@@ -1,4 +1,4 @@
-//! One test per rule of the overview cache (CONTRACT.md §10).
+//! One test per rule of the overview cache.
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;

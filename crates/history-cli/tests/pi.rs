@@ -138,7 +138,7 @@ fn damaged_files_give_notices_not_failures() {
 }
 
 #[test]
-fn roles_and_kinds_follow_the_contract() {
+fn roles_and_kinds_follow_the_event_model() {
     let r = Roots::new();
     let run = pi(&r, &every_role("pi:v2-hook-message", &[])).json();
     let kinds: Vec<String> = run["items"]

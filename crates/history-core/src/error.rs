@@ -1,4 +1,4 @@
-//! Errors as values: each maps 1:1 onto an error code of the contract.
+//! Errors as values: each maps 1:1 onto a documented error code.
 
 use thiserror::Error;
 
@@ -48,7 +48,7 @@ pub enum HistoryError {
 }
 
 impl HistoryError {
-    /// The stable error code of the contract.
+    /// The stable error code (`unknown_session`, …) printed to users and scripts.
     pub fn code(&self) -> &'static str {
         match self {
             HistoryError::UnknownSession { .. } => "unknown_session",

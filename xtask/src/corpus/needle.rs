@@ -52,7 +52,7 @@ impl Slot {
         Slot::Context,
     ];
 
-    /// The event role of the contract (CONTRACT.md §4).
+    /// The event role of the contract.
     pub fn role(self) -> &'static str {
         match self {
             Slot::UserText => "user",
