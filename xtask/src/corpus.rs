@@ -570,7 +570,7 @@ mod tests {
         }
     }
 
-    /// The line numbers of a Claude file's selected branch : the last leaf that
+    /// The line numbers of a Claude file's selected branch: the last leaf that
     /// is not a progress line, its ancestors across compactions, and the tool results that hang
     /// off its tool calls.
     fn claude_branch(lines: &[Value]) -> std::collections::HashSet<usize> {

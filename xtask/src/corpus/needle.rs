@@ -52,7 +52,7 @@ impl Slot {
         Slot::Context,
     ];
 
-    /// The event role of the contract.
+    /// The role of the event this slot becomes (user, assistant, tool, context).
     pub fn role(self) -> &'static str {
         match self {
             Slot::UserText => "user",
