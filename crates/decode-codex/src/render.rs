@@ -25,7 +25,7 @@ pub(crate) const GENERATED_WORDS: &[&str] = &[
 const REQUEST_HEADING: &str = "## My request for Codex:";
 
 /// Starts (compared ASCII-case-insensitively on trimmed text) of user-role messages that
-/// Codex injects: formats/codex.md §4.3.
+/// Codex injects (the markers Codex itself recognises when it replays a rollout).
 const INJECTED: &[&str] = &[
     "<user_instructions>",
     "# agents.md instructions for",

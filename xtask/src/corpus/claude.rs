@@ -1,4 +1,4 @@
-//! Claude Code transcripts: `<projects>/<project-dir>/<session-id>.jsonl` (formats/claude.md).
+//! Claude Code transcripts: `<projects>/<project-dir>/<session-id>.jsonl`.
 //!
 //! Each API response is written one content block per line, all lines chained by `parentUuid`;
 //! tool results hang off their `tool_use` line (`sourceToolAssistantUUID`), so parallel calls

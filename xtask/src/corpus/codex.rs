@@ -1,5 +1,5 @@
 //! Codex CLI rollouts: `<sessions>/YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<thread-id>.jsonl`,
-//! the G3 envelope `{"timestamp","type","payload"}` (formats/codex.md §3).
+//! the G3 envelope `{"timestamp","type","payload"}`.
 //!
 //! A session opens with `session_meta`, developer messages and injected user messages
 //! (AGENTS.md, `<environment_context>`); each turn writes `task_started`, the user's message

@@ -1,5 +1,4 @@
-//! pi sessions (version 3): `<sessions>/--<encoded-cwd>--/<timestamp>_<session-id>.jsonl`
-//! (formats/pi.md).
+//! pi sessions (version 3): `<sessions>/--<encoded-cwd>--/<timestamp>_<session-id>.jsonl`.
 //!
 //! A header line, then tree entries (`id`/`parentId`): model and thinking-level changes,
 //! messages (user; assistant with thinking, text and tool calls in one line; one toolResult per
