@@ -100,24 +100,6 @@ pub struct Page {
     pub has_newer: bool,
 }
 
-impl Page {
-    /// The smallest seq the page shows, folded runs included.
-    pub fn first_seq(&self) -> Option<u64> {
-        let item = self.items.first();
-        item.and_then(|i| i.folded_before.as_ref().map(|f| f.first_seq))
-            .or(item.map(|i| i.event.seq))
-            .or(self.folded_after.as_ref().map(|f| f.first_seq))
-    }
-
-    /// The largest seq the page shows, folded runs included.
-    pub fn last_seq(&self) -> Option<u64> {
-        self.folded_after
-            .as_ref()
-            .map(|f| f.last_seq)
-            .or(self.items.last().map(|i| i.event.seq))
-    }
-}
-
 /// Builds a page from a session's events (already filtered, in `(seq, part)` order).
 pub fn browse(events: Vec<Event>, req: &BrowseRequest) -> Page {
     let newer_outside = req
@@ -257,7 +239,6 @@ mod tests {
         let after = p.folded_after.as_ref().unwrap();
         assert_eq!((after.first_seq, after.last_seq, after.count), (8, 8, 1));
         assert!(p.has_older && !p.has_newer);
-        assert_eq!((p.first_seq(), p.last_seq()), (Some(5), Some(8)));
     }
 
     #[test]
