@@ -25,7 +25,7 @@ mod render;
 use std::path::PathBuf;
 
 use history_core::json::repair_surrogates;
-use history_core::source::{parse_object, Damage, LineTest, Lines};
+use history_core::source::{parse_object_str, Damage, LineTest, Lines};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
 
 pub use discover::default_root;
@@ -79,8 +79,11 @@ impl Transcript for Claude {
 
 /// Parses a line as an object, repairing lone surrogate escapes (an emoji cut in half) first
 /// when they are what stops it.
-fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
-    parse_object(bytes).or_else(|| repair_surrogates(bytes).and_then(|fixed| parse_object(&fixed)))
+fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+    parse_object_str(text).or_else(|| {
+        let fixed = repair_surrogates(text.as_bytes())?;
+        parse_object_str(std::str::from_utf8(&fixed).ok()?)
+    })
 }
 
 /// Streams the file once. Lines that `wanted` rules out are read for the graph alone, as are
@@ -104,20 +107,20 @@ fn decode(
         }
         any_line = true;
         // Invalid UTF-8 anywhere makes a line unreadable, whichever fields are parsed.
-        if std::str::from_utf8(l.bytes).is_err() {
+        let Ok(text) = std::str::from_utf8(l.bytes) else {
             damage.skip(&l);
             continue;
-        }
+        };
         let full = wanted.is_none_or(|w| w(l.bytes));
         if full {
-            if let Some(parsed) = parse::<line::Line>(l.bytes) {
+            if let Some(parsed) = parse::<line::Line>(text) {
                 line::decode(l.seq, parsed, &mut graph, &mut meta, &mut tools, sink);
                 continue;
             }
             // Its events are lost; its place in the graph may still be read.
             damage.skip(&l);
         }
-        match parse::<line::Skeleton>(l.bytes) {
+        match parse::<line::Skeleton>(text) {
             Some(parsed) => line::skeleton(l.seq, parsed, &mut graph, &mut meta, &mut tools),
             None if !full => damage.skip(&l),
             None => {}

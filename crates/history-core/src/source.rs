@@ -317,6 +317,15 @@ pub fn parse_object<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
     serde_json::from_slice(trimmed).ok()
 }
 
+/// [`parse_object`] for a line already known to be UTF-8: its strings are not checked again.
+pub fn parse_object_str<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+    let trimmed = text.trim_ascii();
+    if !trimmed.starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(trimmed).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
