@@ -852,6 +852,46 @@ fn read_shows_one_event_and_continues_by_offset() {
 }
 
 #[test]
+fn the_same_session_found_twice_is_one_session_from_the_newest_file() {
+    let r = Roots::new();
+    let copy_dir = r.claude.join("-w-copy");
+    std::fs::create_dir_all(&copy_dir).unwrap();
+    let original = std::fs::read_to_string(r.claude.join("-w-app/abandoned-branch.jsonl")).unwrap();
+    std::fs::write(
+        copy_dir.join("abandoned-branch.jsonl"),
+        original.replace(
+            "Done: the clock now resets",
+            "NEWERCOPY: the clock now resets",
+        ),
+    )
+    .unwrap();
+    r.set_mtime(
+        std::path::Path::new("claude/-w-copy/abandoned-branch.jsonl"),
+        100_000,
+    );
+    let run = claude(
+        &r,
+        &["list", "--session", "claude:abandoned-branch", "--json"],
+    )
+    .json();
+    assert!(run["items"][0]["path"]
+        .as_str()
+        .unwrap()
+        .contains("-w-copy"));
+    assert!(run["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|i| i["text"].as_str().unwrap().contains("NEWERCOPY")));
+    let all = claude(&r, &["list", "--session", "claude:abandoned*", "--json"]).json();
+    assert_eq!(
+        all["items"].as_array().unwrap().len(),
+        1,
+        "one session, not two"
+    );
+}
+
+#[test]
 fn symlinked_directories_are_not_followed() {
     let r = Roots::new();
     let elsewhere = r.dir.path().join("elsewhere/proj");
