@@ -118,7 +118,7 @@ impl Printer for Text {
                 "→ more {side} results: narrow with --session, --query, --role, --since/--until, or raise --limit"
             );
         }
-        if doc.items.is_empty() && doc.folded_after.is_none() {
+        if doc.items.is_empty() && doc.folded_after.is_none() && !doc.no_sessions {
             s.push_str("no matching events\n");
         }
         s

@@ -305,6 +305,7 @@ fn one_session(
         newer: None,
         notice: notice_of(&loaded.notices),
         implicit,
+        no_sessions: false,
     };
     let (dropped_older, dropped_newer) = fit_list(&mut doc, printer, budget, req.from(), false);
     doc.has_older |= dropped_older;
@@ -377,6 +378,7 @@ fn many_sessions(
             }
         ));
     }
+    let no_sessions = hint.is_some();
     notices.extend(hint);
     let mut doc = ListDoc {
         schema_version: SCHEMA_VERSION,
@@ -399,6 +401,7 @@ fn many_sessions(
         newer: None,
         notice: notice_of(&notices),
         implicit: false,
+        no_sessions,
     };
     let (dropped_older, dropped_newer) = fit_list(&mut doc, printer, budget, from, true);
     doc.has_older |= dropped_older;

@@ -124,6 +124,9 @@ pub struct ListDoc {
     /// then leave the session out.
     #[serde(skip)]
     pub implicit: bool,
+    /// Whether there were no sessions at all to list (the notice then says where it looked).
+    #[serde(skip)]
+    pub no_sessions: bool,
 }
 
 /// The result of `read`.
