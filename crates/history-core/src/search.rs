@@ -106,7 +106,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         },
         |file, result| {
             match result {
-                Ok(events) => {
+                Ok(mut events) => {
                     total += events.len();
                     // A session can contribute at most `limit` items from the chosen end.
                     let n = events.len();
@@ -114,7 +114,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
                         From::Newest => n.saturating_sub(limit)..n,
                         From::Oldest => 0..limit.min(n),
                     };
-                    hits.extend(events[range].iter().cloned().map(|event| Hit {
+                    hits.extend(events.drain(range).map(|event| Hit {
                         session: file.key.clone(),
                         path: file.path.clone(),
                         event,
