@@ -7,11 +7,7 @@ use insta::assert_snapshot;
 use serde_json::Value;
 
 fn claude(roots: &Roots, args: &[&str]) -> common::Run {
-    // Only the Claude root, so that other harnesses' fixtures do not change these results.
-    let mut all = vec!["--codex-root", "/nonexistent", "--pi-root", "/nonexistent"];
-    all.extend_from_slice(args);
-    let _ = &roots;
-    roots.run(&all)
+    roots.run_only("claude", args)
 }
 
 #[test]

@@ -6,9 +6,7 @@ use common::{every_role, Roots};
 use insta::assert_snapshot;
 
 fn codex(roots: &Roots, args: &[&str]) -> common::Run {
-    let mut all = vec!["--claude-root", "/nonexistent", "--pi-root", "/nonexistent"];
-    all.extend_from_slice(args);
-    roots.run(&all)
+    roots.run_only("codex", args)
 }
 
 #[test]

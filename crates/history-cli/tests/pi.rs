@@ -6,14 +6,7 @@ use common::{every_role, Roots};
 use insta::assert_snapshot;
 
 fn pi(roots: &Roots, args: &[&str]) -> common::Run {
-    let mut all = vec![
-        "--claude-root",
-        "/nonexistent",
-        "--codex-root",
-        "/nonexistent",
-    ];
-    all.extend_from_slice(args);
-    roots.run(&all)
+    roots.run_only("pi", args)
 }
 
 #[test]

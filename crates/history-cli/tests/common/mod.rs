@@ -133,6 +133,22 @@ impl Roots {
         self.run_with(args, &[])
     }
 
+    /// Runs with the roots of every harness but `harness` pointed nowhere, so that the other
+    /// harnesses' fixtures do not change the results.
+    pub fn run_only(&self, harness: &str, args: &[&str]) -> Run {
+        let mut all = Vec::new();
+        for other in ["claude", "codex", "pi"]
+            .into_iter()
+            .filter(|h| *h != harness)
+        {
+            all.push(format!("--{other}-root"));
+            all.push("/nonexistent".to_string());
+        }
+        all.extend(args.iter().map(|a| a.to_string()));
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        self.run(&all)
+    }
+
     /// Runs with extra environment variables.
     pub fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let before = self.files();
