@@ -25,8 +25,8 @@ mod render;
 use std::path::PathBuf;
 
 use history_core::json::repair_surrogates;
-use history_core::source::{parse_object_str, Damage, LineTest, Lines};
-use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
+use history_core::source::{parse_object_str, Damage, LineTest, LineTime, Lines};
+use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
 
 pub use discover::default_root;
 
@@ -74,6 +74,19 @@ impl Transcript for Claude {
 
     fn generated_words(&self) -> &[&str] {
         render::GENERATED_WORDS
+    }
+
+    fn line_time(&self, line: &[u8]) -> LineTime {
+        /// A line's `timestamp`, read as [`line::Line`] reads it.
+        #[derive(serde::Deserialize)]
+        struct Stamp {
+            #[serde(default)]
+            timestamp: Option<String>,
+        }
+        let stamp = std::str::from_utf8(line).ok().and_then(parse::<Stamp>);
+        stamp.map_or(LineTime::Unknown, |s| {
+            LineTime::of(s.timestamp.as_deref().and_then(Timestamp::parse_rfc3339))
+        })
     }
 }
 

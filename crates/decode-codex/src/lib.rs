@@ -66,8 +66,9 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use history_core::source::LineTest;
-use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
+use history_core::source::{parse_object, LineTest, LineTime};
+use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
+use serde_json::{Map, Value};
 
 mod decode;
 mod discover;
@@ -144,5 +145,16 @@ impl Transcript for Codex {
 
     fn generated_words(&self) -> &[&str] {
         render::GENERATED_WORDS
+    }
+
+    /// Every event carries its line's `timestamp`; a header's instructions, the header's.
+    fn line_time(&self, line: &[u8]) -> LineTime {
+        parse_object::<Map<String, Value>>(line).map_or(LineTime::Unknown, |line| {
+            LineTime::of(
+                line.get("timestamp")
+                    .and_then(Value::as_str)
+                    .and_then(Timestamp::parse_rfc3339),
+            )
+        })
     }
 }

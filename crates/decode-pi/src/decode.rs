@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use history_core::source::{Damage, Line, LineTest, Lines};
+use history_core::source::{Damage, Line, LineTest, LineTime, Lines};
 use history_core::{DecodeError, Event, SessionMeta};
 use serde_json::{Map, Value};
 
@@ -54,6 +54,25 @@ impl Header {
             _ => None,
         }
     }
+}
+
+/// When a line's events happen ([`history_core::Transcript::line_time`]): at the time of its
+/// objects, when they agree.
+pub(crate) fn line_time(bytes: &[u8]) -> LineTime {
+    let repaired = salvage::repair_surrogates(bytes);
+    let bytes = repaired.as_deref().unwrap_or(bytes);
+    let mut time = None;
+    for value in serde_json::Deserializer::from_slice(bytes).into_iter::<Value>() {
+        let Ok(Value::Object(object)) = value else {
+            break;
+        };
+        let t = crate::entry::timestamp(&object);
+        if time.is_some_and(|seen| seen != t) {
+            return LineTime::Unknown;
+        }
+        time = Some(t);
+    }
+    time.map_or(LineTime::Unknown, LineTime::of)
 }
 
 /// Everything one pass over a file yields besides the events it streamed.

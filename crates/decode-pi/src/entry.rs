@@ -47,7 +47,7 @@ fn text_field<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v str> {
 }
 
 /// The entry's ISO `timestamp`, else the message's numeric milliseconds.
-fn timestamp(entry: &Map<String, Value>) -> Option<Timestamp> {
+pub(crate) fn timestamp(entry: &Map<String, Value>) -> Option<Timestamp> {
     let iso = |v: &Value| v.as_str().and_then(Timestamp::parse_rfc3339);
     let millis = |v: &Value| match v {
         Value::Number(n) => n

@@ -54,7 +54,7 @@ mod tree;
 
 use std::path::{Path, PathBuf};
 
-use history_core::source::LineTest;
+use history_core::source::{LineTest, LineTime};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
 
 pub use tree::{Entry, Tree};
@@ -170,5 +170,9 @@ impl Transcript for Pi {
 
     fn generated_words(&self) -> &[&str] {
         entry::GENERATED_WORDS
+    }
+
+    fn line_time(&self, line: &[u8]) -> LineTime {
+        decode::line_time(line)
     }
 }

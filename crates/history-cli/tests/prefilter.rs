@@ -1,6 +1,7 @@
 //! The raw prefilter never loses a hit: for many random queries over every fixture and over a
 //! generated corpus (`NOTESOUP_DIFF_CORPUS` names a bigger one to use instead), results with the
-//! prefilter equal results with full decoding.
+//! prefilter equal results with full decoding, and so do short pages, for which only the sessions
+//! whose candidate lines' times can reach the page are decoded.
 
 use std::path::{Path, PathBuf};
 
@@ -82,37 +83,58 @@ fn differential(root: &Path, n: usize) {
     assert!(qs.len() >= n.min(10));
     let mut hits = 0;
     let mut skipped = 0;
+    let mut pruned = 0;
     for q in &qs {
         let filter = Filter::new(std::slice::from_ref(q), vec![], None, None);
         let raw = corpus.raw_prefilter(&filter);
         skipped += sessions.iter().filter(|s| !raw(s)).count();
-        let run = |raw_prefilter| {
+        let run = |raw_prefilter, limit, from| {
             search(
                 &corpus,
                 &sessions,
                 &SearchRequest {
                     filter: &filter,
-                    limit: 100_000,
-                    from: From::Newest,
+                    limit,
+                    from,
                     all_branches: true,
                     raw_prefilter,
                     candidates: None,
                 },
             )
-            .items
         };
-        let full = run(false);
+        let full = run(false, usize::MAX, From::Newest).items;
         hits += full.len();
         assert_eq!(
-            run(true),
+            run(true, usize::MAX, From::Newest).items,
             full,
             "the prefilter changed the results of {q:?}"
         );
+        // A short page: only the sessions that can hold its hits are decoded.
+        for limit in [1, 4] {
+            let n = full.len();
+            let newest = run(true, limit, From::Newest);
+            assert_eq!(
+                (&newest.items[..], newest.has_older),
+                (&full[n.saturating_sub(limit)..], n > limit),
+                "the newest {limit} hits of {q:?}"
+            );
+            let oldest = run(true, limit, From::Oldest);
+            assert_eq!(
+                (&oldest.items[..], oldest.has_newer),
+                (&full[..limit.min(n)], n > limit),
+                "the oldest {limit} hits of {q:?}"
+            );
+            pruned += newest.candidates - newest.decoded + oldest.candidates - oldest.decoded;
+        }
     }
     assert!(hits > 0);
     assert!(
         skipped > qs.len(),
         "the prefilter skipped only {skipped} files: the test proves nothing"
+    );
+    assert!(
+        pruned > qs.len(),
+        "short pages left only {pruned} candidate sessions undecoded: the test proves nothing"
     );
 }
 

@@ -12,10 +12,10 @@ pub fn workers() -> usize {
 
 /// Runs `work` over `items` on [`workers`] threads and hands each result to `consume` in item
 /// order. When `consume` returns `false`, no further item is started.
-pub fn ordered_map<T, R>(
-    items: &[T],
-    work: impl Fn(&T) -> R + Sync,
-    mut consume: impl FnMut(&T, R) -> bool,
+pub fn ordered_map<'a, T, R>(
+    items: &'a [T],
+    work: impl Fn(&'a T) -> R + Sync,
+    mut consume: impl FnMut(&'a T, R) -> bool,
 ) where
     T: Sync,
     R: Send,

@@ -19,6 +19,8 @@ use std::io::Read;
 
 use regex::bytes::{Regex, RegexBuilder};
 
+use crate::source::MAX_LINE_BYTES;
+
 /// Non-ASCII characters whose full case folding contains ASCII letters, with those letters
 /// (Unicode `CaseFolding.txt`, statuses C and F; checked against the folding in use by a test).
 pub const ASCII_FOLDING: &[(char, &str)] = &[
@@ -273,6 +275,78 @@ impl RawFilter {
             }
             kept = (self.overlap - 1).min(end);
             buf.copy_within(end - kept..end, 0);
+        }
+    }
+
+    /// Streams `reader` and hands `found` every line (without its newline) that can hold a hit,
+    /// as [`RawFilter::may_match_slice`] judges it, in file order. The buffer grows only to hold
+    /// one line; a line over [`MAX_LINE_BYTES`] is an error, as it is to a decoder.
+    pub fn candidate_lines<R: Read>(
+        &self,
+        mut reader: R,
+        mut found: impl FnMut(&[u8]),
+    ) -> std::io::Result<()> {
+        let mut buf = vec![0u8; CHUNK];
+        // buf[start..end] is read but not yet looked at: the lines after the last newline seen.
+        let (mut start, mut end) = (0, 0);
+        loop {
+            if end == buf.len() {
+                if start > 0 {
+                    buf.copy_within(start..end, 0);
+                    (start, end) = (0, end - start);
+                } else if buf.len() > MAX_LINE_BYTES {
+                    return Err(std::io::Error::other("a line over 64 MiB"));
+                } else {
+                    buf.resize(buf.len() * 2, 0);
+                }
+            }
+            let n = match reader.read(&mut buf[end..]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if n == 0 {
+                self.lines_in(&buf[start..end], &mut found);
+                return Ok(());
+            }
+            if let Some(i) = memchr::memrchr(b'\n', &buf[end..end + n]) {
+                let cut = end + i + 1;
+                self.lines_in(&buf[start..cut], &mut found);
+                start = cut;
+            }
+            end += n;
+        }
+    }
+
+    /// [`RawFilter::candidate_lines`] over whole lines in memory. Only the lines around a key are
+    /// looked at, unless a hatch occurs somewhere: then every line is.
+    fn lines_in(&self, lines: &[u8], found: &mut impl FnMut(&[u8])) {
+        let mut report = |line: &[u8]| {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if self.may_match_slice(line) {
+                found(line);
+            }
+        };
+        let keys = match &self.keys {
+            Some(keys) if !self.always && !self.hatches.occur_in(lines) => keys,
+            _ => {
+                lines
+                    .split(|&b| b == b'\n')
+                    .filter(|l| !l.is_empty())
+                    .for_each(report);
+                return;
+            }
+        };
+        let mut at = 0;
+        while let Some(m) = keys.find_at(lines, at) {
+            let start = memchr::memrchr(b'\n', &lines[..m.start()]).map_or(0, |i| i + 1);
+            let end =
+                memchr::memchr(b'\n', &lines[m.start()..]).map_or(lines.len(), |i| m.start() + i);
+            report(&lines[start..end]);
+            at = end + 1;
+            if at >= lines.len() {
+                break;
+            }
         }
     }
 

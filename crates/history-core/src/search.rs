@@ -7,8 +7,9 @@ use crate::error::HistoryError;
 use crate::matching::Filter;
 use crate::model::{Event, SessionFile, SessionKey};
 use crate::paging::From;
-use crate::parallel::ordered_map;
-use crate::source::LineTest;
+use crate::parallel::{ordered_map, workers};
+use crate::prefilter::RawFilter;
+use crate::source::{LineTest, LineTime};
 
 /// An event together with the session it belongs to.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -45,6 +46,10 @@ pub struct Listing {
     pub has_newer: bool,
     /// Sessions that could not be loaded and were skipped.
     pub skipped: Vec<HistoryError>,
+    /// How many sessions could hold a hit, as far as the raw bytes tell.
+    pub candidates: usize,
+    /// How many of them were decoded.
+    pub decoded: usize,
 }
 
 /// Decides, before decoding, whether a session can hold a hit; it must never say no wrongly.
@@ -68,6 +73,12 @@ pub struct SearchRequest<'a> {
 }
 
 /// Searches `sessions` for events passing the request's filter, decoding them on every core.
+///
+/// With the raw prefilter, only the sessions that can hold one of the `limit` hits wanted are
+/// decoded. The sessions listed first (last, `from` oldest) are decoded at once; every other
+/// session's raw lines are scanned for the candidates, whose times ([`crate::Transcript::line_time`])
+/// bound the times of its hits. Those sessions are then decoded from the most promising bound on,
+/// until `limit` hits and one more are in hand and no bound left can beat them.
 pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>) -> Listing {
     let SearchRequest {
         filter,
@@ -77,6 +88,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         ..
     } = *req;
     let raw = (req.raw_prefilter && filter.is_search()).then(|| corpus.raw_filters(filter));
+    let raw_of = |file: &SessionFile| raw.as_ref().and_then(|r| r.get(&file.key.harness));
     let keep = |e: &Event| {
         if filter.matches(e) {
             Keep::Full
@@ -84,60 +96,240 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             Keep::Drop
         }
     };
-    let mut listing = Listing::default();
-    let mut hits: Vec<Hit> = Vec::new();
-    let mut total = 0usize;
+    let decode = |file: &SessionFile| {
+        let raw = raw_of(file);
+        let test = |line: &[u8]| raw.is_none_or(|r| r.may_match_slice(line));
+        let line_test: Option<LineTest<'_>> = raw
+            .filter(|r| !r.passes_everything())
+            .map(|_| &test as LineTest<'_>);
+        corpus
+            .load_matching(file, &keep, all_branches, line_test)
+            .map(|loaded| loaded.events)
+    };
+    let mut found = Found {
+        limit,
+        from,
+        hits: Vec::new(),
+        total: 0,
+        skipped: Vec::new(),
+        candidates: 0,
+        decoded: 0,
+    };
+    // The sessions modified last (first, from the oldest) most likely hold the hits wanted.
+    let w = workers().min(sessions.len());
+    let eager = match from {
+        From::Newest => &sessions[..w],
+        From::Oldest => &sessions[sessions.len() - w..],
+    };
+    let mut later: Vec<(Span, &SessionFile)> = Vec::new();
     ordered_map(
         sessions,
         |file| {
-            let raw = raw.as_ref().and_then(|r| r.get(&file.key.harness));
-            let candidate = req.candidates.is_none_or(|c| c(file))
-                && raw.is_none_or(|r| corpus.may_match(file, r));
-            if !candidate {
-                return Ok(Vec::new());
+            if !req.candidates.is_none_or(|c| c(file)) {
+                return Scan::Out;
             }
-            let test = |line: &[u8]| raw.is_none_or(|r| r.may_match_slice(line));
-            let line_test: Option<LineTest<'_>> = raw
-                .filter(|r| !r.passes_everything())
-                .map(|_| &test as LineTest<'_>);
-            corpus
-                .load_matching(file, &keep, all_branches, line_test)
-                .map(|loaded| loaded.events)
+            let Some(raw) = raw_of(file) else {
+                return Scan::Decoded(decode(file));
+            };
+            if eager.iter().any(|e| std::ptr::eq(e, file)) {
+                return match corpus.may_match(file, raw) {
+                    true => Scan::Decoded(decode(file)),
+                    false => Scan::Out,
+                };
+            }
+            match hit_span(corpus, file, raw) {
+                Some(span) => Scan::Later(span),
+                None => Scan::Out,
+            }
         },
-        |file, result| {
-            match result {
-                Ok(mut events) => {
-                    total += events.len();
-                    // A session can contribute at most `limit` items from the chosen end.
-                    let n = events.len();
-                    let range = match from {
-                        From::Newest => n.saturating_sub(limit)..n,
-                        From::Oldest => 0..limit.min(n),
-                    };
-                    hits.extend(events.drain(range).map(|event| Hit {
-                        session: file.key.clone(),
-                        path: file.path.clone(),
-                        event,
-                    }));
-                }
-                Err(e) => listing.skipped.push(e),
+        |file, scan| {
+            match scan {
+                Scan::Decoded(result) => found.add(file, result),
+                Scan::Later(span) => later.push((span, file)),
+                Scan::Out => return true,
             }
+            found.candidates += 1;
             true
         },
     );
-    hits.sort_by(|a, b| a.order_key().cmp(&b.order_key()));
-    let n = hits.len();
-    let take = limit.min(n);
     match from {
-        From::Newest => {
-            hits.drain(..n - take);
-            listing.has_older = total > take;
-        }
-        From::Oldest => {
-            hits.truncate(take);
-            listing.has_newer = total > take;
+        From::Newest => later.sort_by(|a, b| b.0.last.cmp(&a.0.last)),
+        From::Oldest => later.sort_by(|a, b| a.0.first.cmp(&b.0.first)),
+    }
+    let mut next = 1;
+    ordered_map(
+        &later,
+        |(_, file)| decode(file),
+        |(_, file), result| {
+            found.add(file, result);
+            let done = later.get(next).is_none_or(|(span, _)| found.beats(span));
+            next += 1;
+            !done
+        },
+    );
+    found.listing()
+}
+
+/// What the first pass over a session found.
+enum Scan {
+    /// It cannot hold a hit.
+    Out,
+    /// It was decoded.
+    Decoded(Result<Vec<Event>, HistoryError>),
+    /// Its hits, if any, lie within this span: decode it if that can matter.
+    Later(Span),
+}
+
+/// An event's rank in the merge order by time alone: untimed events (`None`) first.
+type Rank = Option<i64>;
+
+/// The earliest and the latest rank a session's hits can have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    first: Rank,
+    last: Rank,
+}
+
+impl Span {
+    /// Any rank at all.
+    const ANY: Span = Span {
+        first: None,
+        last: Some(i64::MAX),
+    };
+
+    fn of(time: LineTime) -> Span {
+        match time {
+            LineTime::Unknown => Span::ANY,
+            LineTime::Untimed => Span {
+                first: None,
+                last: None,
+            },
+            LineTime::At(t) => Span {
+                first: Some(t.0),
+                last: Some(t.0),
+            },
         }
     }
-    listing.items = hits;
-    listing
+
+    fn cover(self, other: Span) -> Span {
+        Span {
+            first: self.first.min(other.first),
+            last: self.last.max(other.last),
+        }
+    }
+}
+
+/// The span of a session's hits, from the raw lines of its file and ancestors that can hold
+/// one; `None` when no line can. Anything unreadable spans every time (decoding will report it).
+fn hit_span(corpus: &Corpus, file: &SessionFile, raw: &RawFilter) -> Option<Span> {
+    let Some(source) = corpus.source(&file.key.harness) else {
+        return Some(Span::ANY);
+    };
+    if raw.passes_everything() {
+        return Some(Span::ANY);
+    }
+    let mut span: Option<Span> = None;
+    for path in source.lineage(file) {
+        let mut add = |line: &[u8]| {
+            let s = Span::of(source.line_time(line));
+            span = Some(span.map_or(s, |span| span.cover(s)));
+        };
+        let scanned = source
+            .open_raw(&path)
+            .and_then(|reader| raw.candidate_lines(reader, &mut add));
+        if scanned.is_err() {
+            return Some(Span::ANY);
+        }
+    }
+    span
+}
+
+/// The hits gathered so far.
+struct Found {
+    limit: usize,
+    from: From,
+    hits: Vec<Hit>,
+    /// Every hit decoded, including those a session had beyond `limit`.
+    total: usize,
+    skipped: Vec<HistoryError>,
+    candidates: usize,
+    decoded: usize,
+}
+
+impl Found {
+    fn add(&mut self, file: &SessionFile, result: Result<Vec<Event>, HistoryError>) {
+        self.decoded += 1;
+        match result {
+            Ok(mut events) => {
+                self.total += events.len();
+                // A session can contribute at most `limit` items from the chosen end of the
+                // merge order (which its seq order need not follow: untimed events go first).
+                events.sort_by_key(|e| (e.timestamp.is_some(), e.timestamp, e.seq, e.part));
+                let n = events.len();
+                let range = match self.from {
+                    From::Newest => n.saturating_sub(self.limit)..n,
+                    From::Oldest => 0..self.limit.min(n),
+                };
+                self.hits.extend(events.drain(range).map(|event| Hit {
+                    session: file.key.clone(),
+                    path: file.path.clone(),
+                    event,
+                }));
+            }
+            Err(e) => self.skipped.push(e),
+        }
+    }
+
+    /// Whether the result is settled before a session whose hits lie within `span`: more than
+    /// `limit` hits are in hand (so there is more beyond the page whatever else is found) and
+    /// every hit of that session would fall beyond the page.
+    fn beats(&mut self, span: &Span) -> bool {
+        if self.hits.len() <= self.limit {
+            return false;
+        }
+        if self.limit == 0 {
+            return true;
+        }
+        let mut ranks: Vec<Rank> = self
+            .hits
+            .iter()
+            .map(|h| h.event.timestamp.map(|t| t.0))
+            .collect();
+        match self.from {
+            From::Newest => {
+                let at = ranks.len() - self.limit;
+                let (_, kth, _) = ranks.select_nth_unstable(at);
+                span.last < *kth
+            }
+            From::Oldest => {
+                let (_, kth, _) = ranks.select_nth_unstable(self.limit - 1);
+                span.first > *kth
+            }
+        }
+    }
+
+    fn listing(mut self) -> Listing {
+        let mut hits = std::mem::take(&mut self.hits);
+        hits.sort_by(|a, b| a.order_key().cmp(&b.order_key()));
+        let n = hits.len();
+        let take = self.limit.min(n);
+        let mut listing = Listing {
+            skipped: self.skipped,
+            candidates: self.candidates,
+            decoded: self.decoded,
+            ..Listing::default()
+        };
+        match self.from {
+            From::Newest => {
+                hits.drain(..n - take);
+                listing.has_older = self.total > take;
+            }
+            From::Oldest => {
+                hits.truncate(take);
+                listing.has_newer = self.total > take;
+            }
+        }
+        listing.items = hits;
+        listing
+    }
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::DecodeError;
 use crate::model::{Event, SessionFile, SessionMeta};
+use crate::time::Timestamp;
 
 /// The largest transcript file accepted, encoded.
 pub const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
@@ -64,6 +65,33 @@ pub trait Transcript: Send + Sync {
     /// `image` in `[image]`). A query prefilter must not require them in the raw file.
     fn generated_words(&self) -> &[&str] {
         &[]
+    }
+
+    /// When the events decoded from this raw line happen: every event a decoder emits carries the
+    /// time of the line it comes from, so a search can rank a file's candidate lines before
+    /// decoding it. It must agree with [`Transcript::decode`] for every line that yields events;
+    /// the default, [`LineTime::Unknown`], never rules anything out.
+    fn line_time(&self, line: &[u8]) -> LineTime {
+        let _ = line;
+        LineTime::Unknown
+    }
+}
+
+/// The time of a raw line's events ([`Transcript::line_time`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineTime {
+    /// It cannot be told without decoding.
+    Unknown,
+    /// The line's events have no time.
+    Untimed,
+    /// The line's events happen at this instant.
+    At(Timestamp),
+}
+
+impl LineTime {
+    /// The time a decoder would give the line's events.
+    pub fn of(time: Option<Timestamp>) -> LineTime {
+        time.map_or(LineTime::Untimed, LineTime::At)
     }
 }
 
