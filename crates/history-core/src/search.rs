@@ -153,8 +153,8 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         },
     );
     match from {
-        From::Newest => later.sort_by(|a, b| b.0.last.cmp(&a.0.last)),
-        From::Oldest => later.sort_by(|a, b| a.0.first.cmp(&b.0.first)),
+        From::Newest => later.sort_by_key(|(span, _)| std::cmp::Reverse(span.last)),
+        From::Oldest => later.sort_by_key(|(span, _)| span.first),
     }
     let mut next = 1;
     ordered_map(
