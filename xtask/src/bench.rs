@@ -75,7 +75,6 @@ fn run(o: &Options) -> Result<()> {
         .unwrap_or("zq-never-written-zq")
         .to_string();
     let files = corpus_files(&o.dir)?;
-    make_big_file_newest(&o.dir, &expected, &files)?;
     let (bytes, count) = files.iter().fold((0u64, 0usize), |(b, n), f| {
         (b + f.metadata().map_or(0, |m| m.len()), n + 1)
     });
@@ -271,26 +270,6 @@ fn plant_rare_session(dir: &Path) -> Result<String> {
         text,
     )?;
     Ok(word.to_string())
-}
-
-/// The big transcript is the session being worked in: the newest-modified, so that the cold
-/// overview has to decode it and the warm one must not.
-fn make_big_file_newest(dir: &Path, expected: &Value, files: &[PathBuf]) -> Result<()> {
-    let big = dir.join(
-        expected["big_file"]
-            .as_str()
-            .context("expected.json has no big_file")?,
-    );
-    let newest = files
-        .iter()
-        .filter_map(|f| f.metadata().ok()?.modified().ok())
-        .max()
-        .context("an empty corpus")?;
-    let file = std::fs::File::options().write(true).open(&big)?;
-    if file.metadata()?.modified()? < newest {
-        file.set_modified(newest + std::time::Duration::from_secs(1))?;
-    }
-    Ok(())
 }
 
 fn largest(files: &[PathBuf]) -> u64 {

@@ -9,8 +9,9 @@
 //! ```
 //!
 //! The same options always give the same bytes. One Claude transcript is big (`big_mib`, an
-//! eighth of the total by default); the other sessions have a long-tailed size distribution and
-//! start over 60 days; each file's mtime is its last line's time.
+//! eighth of the total by default): the session being worked in, started after all the others.
+//! The other sessions have a long-tailed size distribution and start over 55 days; each file's
+//! mtime is its last line's time.
 //!
 //! `expected.json` lists, for every planted needle, the query that must find it and where:
 //! `{"query", "session": "<harness>:<id>", "seq": <1-based line>, "role", …}`, plus `absent`:
@@ -255,7 +256,9 @@ impl Planner {
             spec: Spec {
                 rng: self.master.derive(1_000),
                 target,
-                start_ms: self.base_ms + 12 * DAY_MS + self.rng.below(DAY_MS as u64) as i64,
+                // The session being worked in: it starts after every other one, and it is the
+                // longest, so it also ends last and is the newest-modified file.
+                start_ms: self.base_ms + 55 * DAY_MS + self.rng.below(DAY_MS as u64) as i64,
                 cwd: CLAUDE_CWDS[0],
                 needles: Vec::new(),
             },
@@ -712,6 +715,16 @@ mod tests {
         assert_eq!(
             expected_big(&dir),
             (summary.big.0.clone(), summary.big.1.clone())
+        );
+        let newest = paths
+            .iter()
+            .filter(|p| p.file_name().unwrap() != "expected.json")
+            .max_by_key(|p| fs::metadata(p).unwrap().modified().unwrap())
+            .unwrap();
+        assert_eq!(
+            newest,
+            &dir.join(&summary.big.1),
+            "the big session ends last"
         );
 
         let expected: Value =

@@ -133,7 +133,7 @@ fn decode(
             // Its events are lost; its place in the graph may still be read.
             damage.skip(&l);
         }
-        match parse::<line::Skeleton>(text) {
+        match line::Skeleton::skim(text).or_else(|| parse::<line::Skeleton>(text)) {
             Some(parsed) => line::skeleton(l.seq, parsed, &mut graph, &mut meta, &mut tools),
             None if !full => damage.skip(&l),
             None => {}

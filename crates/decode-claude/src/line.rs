@@ -7,6 +7,8 @@ use serde_json::Value;
 use history_core::{Event, Role, SessionMeta, Timestamp};
 
 use crate::graph::{Graph, Link, NodeKind};
+
+mod skim;
 use crate::render::{self, ToolNames};
 
 /// The fields of a line this decoder reads; everything else is skipped unparsed.
@@ -44,7 +46,7 @@ struct Message {
 /// every text skipped by serde_json's fast scan. It accepts every line [`Line`] accepts, and a
 /// few more (an out-of-range number or deep nesting inside a text field), which the decoder
 /// then places in the graph without events whichever way it reads them.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug, PartialEq)]
 #[serde(default, rename_all = "camelCase")]
 pub(crate) struct Skeleton {
     #[serde(rename = "type")]
@@ -74,7 +76,7 @@ pub(crate) struct Skeleton {
     cwd: Option<String>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug, PartialEq)]
 #[serde(default)]
 struct SkeletonMessage {
     id: Option<String>,
@@ -82,12 +84,12 @@ struct SkeletonMessage {
 }
 
 /// The tool ids and names of a message's content blocks; a string content has none.
-#[derive(Default)]
+#[derive(Default, Debug, PartialEq)]
 struct Blocks(Vec<BlockIds>);
 
 /// A content block's type, ids and tool name; every other field is checked and dropped, and a
 /// repeated key counts with its last value, as in a `Value`.
-#[derive(Default)]
+#[derive(Default, Debug, PartialEq)]
 struct BlockIds {
     kind: Lenient,
     id: Lenient,
@@ -114,7 +116,7 @@ impl BlockIds {
 }
 
 /// A string, or nothing for any other JSON value (as `Value::as_str` reads it).
-#[derive(Default)]
+#[derive(Default, Debug, PartialEq)]
 struct Lenient(Option<String>);
 
 impl<'de> Deserialize<'de> for Lenient {

@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 pub mod budget;
+pub mod caseless;
 pub mod corpus;
 pub mod error;
 pub mod json;
@@ -22,6 +23,7 @@ pub mod overview;
 pub mod paging;
 pub mod parallel;
 pub mod prefilter;
+pub mod scan;
 pub mod search;
 pub mod selector;
 pub mod source;

@@ -19,6 +19,7 @@ use std::io::Read;
 
 use regex::bytes::{Regex, RegexBuilder};
 
+use crate::caseless::Caseless;
 use crate::source::MAX_LINE_BYTES;
 
 /// Non-ASCII characters whose full case folding contains ASCII letters, with those letters
@@ -51,10 +52,10 @@ const CHUNK: usize = 256 * 1024;
 /// A compiled raw-bytes test for a set of folded queries.
 #[derive(Debug)]
 pub struct RawFilter {
-    /// Every query's key, in one ASCII case-insensitive search.
-    keys: Option<Regex>,
+    /// Every query's key (ASCII case-insensitive searches).
+    keys: Vec<Caseless>,
     /// Per query, a search for each of its segments.
-    segments: Vec<Vec<Regex>>,
+    segments: Vec<Vec<Caseless>>,
     /// Whether every query has one segment only (its key): then a key found decides.
     single: bool,
     /// What stands for the keys' letters otherwise: one occurrence makes a candidate.
@@ -151,19 +152,6 @@ impl Hatches {
 /// The longest hatch (`\uXXXX`), in bytes.
 const LONGEST_HATCH: usize = 6;
 
-/// An ASCII case-insensitive search for any of these literals (the search rg runs for `-i -F`).
-fn any_of<'a>(literals: impl IntoIterator<Item = &'a str>) -> Option<Regex> {
-    let alternatives: Vec<String> = literals.into_iter().map(regex::escape).collect();
-    if alternatives.is_empty() {
-        return None;
-    }
-    RegexBuilder::new(&alternatives.join("|"))
-        .unicode(false)
-        .case_insensitive(true)
-        .build()
-        .ok()
-}
-
 impl RawFilter {
     /// Compiles the test for `folded` queries (an OR) of a source that generates
     /// `generated_words`.
@@ -172,31 +160,29 @@ impl RawFilter {
             .iter()
             .map(|q| segments(q, generated_words))
             .collect();
-        let keys: Vec<&String> = per_query
+        let mut keys: Vec<Caseless> = per_query
             .iter()
             .filter_map(|segs| segs.iter().max_by_key(|s| rarity(s)))
+            .filter_map(|key| Caseless::new(key))
             .collect();
-        let segments: Vec<Vec<Regex>> = per_query
+        keys.dedup_by(|a, b| a.needle() == b.needle());
+        let segments: Vec<Vec<Caseless>> = per_query
             .iter()
-            .map(|segs| segs.iter().filter_map(|s| any_of([s.as_str()])).collect())
+            .map(|segs| segs.iter().filter_map(|s| Caseless::new(s)).collect())
             .collect();
         let compiled = segments
             .iter()
             .zip(&per_query)
             .all(|(r, s)| r.len() == s.len());
-        let keys_search = any_of(keys.iter().map(|k| k.as_str()));
         // Hatches for the letters of every segment, not the keys' alone: the second read needs
         // them for the other segments.
         let mut letters: Vec<char> = per_query.iter().flatten().flat_map(|s| s.chars()).collect();
         letters.sort_unstable();
         letters.dedup();
         RawFilter {
-            always: per_query.is_empty()
-                || per_query.iter().any(Vec::is_empty)
-                || !compiled
-                || keys_search.is_none(),
+            always: per_query.is_empty() || per_query.iter().any(Vec::is_empty) || !compiled,
             single: per_query.iter().all(|s| s.len() == 1),
-            keys: keys_search,
+            keys,
             segments,
             hatches: Hatches::new(&letters),
             overlap: per_query
@@ -318,36 +304,46 @@ impl RawFilter {
         }
     }
 
-    /// [`RawFilter::candidate_lines`] over whole lines in memory. Only the lines around a key are
-    /// looked at, unless a hatch occurs somewhere: then every line is.
+    /// [`RawFilter::candidate_lines`] over whole lines in memory. Unless a hatch occurs somewhere
+    /// (then every line is tested), only the lines around a key are looked at, and none at all
+    /// when no query has every segment somewhere in `lines`.
     fn lines_in(&self, lines: &[u8], found: &mut impl FnMut(&[u8])) {
-        let mut report = |line: &[u8]| {
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if self.may_match_slice(line) {
+        let trim = |line: &[u8]| -> usize { line.len() - usize::from(line.ends_with(b"\r")) };
+        if self.always || self.hatches.occur_in(lines) {
+            for line in lines.split(|&b| b == b'\n') {
+                let line = &line[..trim(line)];
+                if !line.is_empty() && self.may_match_slice(line) {
+                    found(line);
+                }
+            }
+            return;
+        }
+        if !self.single && !self.segments_seen(lines, &mut self.nothing_found()) {
+            return;
+        }
+        let mut at = 0;
+        while let Some(m) = self.find_key(lines, at) {
+            let start = memchr::memrchr(b'\n', &lines[..m]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &lines[m..]).map_or(lines.len(), |i| m + i);
+            let line = &lines[start..end];
+            let line = &line[..trim(line)];
+            // No hatch here: a line with a key is a candidate if its query's segments are there.
+            if self.single || self.segments_seen(line, &mut self.nothing_found()) {
                 found(line);
             }
-        };
-        let keys = match &self.keys {
-            Some(keys) if !self.always && !self.hatches.occur_in(lines) => keys,
-            _ => {
-                lines
-                    .split(|&b| b == b'\n')
-                    .filter(|l| !l.is_empty())
-                    .for_each(report);
-                return;
-            }
-        };
-        let mut at = 0;
-        while let Some(m) = keys.find_at(lines, at) {
-            let start = memchr::memrchr(b'\n', &lines[..m.start()]).map_or(0, |i| i + 1);
-            let end =
-                memchr::memchr(b'\n', &lines[m.start()..]).map_or(lines.len(), |i| m.start() + i);
-            report(&lines[start..end]);
             at = end + 1;
             if at >= lines.len() {
                 break;
             }
         }
+    }
+
+    /// Where the first key at or after `at` starts.
+    fn find_key(&self, haystack: &[u8], at: usize) -> Option<usize> {
+        self.keys
+            .iter()
+            .filter_map(|k| k.find_at(haystack, at))
+            .min()
     }
 
     fn nothing_found(&self) -> Vec<Vec<bool>> {
@@ -358,7 +354,7 @@ impl RawFilter {
     fn quick(&self, chunk: &[u8]) -> Option<Quick> {
         if self.hatches.occur_in(chunk) {
             Some(Quick::Hatch)
-        } else if self.keys.as_ref().is_none_or(|k| k.is_match(chunk)) {
+        } else if self.keys.iter().any(|k| k.is_match(chunk)) {
             Some(Quick::Key)
         } else {
             None
@@ -368,13 +364,18 @@ impl RawFilter {
     /// Looks at one chunk for hatches and every segment, remembering which were seen; true once
     /// a hatch occurs or a query has all of its segments.
     fn thorough(&self, chunk: &[u8], found: &mut [Vec<bool>]) -> bool {
-        self.hatches.occur_in(chunk)
-            || self.segments.iter().zip(found).any(|(patterns, found)| {
-                for (p, f) in patterns.iter().zip(found.iter_mut()) {
-                    *f = *f || p.is_match(chunk);
-                }
-                found.iter().all(|f| *f)
-            })
+        self.hatches.occur_in(chunk) || self.segments_seen(chunk, found)
+    }
+
+    /// Looks at one chunk for every segment, remembering which were seen; true once a query has
+    /// all of its segments.
+    fn segments_seen(&self, chunk: &[u8], found: &mut [Vec<bool>]) -> bool {
+        self.segments.iter().zip(found).any(|(patterns, found)| {
+            for (p, f) in patterns.iter().zip(found.iter_mut()) {
+                *f = *f || p.is_match(chunk);
+            }
+            found.iter().all(|f| *f)
+        })
     }
 }
 

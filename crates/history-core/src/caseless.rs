@@ -1,0 +1,235 @@
+//! An ASCII case-insensitive search for a run of ASCII letters, the search the raw prefilter runs
+//! over every byte of every transcript.
+//!
+//! A general regex engine handles case-insensitivity by searching for the case variants of a
+//! prefix, which is several times slower than an exact search. Here two letters of the needle
+//! (the rarest in English text) are compared at once over 16 or 32 haystack positions, both
+//! cases in one comparison (`byte | 0x20` is the lowercase of a letter, and no other byte maps
+//! to a lowercase letter that way but its uppercase), and only positions where both agree are
+//! checked in full.
+
+/// A compiled search for one needle of ASCII letters, in either case.
+#[derive(Clone, Debug)]
+pub struct Caseless {
+    /// The needle, lowercase.
+    needle: Box<[u8]>,
+    /// The two positions compared first (equal for a one-letter needle).
+    rare: (usize, usize),
+    /// Whether the CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    avx2: bool,
+}
+
+/// How often each lowercase letter occurs in English text, rank 0 the rarest.
+const RARITY: &[u8; 26] = b"zqxjkvbpygfwmucldrhsnioate";
+
+fn rank(letter: u8) -> usize {
+    RARITY
+        .iter()
+        .position(|&b| b == letter)
+        .unwrap_or(RARITY.len())
+}
+
+impl Caseless {
+    /// A search for `needle`, which must be non-empty ASCII letters; anything else is `None`.
+    pub fn new(needle: &str) -> Option<Caseless> {
+        if needle.is_empty() || !needle.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return None;
+        }
+        let needle: Box<[u8]> = needle.to_ascii_lowercase().into_bytes().into();
+        let mut order: Vec<usize> = (0..needle.len()).collect();
+        order.sort_by_key(|&i| (rank(needle[i]), i));
+        let rare = (order[0], *order.get(1).unwrap_or(&order[0]));
+        Some(Caseless {
+            needle,
+            rare,
+            #[cfg(target_arch = "x86_64")]
+            avx2: std::is_x86_feature_detected!("avx2"),
+        })
+    }
+
+    /// The needle, lowercase.
+    pub fn needle(&self) -> &[u8] {
+        &self.needle
+    }
+
+    /// Whether the needle occurs in `haystack`.
+    pub fn is_match(&self, haystack: &[u8]) -> bool {
+        self.find_at(haystack, 0).is_some()
+    }
+
+    /// Where the needle first occurs in `haystack` at or after `start`.
+    pub fn find_at(&self, haystack: &[u8], start: usize) -> Option<usize> {
+        let n = self.needle.len();
+        if haystack.len() < n || start > haystack.len() - n {
+            return None;
+        }
+        let mut at = start;
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: the AVX2 path runs only where the CPU has AVX2; SSE2 is part of x86_64.
+            let (found, next) = unsafe {
+                if self.avx2 {
+                    self.scan_avx2(haystack, at)
+                } else {
+                    self.scan_sse2(haystack, at)
+                }
+            };
+            if found.is_some() {
+                return found;
+            }
+            at = next;
+        }
+        (at..=haystack.len() - n).find(|&i| self.is_at(haystack, i))
+    }
+
+    /// Whether the needle starts at `i` (which leaves room for it).
+    #[inline]
+    fn is_at(&self, haystack: &[u8], i: usize) -> bool {
+        haystack[i..i + self.needle.len()].eq_ignore_ascii_case(&self.needle)
+    }
+}
+
+/// The vectorised scans: each looks at whole blocks of start positions from `start` and returns
+/// the first match, or where the positions it did not look at begin.
+#[cfg(target_arch = "x86_64")]
+impl Caseless {
+    /// # Safety
+    /// The CPU must have SSE2 (every x86_64 CPU has).
+    #[target_feature(enable = "sse2")]
+    unsafe fn scan_sse2(&self, haystack: &[u8], start: usize) -> (Option<usize>, usize) {
+        use std::arch::x86_64::*;
+        const W: usize = 16;
+        let (i1, i2) = self.rare;
+        let first = _mm_set1_epi8(self.needle[i1] as i8);
+        let second = _mm_set1_epi8(self.needle[i2] as i8);
+        let lower = _mm_set1_epi8(0x20);
+        // Start positions up to `end` leave room for the needle; a block of W of them reads
+        // W bytes from `s + i` with `i < n`, all within the haystack.
+        let end = haystack.len() - self.needle.len() + 1;
+        let ptr = haystack.as_ptr();
+        let mut s = start;
+        while s + W <= end {
+            // SAFETY: s + i + W <= end + n - 1 = haystack.len() for both positions i.
+            let a = _mm_loadu_si128(ptr.add(s + i1).cast());
+            let b = _mm_loadu_si128(ptr.add(s + i2).cast());
+            let both = _mm_and_si128(
+                _mm_cmpeq_epi8(_mm_or_si128(a, lower), first),
+                _mm_cmpeq_epi8(_mm_or_si128(b, lower), second),
+            );
+            let mut mask = _mm_movemask_epi8(both) as u32;
+            while mask != 0 {
+                let i = s + mask.trailing_zeros() as usize;
+                if self.is_at(haystack, i) {
+                    return (Some(i), i);
+                }
+                mask &= mask - 1;
+            }
+            s += W;
+        }
+        (None, s)
+    }
+
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn scan_avx2(&self, haystack: &[u8], start: usize) -> (Option<usize>, usize) {
+        use std::arch::x86_64::*;
+        const W: usize = 32;
+        let (i1, i2) = self.rare;
+        let first = _mm256_set1_epi8(self.needle[i1] as i8);
+        let second = _mm256_set1_epi8(self.needle[i2] as i8);
+        let lower = _mm256_set1_epi8(0x20);
+        let end = haystack.len() - self.needle.len() + 1;
+        let ptr = haystack.as_ptr();
+        let mut s = start;
+        while s + W <= end {
+            // SAFETY: as in `scan_sse2`.
+            let a = _mm256_loadu_si256(ptr.add(s + i1).cast());
+            let b = _mm256_loadu_si256(ptr.add(s + i2).cast());
+            let both = _mm256_and_si256(
+                _mm256_cmpeq_epi8(_mm256_or_si256(a, lower), first),
+                _mm256_cmpeq_epi8(_mm256_or_si256(b, lower), second),
+            );
+            let mut mask = _mm256_movemask_epi8(both) as u32;
+            while mask != 0 {
+                let i = s + mask.trailing_zeros() as usize;
+                if self.is_at(haystack, i) {
+                    return (Some(i), i);
+                }
+                mask &= mask - 1;
+            }
+            s += W;
+        }
+        // The SSE2 scan takes what is left of a block.
+        self.scan_sse2(haystack, s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(needle: &str, haystack: &[u8], start: usize) -> Option<usize> {
+        let last = haystack.len().checked_sub(needle.len())?;
+        (start..=last)
+            .find(|&i| haystack[i..i + needle.len()].eq_ignore_ascii_case(needle.as_bytes()))
+    }
+
+    #[test]
+    fn finds_what_a_naive_search_finds() {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        // A small alphabet makes near misses common; every byte value turns up.
+        let alphabet = b"aAbBzZ@`[{\x00\xff\n ";
+        for round in 0..3000 {
+            let len = (next() % 200) as usize;
+            let haystack: Vec<u8> = (0..len)
+                .map(|_| {
+                    if round % 7 == 0 {
+                        next() as u8
+                    } else {
+                        alphabet[(next() % alphabet.len() as u64) as usize]
+                    }
+                })
+                .collect();
+            let needle: String = (0..1 + next() % 5)
+                .map(|_| b"abzAZ"[(next() % 5) as usize] as char)
+                .collect();
+            let finder = Caseless::new(&needle).unwrap();
+            for start in [0, 1, (next() % 40) as usize] {
+                assert_eq!(
+                    finder.find_at(&haystack, start),
+                    naive(&needle, &haystack, start),
+                    "{needle:?} in {haystack:?} from {start}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn only_letters_are_accepted() {
+        assert!(Caseless::new("").is_none());
+        assert!(Caseless::new("a-b").is_none());
+        assert!(Caseless::new("é").is_none());
+        assert_eq!(Caseless::new("DeploY").unwrap().needle(), b"deploy");
+    }
+
+    #[test]
+    fn near_the_end_and_across_blocks() {
+        let finder = Caseless::new("quokka").unwrap();
+        for len in 0..100 {
+            for at in 0..=len {
+                let mut hay = vec![b'x'; len + 6];
+                hay[at..at + 6].copy_from_slice(b"QuOkKa");
+                assert_eq!(finder.find_at(&hay, 0), Some(at));
+                assert_eq!(finder.find_at(&hay, at + 1), None);
+            }
+        }
+    }
+}
