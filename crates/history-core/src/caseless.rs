@@ -83,9 +83,14 @@ impl Caseless {
         (at..=haystack.len() - n).find(|&i| self.is_at(haystack, i))
     }
 
+    /// The two positions of the needle compared first.
+    pub(crate) fn rare(&self) -> (usize, usize) {
+        self.rare
+    }
+
     /// Whether the needle starts at `i` (which leaves room for it).
     #[inline]
-    fn is_at(&self, haystack: &[u8], i: usize) -> bool {
+    pub(crate) fn is_at(&self, haystack: &[u8], i: usize) -> bool {
         haystack[i..i + self.needle.len()].eq_ignore_ascii_case(&self.needle)
     }
 }

@@ -21,6 +21,7 @@ pub mod matching;
 pub mod model;
 pub mod overview;
 pub mod paging;
+pub mod pairs;
 pub mod parallel;
 pub mod prefilter;
 pub mod scan;

@@ -17,9 +17,8 @@
 
 use std::io::Read;
 
-use regex::bytes::{Regex, RegexBuilder};
-
 use crate::caseless::Caseless;
+use crate::pairs::Pairs;
 use crate::source::MAX_LINE_BYTES;
 
 /// Non-ASCII characters whose full case folding contains ASCII letters, with those letters
@@ -106,12 +105,14 @@ pub fn segments(folded: &str, generated_words: &[&str]) -> Vec<String> {
 /// What can stand for a query's letters in a file other than the letters themselves: `\uXXXX`
 /// escapes of the letters (either case) and of the non-ASCII characters that fold to them, and
 /// those characters written out.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Hatches {
     /// Code points whose `\uXXXX` escape counts.
     escaped: Vec<u32>,
-    /// The non-ASCII characters that count, written out (UTF-8), in one search.
-    written: Option<Regex>,
+    /// The non-ASCII characters that count, written out (UTF-8).
+    written: Vec<Vec<u8>>,
+    /// Where a hatch may start: `\u`, or the first two bytes of a written character.
+    starts: Pairs,
 }
 
 impl Hatches {
@@ -124,28 +125,30 @@ impl Hatches {
             for (c, folded) in ASCII_FOLDING {
                 if folded.contains(letter) && !escaped.contains(&(*c as u32)) {
                     escaped.push(*c as u32);
-                    written.push(regex::escape(&c.to_string()));
+                    written.push(c.to_string().into_bytes());
                 }
             }
         }
-        let written = (!written.is_empty())
-            .then(|| RegexBuilder::new(&written.join("|")).build().ok())
-            .flatten();
-        Hatches { escaped, written }
+        let mut starts = vec![*b"\\u"];
+        starts.extend(written.iter().map(|w| [w[0], w[1]]));
+        Hatches {
+            escaped,
+            written,
+            starts: Pairs::new(starts),
+        }
     }
 
-    /// Whether any hatch occurs in `chunk`.
-    fn occur_in(&self, chunk: &[u8]) -> bool {
-        if self.written.as_ref().is_some_and(|w| w.is_match(chunk)) {
-            return true;
-        }
-        memchr::memmem::find_iter(chunk, b"\\u").any(|at| {
-            let hex = chunk
-                .get(at + 2..at + 6)
-                .and_then(|h| std::str::from_utf8(h).ok());
-            hex.and_then(|h| u32::from_str_radix(h, 16).ok())
-                .is_some_and(|cp| self.escaped.contains(&cp))
-        })
+    /// Whether a hatch starts `bytes`.
+    fn at(&self, bytes: &[u8]) -> bool {
+        self.written.iter().any(|w| bytes.starts_with(w)) || self.escapes_letter(bytes)
+    }
+
+    /// Whether `bytes` start with the `\uXXXX` escape of a character that counts.
+    fn escapes_letter(&self, bytes: &[u8]) -> bool {
+        let hex = bytes.get(2..6).filter(|_| bytes.starts_with(b"\\u"));
+        hex.and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            .is_some_and(|cp| self.escaped.contains(&cp))
     }
 }
 
@@ -304,46 +307,73 @@ impl RawFilter {
         }
     }
 
-    /// [`RawFilter::candidate_lines`] over whole lines in memory. Unless a hatch occurs somewhere
-    /// (then every line is tested), only the lines around a key are looked at, and none at all
-    /// when no query has every segment somewhere in `lines`.
+    /// [`RawFilter::candidate_lines`] over whole lines in memory: only the lines around a hatch
+    /// or a key are looked at, and only those around a hatch when no query has every segment
+    /// somewhere in `lines`.
     fn lines_in(&self, lines: &[u8], found: &mut impl FnMut(&[u8])) {
-        let trim = |line: &[u8]| -> usize { line.len() - usize::from(line.ends_with(b"\r")) };
-        if self.always || self.hatches.occur_in(lines) {
+        if self.always {
             for line in lines.split(|&b| b == b'\n') {
-                let line = &line[..trim(line)];
-                if !line.is_empty() && self.may_match_slice(line) {
+                let line = trim_cr(line);
+                if !line.is_empty() {
                     found(line);
                 }
             }
             return;
         }
-        if !self.single && !self.segments_seen(lines, &mut self.nothing_found()) {
-            return;
-        }
+        let segments_here = self.single || self.segments_seen(lines, &mut self.nothing_found());
         let mut at = 0;
-        while let Some(m) = self.find_key(lines, at) {
+        while at < lines.len() {
+            let mark = if segments_here {
+                self.first_mark(lines, at)
+            } else {
+                self.first_hatch(lines, at).map(|i| (i, Quick::Hatch))
+            };
+            let Some((m, what)) = mark else { break };
             let start = memchr::memrchr(b'\n', &lines[..m]).map_or(0, |i| i + 1);
             let end = memchr::memchr(b'\n', &lines[m..]).map_or(lines.len(), |i| m + i);
-            let line = &lines[start..end];
-            let line = &line[..trim(line)];
-            // No hatch here: a line with a key is a candidate if its query's segments are there.
-            if self.single || self.segments_seen(line, &mut self.nothing_found()) {
+            let line = trim_cr(&lines[start..end]);
+            // A line with a key is a candidate if its query's segments are there.
+            if what == Quick::Hatch || self.may_match_slice(line) {
                 found(line);
             }
             at = end + 1;
-            if at >= lines.len() {
-                break;
-            }
         }
     }
 
-    /// Where the first key at or after `at` starts.
-    fn find_key(&self, haystack: &[u8], at: usize) -> Option<usize> {
-        self.keys
-            .iter()
-            .filter_map(|k| k.find_at(haystack, at))
-            .min()
+    /// The first hatch or key at or after `at`, and which.
+    fn first_mark(&self, haystack: &[u8], mut at: usize) -> Option<(usize, Quick)> {
+        loop {
+            let (i, pair) = match self.keys.as_slice() {
+                [key] => self.hatches.starts.find_with(key, haystack, at)?,
+                keys => {
+                    let key = keys.iter().filter_map(|k| k.find_at(haystack, at)).min();
+                    match (self.hatches.starts.find_at(haystack, at), key) {
+                        (Some(h), Some(k)) if h < k => (h, true),
+                        (_, Some(k)) => (k, false),
+                        (Some(h), None) => (h, true),
+                        (None, None) => return None,
+                    }
+                }
+            };
+            if !pair {
+                return Some((i, Quick::Key));
+            }
+            if self.hatches.at(&haystack[i..]) {
+                return Some((i, Quick::Hatch));
+            }
+            at = i + 1;
+        }
+    }
+
+    /// The first hatch at or after `at`.
+    fn first_hatch(&self, haystack: &[u8], mut at: usize) -> Option<usize> {
+        loop {
+            let i = self.hatches.starts.find_at(haystack, at)?;
+            if self.hatches.at(&haystack[i..]) {
+                return Some(i);
+            }
+            at = i + 1;
+        }
     }
 
     fn nothing_found(&self) -> Vec<Vec<bool>> {
@@ -352,19 +382,13 @@ impl RawFilter {
 
     /// What one chunk holds of the keys and hatches.
     fn quick(&self, chunk: &[u8]) -> Option<Quick> {
-        if self.hatches.occur_in(chunk) {
-            Some(Quick::Hatch)
-        } else if self.keys.iter().any(|k| k.is_match(chunk)) {
-            Some(Quick::Key)
-        } else {
-            None
-        }
+        self.first_mark(chunk, 0).map(|(_, what)| what)
     }
 
     /// Looks at one chunk for hatches and every segment, remembering which were seen; true once
     /// a hatch occurs or a query has all of its segments.
     fn thorough(&self, chunk: &[u8], found: &mut [Vec<bool>]) -> bool {
-        self.hatches.occur_in(chunk) || self.segments_seen(chunk, found)
+        self.first_hatch(chunk, 0).is_some() || self.segments_seen(chunk, found)
     }
 
     /// Looks at one chunk for every segment, remembering which were seen; true once a query has
@@ -377,6 +401,11 @@ impl RawFilter {
             found.iter().all(|f| *f)
         })
     }
+}
+
+/// A line without the `\r` before its newline.
+fn trim_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 /// What a quick look at a chunk found.

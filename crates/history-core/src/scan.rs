@@ -205,73 +205,112 @@ fn string_end(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     let mut at = start;
     let mut escaped = false;
     loop {
-        at = next_special(bytes, at)?;
-        match bytes[at] {
-            b'"' => return Some((at, escaped)),
-            b'\\' => {
-                escaped = true;
-                at += match *bytes.get(at + 1)? {
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
-                    b'u' => {
-                        let hex = std::str::from_utf8(bytes.get(at + 2..at + 6)?).ok()?;
-                        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                            return None;
-                        }
-                        let unit = u32::from_str_radix(hex, 16).ok()?;
-                        if (0xD800..=0xDFFF).contains(&unit) {
-                            return None;
-                        }
-                        6
-                    }
-                    _ => return None,
-                };
+        // Every quote, backslash and control character of a block, lowest first; the bytes of
+        // an escape are passed over.
+        let (block, width, mut specials) = specials(bytes, at)?;
+        let mut skip_to = at;
+        while specials != 0 {
+            let i = block + specials.trailing_zeros() as usize;
+            specials &= specials - 1;
+            if i < skip_to {
+                continue;
             }
-            // A control character.
-            _ => return None,
+            match bytes[i] {
+                b'"' => return Some((i, escaped)),
+                b'\\' => {
+                    escaped = true;
+                    skip_to = i + escape_len(bytes, i)?;
+                }
+                _ => return None,
+            }
         }
+        at = skip_to.max(block + width);
     }
 }
 
-/// The first quote, backslash or control character at or after `at`.
-fn next_special(bytes: &[u8], mut at: usize) -> Option<usize> {
+/// The length of the escape at `at` (a backslash); `None` if it is not one serde reads to a
+/// character (a surrogate escape is left to serde).
+fn escape_len(bytes: &[u8], at: usize) -> Option<usize> {
+    match *bytes.get(at + 1)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(2),
+        b'u' => {
+            let hex = bytes.get(at + 2..at + 6)?;
+            let mut unit = 0u32;
+            for &h in hex {
+                unit = unit * 16 + char::from(h).to_digit(16)?;
+            }
+            (!(0xD800..=0xDFFF).contains(&unit)).then_some(6)
+        }
+        _ => None,
+    }
+}
+
+/// The positions of quotes, backslashes and control characters in a block of bytes from `at`
+/// (16 or 32, fewer at the end of `bytes`): where the block starts, its width, and a bit per
+/// byte. `None` when `at` is at the end.
+fn specials(bytes: &[u8], at: usize) -> Option<(usize, usize, u32)> {
+    if at >= bytes.len() {
+        return None;
+    }
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: SSE2 is part of x86_64; every load lies within `bytes`.
-        match unsafe { next_special_sse2(bytes, at) } {
-            Ok(found) => return Some(found),
-            Err(next) => at = next,
+        if at + 32 <= bytes.len() && std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, and the block lies within `bytes`.
+            return Some((at, 32, unsafe { specials_avx2(bytes, at) }));
+        }
+        if at + 16 <= bytes.len() {
+            // SAFETY: SSE2 is part of x86_64, and the block lies within `bytes`.
+            return Some((at, 16, unsafe { specials_sse2(bytes, at) }));
         }
     }
     let special = |b: &u8| matches!(b, b'"' | b'\\') || *b < 0x20;
-    bytes[at..].iter().position(special).map(|i| at + i)
+    let mask = bytes[at..]
+        .iter()
+        .take(16)
+        .enumerate()
+        .filter(|(_, b)| special(b))
+        .fold(0u32, |mask, (i, _)| mask | 1 << i);
+    Some((at, 16, mask))
 }
 
-/// [`next_special`] over whole blocks of 16 bytes: the position found, or where the blocks end.
+/// [`specials`] over a whole block of 32.
 ///
 /// # Safety
-/// The CPU must have SSE2 (every x86_64 CPU has).
+/// The CPU must have AVX2, and `at + 32 <= bytes.len()`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn specials_avx2(bytes: &[u8], at: usize) -> u32 {
+    use std::arch::x86_64::*;
+    let x = _mm256_loadu_si256(bytes.as_ptr().add(at).cast());
+    let control = _mm256_set1_epi8(0x1f);
+    let hits = _mm256_or_si256(
+        _mm256_or_si256(
+            _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'"' as i8)),
+            _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'\\' as i8)),
+        ),
+        _mm256_cmpeq_epi8(_mm256_max_epu8(x, control), control),
+    );
+    _mm256_movemask_epi8(hits) as u32
+}
+
+/// [`specials`] over a whole block of 16.
+///
+/// # Safety
+/// The CPU must have SSE2 (every x86_64 CPU has), and `at + 16 <= bytes.len()`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
-unsafe fn next_special_sse2(bytes: &[u8], mut at: usize) -> Result<usize, usize> {
+unsafe fn specials_sse2(bytes: &[u8], at: usize) -> u32 {
     use std::arch::x86_64::*;
-    let quote = _mm_set1_epi8(b'"' as i8);
-    let backslash = _mm_set1_epi8(b'\\' as i8);
-    let control = _mm_set1_epi8(0x1f);
-    while at + 16 <= bytes.len() {
-        // SAFETY: at + 16 <= bytes.len().
-        let x = _mm_loadu_si128(bytes.as_ptr().add(at).cast());
-        let hits = _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-            // x <= 0x1f, unsigned: max(x, 0x1f) == 0x1f.
-            _mm_cmpeq_epi8(_mm_max_epu8(x, control), control),
-        );
-        let mask = _mm_movemask_epi8(hits) as u32;
-        if mask != 0 {
-            return Ok(at + mask.trailing_zeros() as usize);
-        }
-        at += 16;
-    }
-    Err(at)
+    let x = _mm_loadu_si128(bytes.as_ptr().add(at).cast());
+    let hits = _mm_or_si128(
+        _mm_or_si128(
+            _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8)),
+            _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8)),
+        ),
+        // x <= 0x1f, unsigned: max(x, 0x1f) == 0x1f.
+        _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f)),
+    );
+    _mm_movemask_epi8(hits) as u32
 }
 
 #[cfg(test)]
@@ -333,19 +372,30 @@ mod tests {
     }
 
     #[test]
-    fn finds_specials_in_every_position() {
+    fn strings_end_at_their_closing_quote_wherever_it_falls() {
         for len in 0..70 {
             for at in 0..len {
-                for special in [b'"', b'\\', 0x00, 0x1f] {
-                    let mut bytes = vec![b'x'; len];
-                    bytes[at] = special;
-                    assert_eq!(next_special(&bytes, 0), Some(at));
-                    assert_eq!(next_special(&bytes, at + 1), None);
+                let mut text = vec![b'x'; len];
+                text[at] = b'"';
+                assert_eq!(string_end(&text, 0), Some((at, false)), "{len} {at}");
+                if at >= 2 {
+                    // An escaped quote before it, possibly across a block boundary.
+                    text[at - 2] = b'\\';
+                    text[at - 1] = b'"';
+                    assert_eq!(string_end(&text, 0), Some((at, true)), "{len} {at}");
+                    text[at - 1] = 0x01;
+                    assert_eq!(string_end(&text, 0), None, "{len} {at}");
                 }
-                let mut bytes = vec![0x80u8; len];
-                bytes[at] = 0x20;
-                assert_eq!(next_special(&bytes, 0), None);
+                if at >= 6 {
+                    let mut text = vec![b'x'; len];
+                    text[at] = b'"';
+                    text[at - 6..at].copy_from_slice(b"\\u0022");
+                    assert_eq!(string_end(&text, 0), Some((at, true)));
+                    text[at - 6..at].copy_from_slice(b"\\ud800");
+                    assert_eq!(string_end(&text, 0), None);
+                }
             }
+            assert_eq!(string_end(&vec![0x80; len], 0), None);
         }
     }
 }
