@@ -308,8 +308,8 @@ impl RawFilter {
     }
 
     /// [`RawFilter::candidate_lines`] over whole lines in memory: only the lines around a hatch
-    /// or a key are looked at, and only those around a hatch when no query has every segment
-    /// somewhere in `lines`.
+    /// or a key are looked at, and once a key shows that no query has every segment somewhere
+    /// in `lines`, only those around a hatch.
     fn lines_in(&self, lines: &[u8], found: &mut impl FnMut(&[u8])) {
         if self.always {
             for line in lines.split(|&b| b == b'\n') {
@@ -320,15 +320,22 @@ impl RawFilter {
             }
             return;
         }
-        let segments_here = self.single || self.segments_seen(lines, &mut self.nothing_found());
+        let mut segments_here = self.single.then_some(true);
         let mut at = 0;
         while at < lines.len() {
-            let mark = if segments_here {
-                self.first_mark(lines, at)
-            } else {
+            let mark = if segments_here == Some(false) {
                 self.first_hatch(lines, at).map(|i| (i, Quick::Hatch))
+            } else {
+                self.first_mark(lines, at)
             };
             let Some((m, what)) = mark else { break };
+            if what == Quick::Key
+                && !*segments_here
+                    .get_or_insert_with(|| self.segments_seen(lines, &mut self.nothing_found()))
+            {
+                at = m + 1;
+                continue;
+            }
             let start = memchr::memrchr(b'\n', &lines[..m]).map_or(0, |i| i + 1);
             let end = memchr::memchr(b'\n', &lines[m..]).map_or(lines.len(), |i| m + i);
             let line = trim_cr(&lines[start..end]);
