@@ -202,6 +202,144 @@ impl<'a> Scan<'a> {
 /// The closing quote of a string whose contents start at `start`, and whether it holds escapes;
 /// `None` at a control character, a bad escape, a surrogate escape or the end of the text.
 fn string_end(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
+    let (mut at, mut escaped) = (start, false);
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        match string_end_wide(bytes, start) {
+            Wide::End(end, escaped) => return Some((end, escaped)),
+            Wide::Refused => return None,
+            // The rest is left to the narrow scan, from the backslash that escapes its first
+            // byte if one does.
+            Wide::Rest(rest, backslash, seen) => {
+                (at, escaped) = (rest - usize::from(backslash), seen)
+            }
+        }
+    }
+    string_end_narrow(bytes, at).map(|(end, more)| (end, escaped || more))
+}
+
+/// How far [`string_end_wide`] got.
+#[cfg(target_arch = "x86_64")]
+enum Wide {
+    /// The closing quote, and whether the string holds escapes.
+    End(usize, bool),
+    /// Something serde refuses, or an escape left to serde.
+    Refused,
+    /// Fewer than 64 bytes are left, from here; whether a backslash before here escapes the
+    /// byte here; whether an escape was seen.
+    Rest(usize, bool, bool),
+}
+
+/// Bit patterns of the positions in a 64-byte block.
+const EVEN_BITS: u64 = 0x5555_5555_5555_5555;
+
+/// [`string_end`] 64 bytes at a time, without a branch per escape: the escaped bytes of a block
+/// are found at once from its backslashes (the method of simdjson's stage 1), and only the
+/// escapes themselves are then checked one by one.
+#[cfg(target_arch = "x86_64")]
+fn string_end_wide(bytes: &[u8], start: usize) -> Wide {
+    let mut at = start;
+    // Whether the first byte of the block is escaped by a backslash run ending the last one.
+    let mut carry = 0u64;
+    let mut seen = false;
+    while at + 64 <= bytes.len() {
+        // SAFETY: the CPU has AVX2 (checked by the caller) and the block lies within `bytes`.
+        let (backslash, quote, control) = unsafe { block_masks(bytes, at) };
+        // Which bytes are escaped: those after an odd run of backslashes.
+        let backslash_here = backslash & !carry;
+        let follows_escape = (backslash_here << 1) | carry;
+        let odd_starts = backslash_here & !EVEN_BITS & !follows_escape;
+        let (even_sequences, overflow) = odd_starts.overflowing_add(backslash_here);
+        let escaped = (EVEN_BITS ^ (even_sequences << 1)) & follows_escape;
+        let ends = quote & !escaped;
+        let within = match ends {
+            0 => u64::MAX,
+            ends => (1u64 << ends.trailing_zeros()) - 1,
+        };
+        if control & within != 0 {
+            return Wide::Refused;
+        }
+        let escapes = escaped & within;
+        seen |= escapes != 0 || backslash & within != 0;
+        if escapes != 0 {
+            // SAFETY: as above.
+            let (simple, unicode) = unsafe { escape_masks(bytes, at) };
+            if escapes & !(simple | unicode) != 0 {
+                return Wide::Refused;
+            }
+            let mut unicode = escapes & unicode;
+            while unicode != 0 {
+                let i = at + unicode.trailing_zeros() as usize;
+                unicode &= unicode - 1;
+                if escape_len(bytes, i - 1).is_none() {
+                    return Wide::Refused;
+                }
+            }
+        }
+        if ends != 0 {
+            return Wide::End(at + ends.trailing_zeros() as usize, seen);
+        }
+        carry = u64::from(overflow);
+        at += 64;
+    }
+    Wide::Rest(at, carry != 0, seen)
+}
+
+/// The backslashes, quotes and control characters of the 64 bytes from `at`, a bit per byte.
+///
+/// # Safety
+/// The CPU must have AVX2, and `at + 64 <= bytes.len()`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn block_masks(bytes: &[u8], at: usize) -> (u64, u64, u64) {
+    use std::arch::x86_64::*;
+    let backslash = _mm256_set1_epi8(b'\\' as i8);
+    let quote = _mm256_set1_epi8(b'"' as i8);
+    let control = _mm256_set1_epi8(0x1f);
+    let half = |offset: usize| {
+        let x = _mm256_loadu_si256(bytes.as_ptr().add(at + offset).cast());
+        (
+            _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, backslash)) as u32 as u64,
+            _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, quote)) as u32 as u64,
+            // x <= 0x1f, unsigned: max(x, 0x1f) == 0x1f.
+            _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(x, control), control)) as u32
+                as u64,
+        )
+    };
+    let (b0, q0, c0) = half(0);
+    let (b1, q1, c1) = half(32);
+    (b0 | b1 << 32, q0 | q1 << 32, c0 | c1 << 32)
+}
+
+/// The bytes of the 64 from `at` that may follow a backslash: those of a two-byte escape
+/// (`"\\/bfnrt`), and `u`.
+///
+/// # Safety
+/// The CPU must have AVX2, and `at + 64 <= bytes.len()`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn escape_masks(bytes: &[u8], at: usize) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    let half = |offset: usize| {
+        let x = _mm256_loadu_si256(bytes.as_ptr().add(at + offset).cast());
+        let is = |b: u8| _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b as i8));
+        let simple = b"\"\\/bfnrt"
+            .iter()
+            .fold(_mm256_setzero_si256(), |acc, &b| {
+                _mm256_or_si256(acc, is(b))
+            });
+        (
+            _mm256_movemask_epi8(simple) as u32 as u64,
+            _mm256_movemask_epi8(is(b'u')) as u32 as u64,
+        )
+    };
+    let (s0, u0) = half(0);
+    let (s1, u1) = half(32);
+    (s0 | s1 << 32, u0 | u1 << 32)
+}
+
+/// [`string_end`] a block of 16 or 32 bytes at a time, a branch per quote or backslash.
+fn string_end_narrow(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     let mut at = start;
     let mut escaped = false;
     loop {
@@ -369,6 +507,74 @@ mod tests {
             Some(())
         });
         assert_eq!(seen, [Some("plain"), None]);
+    }
+
+    /// [`string_end`] a byte at a time.
+    fn string_end_slowly(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
+        let (mut i, mut escaped) = (start, false);
+        loop {
+            match *bytes.get(i)? {
+                b'"' => return Some((i, escaped)),
+                b'\\' => {
+                    escaped = true;
+                    i += escape_len(bytes, i)?;
+                }
+                b if b < 0x20 => return None,
+                _ => i += 1,
+            }
+        }
+    }
+
+    #[test]
+    fn strings_end_where_a_byte_by_byte_reading_ends_them() {
+        let mut state = 0x6a09_e667_f3bc_c908u64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let pieces: [&[u8]; 12] = [
+            b"\\",
+            b"\"",
+            b"\\\\",
+            b"\\n",
+            b"\\\"",
+            b"\\u00e9",
+            b"\\ud800",
+            b"\\x",
+            b"\x01",
+            b"abc",
+            b"\xc3\xa9",
+            b"\\u12",
+        ];
+        for round in 0..20_000 {
+            let mut text = Vec::new();
+            while text.len() < next(400) {
+                if next(4) == 0 {
+                    let piece = pieces[next(pieces.len())];
+                    // Most strings run long: a closing quote comes rarely.
+                    if piece != b"\"" || next(8) == 0 {
+                        text.extend_from_slice(piece);
+                    }
+                } else {
+                    let run = next(80);
+                    text.extend(std::iter::repeat_n(b'x', run));
+                }
+            }
+            if round % 3 == 0 {
+                // Mostly valid strings: drop the pieces serde refuses.
+                text.retain(|&b| b >= 0x20);
+            }
+            text.push(b'"');
+            let start = next(text.len().min(70) + 1);
+            assert_eq!(
+                string_end(&text, start),
+                string_end_slowly(&text, start),
+                "{:?} from {start}",
+                String::from_utf8_lossy(&text)
+            );
+        }
     }
 
     #[test]
