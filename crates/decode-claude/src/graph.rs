@@ -33,7 +33,7 @@ struct Node {
 /// A fast hash for uuids (FxHash's mixing, eight bytes at a time): the keys are the user's own
 /// transcript ids, not adversarial input, and SipHash showed up in profiles.
 #[derive(Default)]
-struct FxHasher(u64);
+pub(crate) struct FxHasher(u64);
 
 impl std::hash::Hasher for FxHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -53,7 +53,7 @@ impl std::hash::Hasher for FxHasher {
     }
 }
 
-type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+pub(crate) type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
 
 /// The lines of one file, by interned uuid.
 #[derive(Default)]
@@ -81,6 +81,14 @@ pub(crate) struct Branch {
 }
 
 impl Graph {
+    /// A graph with room for about `lines` lines.
+    pub(crate) fn with_capacity(lines: usize) -> Graph {
+        Graph {
+            ids: FastMap::with_capacity_and_hasher(lines, Default::default()),
+            nodes: Vec::with_capacity(lines),
+        }
+    }
+
     fn intern(&mut self, uuid: &str) -> u32 {
         if let Some(&i) = self.ids.get(uuid) {
             return i;

@@ -109,7 +109,8 @@ fn decode(
     wanted: Option<LineTest<'_>>,
 ) -> Result<Decoded, DecodeError> {
     let mut lines = Lines::open(&file.path)?;
-    let mut graph = graph::Graph::default();
+    // Lines run to a few kilobytes: room for a line per 2 KiB saves regrowing the graph.
+    let mut graph = graph::Graph::with_capacity((file.size / 2048).min(1 << 20) as usize);
     let mut damage = Damage::default();
     let mut meta = line::Titles::default();
     let mut tools = render::ToolNames::default();

@@ -1,15 +1,15 @@
 //! The text of events whose words are generated: tool calls, tool results, placeholders.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
+
+use crate::graph::FastMap;
 
 /// Words event text may carry that the file does not.
 pub(crate) const GENERATED_WORDS: &[&str] = &["image", "document", "redacted", "thinking", "tool"];
 
 /// Tool names by tool-use id, to name the tool of a result.
 #[derive(Default)]
-pub(crate) struct ToolNames(HashMap<String, String>);
+pub(crate) struct ToolNames(FastMap<String, String>);
 
 impl ToolNames {
     pub(crate) fn insert(&mut self, id: &str, name: &str) {
