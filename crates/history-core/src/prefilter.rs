@@ -2,8 +2,8 @@
 //!
 //! The decision is conservative: it may say yes wrongly (the decoder then finds nothing), never
 //! no wrongly. A query is reduced to its *key*, the rarest of its *segments* (the maximal runs
-//! of ASCII letters in its folded form), judged by length and letter frequency. A decoded match of the query contains the key, and each
-//! letter of the key came from one of:
+//! of ASCII letters in its folded form), judged by length and letter frequency. A decoded match
+//! of the query contains the key, and each letter of the key came from one of:
 //! - the same letter in the file, in either case (found by an ASCII case-insensitive search);
 //! - a JSON escape (`\u0061`), or a non-ASCII character whose full case folding yields ASCII
 //!   letters (`K` Kelvin → `k`, `ſ` → `s`, `ß` → `ss`, `ﬁ` → `fi`, `İ` → `i̇`…): when any such
@@ -12,12 +12,14 @@
 //!
 //! Digits, punctuation, spaces and non-ASCII characters are never required: decoders render
 //! numbers and join fields in their own way. A query with no required segment passes every file.
-//! A first read looks for the key alone (one search per chunk); only a file that holds it is read
-//! again for the query's other segments.
+//! A first read looks for the key and the hatches in one pass per chunk; only a file that holds
+//! the key is read again for the query's other segments. The same test applies to single lines
+//! ([`RawFilter::may_match_slice`], [`RawFilter::candidate_lines`]), for decoders and for the
+//! search's ranking of sessions.
 
 use std::io::Read;
 
-use crate::caseless::Caseless;
+use crate::caseless::{surprisal, Caseless};
 use crate::pairs::Pairs;
 use crate::source::MAX_LINE_BYTES;
 
@@ -66,23 +68,9 @@ pub struct RawFilter {
 }
 
 /// How rarely a segment of ASCII letters should occur in text: the sum of its letters'
-/// surprisal (-log2 of the letter's frequency in English, in tenths of a bit), so that longer
-/// segments and rarer letters score higher.
+/// [`surprisal`], so that longer segments and rarer letters score higher.
 fn rarity(segment: &str) -> u32 {
-    // a b c d e f g h i j k l m n o p q r s t u v w x y z
-    const SURPRISAL: [u32; 26] = [
-        36, 60, 52, 45, 30, 53, 56, 40, 37, 95, 76, 46, 53, 39, 37, 59, 103, 41, 40, 35, 52, 69,
-        57, 94, 60, 109,
-    ];
-    segment
-        .bytes()
-        .map(|b| {
-            SURPRISAL
-                .get(usize::from(b.to_ascii_lowercase().wrapping_sub(b'a')))
-                .copied()
-                .unwrap_or(60)
-        })
-        .sum()
+    segment.bytes().map(surprisal).sum()
 }
 
 /// The required segments of one folded query.
