@@ -3,10 +3,12 @@
 //!
 //! A general regex engine handles case-insensitivity by searching for the case variants of a
 //! prefix, which is several times slower than an exact search. Here two letters of the needle
-//! (the rarest in English text) are compared at once over 16 or 32 haystack positions, both
-//! cases in one comparison (`byte | 0x20` is the lowercase of a letter, and no other byte maps
-//! to a lowercase letter that way but its uppercase), and only positions where both agree are
-//! checked in full.
+//! (the rarest in English text) are compared at once over 32 haystack positions, both cases in
+//! one comparison (`byte | 0x20` is the lowercase of a letter, and no other byte maps to a
+//! lowercase letter that way but its uppercase), and only positions where both agree are checked
+//! in full. The vectorised loop is [`Pairs`]'s, which can look for hatches in the same pass.
+
+use crate::pairs::Pairs;
 
 /// A compiled search for one needle of ASCII letters, in either case.
 #[derive(Clone, Debug)]
@@ -15,9 +17,6 @@ pub struct Caseless {
     needle: Box<[u8]>,
     /// The two positions compared first (equal for a one-letter needle).
     rare: (usize, usize),
-    /// Whether the CPU has AVX2.
-    #[cfg(target_arch = "x86_64")]
-    avx2: bool,
 }
 
 /// How surprising a letter is in English text: -log2 of its frequency, in tenths of a bit
@@ -44,12 +43,7 @@ impl Caseless {
         let mut order: Vec<usize> = (0..needle.len()).collect();
         order.sort_by_key(|&i| (std::cmp::Reverse(surprisal(needle[i])), i));
         let rare = (order[0], *order.get(1).unwrap_or(&order[0]));
-        Some(Caseless {
-            needle,
-            rare,
-            #[cfg(target_arch = "x86_64")]
-            avx2: std::is_x86_feature_detected!("avx2"),
-        })
+        Some(Caseless { needle, rare })
     }
 
     /// The needle, lowercase.
@@ -64,27 +58,9 @@ impl Caseless {
 
     /// Where the needle first occurs in `haystack` at or after `start`.
     pub fn find_at(&self, haystack: &[u8], start: usize) -> Option<usize> {
-        let n = self.needle.len();
-        if haystack.len() < n || start > haystack.len() - n {
-            return None;
-        }
-        let mut at = start;
-        #[cfg(target_arch = "x86_64")]
-        {
-            // SAFETY: the AVX2 path runs only where the CPU has AVX2; SSE2 is part of x86_64.
-            let (found, next) = unsafe {
-                if self.avx2 {
-                    self.scan_avx2(haystack, at)
-                } else {
-                    self.scan_sse2(haystack, at)
-                }
-            };
-            if found.is_some() {
-                return found;
-            }
-            at = next;
-        }
-        (at..=haystack.len() - n).find(|&i| self.is_at(haystack, i))
+        Pairs::new(Vec::new())
+            .find_with(self, haystack, start)
+            .map(|(i, _)| i)
     }
 
     /// The two positions of the needle compared first.
@@ -96,82 +72,6 @@ impl Caseless {
     #[inline]
     pub(crate) fn is_at(&self, haystack: &[u8], i: usize) -> bool {
         haystack[i..i + self.needle.len()].eq_ignore_ascii_case(&self.needle)
-    }
-}
-
-/// The vectorised scans: each looks at whole blocks of start positions from `start` and returns
-/// the first match, or where the positions it did not look at begin.
-#[cfg(target_arch = "x86_64")]
-impl Caseless {
-    /// # Safety
-    /// The CPU must have SSE2 (every x86_64 CPU has).
-    #[target_feature(enable = "sse2")]
-    unsafe fn scan_sse2(&self, haystack: &[u8], start: usize) -> (Option<usize>, usize) {
-        use std::arch::x86_64::*;
-        const W: usize = 16;
-        let (i1, i2) = self.rare;
-        let first = _mm_set1_epi8(self.needle[i1] as i8);
-        let second = _mm_set1_epi8(self.needle[i2] as i8);
-        let lower = _mm_set1_epi8(0x20);
-        // Start positions up to `end` leave room for the needle; a block of W of them reads
-        // W bytes from `s + i` with `i < n`, all within the haystack.
-        let end = haystack.len() - self.needle.len() + 1;
-        let ptr = haystack.as_ptr();
-        let mut s = start;
-        while s + W <= end {
-            // SAFETY: s + i + W <= end + n - 1 = haystack.len() for both positions i.
-            let a = _mm_loadu_si128(ptr.add(s + i1).cast());
-            let b = _mm_loadu_si128(ptr.add(s + i2).cast());
-            let both = _mm_and_si128(
-                _mm_cmpeq_epi8(_mm_or_si128(a, lower), first),
-                _mm_cmpeq_epi8(_mm_or_si128(b, lower), second),
-            );
-            let mut mask = _mm_movemask_epi8(both) as u32;
-            while mask != 0 {
-                let i = s + mask.trailing_zeros() as usize;
-                if self.is_at(haystack, i) {
-                    return (Some(i), i);
-                }
-                mask &= mask - 1;
-            }
-            s += W;
-        }
-        (None, s)
-    }
-
-    /// # Safety
-    /// The CPU must have AVX2.
-    #[target_feature(enable = "avx2")]
-    unsafe fn scan_avx2(&self, haystack: &[u8], start: usize) -> (Option<usize>, usize) {
-        use std::arch::x86_64::*;
-        const W: usize = 32;
-        let (i1, i2) = self.rare;
-        let first = _mm256_set1_epi8(self.needle[i1] as i8);
-        let second = _mm256_set1_epi8(self.needle[i2] as i8);
-        let lower = _mm256_set1_epi8(0x20);
-        let end = haystack.len() - self.needle.len() + 1;
-        let ptr = haystack.as_ptr();
-        let mut s = start;
-        while s + W <= end {
-            // SAFETY: as in `scan_sse2`.
-            let a = _mm256_loadu_si256(ptr.add(s + i1).cast());
-            let b = _mm256_loadu_si256(ptr.add(s + i2).cast());
-            let both = _mm256_and_si256(
-                _mm256_cmpeq_epi8(_mm256_or_si256(a, lower), first),
-                _mm256_cmpeq_epi8(_mm256_or_si256(b, lower), second),
-            );
-            let mut mask = _mm256_movemask_epi8(both) as u32;
-            while mask != 0 {
-                let i = s + mask.trailing_zeros() as usize;
-                if self.is_at(haystack, i) {
-                    return (Some(i), i);
-                }
-                mask &= mask - 1;
-            }
-            s += W;
-        }
-        // The SSE2 scan takes what is left of a block.
-        self.scan_sse2(haystack, s)
     }
 }
 

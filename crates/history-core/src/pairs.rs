@@ -12,9 +12,6 @@ pub struct Pairs {
     /// Whether the CPU has AVX2.
     #[cfg(target_arch = "x86_64")]
     avx2: bool,
-    /// Whether the CPU has AVX-512 (BW).
-    #[cfg(target_arch = "x86_64")]
-    avx512: bool,
 }
 
 impl Pairs {
@@ -26,39 +23,12 @@ impl Pairs {
             pairs,
             #[cfg(target_arch = "x86_64")]
             avx2: std::is_x86_feature_detected!("avx2"),
-            #[cfg(target_arch = "x86_64")]
-            avx512: std::is_x86_feature_detected!("avx512bw"),
         }
     }
 
     /// Where the first pair at or after `start` begins.
     pub fn find_at(&self, haystack: &[u8], start: usize) -> Option<usize> {
-        if self.pairs.is_empty() || haystack.len() < 2 || start > haystack.len() - 2 {
-            return None;
-        }
-        let mut at = start;
-        #[cfg(target_arch = "x86_64")]
-        if self.avx2 {
-            // SAFETY: the CPU has AVX2.
-            let scanned = unsafe {
-                match self.pairs.len() {
-                    1 => self.scan_avx2::<1>(haystack, at),
-                    2 => self.scan_avx2::<2>(haystack, at),
-                    3 => self.scan_avx2::<3>(haystack, at),
-                    4 => self.scan_avx2::<4>(haystack, at),
-                    5 => self.scan_avx2::<5>(haystack, at),
-                    6 => self.scan_avx2::<6>(haystack, at),
-                    7 => self.scan_avx2::<7>(haystack, at),
-                    8 => self.scan_avx2::<8>(haystack, at),
-                    _ => Err(at),
-                }
-            };
-            match scanned {
-                Ok(found) => return Some(found),
-                Err(next) => at = next,
-            }
-        }
-        (at..haystack.len() - 1).find(|&i| self.pairs.contains(&[haystack[i], haystack[i + 1]]))
+        self.find(None, haystack, start).map(|(i, _)| i)
     }
 
     /// The first place at or after `start` where a pair begins or `key` occurs, in one pass;
@@ -69,40 +39,32 @@ impl Pairs {
         haystack: &[u8],
         start: usize,
     ) -> Option<(usize, bool)> {
-        let n = key.needle().len();
-        let mut at = start;
-        #[cfg(target_arch = "x86_64")]
-        if self.avx512 {
-            // SAFETY: the CPU has AVX-512 BW.
-            let scanned = unsafe {
-                match self.pairs.len() {
-                    0 => self.scan_with_avx512::<0>(key, haystack, at),
-                    1 => self.scan_with_avx512::<1>(key, haystack, at),
-                    2 => self.scan_with_avx512::<2>(key, haystack, at),
-                    3 => self.scan_with_avx512::<3>(key, haystack, at),
-                    4 => self.scan_with_avx512::<4>(key, haystack, at),
-                    5 => self.scan_with_avx512::<5>(key, haystack, at),
-                    6 => self.scan_with_avx512::<6>(key, haystack, at),
-                    _ => Err(at),
-                }
-            };
-            match scanned {
-                Ok(found) => return Some(found),
-                Err(next) => at = next,
-            }
+        self.find(Some(key), haystack, start)
+    }
+
+    fn find(&self, key: Option<&Caseless>, haystack: &[u8], start: usize) -> Option<(usize, bool)> {
+        if key.is_none() && self.pairs.is_empty() {
+            return None;
         }
+        let mut at = start;
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
             // SAFETY: the CPU has AVX2.
             let scanned = unsafe {
-                match self.pairs.len() {
-                    0 => self.scan_with_avx2::<0>(key, haystack, at),
-                    1 => self.scan_with_avx2::<1>(key, haystack, at),
-                    2 => self.scan_with_avx2::<2>(key, haystack, at),
-                    3 => self.scan_with_avx2::<3>(key, haystack, at),
-                    4 => self.scan_with_avx2::<4>(key, haystack, at),
-                    5 => self.scan_with_avx2::<5>(key, haystack, at),
-                    6 => self.scan_with_avx2::<6>(key, haystack, at),
+                match (key.is_some(), self.pairs.len()) {
+                    (true, 0) => self.scan_avx2::<0, true>(key, haystack, at),
+                    (true, 1) => self.scan_avx2::<1, true>(key, haystack, at),
+                    (true, 2) => self.scan_avx2::<2, true>(key, haystack, at),
+                    (true, 3) => self.scan_avx2::<3, true>(key, haystack, at),
+                    (true, 4) => self.scan_avx2::<4, true>(key, haystack, at),
+                    (true, 5) => self.scan_avx2::<5, true>(key, haystack, at),
+                    (true, 6) => self.scan_avx2::<6, true>(key, haystack, at),
+                    (false, 1) => self.scan_avx2::<1, false>(key, haystack, at),
+                    (false, 2) => self.scan_avx2::<2, false>(key, haystack, at),
+                    (false, 3) => self.scan_avx2::<3, false>(key, haystack, at),
+                    (false, 4) => self.scan_avx2::<4, false>(key, haystack, at),
+                    (false, 5) => self.scan_avx2::<5, false>(key, haystack, at),
+                    (false, 6) => self.scan_avx2::<6, false>(key, haystack, at),
                     _ => Err(at),
                 }
             };
@@ -112,7 +74,8 @@ impl Pairs {
             }
         }
         (at..haystack.len()).find_map(|i| {
-            if i + n <= haystack.len() && key.is_at(haystack, i) {
+            let n = key.map_or(0, |k| k.needle().len());
+            if key.is_some_and(|k| i + n <= haystack.len() && k.is_at(haystack, i)) {
                 Some((i, false))
             } else {
                 let pair = haystack.get(i..i + 2)?;
@@ -121,16 +84,16 @@ impl Pairs {
         })
     }
 
-    /// [`Pairs::find_with`] for `N` pairs over whole blocks of 32 start positions: what was
-    /// found, or where the blocks end.
+    /// [`Pairs::find`] for `N` pairs over whole blocks of 32 start positions: what was found, or
+    /// where the blocks end. More than 6 pairs are searched without it.
     ///
     /// # Safety
-    /// The CPU must have AVX2, and there must be `N` pairs.
+    /// The CPU must have AVX2, there must be `N` pairs, and a key if `KEY`.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn scan_with_avx2<const N: usize>(
+    unsafe fn scan_avx2<const N: usize, const KEY: bool>(
         &self,
-        key: &Caseless,
+        key: Option<&Caseless>,
         haystack: &[u8],
         start: usize,
     ) -> Result<(usize, bool), usize> {
@@ -140,10 +103,11 @@ impl Pairs {
             std::array::from_fn(|k| _mm256_set1_epi8(self.pairs[k][0] as i8));
         let seconds: [__m256i; N] =
             std::array::from_fn(|k| _mm256_set1_epi8(self.pairs[k][1] as i8));
-        let needle = key.needle();
-        let (i1, i2) = key.rare();
-        let k1 = _mm256_set1_epi8(needle[i1] as i8);
-        let k2 = _mm256_set1_epi8(needle[i2] as i8);
+        // The key's two rare letters, compared in both cases at once (`byte | 0x20`).
+        let needle = key.map_or(&[][..], Caseless::needle);
+        let (i1, i2) = key.map_or((0, 0), Caseless::rare);
+        let k1 = _mm256_set1_epi8(needle.get(i1).map_or(0, |&b| b as i8));
+        let k2 = _mm256_set1_epi8(needle.get(i2).map_or(0, |&b| b as i8));
         let lower = _mm256_set1_epi8(0x20);
         let ptr = haystack.as_ptr();
         // A block reads W bytes from s, s + 1, s + i1 and s + i2 (i1, i2 < the needle's length).
@@ -151,12 +115,16 @@ impl Pairs {
         let mut s = start;
         while s + W + reach <= haystack.len() {
             // SAFETY: every load ends at most at s + W + reach <= haystack.len().
-            let a = _mm256_loadu_si256(ptr.add(s + i1).cast());
-            let b = _mm256_loadu_si256(ptr.add(s + i2).cast());
-            let keys = _mm256_and_si256(
-                _mm256_cmpeq_epi8(_mm256_or_si256(a, lower), k1),
-                _mm256_cmpeq_epi8(_mm256_or_si256(b, lower), k2),
-            );
+            let mut keys = 0;
+            if KEY {
+                let a = _mm256_loadu_si256(ptr.add(s + i1).cast());
+                let b = _mm256_loadu_si256(ptr.add(s + i2).cast());
+                let both = _mm256_and_si256(
+                    _mm256_cmpeq_epi8(_mm256_or_si256(a, lower), k1),
+                    _mm256_cmpeq_epi8(_mm256_or_si256(b, lower), k2),
+                );
+                keys = _mm256_movemask_epi8(both) as u32;
+            }
             let mut pairs = _mm256_setzero_si256();
             if N > 0 {
                 let x = _mm256_loadu_si256(ptr.add(s).cast());
@@ -169,126 +137,18 @@ impl Pairs {
                     pairs = _mm256_or_si256(pairs, both);
                 }
             }
-            let keys = _mm256_movemask_epi8(keys) as u32;
             let pairs = _mm256_movemask_epi8(pairs) as u32;
             let mut marks = keys | pairs;
             while marks != 0 {
                 let bit = marks.trailing_zeros();
                 let i = s + bit as usize;
-                if keys & (1 << bit) != 0 && key.is_at(haystack, i) {
+                if keys & (1 << bit) != 0 && key.is_some_and(|k| k.is_at(haystack, i)) {
                     return Ok((i, false));
                 }
                 if pairs & (1 << bit) != 0 {
                     return Ok((i, true));
                 }
                 marks &= marks - 1;
-            }
-            s += W;
-        }
-        Err(s)
-    }
-
-    /// [`Pairs::scan_with_avx2`] over blocks of 64.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512 BW, and there must be `N` pairs.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512bw")]
-    unsafe fn scan_with_avx512<const N: usize>(
-        &self,
-        key: &Caseless,
-        haystack: &[u8],
-        start: usize,
-    ) -> Result<(usize, bool), usize> {
-        use std::arch::x86_64::*;
-        const W: usize = 64;
-        let firsts: [__m512i; N] =
-            std::array::from_fn(|k| _mm512_set1_epi8(self.pairs[k][0] as i8));
-        let seconds: [__m512i; N] =
-            std::array::from_fn(|k| _mm512_set1_epi8(self.pairs[k][1] as i8));
-        let needle = key.needle();
-        let (i1, i2) = key.rare();
-        let k1 = _mm512_set1_epi8(needle[i1] as i8);
-        let k2 = _mm512_set1_epi8(needle[i2] as i8);
-        let lower = _mm512_set1_epi8(0x20);
-        let ptr = haystack.as_ptr();
-        let reach = needle.len().max(2) - 1;
-        let mut s = start;
-        while s + W + reach <= haystack.len() {
-            // SAFETY: every load ends at most at s + W + reach <= haystack.len().
-            let a = _mm512_loadu_si512(ptr.add(s + i1).cast());
-            let b = _mm512_loadu_si512(ptr.add(s + i2).cast());
-            let keys = _mm512_mask_cmpeq_epi8_mask(
-                _mm512_cmpeq_epi8_mask(_mm512_or_si512(a, lower), k1),
-                _mm512_or_si512(b, lower),
-                k2,
-            );
-            let mut pairs = 0u64;
-            if N > 0 {
-                let x = _mm512_loadu_si512(ptr.add(s).cast());
-                let y = _mm512_loadu_si512(ptr.add(s + 1).cast());
-                for k in 0..N {
-                    pairs |= _mm512_mask_cmpeq_epi8_mask(
-                        _mm512_cmpeq_epi8_mask(x, firsts[k]),
-                        y,
-                        seconds[k],
-                    );
-                }
-            }
-            let mut marks = keys | pairs;
-            while marks != 0 {
-                let bit = marks.trailing_zeros();
-                let i = s + bit as usize;
-                if keys & (1 << bit) != 0 && key.is_at(haystack, i) {
-                    return Ok((i, false));
-                }
-                if pairs & (1 << bit) != 0 {
-                    return Ok((i, true));
-                }
-                marks &= marks - 1;
-            }
-            s += W;
-        }
-        // The AVX2 scan, when there is one, takes what is left of a block.
-        Err(s)
-    }
-
-    /// [`Pairs::find_at`] for `N` pairs over whole blocks of 32 start positions: the position
-    /// found, or where the blocks end. More than 8 pairs are searched without it.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2, and there must be `N` pairs.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn scan_avx2<const N: usize>(
-        &self,
-        haystack: &[u8],
-        start: usize,
-    ) -> Result<usize, usize> {
-        use std::arch::x86_64::*;
-        const W: usize = 32;
-        let firsts: [__m256i; N] =
-            std::array::from_fn(|k| _mm256_set1_epi8(self.pairs[k][0] as i8));
-        let seconds: [__m256i; N] =
-            std::array::from_fn(|k| _mm256_set1_epi8(self.pairs[k][1] as i8));
-        let ptr = haystack.as_ptr();
-        let mut s = start;
-        // A block reads W bytes from s and from s + 1.
-        while s + W < haystack.len() {
-            // SAFETY: s + 1 + W <= haystack.len().
-            let x = _mm256_loadu_si256(ptr.add(s).cast());
-            let y = _mm256_loadu_si256(ptr.add(s + 1).cast());
-            let mut any = _mm256_setzero_si256();
-            for k in 0..N {
-                let both = _mm256_and_si256(
-                    _mm256_cmpeq_epi8(x, firsts[k]),
-                    _mm256_cmpeq_epi8(y, seconds[k]),
-                );
-                any = _mm256_or_si256(any, both);
-            }
-            let mask = _mm256_movemask_epi8(any) as u32;
-            if mask != 0 {
-                return Ok(s + mask.trailing_zeros() as usize);
             }
             s += W;
         }
