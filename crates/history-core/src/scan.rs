@@ -527,13 +527,7 @@ mod tests {
 
     #[test]
     fn strings_end_where_a_byte_by_byte_reading_ends_them() {
-        let mut state = 0x6a09_e667_f3bc_c908u64;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = crate::test_rng(0x6a09_e667_f3bc_c908u64);
         let pieces: [&[u8]; 12] = [
             b"\\",
             b"\"",
