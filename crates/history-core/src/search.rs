@@ -264,7 +264,7 @@ impl Found {
                 self.total += events.len();
                 // A session can contribute at most `limit` items from the chosen end of the
                 // merge order (which its seq order need not follow: untimed events go first).
-                events.sort_by_key(|e| (e.timestamp.is_some(), e.timestamp, e.seq, e.part));
+                events.sort_by_key(|e| (e.timestamp, e.seq, e.part));
                 let n = events.len();
                 let range = match self.from {
                     From::Newest => n.saturating_sub(self.limit)..n,
@@ -283,7 +283,7 @@ impl Found {
     /// Whether the result is settled before a session whose hits lie within `span`: more than
     /// `limit` hits are in hand (so there is more beyond the page whatever else is found) and
     /// every hit of that session would fall beyond the page.
-    fn beats(&mut self, span: &Span) -> bool {
+    fn beats(&self, span: &Span) -> bool {
         if self.hits.len() <= self.limit {
             return false;
         }
