@@ -163,3 +163,34 @@ fn codex_home_names_the_root() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn untimed_hits_are_the_oldest_even_after_timed_ones_in_the_file() {
+    // A G1 rollout: its header (instructions, seq 1) has a time, its items (seq 2 on) do not.
+    let r = Roots::new();
+    let page = |from: &str| {
+        codex(
+            &r,
+            &[
+                "list",
+                "--session",
+                "codex:4f1c*",
+                "--query",
+                "sandbox",
+                "--from",
+                from,
+                "--limit",
+                "1",
+                "--json",
+            ],
+        )
+        .json()
+    };
+    let oldest = page("oldest");
+    assert_eq!(oldest["items"][0]["seq"], 2, "{oldest}");
+    assert_eq!(oldest["items"][0]["timestamp"], serde_json::Value::Null);
+    assert_eq!(oldest["has_newer"], true);
+    let newest = page("newest");
+    assert_eq!(newest["items"][0]["seq"], 1, "{newest}");
+    assert_eq!(newest["has_older"], true);
+}
