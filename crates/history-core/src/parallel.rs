@@ -63,6 +63,44 @@ pub fn ordered_map<'a, T, R>(
     });
 }
 
+/// Runs `work` over every item on [`workers`] threads (the calling one among them) and returns
+/// the results in item order. Cheaper than [`ordered_map`] when every item is wanted: no thread
+/// waits on another before the end.
+pub fn map<'a, T, R>(items: &'a [T], work: impl Fn(&'a T) -> R + Sync) -> Vec<R>
+where
+    T: Sync,
+    R: Send,
+{
+    let threads = workers().min(items.len());
+    if threads <= 1 {
+        return items.iter().map(work).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let run = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else {
+                return done;
+            };
+            done.push((i, work(item)));
+        }
+    };
+    let mut results = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..threads).map(|_| scope.spawn(run)).collect();
+        let mut results = run();
+        for other in others {
+            match other.join() {
+                Ok(done) => results.extend(done),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        results
+    });
+    results.sort_unstable_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,5 +118,14 @@ mod tests {
             },
         );
         assert_eq!(seen, (0..10).map(|x| x * 2).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn map_keeps_the_order() {
+        let items: Vec<u32> = (0..1000).collect();
+        assert_eq!(
+            map(&items, |x| x * 3),
+            (0..1000).map(|x| x * 3).collect::<Vec<_>>()
+        );
     }
 }

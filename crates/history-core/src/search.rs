@@ -7,7 +7,7 @@ use crate::error::HistoryError;
 use crate::matching::Filter;
 use crate::model::{Event, SessionFile, SessionKey};
 use crate::paging::From;
-use crate::parallel::{ordered_map, workers};
+use crate::parallel::{map, ordered_map, workers};
 use crate::prefilter::RawFilter;
 use crate::source::{LineTest, LineTime};
 
@@ -122,36 +122,32 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         From::Oldest => &sessions[sessions.len() - w..],
     };
     let mut later: Vec<(Span, &SessionFile)> = Vec::new();
-    ordered_map(
-        sessions,
-        |file| {
-            if !req.candidates.is_none_or(|c| c(file)) {
-                return Scan::Out;
-            }
-            let Some(raw) = raw_of(file) else {
-                return Scan::Decoded(decode(file));
+    let scans = map(sessions, |file| {
+        if !req.candidates.is_none_or(|c| c(file)) {
+            return Scan::Out;
+        }
+        let Some(raw) = raw_of(file) else {
+            return Scan::Decoded(decode(file));
+        };
+        if eager.iter().any(|e| std::ptr::eq(e, file)) {
+            return match corpus.may_match(file, raw) {
+                true => Scan::Decoded(decode(file)),
+                false => Scan::Out,
             };
-            if eager.iter().any(|e| std::ptr::eq(e, file)) {
-                return match corpus.may_match(file, raw) {
-                    true => Scan::Decoded(decode(file)),
-                    false => Scan::Out,
-                };
-            }
-            match hit_span(corpus, file, raw) {
-                Some(span) => Scan::Later(span),
-                None => Scan::Out,
-            }
-        },
-        |file, scan| {
-            match scan {
-                Scan::Decoded(result) => found.add(file, result),
-                Scan::Later(span) => later.push((span, file)),
-                Scan::Out => return true,
-            }
-            found.candidates += 1;
-            true
-        },
-    );
+        }
+        match hit_span(corpus, file, raw) {
+            Some(span) => Scan::Later(span),
+            None => Scan::Out,
+        }
+    });
+    for (file, scan) in sessions.iter().zip(scans) {
+        match scan {
+            Scan::Decoded(result) => found.add(file, result),
+            Scan::Later(span) => later.push((span, file)),
+            Scan::Out => continue,
+        }
+        found.candidates += 1;
+    }
     match from {
         From::Newest => later.sort_by_key(|(span, _)| std::cmp::Reverse(span.last)),
         From::Oldest => later.sort_by_key(|(span, _)| span.first),
