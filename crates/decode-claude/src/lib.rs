@@ -121,7 +121,7 @@ fn decode(
         }
         any_line = true;
         // Invalid UTF-8 anywhere makes a line unreadable, whichever fields are parsed.
-        let Ok(text) = std::str::from_utf8(l.bytes) else {
+        let Ok(text) = simdutf8::basic::from_utf8(l.bytes) else {
             damage.skip(&l);
             continue;
         };

@@ -29,7 +29,7 @@ use serde_json::{Map, Number, Value};
 /// Parses a line (after the header) for its structure; `None` exactly where
 /// [`parse_object`] gives `None`.
 pub(crate) fn parse(bytes: &[u8]) -> Option<Map<String, Value>> {
-    let text = std::str::from_utf8(bytes).ok()?;
+    let text = simdutf8::basic::from_utf8(bytes).ok()?;
     let trimmed = text.trim_ascii();
     if !trimmed.starts_with('{') {
         return None;
