@@ -44,41 +44,36 @@ impl Skeleton {
     }
 }
 
-/// The fields serde's derive reads (it refuses one given twice) that have been seen.
+/// The fields serde's derive reads (it refuses one given twice) that have been seen, a bit each.
 #[derive(Default)]
-struct Fields(Vec<&'static str>);
+struct Fields(u32);
 
 impl Fields {
-    const NAMES: &'static [&'static str] = &[
-        "type",
-        "uuid",
-        "parentUuid",
-        "logicalParentUuid",
-        "isSidechain",
-        "isMeta",
-        "isCompactSummary",
-        "teamName",
-        "timestamp",
-        "message",
-        "subtype",
-        "content",
-        "attachment",
-        "summary",
-        "customTitle",
-        "aiTitle",
-        "cwd",
-    ];
-
     /// `None` if `key` is a field already seen.
     fn first(&mut self, key: &str) -> Option<()> {
-        match Self::NAMES.iter().find(|n| **n == key) {
-            Some(name) if self.0.contains(name) => None,
-            Some(name) => {
-                self.0.push(name);
-                Some(())
-            }
-            None => Some(()),
-        }
+        let bit = match key {
+            "type" => 0,
+            "uuid" => 1,
+            "parentUuid" => 2,
+            "logicalParentUuid" => 3,
+            "isSidechain" => 4,
+            "isMeta" => 5,
+            "isCompactSummary" => 6,
+            "teamName" => 7,
+            "timestamp" => 8,
+            "message" => 9,
+            "subtype" => 10,
+            "content" => 11,
+            "attachment" => 12,
+            "summary" => 13,
+            "customTitle" => 14,
+            "aiTitle" => 15,
+            "cwd" => 16,
+            _ => return Some(()),
+        };
+        let seen = self.0 & 1 << bit != 0;
+        self.0 |= 1 << bit;
+        (!seen).then_some(())
     }
 }
 
