@@ -26,6 +26,12 @@ impl Pairs {
         }
     }
 
+    /// How many pairs are searched for.
+    #[cfg(test)]
+    pub(crate) fn count(&self) -> usize {
+        self.pairs.len()
+    }
+
     /// Where the first pair at or after `start` begins.
     pub fn find_at(&self, haystack: &[u8], start: usize) -> Option<usize> {
         self.find(None, haystack, start).map(|(i, _)| i)
@@ -59,12 +65,18 @@ impl Pairs {
                     (true, 4) => self.scan_avx2::<4, true>(key, haystack, at),
                     (true, 5) => self.scan_avx2::<5, true>(key, haystack, at),
                     (true, 6) => self.scan_avx2::<6, true>(key, haystack, at),
+                    (true, 7) => self.scan_avx2::<7, true>(key, haystack, at),
+                    (true, 8) => self.scan_avx2::<8, true>(key, haystack, at),
+                    (true, 9) => self.scan_avx2::<9, true>(key, haystack, at),
                     (false, 1) => self.scan_avx2::<1, false>(key, haystack, at),
                     (false, 2) => self.scan_avx2::<2, false>(key, haystack, at),
                     (false, 3) => self.scan_avx2::<3, false>(key, haystack, at),
                     (false, 4) => self.scan_avx2::<4, false>(key, haystack, at),
                     (false, 5) => self.scan_avx2::<5, false>(key, haystack, at),
                     (false, 6) => self.scan_avx2::<6, false>(key, haystack, at),
+                    (false, 7) => self.scan_avx2::<7, false>(key, haystack, at),
+                    (false, 8) => self.scan_avx2::<8, false>(key, haystack, at),
+                    (false, 9) => self.scan_avx2::<9, false>(key, haystack, at),
                     _ => Err(at),
                 }
             };
@@ -85,7 +97,8 @@ impl Pairs {
     }
 
     /// [`Pairs::find`] for `N` pairs over whole blocks of 32 start positions: what was found, or
-    /// where the blocks end. More than 6 pairs are searched without it.
+    /// where the blocks end. More than 9 pairs (the most hatches make: `\u` and eight character
+    /// prefixes) are searched without it.
     ///
     /// # Safety
     /// The CPU must have AVX2, there must be `N` pairs, and a key if `KEY`.

@@ -423,6 +423,12 @@ mod tests {
     }
 
     #[test]
+    fn every_hatch_start_is_searched_in_the_vectorised_pass() {
+        let every_letter: Vec<char> = ('a'..='z').collect();
+        assert!(Hatches::new(&every_letter).starts.count() <= 9);
+    }
+
+    #[test]
     fn the_folding_table_is_complete() {
         use caseless::Caseless;
         let mut computed = Vec::new();
