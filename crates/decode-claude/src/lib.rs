@@ -72,10 +72,6 @@ impl Transcript for Claude {
         decode(file, sink, Some(line_may_match))
     }
 
-    fn generated_words(&self) -> &[&str] {
-        render::GENERATED_WORDS
-    }
-
     fn line_time(&self, line: &[u8]) -> LineTime {
         /// A line's `timestamp`, read as [`line::Line`] reads it.
         #[derive(serde::Deserialize)]

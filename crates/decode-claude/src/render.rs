@@ -4,8 +4,11 @@ use serde_json::Value;
 
 use crate::graph::FastMap;
 
-/// Words event text may carry that the file does not.
-pub(crate) const GENERATED_WORDS: &[&str] = &["image", "document", "redacted", "thinking", "tool"];
+// Every word this rendering adds to event text is in the raw bytes of the line it renders: a
+// placeholder names its block's type (`[image]` from `"type":"image"`), `[redacted thinking]`
+// comes from a `redacted_thinking` block and a call without a name is a `tool_use`. So unlike
+// the other decoders, this one declares no generated words, and a raw prefilter can require
+// them (searching for `thinking` or `tool` skips the files without them).
 
 /// Tool names by tool-use id, to name the tool of a result.
 #[derive(Default)]

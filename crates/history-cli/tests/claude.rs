@@ -917,3 +917,36 @@ fn no_sessions_points_at_the_demo() {
     assert!(stdout.contains("no sessions found"), "{stdout}");
     assert!(stdout.contains("fixtures/demo"), "{stdout}");
 }
+
+#[test]
+fn generated_text_is_found_by_the_words_of_its_raw_line() {
+    let r = Roots::new();
+    let found = |query: &str| {
+        claude(
+            &r,
+            &["list", "--session", "claude:*", "--query", query, "--json"],
+        )
+        .json()["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["session"] == "claude:generated-text")
+            .map(|i| {
+                (
+                    i["seq"].as_u64().unwrap(),
+                    i["text"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        found("REDACTED thinking"),
+        [(2, "[redacted thinking]".into())]
+    );
+    assert_eq!(found("tool: cat"), [(2, "tool: cat figures.csv".into())]);
+    assert_eq!(found("[document]"), [(3, "[document]".into())]);
+    assert_eq!(
+        found("container_upload"),
+        [(4, "[container_upload]".into())]
+    );
+}
