@@ -143,10 +143,6 @@ impl Transcript for Codex {
         reader::open_raw(path)
     }
 
-    fn generated_words(&self) -> &[&str] {
-        render::GENERATED_WORDS
-    }
-
     /// Every event carries its line's `timestamp`; a header's instructions, the header's.
     fn line_time(&self, line: &[u8]) -> LineTime {
         parse_object::<Map<String, Value>>(line).map_or(LineTime::Unknown, |line| {

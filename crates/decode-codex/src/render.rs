@@ -8,18 +8,11 @@ pub(crate) const IMAGE: &str = "[image]";
 /// The text an audio part becomes.
 pub(crate) const AUDIO: &str = "[audio]";
 
-/// Words this crate writes into event text that need not appear in the file.
-pub(crate) const GENERATED_WORDS: &[&str] = &[
-    "image",
-    "audio",
-    "local_shell",
-    "web_search",
-    "image_generation",
-    "tool_search",
-    "view_image",
-    "apply_patch",
-    "exec_command",
-];
+// Every word this crate adds to event text is in the raw bytes of the line it renders: `[image]`
+// and `[audio]` come from `input_image`/`images`/… parts, and a call's fallback name from the
+// item's or event's type (`local_shell_call`, `web_search_call`, `exec_command_end`,
+// `patch_apply_end`, `view_image_tool_call`…). So it declares no generated words, and a raw
+// prefilter can require them.
 
 /// The heading Codex IDE extensions put between their context and the user's request.
 const REQUEST_HEADING: &str = "## My request for Codex:";

@@ -3,8 +3,9 @@
 use history_core::{Event, Role, Timestamp};
 use serde_json::{Map, Value};
 
-/// Words this module writes into event text that need not appear in the file.
-pub(crate) const GENERATED_WORDS: &[&str] = &["image", "bash"];
+// Every word this module adds to event text is in the raw bytes of the line it renders:
+// `[image]` comes from a block or attachment of type `image`, `bash:` from a `bashExecution`
+// message. So the decoder declares no generated words, and a raw prefilter can require them.
 
 /// The events of one line, numbered by part as they are pushed.
 pub(crate) struct Out<'a> {

@@ -168,10 +168,6 @@ impl Transcript for Pi {
         lineage
     }
 
-    fn generated_words(&self) -> &[&str] {
-        entry::GENERATED_WORDS
-    }
-
     fn line_time(&self, line: &[u8]) -> LineTime {
         decode::line_time(line)
     }
