@@ -3,7 +3,6 @@
 mod common;
 
 use common::{decode, rows, rule};
-use decode_codex::Codex;
 use history_core::{Corpus, Event, Keep, Role, Transcript};
 
 fn at(events: &[Event], seq: u64) -> Vec<&Event> {
