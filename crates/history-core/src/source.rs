@@ -61,8 +61,10 @@ pub trait Transcript: Send + Sync {
         Ok(Box::new(open_untouched(path)?))
     }
 
-    /// Words this decoder writes into event text that do not appear in the file's bytes (such as
-    /// `image` in `[image]`). A query prefilter must not require them in the raw file.
+    /// Words this decoder writes into event text that need not appear in the raw bytes of the
+    /// line an event comes from (a label from a table, say). A query prefilter does not require
+    /// them. The bundled decoders declare none: every word they add comes from the rendered
+    /// line itself (`[image]` from a block whose type is `image`).
     fn generated_words(&self) -> &[&str] {
         &[]
     }
