@@ -157,9 +157,14 @@ impl RawFilter {
             .filter_map(|key| Caseless::new(key))
             .collect();
         keys.dedup_by(|a, b| a.needle() == b.needle());
+        // Rarest first: a search for all of them stops at the first one missing.
         let segments: Vec<Vec<Caseless>> = per_query
             .iter()
-            .map(|segs| segs.iter().filter_map(|s| Caseless::new(s)).collect())
+            .map(|segs| {
+                let mut segs: Vec<&String> = segs.iter().collect();
+                segs.sort_by_key(|s| std::cmp::Reverse(rarity(s)));
+                segs.into_iter().filter_map(|s| Caseless::new(s)).collect()
+            })
             .collect();
         let compiled = segments
             .iter()
@@ -223,8 +228,21 @@ impl RawFilter {
             || match self.quick(bytes) {
                 None => false,
                 Some(Quick::Hatch) => true,
-                Some(Quick::Key) => self.single || self.thorough(bytes, &mut self.nothing_found()),
+                Some(Quick::Key) => self.key_line(bytes),
             }
+    }
+
+    /// Whether `bytes`, known to hold a key, can hold a hit: every segment of a query is there,
+    /// or a hatch is.
+    fn key_line(&self, bytes: &[u8]) -> bool {
+        self.single || self.has_segments(bytes) || self.first_hatch(bytes, 0).is_some()
+    }
+
+    /// Whether some query has all of its segments in `bytes`.
+    fn has_segments(&self, bytes: &[u8]) -> bool {
+        self.segments
+            .iter()
+            .any(|query| query.iter().all(|segment| segment.is_match(bytes)))
     }
 
     /// Streams `reader` chunk by chunk (overlapping, so that no pattern is split) until `look`
@@ -317,9 +335,7 @@ impl RawFilter {
                 self.first_mark(lines, at)
             };
             let Some((m, what)) = mark else { break };
-            if what == Quick::Key
-                && !*segments_here
-                    .get_or_insert_with(|| self.segments_seen(lines, &mut self.nothing_found()))
+            if what == Quick::Key && !*segments_here.get_or_insert_with(|| self.has_segments(lines))
             {
                 at = m + 1;
                 continue;
@@ -327,8 +343,7 @@ impl RawFilter {
             let start = memchr::memrchr(b'\n', &lines[..m]).map_or(0, |i| i + 1);
             let end = memchr::memchr(b'\n', &lines[m..]).map_or(lines.len(), |i| m + i);
             let line = trim_cr(&lines[start..end]);
-            // A line with a key is a candidate if its query's segments are there.
-            if what == Quick::Hatch || self.may_match_slice(line) {
+            if what == Quick::Hatch || self.key_line(line) {
                 found(line);
             }
             at = end + 1;
