@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use history_core::paging::From;
 use history_core::search::{search, SearchRequest};
-use history_core::{Corpus, Filter, Keep};
+use history_core::{Corpus, Filter, Keep, Role, Timestamp};
 
 fn corpus(root: &Path) -> Corpus {
     Corpus::new(vec![
@@ -84,8 +84,16 @@ fn differential(root: &Path, n: usize) {
     let mut hits = 0;
     let mut skipped = 0;
     let mut pruned = 0;
-    for q in &qs {
-        let filter = Filter::new(std::slice::from_ref(q), vec![], None, None);
+    let at = |t: &str| Timestamp::parse_rfc3339(t);
+    for (i, q) in qs.iter().enumerate() {
+        // Some queries narrowed by role or time, as a page often is.
+        let (roles, since, until) = match i % 4 {
+            1 => (vec![Role::User, Role::Tool], None, None),
+            2 => (vec![], at("2026-02-01T00:00:00Z"), None),
+            3 => (vec![], None, at("2026-09-15T00:00:00Z")),
+            _ => (vec![], None, None),
+        };
+        let filter = Filter::new(std::slice::from_ref(q), roles, since, until);
         let raw = corpus.raw_prefilter(&filter);
         skipped += sessions.iter().filter(|s| !raw(s)).count();
         let run = |raw_prefilter, limit, from| {
