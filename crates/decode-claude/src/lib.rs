@@ -73,6 +73,9 @@ impl Transcript for Claude {
     }
 
     fn line_time(&self, line: &[u8]) -> LineTime {
+        if let Some(time) = LineTime::latest_under(line, "timestamp") {
+            return time;
+        }
         /// A line's `timestamp`, read as [`line::Line`] reads it.
         #[derive(serde::Deserialize)]
         struct Stamp {

@@ -204,6 +204,10 @@ impl Span {
                 first: Some(t.0),
                 last: Some(t.0),
             },
+            LineTime::AtMost(t) => Span {
+                first: None,
+                last: Some(t.0),
+            },
         }
     }
 

@@ -88,12 +88,43 @@ pub enum LineTime {
     Untimed,
     /// The line's events happen at this instant.
     At(Timestamp),
+    /// The line's events happen at this instant or before, or have no time.
+    AtMost(Timestamp),
 }
 
 impl LineTime {
     /// The time a decoder would give the line's events.
     pub fn of(time: Option<Timestamp>) -> LineTime {
         time.map_or(LineTime::Untimed, LineTime::At)
+    }
+
+    /// A bound read off the raw bytes of a line whose events take their time from its top-level
+    /// `key` (an RFC 3339 string; anything else is no time), without parsing the line: the
+    /// latest time given under `key` anywhere in it (the top-level one is among them), or
+    /// [`LineTime::Untimed`] when `key` is never given a string. `None` when the bytes could
+    /// hide the key or its value in escapes: then the line must be parsed.
+    pub fn latest_under(line: &[u8], key: &str) -> Option<LineTime> {
+        if memchr::memmem::find(line, b"\\u").is_some() {
+            return None;
+        }
+        let quoted = format!("\"{key}\"");
+        let mut latest: Option<Timestamp> = None;
+        for at in memchr::memmem::find_iter(line, quoted.as_bytes()) {
+            let rest = line[at + quoted.len()..].trim_ascii_start();
+            let Some(rest) = rest.strip_prefix(b":") else {
+                continue; // a string value, not a key
+            };
+            let Some(value) = rest.trim_ascii_start().strip_prefix(b"\"") else {
+                continue; // not a string: no time
+            };
+            let end = memchr::memchr2(b'"', b'\\', value)?;
+            if value[end] != b'"' {
+                return None;
+            }
+            let time = Timestamp::parse_rfc3339(std::str::from_utf8(&value[..end]).ok()?);
+            latest = latest.max(time);
+        }
+        Some(latest.map_or(LineTime::Untimed, LineTime::AtMost))
     }
 }
 
@@ -359,6 +390,40 @@ pub fn parse_object_str<T: serde::de::DeserializeOwned>(text: &str) -> Option<T>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_latest_time_under_a_key_bounds_the_line() {
+        let t = |s: &str| Timestamp::parse_rfc3339(s).unwrap();
+        let at_most = |s: &str| Some(LineTime::AtMost(t(s)));
+        let read = |line: &str| LineTime::latest_under(line.as_bytes(), "timestamp");
+        assert_eq!(
+            read(
+                r#"{"timestamp" : "2026-01-02T03:04:05Z","x":{"timestamp":"2026-01-01T00:00:00Z"}}"#
+            ),
+            at_most("2026-01-02T03:04:05Z")
+        );
+        assert_eq!(
+            read(
+                r#"{"x":{"timestamp":"2027-01-01T00:00:00Z"},"timestamp":"2026-01-01T00:00:00Z"}"#
+            ),
+            at_most("2027-01-01T00:00:00Z"),
+            "a nested time can only make the bound later"
+        );
+        assert_eq!(
+            read(r#"{"k":"timestamp","note":"the \"timestamp\":\"2030\""}"#),
+            Some(LineTime::Untimed)
+        );
+        assert_eq!(
+            read(r#"{"timestamp":1767225600000}"#),
+            Some(LineTime::Untimed)
+        );
+        assert_eq!(
+            read(r#"{"timestamp":"yesterday"}"#),
+            Some(LineTime::Untimed)
+        );
+        assert_eq!(read(r#"{"time\u0073tamp":"2026-01-01T00:00:00Z"}"#), None);
+        assert_eq!(read(r#"{"timestamp":"2026-01-01T00:00:00\/Z"}"#), None);
+    }
 
     #[test]
     fn lines_across_buffer_refills() {
