@@ -518,6 +518,60 @@ mod tests {
     }
 
     #[test]
+    fn candidate_lines_are_the_lines_that_may_match() {
+        /// Hands out its bytes in reads of varying sizes.
+        struct Uneven<'a>(&'a [u8], usize);
+        impl Read for Uneven<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.1 = (self.1 * 7 + 13) % 70_000;
+                let n = (1 + self.1).min(self.0.len()).min(buf.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let mut next = crate::test_rng(0x5eed);
+        let words = [
+            "deploy",
+            "Deployment",
+            "zq",
+            "the",
+            "\\u0064eploy",
+            "\r",
+            " ",
+            "\n",
+            "ﬁle",
+        ];
+        let mut total = 0;
+        for round in 0..40 {
+            // Some lines longer than the first buffer, so that it has to grow.
+            let long = if round % 5 == 0 { 300_000 } else { 60 };
+            let mut text = String::new();
+            while text.len() < 600_000 {
+                text.push_str(words[next(words.len())]);
+                if next(long) == 0 {
+                    text.push('\n');
+                }
+            }
+            let filter = RawFilter::new(&[fold(["deploy zq", "file", "deploy"][round % 3])], &[]);
+            let mut found = Vec::new();
+            filter
+                .candidate_lines(Uneven(text.as_bytes(), round), |l| found.push(l.to_vec()))
+                .unwrap();
+            let expected: Vec<Vec<u8>> = text
+                .as_bytes()
+                .split(|&b| b == b'\n')
+                .map(trim_cr)
+                .filter(|l| !l.is_empty() && filter.may_match_slice(l))
+                .map(<[u8]>::to_vec)
+                .collect();
+            assert_eq!(found, expected, "round {round}");
+            total += found.len();
+        }
+        assert!(total > 1000, "{total}");
+    }
+
+    #[test]
     fn patterns_across_read_boundaries_are_found() {
         struct Slow<'a>(&'a [u8]);
         impl Read for Slow<'_> {
