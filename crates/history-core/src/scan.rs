@@ -3,10 +3,10 @@
 //!
 //! It checks what serde_json checks when it skips a value with `IgnoredAny`: string escapes and
 //! control characters, number syntax, structure. The bytes inside strings, most of a transcript,
-//! are passed over 64 at a time with AVX2 (16 with SSE2 alone). Anything out of the ordinary (an escape
-//! inside a string the caller wants, a surrogate escape, deep nesting) ends the scan with `None`,
-//! and the caller parses the line with serde instead: a scan accepts a subset of what serde
-//! accepts, and reads it the same way.
+//! are passed over 64 at a time with AVX2 (16 with SSE2 alone). Anything out of the ordinary (an
+//! escape inside a string the caller wants, a surrogate escape, deep nesting) ends the scan with
+//! `None`, and the caller parses the line with serde instead: a scan accepts a subset of what
+//! serde accepts, and reads it the same way.
 //!
 //! ```
 //! use history_core::scan::Scan;
