@@ -73,7 +73,7 @@ impl Transcript for Claude {
     }
 
     fn line_time(&self, line: &[u8]) -> LineTime {
-        if let Some(time) = LineTime::latest_under(line, "timestamp") {
+        if let Some(time) = LineTime::under_key(line, "timestamp") {
             return time;
         }
         /// A line's `timestamp`, read as [`line::Line`] reads it.

@@ -145,7 +145,7 @@ impl Transcript for Codex {
 
     /// Every event carries its line's `timestamp`; a header's instructions, the header's.
     fn line_time(&self, line: &[u8]) -> LineTime {
-        if let Some(time) = LineTime::latest_under(line, "timestamp") {
+        if let Some(time) = LineTime::under_key(line, "timestamp") {
             return time;
         }
         parse_object::<Map<String, Value>>(line).map_or(LineTime::Unknown, |line| {

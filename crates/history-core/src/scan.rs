@@ -199,6 +199,24 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// How much deeper (negative: shallower) JSON nesting is at the end of `bytes` than at their
+/// start, which must lie outside any string; `None` if a string in them is malformed.
+pub fn depth_change(bytes: &[u8]) -> Option<i64> {
+    let (mut depth, mut at) = (0i64, 0);
+    while let Some(&b) = bytes.get(at) {
+        match b {
+            b'"' => {
+                at = string_end(bytes, at + 1)?.0;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth -= 1,
+            _ => {}
+        }
+        at += 1;
+    }
+    Some(depth)
+}
+
 /// The closing quote of a string whose contents start at `start`, and whether it holds escapes;
 /// `None` at a control character, a bad escape, a surrogate escape or the end of the text.
 fn string_end(bytes: &[u8], start: usize) -> Option<(usize, bool)> {

@@ -98,31 +98,43 @@ impl LineTime {
         time.map_or(LineTime::Untimed, LineTime::At)
     }
 
-    /// A bound read off the raw bytes of a line whose events take their time from its top-level
-    /// `key` (an RFC 3339 string; anything else is no time), without parsing the line: the
-    /// latest time given under `key` anywhere in it (the top-level one is among them), or
-    /// [`LineTime::Untimed`] when `key` is never given a string. `None` when the bytes could
-    /// hide the key or its value in escapes: then the line must be parsed.
-    pub fn latest_under(line: &[u8], key: &str) -> Option<LineTime> {
+    /// The time of a line whose events take it from the line's top-level `key` (an RFC 3339
+    /// string; anything else is no time), read off its bytes without parsing them. When the
+    /// last `key` in the line is the top-level one, its time (or none); otherwise a bound: the
+    /// latest time under `key` anywhere in the line (the top-level one is among them), or none
+    /// at all when `key` is never given one. `None` when the bytes could hide the key or its
+    /// value in escapes: then the line must be parsed.
+    pub fn under_key(line: &[u8], key: &str) -> Option<LineTime> {
         if memchr::memmem::find(line, b"\\u").is_some() {
             return None;
         }
         let quoted = format!("\"{key}\"");
         let mut latest: Option<Timestamp> = None;
+        let mut last: Option<(usize, Option<Timestamp>)> = None;
         for at in memchr::memmem::find_iter(line, quoted.as_bytes()) {
             let rest = line[at + quoted.len()..].trim_ascii_start();
             let Some(rest) = rest.strip_prefix(b":") else {
                 continue; // a string value, not a key
             };
-            let Some(value) = rest.trim_ascii_start().strip_prefix(b"\"") else {
-                continue; // not a string: no time
+            let time = match rest.trim_ascii_start().strip_prefix(b"\"") {
+                Some(value) => {
+                    let end = memchr::memchr2(b'"', b'\\', value)?;
+                    if value[end] != b'"' {
+                        return None;
+                    }
+                    Timestamp::parse_rfc3339(std::str::from_utf8(&value[..end]).ok()?)
+                }
+                None => None, // not a string: no time
             };
-            let end = memchr::memchr2(b'"', b'\\', value)?;
-            if value[end] != b'"' {
-                return None;
-            }
-            let time = Timestamp::parse_rfc3339(std::str::from_utf8(&value[..end]).ok()?);
             latest = latest.max(time);
+            last = Some((at, time));
+        }
+        let Some((at, time)) = last else {
+            return Some(LineTime::Untimed);
+        };
+        // At the top level, the rest of the line closes one object more than it opens.
+        if crate::scan::depth_change(&line[at..]) == Some(-1) {
+            return Some(LineTime::of(time));
         }
         Some(latest.map_or(LineTime::Untimed, LineTime::AtMost))
     }
@@ -392,10 +404,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_latest_time_under_a_key_bounds_the_line() {
+    fn the_time_under_a_key_is_read_off_the_bytes() {
         let t = |s: &str| Timestamp::parse_rfc3339(s).unwrap();
         let at_most = |s: &str| Some(LineTime::AtMost(t(s)));
-        let read = |line: &str| LineTime::latest_under(line.as_bytes(), "timestamp");
+        let read = |line: &str| LineTime::under_key(line.as_bytes(), "timestamp");
         assert_eq!(
             read(
                 r#"{"timestamp" : "2026-01-02T03:04:05Z","x":{"timestamp":"2026-01-01T00:00:00Z"}}"#
@@ -406,8 +418,18 @@ mod tests {
             read(
                 r#"{"x":{"timestamp":"2027-01-01T00:00:00Z"},"timestamp":"2026-01-01T00:00:00Z"}"#
             ),
-            at_most("2027-01-01T00:00:00Z"),
-            "a nested time can only make the bound later"
+            Some(LineTime::At(t("2026-01-01T00:00:00Z"))),
+            "the last key is the top-level one"
+        );
+        assert_eq!(
+            read(r#"{"a":"}{","timestamp":"2026-01-01T00:00:00Z","b":["]",{"c":"\"}"}]}"#),
+            Some(LineTime::At(t("2026-01-01T00:00:00Z"))),
+            "brackets in strings do not count"
+        );
+        assert_eq!(
+            read(r#"{"y":{"timestamp":"2025-01-01T00:00:00Z"}}"#),
+            at_most("2025-01-01T00:00:00Z"),
+            "a nested key only: the line may have no time"
         );
         assert_eq!(
             read(r#"{"k":"timestamp","note":"the \"timestamp\":\"2030\""}"#),
