@@ -157,6 +157,17 @@ impl Reader {
         if line.bytes.trim_ascii().is_empty() {
             return;
         }
+        let skimmed = simdutf8::basic::from_utf8(line.bytes)
+            .ok()
+            .and_then(crate::fields::skim);
+        if let Some(objects) = skimmed {
+            let count = objects.len();
+            for fields in objects {
+                self.fields(fields, line.seq);
+            }
+            self.damaged(line, count, true);
+            return;
+        }
         let repaired = salvage::repair_surrogates(line.bytes);
         let bytes = repaired.as_deref().unwrap_or(line.bytes);
         let mut objects = 0;

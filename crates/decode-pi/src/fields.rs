@@ -13,6 +13,7 @@
 use std::fmt;
 
 use history_core::json::Skip;
+use history_core::scan::Scan;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
@@ -141,6 +142,59 @@ impl<'de> Deserialize<'de> for Fields {
             }
         }
         d.deserialize_any(Visit)
+    }
+}
+
+/// The fields of every object on a line (pi writes one; real files have two glued together),
+/// read with a strict [`Scan`] rather than serde: the same fields for every line it accepts,
+/// which must be objects only. `None` leaves the line to serde: anything unusual (an escape in
+/// a field kept, a number whose range a `Value` checks, a surrogate escape) or damaged.
+pub(crate) fn skim(text: &str) -> Option<Vec<Fields>> {
+    let mut scan = Scan::strict(text);
+    let mut all = Vec::new();
+    while scan.peek().is_some() {
+        let mut f = Fields::default();
+        scan.object(|scan, key| {
+            match key {
+                "type" => f.kind = string(scan)?,
+                "id" => f.id = string(scan)?,
+                "parentId" => {
+                    f.has_parent_key = true;
+                    f.parent_id = string(scan)?;
+                }
+                "cwd" => f.cwd = string(scan)?,
+                "parentSession" => f.parent_session = string(scan)?,
+                "branchedFrom" => f.branched_from = string(scan)?,
+                "version" => f.version = number(scan)?,
+                "firstKeptEntryId" => f.first_kept_entry_id = string(scan)?,
+                "firstKeptEntryIndex" => f.first_kept_entry_index = number(scan)?,
+                "name" => f.name = string(scan)?,
+                _ => scan.skip()?,
+            }
+            Some(())
+        })?;
+        all.push(f);
+    }
+    (!all.is_empty()).then_some(all)
+}
+
+/// A value as [`Value::as_str`] reads it: a string without escapes, or nothing for any other
+/// value (checked and dropped).
+fn string(scan: &mut Scan<'_>) -> Option<Option<String>> {
+    match scan.peek()? {
+        b'"' => scan.plain_str().map(|s| Some(s.to_owned())),
+        _ => scan.skip().map(|()| None),
+    }
+}
+
+/// A value as [`Value::as_u64`] reads it: an integer that fits, or nothing for any other
+/// value (checked and dropped).
+fn number(scan: &mut Scan<'_>) -> Option<Option<u64>> {
+    match scan.peek()? {
+        b'0'..=b'9' => scan.number().map(|n| n.parse().ok()),
+        // `-0` is a `u64` to a `Value`: negative numbers are left to serde.
+        b'-' => None,
+        _ => scan.skip().map(|()| None),
     }
 }
 
@@ -290,6 +344,95 @@ mod tests {
         for line in lines {
             let (a, a_clean, b, b_clean) = both(line);
             assert_eq!((&a, a_clean), (&b, b_clean), "{line}");
+        }
+    }
+
+    /// A line the skim reads is read the same by a full parse, every object of it.
+    fn skims_as_values_do(line: &str) -> bool {
+        let Some(skimmed) = skim(line) else {
+            return false;
+        };
+        let (full, clean, _, _) = both(line);
+        assert!(clean, "the skim read a line a Value refuses: {line}");
+        assert_eq!(skimmed, full, "{line}");
+        true
+    }
+
+    #[test]
+    fn the_skim_reads_what_a_value_reads() {
+        for line in [
+            r#"{"type":"message","id":"a","parentId":null,"message":{"content":[{"type":"text","text":"hi\n"}]}}"#,
+            r#"{"id":"a","id":"b","parentId":"x","parentId":7}"#,
+            r#"{"version":3,"firstKeptEntryIndex":2.5,"name":["n"],"x":-12.25}"#,
+            r#"{"version":18446744073709551616,"id":"big"}"#,
+            r#"{"id":"a"}{"id":"b"}"#,
+        ] {
+            assert!(skims_as_values_do(line), "{line}");
+        }
+        for line in [
+            r#"{"\u0069d":"esc"}"#,
+            r#"{"version":-0}"#,
+            r#"{"timestamp":1e400,"id":"a"}"#,
+            r#"{"id":"a","t":"\ud83d"}"#,
+            r#"{"id":"a"} [1]"#,
+            r#"[{"id":"a"}]"#,
+        ] {
+            assert!(skim(line).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_skim_reads_fixture_lines_and_damaged_copies_as_values_do() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/pi");
+        let mut dirs = vec![root];
+        let mut lines = Vec::new();
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "jsonl") {
+                    let bytes = std::fs::read(&path).unwrap();
+                    lines.extend(String::from_utf8_lossy(&bytes).lines().map(str::to_owned));
+                }
+            }
+        }
+        let skimmed = lines.iter().filter(|l| skims_as_values_do(l)).count();
+        assert!(
+            skimmed * 10 > lines.len() * 7,
+            "{skimmed} of {}",
+            lines.len()
+        );
+        let mut next = {
+            let mut state = 0x0dd_ba11u64;
+            move |n: usize| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state % n as u64) as usize
+            }
+        };
+        let bits = [
+            "\"", "\\", "\u{1}", "{", "}", "[", "]", ",", ":", "1e400", "-0", "nul", "\\ud800", " ",
+        ];
+        for line in &lines {
+            for _ in 0..20 {
+                let mut bytes = line.clone().into_bytes();
+                let at = next(bytes.len() + 1);
+                match next(3) {
+                    0 => bytes.truncate(at),
+                    1 if at < bytes.len() => {
+                        bytes.remove(at);
+                    }
+                    _ => {
+                        let bit = bits[next(bits.len())].as_bytes();
+                        bytes.splice(at..at, bit.iter().copied());
+                    }
+                }
+                if let Ok(text) = String::from_utf8(bytes) {
+                    skims_as_values_do(&text);
+                }
+            }
         }
     }
 }

@@ -28,6 +28,8 @@ const MAX_DEPTH: u32 = 64;
 pub struct Scan<'a> {
     text: &'a str,
     at: usize,
+    /// Leave to serde every number whose range a `Value` would check.
+    strict: bool,
 }
 
 /// A JSON literal.
@@ -42,7 +44,21 @@ pub enum Literal {
 impl<'a> Scan<'a> {
     /// A scan from the start of `text`.
     pub fn new(text: &'a str) -> Scan<'a> {
-        Scan { text, at: 0 }
+        Scan {
+            text,
+            at: 0,
+            strict: false,
+        }
+    }
+
+    /// A scan that accepts a subset of what a `serde_json::Value` accepts (not only what
+    /// `IgnoredAny` does): a number with an exponent, or too long to be sure of its range, is
+    /// left to serde.
+    pub fn strict(text: &'a str) -> Scan<'a> {
+        Scan {
+            strict: true,
+            ..Scan::new(text)
+        }
     }
 
     fn bytes(&self) -> &'a [u8] {
@@ -105,7 +121,7 @@ impl<'a> Scan<'a> {
             }
             b'{' if depth < MAX_DEPTH => self.object(|scan, _| scan.skip_nested(depth + 1)),
             b'[' if depth < MAX_DEPTH => self.array(|scan| scan.skip_nested(depth + 1)),
-            b'-' | b'0'..=b'9' => self.number(),
+            b'-' | b'0'..=b'9' => self.number().map(|_| ()),
             _ => self.literal().map(|_| ()),
         }
     }
@@ -162,8 +178,10 @@ impl<'a> Scan<'a> {
         Some(self.at)
     }
 
-    /// A number: `-`, an integer part without leading zeros, a fraction, an exponent.
-    fn number(&mut self) -> Option<()> {
+    /// A number (`-`, an integer part without leading zeros, a fraction, an exponent): its text.
+    pub fn number(&mut self) -> Option<&'a str> {
+        self.peek()?;
+        let start = self.at;
         let bytes = self.bytes();
         let digits = |at: &mut usize| {
             let start = *at;
@@ -188,14 +206,21 @@ impl<'a> Scan<'a> {
             digits(&mut at).then_some(())?;
         }
         if matches!(bytes.get(at), Some(b'e' | b'E')) {
+            if self.strict {
+                return None;
+            }
             at += 1;
             if matches!(bytes.get(at), Some(b'+' | b'-')) {
                 at += 1;
             }
             digits(&mut at).then_some(())?;
         }
+        // Below 300 digits a number is within f64's range.
+        if self.strict && at - start > 300 {
+            return None;
+        }
         self.at = at;
-        Some(())
+        Some(&self.text[start..at])
     }
 }
 
