@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use common::{at, decode, decode_file, file, pi, root};
 use decode_pi::{default_root, Pi};
+use history_core::prefilter::word_missing_from_line;
 use history_core::{Corpus, Keep, Role, SessionFile, SessionKey, Transcript};
 
 /// Every word of an event is in the raw bytes of its line, generated text (`[image]`, `bash:`)
@@ -15,18 +16,9 @@ fn words_are_in_their_lines(path: &Path, events: &[history_core::Event]) {
     let raw = fs::read(path).unwrap();
     let lines: Vec<&[u8]> = raw.split(|&b| b == b'\n').collect();
     for event in events {
-        let folded = history_core::fold(&event.text);
-        for word in folded
-            .split(|c: char| !c.is_ascii_alphabetic())
-            .filter(|w| !w.is_empty())
-        {
-            let filter = history_core::prefilter::RawFilter::new(
-                &[word.to_string()],
-                pi().generated_words(),
-            );
-            let line = lines[event.seq as usize - 1];
-            assert!(filter.may_match_slice(line), "{word:?} of {:?}", event.text);
-        }
+        let line = lines[event.seq as usize - 1];
+        let missing = word_missing_from_line(&event.text, line, pi().generated_words());
+        assert_eq!(missing, None, "{:?}", event.text);
     }
 }
 

@@ -413,6 +413,19 @@ impl RawFilter {
     }
 }
 
+/// The first word of an event's `text` that the raw test of a query for that word would not
+/// find in `line`, the raw line the event comes from; `None` when it would find them all. A
+/// decoder's tests check with it that every word it writes is in the line it renders (or among
+/// its `generated_words`), which is what lets a search require every word of a query.
+pub fn word_missing_from_line(text: &str, line: &[u8], generated_words: &[&str]) -> Option<String> {
+    let folded = crate::matching::fold(text);
+    folded
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|word| !word.is_empty())
+        .find(|word| !RawFilter::new(&[word.to_string()], generated_words).may_match_slice(line))
+        .map(str::to_owned)
+}
+
 /// A line without the `\r` before its newline.
 fn trim_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
