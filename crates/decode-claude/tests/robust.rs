@@ -1,4 +1,5 @@
-//! Any bytes in, no panic out: damaged copies of every fixture decode to events or an error.
+//! Every fixture: damaged copies of it decode to events or an error, never a panic; and every
+//! word of every event it decodes to is in the raw bytes of the event's line.
 
 use std::path::{Path, PathBuf};
 
@@ -200,4 +201,37 @@ fn compare(claude: &Claude, path: &Path, bytes: &[u8], seed: u64) {
             ),
         }
     }
+}
+
+#[test]
+fn every_word_of_an_event_is_in_its_line_raw_bytes() {
+    // What lets the raw prefilter require every word of a query, the text the decoder writes
+    // (`[image]`, `[redacted thinking]`, a nameless `tool`) included.
+    let claude = Claude::new("/nonexistent".into());
+    let mut checked = 0;
+    for path in fixtures() {
+        let file = SessionFile {
+            key: SessionKey::new("claude", "x"),
+            path: path.clone(),
+            modified: 0,
+            size: 0,
+        };
+        let mut events = Vec::new();
+        if claude.decode(&file, &mut |e| events.push(e)).is_err() {
+            continue;
+        }
+        let raw = std::fs::read(&path).unwrap();
+        let lines: Vec<&[u8]> = raw.split(|&b| b == b'\n').collect();
+        for event in &events {
+            let line = lines[event.seq as usize - 1];
+            let missing = history_core::prefilter::word_missing_from_line(
+                &event.text,
+                line,
+                claude.generated_words(),
+            );
+            assert_eq!(missing, None, "{:?} in {}", event.text, path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "{checked}");
 }
