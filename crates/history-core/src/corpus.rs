@@ -73,22 +73,9 @@ impl Corpus {
             .map(|s| s.as_ref())
             .filter(|s| harness.is_none_or(|h| s.harness() == h))
             .collect();
-        // Each source walks its own directories, on a thread of its own: their stats and header
-        // reads overlap.
-        let found: Vec<Vec<SessionFile>> = std::thread::scope(|scope| {
-            let threads: Vec<_> = sources
-                .iter()
-                .skip(1)
-                .map(|s| scope.spawn(|| s.discover()))
-                .collect();
-            let first = sources.first().map(|s| s.discover()).unwrap_or_default();
-            std::iter::once(first)
-                .chain(threads.into_iter().map(|t| {
-                    t.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                }))
-                .collect()
-        });
+        // Each source walks its own directories: on every core, their stats and header reads
+        // overlap.
+        let found = crate::parallel::map(&sources, |s| s.discover());
         for file in found.into_iter().flatten() {
             match by_key.get(&file.key) {
                 Some(seen) if seen.modified >= file.modified => {}
