@@ -108,11 +108,21 @@ impl LineTime {
         if memchr::memmem::find(line, b"\\u").is_some() {
             return None;
         }
-        let quoted = format!("\"{key}\"");
         let mut latest: Option<Timestamp> = None;
         let mut last: Option<(usize, Option<Timestamp>)> = None;
-        for at in memchr::memmem::find_iter(line, quoted.as_bytes()) {
-            let rest = line[at + quoted.len()..].trim_ascii_start();
+        for found in memchr::memmem::find_iter(line, key.as_bytes()) {
+            // The key in quotes: `at` is its opening quote.
+            let Some(at) = found.checked_sub(1).filter(|&q| line[q] == b'"') else {
+                continue;
+            };
+            let backslashes = line[..at].iter().rev().take_while(|&&b| b == b'\\').count();
+            if backslashes % 2 == 1 {
+                continue; // an escaped quote: the word ends a longer string
+            }
+            let Some(rest) = line[found + key.len()..].strip_prefix(b"\"") else {
+                continue;
+            };
+            let rest = rest.trim_ascii_start();
             let Some(rest) = rest.strip_prefix(b":") else {
                 continue; // a string value, not a key
             };
@@ -444,6 +454,11 @@ mod tests {
             Some(LineTime::Untimed)
         );
         assert_eq!(read(r#"{"time\u0073tamp":"2026-01-01T00:00:00Z"}"#), None);
+        assert_eq!(
+            read(r#"{"timestamp":"2020-01-01T00:00:00Z","a\"timestamp":"2030-01-01T00:00:00Z"}"#),
+            Some(LineTime::At(t("2020-01-01T00:00:00Z"))),
+            "a key that only ends in the word"
+        );
         assert_eq!(read(r#"{"timestamp":"2026-01-01T00:00:00\/Z"}"#), None);
     }
 
