@@ -157,34 +157,15 @@ impl Reader {
         if line.bytes.trim_ascii().is_empty() {
             return;
         }
-        let skimmed = simdutf8::basic::from_utf8(line.bytes)
+        let (objects, clean) = simdutf8::basic::from_utf8(line.bytes)
             .ok()
-            .and_then(crate::fields::skim);
-        if let Some(objects) = skimmed {
-            let count = objects.len();
-            for fields in objects {
-                self.fields(fields, line.seq);
-            }
-            self.damaged(line, count, true);
-            return;
+            .and_then(crate::fields::skim)
+            .map_or_else(|| crate::fields::read(line.bytes), |all| (all, true));
+        let count = objects.len();
+        for fields in objects {
+            self.fields(fields, line.seq);
         }
-        let repaired = salvage::repair_surrogates(line.bytes);
-        let bytes = repaired.as_deref().unwrap_or(line.bytes);
-        let mut objects = 0;
-        let mut clean = true;
-        for fields in serde_json::Deserializer::from_slice(bytes).into_iter::<Fields>() {
-            match fields {
-                Ok(fields) => {
-                    objects += 1;
-                    self.fields(fields, line.seq);
-                }
-                Err(_) => {
-                    clean = false;
-                    break;
-                }
-            }
-        }
-        self.damaged(line, objects, clean);
+        self.damaged(line, count, clean);
     }
 
     /// Records a line that did not read to its end: skipped (kept as a bare node when it names

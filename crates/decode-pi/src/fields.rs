@@ -145,6 +145,21 @@ impl<'de> Deserialize<'de> for Fields {
     }
 }
 
+/// The fields of every object on a line, read by serde as far as they are objects (a lone
+/// surrogate escape repaired first), and whether that is the whole line.
+pub(crate) fn read(bytes: &[u8]) -> (Vec<Fields>, bool) {
+    let repaired = crate::salvage::repair_surrogates(bytes);
+    let bytes = repaired.as_deref().unwrap_or(bytes);
+    let mut objects = Vec::new();
+    for fields in serde_json::Deserializer::from_slice(bytes).into_iter::<Fields>() {
+        match fields {
+            Ok(fields) => objects.push(fields),
+            Err(_) => return (objects, false),
+        }
+    }
+    (objects, true)
+}
+
 /// The fields of every object on a line (pi writes one; real files have two glued together),
 /// read with a strict [`Scan`] rather than serde: the same fields for every line it accepts,
 /// which must be objects only. `None` leaves the line to serde: anything unusual (an escape in
