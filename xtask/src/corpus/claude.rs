@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::json::{self, Tag, Uuid, BASE62, HEX};
 use super::needle::Slot;
-use super::session::{self, Spec, Writer, Written};
+use super::session::{Spec, Writer, Written};
 use super::text::{self, Pools, Style};
 
 const VERSIONS: &[&str] = &["2.1.7", "2.1.19", "2.1.31", "2.1.42", "2.1.88", "2.1.120"];
@@ -681,14 +681,7 @@ impl<'a> Claude<'a> {
                     self.w.scratch.extend_from_slice(b"\\n");
                 }
                 let len = self.w.output_len(30_000);
-                session::fill(
-                    pools,
-                    &mut self.w.rng,
-                    Style::Shell,
-                    len,
-                    needle.as_ref(),
-                    &mut self.w.scratch,
-                );
+                self.w.scratch_text(Style::Shell, len, needle.as_ref());
             }
             Tool::Read => {
                 let len = self.w.output_len(90_000);

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use super::json::{self, Tag, Uuid, BASE62};
 use super::needle::{Needle, Slot};
-use super::session::{self, Spec, Writer, Written};
+use super::session::{Spec, Writer, Written};
 use super::text::{self, Pools, Style};
 
 /// The local time zone's offset from UTC used for file and directory names.
@@ -290,14 +290,7 @@ impl Codex<'_> {
         let needle = self.w.take(Slot::UserText);
         self.w.scratch.clear();
         let len = self.w.prose_len(15, 1_500);
-        session::fill(
-            self.w.pools,
-            &mut self.w.rng,
-            Style::Prose,
-            len,
-            needle.as_ref(),
-            &mut self.w.scratch,
-        );
+        self.w.scratch_text(Style::Prose, len, needle.as_ref());
         let mirror = self.w.out.seq();
         self.open("response_item");
         let l = &mut self.w.out.line;
@@ -394,14 +387,7 @@ impl Codex<'_> {
         json::esc(&mut self.w.scratch, title.as_bytes());
         self.w.scratch.extend_from_slice(b"**\\n\\n");
         let len = self.w.prose_len(40, 1_200);
-        session::fill(
-            self.w.pools,
-            &mut self.w.rng,
-            Style::Prose,
-            len,
-            needle.as_ref(),
-            &mut self.w.scratch,
-        );
+        self.w.scratch_text(Style::Prose, len, needle.as_ref());
         let seq = self.w.out.seq();
         self.open("event_msg");
         let l = &mut self.w.out.line;
@@ -438,14 +424,7 @@ impl Codex<'_> {
         };
         self.w.scratch.clear();
         let len = self.w.prose_len(40, if may_plant { 600 } else { 2_500 });
-        session::fill(
-            self.w.pools,
-            &mut self.w.rng,
-            Style::Prose,
-            len,
-            needle.as_ref(),
-            &mut self.w.scratch,
-        );
+        self.w.scratch_text(Style::Prose, len, needle.as_ref());
         let seq = self.w.out.seq();
         self.open("event_msg");
         let l = &mut self.w.out.line;

@@ -106,6 +106,18 @@ impl<'a> Writer<'a> {
         );
     }
 
+    /// [`Writer::text`] into the scratch buffer, for text written more than once.
+    pub fn scratch_text(&mut self, style: Style, len: usize, needle: Option<&Needle>) {
+        fill(
+            self.pools,
+            &mut self.rng,
+            style,
+            len,
+            needle,
+            &mut self.scratch,
+        );
+    }
+
     /// How many more steps (tool rounds) a turn may take: long turns in long sessions, short
     /// ones where the session is nearly at its size (a small session stays small).
     pub fn max_steps(&self) -> u32 {
