@@ -381,14 +381,14 @@ unsafe fn escape_masks(bytes: &[u8], at: usize) -> (u64, u64) {
     (s0 | s1 << 32, u0 | u1 << 32)
 }
 
-/// [`string_end`] a block of 16 or 32 bytes at a time, a branch per quote or backslash.
+/// [`string_end`] 16 bytes at a time, a branch per quote or backslash.
 fn string_end_narrow(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     let mut at = start;
     let mut escaped = false;
     loop {
         // Every quote, backslash and control character of a block, lowest first; the bytes of
         // an escape are passed over.
-        let (block, width, mut specials) = specials(bytes, at)?;
+        let (block, mut specials) = specials(bytes, at)?;
         let mut skip_to = at;
         while specials != 0 {
             let i = block + specials.trailing_zeros() as usize;
@@ -405,7 +405,7 @@ fn string_end_narrow(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
                 _ => return None,
             }
         }
-        at = skip_to.max(block + width);
+        at = skip_to.max(block + 16);
     }
 }
 
@@ -426,23 +426,17 @@ fn escape_len(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
-/// The positions of quotes, backslashes and control characters in a block of bytes from `at`
-/// (16 or 32, fewer at the end of `bytes`): where the block starts, its width, and a bit per
-/// byte. `None` when `at` is at the end.
-fn specials(bytes: &[u8], at: usize) -> Option<(usize, usize, u32)> {
+/// The positions of quotes, backslashes and control characters among the 16 bytes from `at`
+/// (fewer at the end of `bytes`): where the block starts, and a bit per byte. `None` when `at`
+/// is at the end.
+fn specials(bytes: &[u8], at: usize) -> Option<(usize, u32)> {
     if at >= bytes.len() {
         return None;
     }
     #[cfg(target_arch = "x86_64")]
-    {
-        if at + 32 <= bytes.len() && std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, and the block lies within `bytes`.
-            return Some((at, 32, unsafe { specials_avx2(bytes, at) }));
-        }
-        if at + 16 <= bytes.len() {
-            // SAFETY: SSE2 is part of x86_64, and the block lies within `bytes`.
-            return Some((at, 16, unsafe { specials_sse2(bytes, at) }));
-        }
+    if at + 16 <= bytes.len() {
+        // SAFETY: SSE2 is part of x86_64, and the block lies within `bytes`.
+        return Some((at, unsafe { specials_sse2(bytes, at) }));
     }
     let special = |b: &u8| matches!(b, b'"' | b'\\') || *b < 0x20;
     let mask = bytes[at..]
@@ -451,30 +445,10 @@ fn specials(bytes: &[u8], at: usize) -> Option<(usize, usize, u32)> {
         .enumerate()
         .filter(|(_, b)| special(b))
         .fold(0u32, |mask, (i, _)| mask | 1 << i);
-    Some((at, 16, mask))
+    Some((at, mask))
 }
 
-/// [`specials`] over a whole block of 32.
-///
-/// # Safety
-/// The CPU must have AVX2, and `at + 32 <= bytes.len()`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn specials_avx2(bytes: &[u8], at: usize) -> u32 {
-    use std::arch::x86_64::*;
-    let x = _mm256_loadu_si256(bytes.as_ptr().add(at).cast());
-    let control = _mm256_set1_epi8(0x1f);
-    let hits = _mm256_or_si256(
-        _mm256_or_si256(
-            _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'"' as i8)),
-            _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'\\' as i8)),
-        ),
-        _mm256_cmpeq_epi8(_mm256_max_epu8(x, control), control),
-    );
-    _mm256_movemask_epi8(hits) as u32
-}
-
-/// [`specials`] over a whole block of 16.
+/// [`specials`] over a whole block.
 ///
 /// # Safety
 /// The CPU must have SSE2 (every x86_64 CPU has), and `at + 16 <= bytes.len()`.
