@@ -59,17 +59,9 @@ impl Transcript for Claude {
         &self,
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
+        lines: Option<LineTest<'_>>,
     ) -> Result<Decoded, DecodeError> {
-        decode(file, sink, None)
-    }
-
-    fn decode_matching(
-        &self,
-        file: &SessionFile,
-        sink: &mut dyn FnMut(Event),
-        line_may_match: LineTest<'_>,
-    ) -> Result<Decoded, DecodeError> {
-        decode(file, sink, Some(line_may_match))
+        decode(file, sink, lines)
     }
 
     fn line_time(&self, line: &[u8]) -> LineTime {

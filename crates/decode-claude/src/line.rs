@@ -254,6 +254,7 @@ impl Titles {
             title: self.custom.or(self.ai),
             summary: self.summary,
             cwd: self.cwd,
+            ..SessionMeta::default()
         }
     }
 }

@@ -44,7 +44,7 @@ fn decode(path: &Path) -> Result<usize, String> {
     };
     let mut n = 0;
     Claude::new(PathBuf::new())
-        .decode(&file, &mut |_| n += 1)
+        .decode(&file, &mut |_| n += 1, None)
         .map(|_| n)
         .map_err(|e| e.to_string())
 }
@@ -168,7 +168,7 @@ fn compare(claude: &Claude, path: &Path, bytes: &[u8], seed: u64) {
     };
     let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
     let mut full = Vec::new();
-    let reference = claude.decode(&file, &mut |e| full.push(e));
+    let reference = claude.decode(&file, &mut |e| full.push(e), None);
     for variant in 0..4u64 {
         let wanted = |line: &[u8]| {
             let h = line
@@ -177,7 +177,7 @@ fn compare(claude: &Claude, path: &Path, bytes: &[u8], seed: u64) {
             variant > 0 && Rng(h).below(3) == 0
         };
         let mut got = Vec::new();
-        let decoded = claude.decode_matching(&file, &mut |e| got.push(e), &wanted);
+        let decoded = claude.decode(&file, &mut |e| got.push(e), Some(&wanted));
         match (&reference, decoded) {
             (Ok(reference), Ok(decoded)) => {
                 let expected: Vec<_> = full
@@ -217,18 +217,14 @@ fn every_word_of_an_event_is_in_its_line_raw_bytes() {
             size: 0,
         };
         let mut events = Vec::new();
-        if claude.decode(&file, &mut |e| events.push(e)).is_err() {
+        if claude.decode(&file, &mut |e| events.push(e), None).is_err() {
             continue;
         }
         let raw = std::fs::read(&path).unwrap();
         let lines: Vec<&[u8]> = raw.split(|&b| b == b'\n').collect();
         for event in &events {
             let line = lines[event.seq as usize - 1];
-            let missing = history_core::prefilter::word_missing_from_line(
-                &event.text,
-                line,
-                claude.generated_words(),
-            );
+            let missing = history_core::prefilter::word_missing_from_line(&event.text, line);
             assert_eq!(missing, None, "{:?} in {}", event.text, path.display());
             checked += 1;
         }

@@ -85,6 +85,7 @@ pub(crate) fn session(
             title: outcome.title,
             summary: None,
             cwd: head.cwd().map(str::to_owned).or(outcome.cwd),
+            ..SessionMeta::default()
         },
         lineage: files,
     })

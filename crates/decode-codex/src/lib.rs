@@ -45,8 +45,8 @@
 //!
 //! # Searches
 //!
-//! [`decode_matching`](history_core::Transcript::decode_matching) reads a line its raw line
-//! test rules out for its structure alone: tool outputs and inputs, encrypted reasoning, token
+//! [`decode`](history_core::Transcript::decode) with a raw line test reads a line the test
+//! rules out for its structure alone: tool outputs and inputs, encrypted reasoning, token
 //! counts and turn contexts are skipped unparsed, while what ties lines together (turns and
 //! rollbacks, call ids and tool names, the texts a message item and its event twin are paired
 //! by, thread names) is kept. Such a line is projected like any other and its events are held
@@ -122,17 +122,9 @@ impl Transcript for Codex {
         &self,
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
+        lines: Option<LineTest<'_>>,
     ) -> Result<Decoded, DecodeError> {
-        decode::session(&self.root, &file.path, sink, None)
-    }
-
-    fn decode_matching(
-        &self,
-        file: &SessionFile,
-        sink: &mut dyn FnMut(Event),
-        line_may_match: LineTest<'_>,
-    ) -> Result<Decoded, DecodeError> {
-        decode::session(&self.root, &file.path, sink, Some(line_may_match))
+        decode::session(&self.root, &file.path, sink, lines)
     }
 
     fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {

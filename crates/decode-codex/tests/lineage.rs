@@ -117,6 +117,7 @@ fn a_query_hit_in_inherited_history_counts_for_the_child() {
                     }
                 },
                 false,
+                None,
             )
             .unwrap();
         let hits: Vec<(u64, Role)> = loaded.events.iter().map(|e| (e.seq, e.role)).collect();

@@ -1,4 +1,4 @@
-//! `decode_matching` reads the lines a search cannot want for their structure alone: it must
+//! `decode` with a line test reads the lines a search cannot want for their structure alone: it must
 //! deliver exactly the events `decode` delivers for the other lines, and the same `Decoded`.
 
 mod common;
@@ -8,7 +8,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 use common::{check_matching, codex, raw_lines, root, try_decode};
-use history_core::{Corpus, Filter};
+use history_core::Filter;
 
 /// Every rollout under the fixture root, plain and compressed.
 fn fixtures() -> Vec<PathBuf> {
@@ -95,7 +95,6 @@ fn every_line_test_gives_the_full_decode_s_events_for_the_lines_it_passes() {
 
 #[test]
 fn a_search_s_own_raw_line_test_gives_the_same_events() {
-    let corpus = Corpus::new(vec![Box::new(codex())]);
     let codex = codex();
     let files = fixtures();
     let words = words(&files);
@@ -103,7 +102,7 @@ fn a_search_s_own_raw_line_test_gives_the_same_events() {
         let full = try_decode(&codex, path);
         for word in words.iter().step_by(7) {
             let filter = Filter::new(std::slice::from_ref(word), vec![], None, None);
-            let raw = corpus.raw_filters(&filter).remove("codex").unwrap();
+            let raw = history_core::prefilter::RawFilter::new(filter.queries());
             let test = |line: &[u8]| raw.may_match_slice(line);
             check_matching(&codex, path, &full, &test, &format!("raw filter {word}"));
         }

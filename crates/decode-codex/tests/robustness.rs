@@ -143,7 +143,7 @@ impl Rng {
     }
 }
 
-/// Decodes `bytes` in full and through `decode_matching` under a few line tests, which must
+/// Decodes `bytes` in full and through `decode` with a line test under a few line tests, which must
 /// not panic and must agree.
 fn decode_never_panics(dir: &Path, name: &str, bytes: &[u8]) {
     let path = write(dir, name, bytes);

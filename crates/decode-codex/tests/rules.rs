@@ -255,7 +255,7 @@ fn a_rollback_takes_the_undone_turn_off_the_branch() {
     assert_eq!(at(&events, 14)[0].text, "thread_rolled_back: 1");
     let corpus = Corpus::new(vec![Box::new(common::codex())]);
     let loaded = corpus
-        .load(&common::file(&path), &|_| Keep::Full, false)
+        .load(&common::file(&path), &|_| Keep::Full, false, None)
         .unwrap();
     let kept: Vec<&str> = loaded
         .events
@@ -320,7 +320,7 @@ fn every_word_of_an_event_is_in_its_line_raw_bytes() {
             .collect();
         for event in &events {
             let line = &lines[event.seq as usize - 1];
-            let missing = word_missing_from_line(&event.text, line, codex.generated_words());
+            let missing = word_missing_from_line(&event.text, line);
             assert_eq!(
                 missing,
                 None,
@@ -365,7 +365,7 @@ fn successive_rollbacks_remove_the_turns_still_in_force() {
     let kept = |lines: &[String]| -> Vec<String> {
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
         let loaded = corpus
-            .load(&common::file(&path), &|_| Keep::Full, false)
+            .load(&common::file(&path), &|_| Keep::Full, false, None)
             .unwrap();
         loaded.events.into_iter().map(|e| e.text).collect()
     };

@@ -318,6 +318,7 @@ impl Reader {
             title: self.title,
             summary: None,
             cwd: self.header.as_ref().and_then(|h| h.cwd.clone()),
+            ..SessionMeta::default()
         };
         Ok(Pass {
             header: self.header,

@@ -36,7 +36,7 @@
 //! let pi = Pi::new(root.into());
 //! let file = pi.discover().into_iter().find(|f| f.key.id == "branched").unwrap();
 //! let mut texts = Vec::new();
-//! let decoded = pi.decode(&file, &mut |event| texts.push((event.seq, event.text))).unwrap();
+//! let decoded = pi.decode(&file, &mut |event| texts.push((event.seq, event.text)), None).unwrap();
 //! // Lines 5–8 are an abandoned branch: streamed, but not on the active branch.
 //! assert_eq!(decoded.branch, Some(vec![2, 3, 4, 9, 10, 11, 12]));
 //! assert_eq!(texts.last().unwrap(), &(12, "B: a write-through cache. Done.".to_string()));
@@ -108,18 +108,17 @@ impl Pi {
         wanted: Option<LineTest<'_>>,
     ) -> Result<Decoded, DecodeError> {
         let pass = decode::read(&file.path, sink, wanted)?;
-        let mut lineage = vec![file.path.clone()];
-        lineage.extend(
-            pass.header
-                .as_ref()
-                .and_then(|h| h.parent.as_deref())
-                .and_then(|named| discover::parent_file(&self.root, &file.path, named)),
-        );
+        let mut meta = pass.meta;
+        meta.forked_from = pass
+            .header
+            .as_ref()
+            .and_then(|h| h.parent.as_deref())
+            .and_then(|named| discover::parent_file(&self.root, &file.path, named));
         Ok(Decoded {
             branch: Some(pass.tree.branch),
             notices: pass.notices,
-            meta: pass.meta,
-            lineage,
+            meta,
+            lineage: vec![file.path.clone()],
         })
     }
 }
@@ -135,37 +134,16 @@ impl Transcript for Pi {
         discover::sessions(&self.root)
     }
 
+    /// Lines `lines` rules out are read for their structure alone: ids and parent links, the
+    /// header, `session_info` names, compaction anchors; their text is checked as JSON but never
+    /// built into values or events.
     fn decode(
         &self,
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
+        lines: Option<LineTest<'_>>,
     ) -> Result<Decoded, DecodeError> {
-        self.decode_lines(file, sink, None)
-    }
-
-    /// Lines `line_may_match` rules out are read for their structure alone: ids and parent
-    /// links, the header, `session_info` names, compaction anchors; their text is checked as
-    /// JSON but never built into values or events.
-    fn decode_matching(
-        &self,
-        file: &SessionFile,
-        sink: &mut dyn FnMut(Event),
-        line_may_match: LineTest<'_>,
-    ) -> Result<Decoded, DecodeError> {
-        self.decode_lines(file, sink, Some(line_may_match))
-    }
-
-    /// The session's file, then the file it was forked from (`parentSession`, or `branchedFrom`
-    /// in version 1) when that still exists. A fork copies the entries it keeps, so the parent
-    /// is listed for information and never merged.
-    fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {
-        let mut lineage = vec![file.path.clone()];
-        lineage.extend(
-            discover::read_header(&file.path)
-                .and_then(|h| h.parent)
-                .and_then(|named| discover::parent_file(&self.root, &file.path, &named)),
-        );
-        lineage
+        self.decode_lines(file, sink, lines)
     }
 
     fn line_time(&self, line: &[u8]) -> LineTime {

@@ -1,4 +1,4 @@
-//! `decode_matching` is `decode` restricted to the lines a search wants: for every fixture file
+//! `decode` with a line test is `decode` restricted to the lines a search wants: for every fixture file
 //! and many line tests, the events of exactly the lines the test passes (equal to what `decode`
 //! emits for them), and the same branch, notices, meta and lineage.
 

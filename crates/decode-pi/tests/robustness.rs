@@ -1,6 +1,6 @@
 //! Any bytes in, no panic out: random bytes, and fixtures cut short or mangled, are decoded
 //! through the whole `Transcript` surface, and the events still obey the event conventions.
-//! `decode_matching` reads them too, and must agree with `decode` line for line.
+//! `decode` with a line test reads them too, and must agree with `decode` line for line.
 
 mod common;
 
@@ -85,7 +85,7 @@ fn exercise(root: &Path, bytes: &[u8]) {
         let _ = pi.tree(&file.path);
         common::check_matching_subsets(&pi, file, 4);
         let mut events: Vec<Event> = Vec::new();
-        if let Ok(decoded) = pi.decode(file, &mut |e| events.push(e)) {
+        if let Ok(decoded) = pi.decode(file, &mut |e| events.push(e), None) {
             let lines = bytes.split(|&b| b == b'\n').count() as u64;
             let branch = decoded.branch.unwrap_or_default();
             assert!(branch.windows(2).all(|w| w[0] < w[1]), "branch sorted");

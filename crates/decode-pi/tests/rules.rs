@@ -17,7 +17,7 @@ fn words_are_in_their_lines(path: &Path, events: &[history_core::Event]) {
     let lines: Vec<&[u8]> = raw.split(|&b| b == b'\n').collect();
     for event in events {
         let line = lines[event.seq as usize - 1];
-        let missing = word_missing_from_line(&event.text, line, pi().generated_words());
+        let missing = word_missing_from_line(&event.text, line);
         assert_eq!(missing, None, "{:?}", event.text);
     }
 }
@@ -62,12 +62,12 @@ fn active_branch_is_the_last_entrys_parent_chain() {
 fn the_core_keeps_the_branch_and_leaves_holes() {
     let corpus = Corpus::new(vec![Box::new(pi())]);
     let loaded = corpus
-        .load(&file("branched"), &|_| Keep::Full, false)
+        .load(&file("branched"), &|_| Keep::Full, false, None)
         .unwrap();
     let seqs: Vec<u64> = loaded.events.iter().map(|e| e.seq).collect();
     assert_eq!(seqs, vec![3, 4, 4, 9, 10, 11, 12]);
     let all = corpus
-        .load(&file("branched"), &|_| Keep::Full, true)
+        .load(&file("branched"), &|_| Keep::Full, true, None)
         .unwrap();
     let off: Vec<u64> = all
         .events
@@ -399,12 +399,13 @@ fn metadata_entries_title_images_and_custom_messages() {
 }
 
 #[test]
-fn a_fork_lists_its_parent_file_without_merging_it() {
+fn a_fork_names_its_parent_file_without_merging_it() {
     let child = file("fork-child");
     let (events, decoded) = decode("fork-child");
     let parent = file("fork-parent").path;
-    assert_eq!(decoded.lineage, vec![child.path.clone(), parent.clone()]);
-    assert_eq!(pi().lineage(&child), vec![child.path.clone(), parent]);
+    assert_eq!(decoded.meta.forked_from, Some(parent));
+    assert_eq!(decoded.lineage, vec![child.path.clone()]);
+    assert_eq!(pi().lineage(&child), vec![child.path.clone()]);
     assert_eq!(decoded.branch, Some(vec![2, 3, 4, 5, 6]));
     assert!(events.iter().all(|e| e.seq <= 6));
     assert_eq!(pi().lineage(&file("branched")), vec![file("branched").path]);
@@ -501,7 +502,7 @@ fn files_with_nothing_usable_are_refused_and_a_header_alone_is_empty() {
         let path = dir.join(name);
         fs::write(&path, bytes).unwrap();
         assert!(
-            pi.decode(&session(&path, name), &mut |_| {}).is_err(),
+            pi.decode(&session(&path, name), &mut |_| {}, None).is_err(),
             "{name}"
         );
     }
@@ -516,7 +517,7 @@ fn files_with_nothing_usable_are_refused_and_a_header_alone_is_empty() {
     assert_eq!(decoded.branch, Some(vec![]));
     assert!(decoded.notices.iter().any(|n| n.contains("no entries")));
     assert!(pi
-        .decode(&session(&dir.join("absent.jsonl"), "x"), &mut |_| {})
+        .decode(&session(&dir.join("absent.jsonl"), "x"), &mut |_| {}, None)
         .is_err());
 }
 

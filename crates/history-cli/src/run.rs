@@ -267,7 +267,7 @@ fn one_session(
         (true, true) => Keep::Meta,
         (true, false) => Keep::Full,
     };
-    let loaded = ctx.corpus.load(&file, &keep, args.all_branches)?;
+    let loaded = ctx.corpus.load(&file, &keep, args.all_branches, None)?;
     let req = BrowseRequest {
         before_seq: args.before_seq,
         after_seq: args.after_seq,
@@ -459,7 +459,7 @@ pub fn read(
             Keep::Drop
         }
     };
-    let loaded = ctx.corpus.load(&file, &keep, true)?;
+    let loaded = ctx.corpus.load(&file, &keep, true, None)?;
     let parts = loaded.events.len() as u32;
     let event = loaded.events.into_iter().find(|e| e.part == args.part);
     let canonical = file.key.to_string();

@@ -35,7 +35,7 @@ impl Rng {
 fn queries(corpus: &Corpus, rng: &mut Rng, n: usize) -> Vec<String> {
     let mut texts = Vec::new();
     for file in corpus.discover() {
-        if let Ok(loaded) = corpus.load(&file, &|_| Keep::Full, true) {
+        if let Ok(loaded) = corpus.load(&file, &|_| Keep::Full, true, None) {
             texts.extend(
                 loaded
                     .events

@@ -89,20 +89,6 @@ impl Corpus {
         files
     }
 
-    /// The raw-bytes tests of `filter`'s queries, one per source (each knows its source's
-    /// generated words); see [`crate::prefilter`].
-    pub fn raw_filters(&self, filter: &Filter) -> HashMap<String, RawFilter> {
-        self.sources
-            .iter()
-            .map(|s| {
-                (
-                    s.harness().to_string(),
-                    RawFilter::new(filter.queries(), s.generated_words()),
-                )
-            })
-            .collect()
-    }
-
     /// Whether a session can hold a hit, from the raw bytes of its file and of every ancestor it
     /// inherits history from. It never says no wrongly.
     pub fn may_match(&self, file: &SessionFile, raw: &RawFilter) -> bool {
@@ -118,33 +104,19 @@ impl Corpus {
 
     /// [`Corpus::may_match`] for `filter`'s queries, as one test of a session.
     pub fn raw_prefilter(&self, filter: &Filter) -> impl Fn(&SessionFile) -> bool + Sync + '_ {
-        let filters = self.raw_filters(filter);
-        move |file: &SessionFile| {
-            filters
-                .get(&file.key.harness)
-                .is_none_or(|raw| self.may_match(file, raw))
-        }
+        let raw = RawFilter::new(filter.queries());
+        move |file: &SessionFile| self.may_match(file, &raw)
     }
 
     /// Decodes one session, keeping of each event what `keep` says. With `all_branches`, events
-    /// off the selected branch are kept and marked; otherwise they are dropped.
+    /// off the selected branch are kept and marked; otherwise they are dropped. `lines` tells the
+    /// decoder which raw lines can hold a wanted event ([`Transcript::decode`]).
     pub fn load(
         &self,
         file: &SessionFile,
         keep: &dyn Fn(&Event) -> Keep,
         all_branches: bool,
-    ) -> Result<Loaded, HistoryError> {
-        self.load_matching(file, keep, all_branches, None)
-    }
-
-    /// Like [`Corpus::load`], telling the decoder which raw lines can hold a wanted event
-    /// ([`Transcript::decode_matching`]).
-    pub fn load_matching(
-        &self,
-        file: &SessionFile,
-        keep: &dyn Fn(&Event) -> Keep,
-        all_branches: bool,
-        line_may_match: Option<LineTest<'_>>,
+        lines: Option<LineTest<'_>>,
     ) -> Result<Loaded, HistoryError> {
         let unavailable = |reason: String| HistoryError::HistoryUnavailable {
             session: file.key.to_string(),
@@ -162,11 +134,9 @@ impl Corpus {
             }
             Keep::Full => events.push(event),
         };
-        let decoded = match line_may_match {
-            Some(test) => source.decode_matching(file, &mut sink, test),
-            None => source.decode(file, &mut sink),
-        }
-        .map_err(|e| unavailable(e.to_string()))?;
+        let decoded = source
+            .decode(file, &mut sink, lines)
+            .map_err(|e| unavailable(e.to_string()))?;
         if let Some(branch) = &decoded.branch {
             let on = |e: &Event| branch.binary_search(&e.seq).is_ok();
             if all_branches {

@@ -70,7 +70,7 @@ impl Filter {
                     .flatten()
             })
             .collect();
-        let quick = (!folded.is_empty()).then(|| std::sync::Arc::new(RawFilter::new(&folded, &[])));
+        let quick = (!folded.is_empty()).then(|| std::sync::Arc::new(RawFilter::new(&folded)));
         Filter {
             queries: folded,
             ascii,

@@ -131,4 +131,8 @@ pub struct SessionMeta {
     /// The working directory the session started in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// The file the session was forked from, when it names one that exists: the session copied
+    /// what it kept of it, so it is not part of its [`crate::Transcript::lineage`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<PathBuf>,
 }

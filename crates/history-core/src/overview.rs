@@ -36,7 +36,7 @@ pub fn representative(
         (true, true) => Keep::Full,
         (true, false) => Keep::Meta,
     };
-    let loaded = corpus.load(file, &keep, false)?;
+    let loaded = corpus.load(file, &keep, false, None)?;
     let visible = || loaded.events.iter().filter(|e| e.visible);
     let chosen = if filter.roles.is_empty() {
         visible()
@@ -59,7 +59,7 @@ pub fn representative(
                         Keep::Drop
                     }
                 };
-                corpus.load(file, &only, false)?.events.pop()
+                corpus.load(file, &only, false, None)?.events.pop()
             }
         },
     };

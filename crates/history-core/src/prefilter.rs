@@ -8,7 +8,6 @@
 //! - a JSON escape (`\u0061`), or a non-ASCII character whose full case folding yields ASCII
 //!   letters (`K` Kelvin → `k`, `ſ` → `s`, `ß` → `ss`, `ﬁ` → `fi`, `İ` → `i̇`…): when any such
 //!   *hatch* for a letter of the query appears in the file, the file is a candidate;
-//! - a word the decoder generates (`[image]`): segments inside a generated word are not required.
 //!
 //! Digits, punctuation, spaces and non-ASCII characters are never required: decoders render
 //! numbers and join fields in their own way. A query with no required segment passes every file.
@@ -74,16 +73,10 @@ fn rarity(segment: &str) -> u32 {
 }
 
 /// The required segments of one folded query.
-pub fn segments(folded: &str, generated_words: &[&str]) -> Vec<String> {
+pub fn segments(folded: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for seg in folded.split(|c: char| !c.is_ascii_alphabetic()) {
-        if seg.is_empty() {
-            continue;
-        }
-        let generated = generated_words
-            .iter()
-            .any(|w| w.to_ascii_lowercase().contains(seg));
-        if !generated && !out.iter().any(|s| s == seg) {
+        if !seg.is_empty() && !out.iter().any(|s| s == seg) {
             out.push(seg.to_string());
         }
     }
@@ -144,13 +137,9 @@ impl Hatches {
 const LONGEST_HATCH: usize = 6;
 
 impl RawFilter {
-    /// Compiles the test for `folded` queries (an OR) of a source that generates
-    /// `generated_words`.
-    pub fn new(folded: &[String], generated_words: &[&str]) -> RawFilter {
-        let per_query: Vec<Vec<String>> = folded
-            .iter()
-            .map(|q| segments(q, generated_words))
-            .collect();
+    /// Compiles the test for `folded` queries (an OR).
+    pub fn new(folded: &[String]) -> RawFilter {
+        let per_query: Vec<Vec<String>> = folded.iter().map(|q| segments(q)).collect();
         let mut keys: Vec<Caseless> = per_query
             .iter()
             .filter_map(|segs| segs.iter().max_by_key(|s| rarity(s)))
@@ -415,14 +404,14 @@ impl RawFilter {
 
 /// The first word of an event's `text` that the raw test of a query for that word would not
 /// find in `line`, the raw line the event comes from; `None` when it would find them all. A
-/// decoder's tests check with it that every word it writes is in the line it renders (or among
-/// its `generated_words`), which is what lets a search require every word of a query.
-pub fn word_missing_from_line(text: &str, line: &[u8], generated_words: &[&str]) -> Option<String> {
+/// decoder's tests check with it that every word it writes is in the line it renders, which is
+/// what lets a search require every word of a query.
+pub fn word_missing_from_line(text: &str, line: &[u8]) -> Option<String> {
     let folded = crate::matching::fold(text);
     folded
         .split(|c: char| !c.is_ascii_alphabetic())
         .filter(|word| !word.is_empty())
-        .find(|word| !RawFilter::new(&[word.to_string()], generated_words).may_match_slice(line))
+        .find(|word| !RawFilter::new(&[word.to_string()]).may_match_slice(line))
         .map(str::to_owned)
 }
 
@@ -445,9 +434,9 @@ mod tests {
     use super::*;
     use crate::matching::fold;
 
-    fn passes(queries: &[&str], generated: &[&str], raw: &str) -> bool {
+    fn passes(queries: &[&str], raw: &str) -> bool {
         let folded: Vec<String> = queries.iter().map(|q| fold(q)).collect();
-        RawFilter::new(&folded, generated).may_match(|| Ok(raw.as_bytes()))
+        RawFilter::new(&folded).may_match(|| Ok(raw.as_bytes()))
     }
 
     #[test]
@@ -484,50 +473,48 @@ mod tests {
         assert!(rarity("absent") > rarity("needle"));
         assert!(rarity("zygomorphic") > rarity("quokka"));
         assert!(rarity("deployment") > rarity("deploy"));
-        assert!(!passes(&["needle-absent"], &[], "needle needle"));
+        assert!(!passes(&["needle-absent"], "needle needle"));
         assert!(
-            !passes(&["zq written"], &[], "written, but no z q"),
+            !passes(&["zq written"], "written, but no z q"),
             "every segment counts"
         );
-        assert!(passes(&["zq written"], &[], "written ... ZQ"));
+        assert!(passes(&["zq written"], "written ... ZQ"));
         assert!(
-            passes(&["zq kelvin"], &[], r#"kelvin ... \u007aq"#),
+            passes(&["zq kelvin"], r#"kelvin ... \u007aq"#),
             "a hatch of a segment other than the key"
         );
     }
 
     #[test]
     fn plain_segments_decide() {
-        assert!(passes(&["Deploy"], &[], "we DEPLOYED it"));
-        assert!(!passes(&["deploy"], &[], "nothing here"));
-        assert!(passes(&["zebra", "deploy"], &[], "a deploy"), "an OR");
+        assert!(passes(&["Deploy"], "we DEPLOYED it"));
+        assert!(!passes(&["deploy"], "nothing here"));
+        assert!(passes(&["zebra", "deploy"], "a deploy"), "an OR");
         assert!(
-            !passes(&["rolling deploy"], &[], "a deploy only"),
+            !passes(&["rolling deploy"], "a deploy only"),
             "every segment counts"
         );
         assert!(passes(
             &["Bash: ls"],
-            &[],
             r#""name":"Bash","input":{"command":"ls"}"#
         ));
     }
 
     #[test]
     fn hatches_keep_escaped_and_folded_letters() {
-        assert!(passes(&["abc"], &[], r#""\u0061bc""#));
-        assert!(passes(&["kelvin"], &[], "5 \u{212A}elvin"));
-        assert!(passes(&["strasse"], &[], "Stra\u{00DF}e"));
-        assert!(passes(&["strasse"], &[], r#"Stra\u00dfe"#));
-        assert!(passes(&["file"], &[], "\u{FB01}le"));
-        assert!(!passes(&["strasse"], &[], "only strase and stras se"));
+        assert!(passes(&["abc"], r#""\u0061bc""#));
+        assert!(passes(&["kelvin"], "5 \u{212A}elvin"));
+        assert!(passes(&["strasse"], "Stra\u{00DF}e"));
+        assert!(passes(&["strasse"], r#"Stra\u00dfe"#));
+        assert!(passes(&["file"], "\u{FB01}le"));
+        assert!(!passes(&["strasse"], "only strase and stras se"));
     }
 
     #[test]
-    fn queries_without_letters_or_with_generated_words_pass_everything() {
-        assert!(passes(&["😀"], &[], "{}"));
-        assert!(passes(&["12345"], &[], "{}"));
-        assert!(passes(&["[image]"], &["image"], "{}"));
-        assert!(!passes(&["[image] cat"], &["image"], "{}"));
+    fn queries_without_letters_pass_everything() {
+        assert!(passes(&["😀"], "{}"));
+        assert!(passes(&["12345"], "{}"));
+        assert!(!passes(&["[image]"], "{}"));
     }
 
     #[test]
@@ -566,7 +553,7 @@ mod tests {
                     text.push('\n');
                 }
             }
-            let filter = RawFilter::new(&[fold(["deploy zq", "file", "deploy"][round % 3])], &[]);
+            let filter = RawFilter::new(&[fold(["deploy zq", "file", "deploy"][round % 3])]);
             let mut found = Vec::new();
             filter
                 .candidate_lines(Uneven(text.as_bytes(), round), |l| found.push(l.to_vec()))
@@ -595,11 +582,11 @@ mod tests {
                 Ok(n)
             }
         }
-        let f = RawFilter::new(&["deployment".into()], &[]);
+        let f = RawFilter::new(&["deployment".into()]);
         assert!(f.may_match(|| Ok(Slow(b"xx deployment yy"))));
         assert!(!f.may_match(|| Ok(Slow(b"xx deploymen yy"))));
         // A segment longer than the key, split across reads on the second pass.
-        let g = RawFilter::new(&["zq deploymentsx".into()], &[]);
+        let g = RawFilter::new(&["zq deploymentsx".into()]);
         assert!(g.may_match(|| Ok(Slow(b"zq .. deploymentsx"))));
     }
 }

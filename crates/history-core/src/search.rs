@@ -66,7 +66,7 @@ pub struct SearchRequest<'a> {
     /// Search every branch of branched sessions, not only the selected one.
     pub all_branches: bool,
     /// Skip sessions whose raw bytes cannot hold a hit, and let decoders skip such lines
-    /// ([`Corpus::may_match`], [`crate::Transcript::decode_matching`]).
+    /// ([`Corpus::may_match`], [`crate::Transcript::decode`]).
     pub raw_prefilter: bool,
     /// A further candidate filter in front of decoding (a search index, say).
     pub candidates: Option<Prefilter<'a>>,
@@ -87,8 +87,8 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         all_branches,
         ..
     } = *req;
-    let raw = (req.raw_prefilter && filter.is_search()).then(|| corpus.raw_filters(filter));
-    let raw_of = |file: &SessionFile| raw.as_ref().and_then(|r| r.get(&file.key.harness));
+    let raw = (req.raw_prefilter && filter.is_search()).then(|| RawFilter::new(filter.queries()));
+    let raw = raw.as_ref();
     let keep = |e: &Event| {
         if filter.matches(e) {
             Keep::Full
@@ -97,13 +97,12 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         }
     };
     let decode = |file: &SessionFile| {
-        let raw = raw_of(file);
         let test = |line: &[u8]| raw.is_none_or(|r| r.may_match_slice(line));
         let line_test: Option<LineTest<'_>> = raw
             .filter(|r| !r.passes_everything())
             .map(|_| &test as LineTest<'_>);
         corpus
-            .load_matching(file, &keep, all_branches, line_test)
+            .load(file, &keep, all_branches, line_test)
             .map(|loaded| loaded.events)
     };
     let mut found = Found {
@@ -126,7 +125,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         if !req.candidates.is_none_or(|c| c(file)) {
             return Scan::Out;
         }
-        let Some(raw) = raw_of(file) else {
+        let Some(raw) = raw else {
             return Scan::Decoded(decode(file));
         };
         if eager.iter().any(|e| std::ptr::eq(e, file)) {

@@ -29,28 +29,23 @@ pub trait Transcript: Send + Sync {
     ///
     /// Events of lines that turn out not to be on the selected branch may be emitted too; the
     /// returned [`Decoded::branch`] says which seqs are on it.
+    ///
+    /// With `lines` (a search), only raw lines for which the test holds can hold an event the
+    /// caller wants, so the decoder may read the other lines for their structure alone
+    /// (branches, tool names) and emit nothing for them. Every event it does emit must equal
+    /// the one a decode without the test emits, and every wanted one must be emitted:
+    /// [`crate::testing`] checks this for every source.
     fn decode(
         &self,
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
+        lines: Option<LineTest<'_>>,
     ) -> Result<Decoded, DecodeError>;
 
-    /// Like [`Transcript::decode`], for a search: only lines for which `line_may_match` holds
-    /// can hold an event the search wants, so a decoder may read the other lines for their
-    /// structure alone (branches, tool names) and emit nothing for them. Every event it emits
-    /// must equal the one [`Transcript::decode`] would emit. The default decodes everything.
-    fn decode_matching(
-        &self,
-        file: &SessionFile,
-        sink: &mut dyn FnMut(Event),
-        line_may_match: LineTest<'_>,
-    ) -> Result<Decoded, DecodeError> {
-        let _ = line_may_match;
-        self.decode(file, sink)
-    }
-
-    /// The files a session is built from: its own file first, then every ancestor it inherits
-    /// history from. Cheap: it must not decode the whole session.
+    /// The files a session's events are decoded from: its own file first, then every file it
+    /// inherits history from, exactly the list [`Decoded::lineage`] reports. Cheap: it must not
+    /// decode the whole session. A file a session only names (the one it was forked from, whose
+    /// entries it copied) is not among them; that is [`SessionMeta::forked_from`].
     fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {
         vec![file.path.clone()]
     }
@@ -61,18 +56,11 @@ pub trait Transcript: Send + Sync {
         Ok(Box::new(open_untouched(path)?))
     }
 
-    /// Words this decoder writes into event text that need not appear in the raw bytes of the
-    /// line an event comes from (a label from a table, say). A query prefilter does not require
-    /// them. The bundled decoders declare none: every word they add comes from the rendered
-    /// line itself (`[image]` from a block whose type is `image`).
-    fn generated_words(&self) -> &[&str] {
-        &[]
-    }
-
     /// When the events decoded from this raw line happen: every event a decoder emits carries the
     /// time of the line it comes from, so a search can rank a file's candidate lines before
-    /// decoding it. It must agree with [`Transcript::decode`] for every line that yields events;
-    /// the default, [`LineTime::Unknown`], never rules anything out.
+    /// decoding it. It must agree with [`Transcript::decode`] for every line that yields events
+    /// ([`crate::testing`] checks it); the default, [`LineTime::Unknown`], never rules anything
+    /// out.
     fn line_time(&self, line: &[u8]) -> LineTime {
         let _ = line;
         LineTime::Unknown
@@ -162,7 +150,8 @@ pub struct Decoded {
     pub notices: Vec<String>,
     /// Title, summary, working directory.
     pub meta: SessionMeta,
-    /// Every file that was read: the session's own first, then its ancestors.
+    /// Every file that was read: the session's own first, then its ancestors
+    /// ([`Transcript::lineage`]).
     pub lineage: Vec<PathBuf>,
 }
 

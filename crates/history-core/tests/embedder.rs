@@ -40,6 +40,7 @@ impl Transcript for Live {
         &self,
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
+        _lines: Option<history_core::source::LineTest<'_>>,
     ) -> Result<Decoded, DecodeError> {
         let (_, modified, events) = self
             .sessions
@@ -143,11 +144,14 @@ fn a_fake_source_is_listed_searched_and_paged() {
         .find(|s| s.key.to_string() == "live:s1")
         .unwrap()
         .clone();
-    let all = corpus.load(file, &|_| Keep::Full, true).unwrap();
+    let all = corpus.load(file, &|_| Keep::Full, true, None).unwrap();
     let marks: Vec<Option<bool>> = all.events.iter().map(|e| e.on_active_branch).collect();
     assert_eq!(marks, vec![Some(true), Some(false), Some(true)]);
     let page = browse(
-        corpus.load(file, &|_| Keep::Full, false).unwrap().events,
+        corpus
+            .load(file, &|_| Keep::Full, false, None)
+            .unwrap()
+            .events,
         &BrowseRequest {
             before_seq: None,
             after_seq: None,

@@ -104,7 +104,7 @@ pub fn file(path: &Path) -> SessionFile {
 /// Decodes `path` through the `Transcript` trait.
 pub fn try_decode(codex: &Codex, path: &Path) -> (Vec<Event>, Result<Decoded, DecodeError>) {
     let mut events = Vec::new();
-    let decoded = codex.decode(&file(path), &mut |e| events.push(e));
+    let decoded = codex.decode(&file(path), &mut |e| events.push(e), None);
     (events, decoded)
 }
 
@@ -285,7 +285,7 @@ pub fn lines_by_seq(lineage: &[PathBuf]) -> std::collections::BTreeMap<u64, Vec<
     map
 }
 
-/// Checks that `decode_matching` under `test` delivers exactly the events `decode` delivers for
+/// Checks that `decode` with a line test under `test` delivers exactly the events `decode` delivers for
 /// the lines passing `test`, and the same `Decoded`. `what` names the case in failures.
 pub fn check_matching(
     codex: &Codex,
@@ -295,7 +295,7 @@ pub fn check_matching(
     what: &str,
 ) {
     let mut got = Vec::new();
-    let decoded = codex.decode_matching(&file(path), &mut |e| got.push(e), test);
+    let decoded = codex.decode(&file(path), &mut |e| got.push(e), Some(test));
     let (events, expected) = full;
     let lineage = match expected {
         Ok(expected) => expected.lineage.clone(),

@@ -32,7 +32,7 @@ pub fn decode(id: &str) -> (Vec<Event>, Decoded) {
 pub fn decode_file(pi: &Pi, file: &SessionFile) -> (Vec<Event>, Decoded) {
     let mut events = Vec::new();
     let decoded = pi
-        .decode(file, &mut |e| events.push(e))
+        .decode(file, &mut |e| events.push(e), None)
         .unwrap_or_else(|e| panic!("{}: {e}", file.path.display()));
     (events, decoded)
 }
@@ -67,6 +67,9 @@ pub fn render(file: &SessionFile, events: &[Event], decoded: &Decoded) -> String
     out.push_str(&format!("branch {:?}\n", decoded.branch));
     let lineage: Vec<String> = decoded.lineage.iter().map(|p| shown(p)).collect();
     out.push_str(&format!("lineage {lineage:?}\n"));
+    if let Some(parent) = &decoded.meta.forked_from {
+        out.push_str(&format!("forked from {}\n", shown(parent)));
+    }
     for notice in &decoded.notices {
         out.push_str(&format!("notice {notice}\n"));
     }
@@ -120,15 +123,15 @@ pub fn lines_of(bytes: &[u8]) -> Vec<&[u8]> {
 /// A line test, as a search passes one.
 pub type Test<'a> = &'a (dyn Fn(&[u8]) -> bool + Sync);
 
-/// Checks `decode_matching` against `decode` for one test: the events of exactly the lines the
+/// Checks `decode` with a line test against `decode` for one test: the events of exactly the lines the
 /// test passes, equal to those `decode` emits for them, and the same `Decoded` (or error).
 pub fn check_matching(pi: &Pi, file: &SessionFile, test: Test<'_>, what: &str) {
     let bytes = std::fs::read(&file.path).unwrap();
     let lines = lines_of(&bytes);
     let mut full = Vec::new();
-    let full_decoded = pi.decode(file, &mut |e| full.push(e));
+    let full_decoded = pi.decode(file, &mut |e| full.push(e), None);
     let mut light = Vec::new();
-    let light_decoded = pi.decode_matching(file, &mut |e| light.push(e), test);
+    let light_decoded = pi.decode(file, &mut |e| light.push(e), Some(test));
     let at = || format!("{} with {what}", file.path.display());
     let passes = |seq: u64| {
         let line = lines
@@ -181,7 +184,7 @@ pub fn line_hash(seed: u64, bytes: &[u8]) -> u64 {
     h ^ (h >> 33)
 }
 
-/// `decode_matching` against `decode` for all lines, none, and seeded random subsets.
+/// `decode` with a line test against `decode` for all lines, none, and seeded random subsets.
 pub fn check_matching_subsets(pi: &Pi, file: &SessionFile, seeds: u64) {
     check_matching(pi, file, &|_| true, "every line");
     check_matching(pi, file, &|_| false, "no line");
