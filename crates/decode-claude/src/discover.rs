@@ -7,13 +7,11 @@ use history_core::{SessionFile, SessionKey};
 
 use crate::HARNESS;
 
-/// The `projects` directory: `NOTESOUP_HISTORY_CLAUDE_ROOT`, else `$CLAUDE_CONFIG_DIR/projects`,
-/// else `$HOME/.claude/projects`.
+/// Claude Code's own `projects` directory: `$CLAUDE_CONFIG_DIR/projects`, else
+/// `$HOME/.claude/projects` (empty variables count as unset). [`crate::HARNESS`]'s root is
+/// `NOTESOUP_HISTORY_CLAUDE_ROOT` before either.
 pub fn default_root(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let set = |k: &str| env(k).filter(|v| !v.is_empty());
-    if let Some(root) = set("NOTESOUP_HISTORY_CLAUDE_ROOT") {
-        return Some(root.into());
-    }
     if let Some(config) = set("CLAUDE_CONFIG_DIR") {
         return Some(Path::new(&config).join("projects"));
     }
@@ -51,7 +49,7 @@ pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
                 continue;
             }
             found.push(SessionFile {
-                key: SessionKey::new(HARNESS, id),
+                key: SessionKey::new(HARNESS.name, id),
                 modified: modified_nanos(&meta),
                 size: meta.len(),
                 path,

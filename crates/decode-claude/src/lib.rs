@@ -9,7 +9,7 @@
 //!
 //! ```no_run
 //! use history_core::{Corpus, Transcript};
-//! let claude = decode_claude::Claude::new("/home/me/.claude/projects".into());
+//! let claude = decode_claude::Claude::new("/home/me/.claude/projects");
 //! let corpus = Corpus::new(vec![Box::new(claude)]);
 //! for session in corpus.discover() {
 //!     println!("{} {}", session.key, session.path.display());
@@ -24,14 +24,24 @@ mod render;
 
 use std::path::PathBuf;
 
+use history_core::harness::Harness;
 use history_core::json::repair_surrogates;
 use history_core::source::{parse_object_str, Damage, LineTest, LineTime, Lines};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
 
 pub use discover::default_root;
 
-/// The harness name in qualified ids.
-pub const HARNESS: &str = "claude";
+/// Claude Code in the registry of harnesses.
+pub const HARNESS: Harness = Harness {
+    name: "claude",
+    root_flag: "claude-root",
+    root_env: "NOTESOUP_HISTORY_CLAUDE_ROOT",
+    root_about: "Claude Code's projects directory",
+    default_root_about: "$CLAUDE_CONFIG_DIR/projects, ~/.claude/projects",
+    default_root: |env| default_root(env),
+    session_env: Some("CLAUDE_CODE_SESSION_ID"),
+    open: |root| Box::new(Claude::new(root)),
+};
 
 /// Claude Code transcripts under one `projects` directory.
 #[derive(Clone, Debug)]
@@ -41,14 +51,14 @@ pub struct Claude {
 
 impl Claude {
     /// Transcripts under `root`, the `projects` directory.
-    pub fn new(root: PathBuf) -> Claude {
-        Claude { root }
+    pub fn new(root: impl Into<PathBuf>) -> Claude {
+        Claude { root: root.into() }
     }
 }
 
 impl Transcript for Claude {
     fn harness(&self) -> &str {
-        HARNESS
+        HARNESS.name
     }
 
     fn discover(&self) -> Vec<SessionFile> {

@@ -207,7 +207,7 @@ fn compare(claude: &Claude, path: &Path, bytes: &[u8], seed: u64) {
 fn every_word_of_an_event_is_in_its_line_raw_bytes() {
     // What lets the raw prefilter require every word of a query, the text the decoder writes
     // (`[image]`, `[redacted thinking]`, a nameless `tool`) included.
-    let claude = Claude::new("/nonexistent".into());
+    let claude = Claude::new("/nonexistent");
     let mut checked = 0;
     for path in fixtures() {
         let file = SessionFile {

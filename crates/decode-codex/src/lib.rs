@@ -66,6 +66,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use history_core::harness::Harness;
 use history_core::source::{parse_object, LineTest, LineTime};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
 use serde_json::{Map, Value};
@@ -79,8 +80,17 @@ mod prune;
 mod reader;
 mod render;
 
-/// The harness name in qualified ids.
-const HARNESS: &str = "codex";
+/// The Codex CLI in the registry of harnesses.
+pub const HARNESS: Harness = Harness {
+    name: "codex",
+    root_flag: "codex-root",
+    root_env: "NOTESOUP_HISTORY_CODEX_ROOT",
+    root_about: "Codex's sessions directory",
+    default_root_about: "$CODEX_HOME/sessions, ~/.codex/sessions",
+    default_root: |env| default_root(env),
+    session_env: None,
+    open: |root| Box::new(Codex::new(root)),
+};
 
 /// The Codex CLI's transcripts under one sessions root.
 #[derive(Clone, Debug)]
@@ -100,22 +110,23 @@ impl Codex {
     }
 }
 
-/// The default sessions root: `NOTESOUP_HISTORY_CODEX_ROOT`, else `$CODEX_HOME/sessions`, else
-/// `$HOME/.codex/sessions`; `None` when none of them is set. `env` looks a variable up.
+/// Codex's own sessions root: `$CODEX_HOME/sessions`, else `$HOME/.codex/sessions`; `None` when
+/// neither is set. `env` looks a variable up. [`HARNESS`]'s root is `NOTESOUP_HISTORY_CODEX_ROOT`
+/// before either.
 pub fn default_root(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    var("NOTESOUP_HISTORY_CODEX_ROOT")
-        .or_else(|| var("CODEX_HOME").map(|home| home.join("sessions")))
+    var("CODEX_HOME")
+        .map(|home| home.join("sessions"))
         .or_else(|| var("HOME").map(|home| home.join(".codex").join("sessions")))
 }
 
 impl Transcript for Codex {
     fn harness(&self) -> &str {
-        HARNESS
+        HARNESS.name
     }
 
     fn discover(&self) -> Vec<SessionFile> {
-        discover::sessions(HARNESS, &self.root)
+        discover::sessions(HARNESS.name, &self.root)
     }
 
     fn decode(

@@ -12,14 +12,14 @@
 //! its grammar, escapes and control characters but not what [`Value`] checks besides: lone
 //! `\u` surrogates, numbers out of `f64` range and nesting depth. A skipped string holding a
 //! `\u` escape, and a skipped number, array or object that could hold a number out of range
-//! or a `\u` escape, is read again as [`Value`] would read it ([`Skip`]); one nested deep
+//! or a `\u` escape, is read again as [`Value`] would read it ([`CheckedAny`]); one nested deep
 //! enough to come near the depth limit, and a line whose pruning could depend on a repeated
 //! `type` or `role`, make the line parsed in full.
 
 use std::cell::Cell;
 use std::fmt;
 
-use history_core::json::Skip;
+use history_core::json::CheckedAny;
 use history_core::source::parse_object;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -280,7 +280,7 @@ fn check_skipped<E: de::Error>(raw: &str, depth: usize, doubt: &Cell<bool>) -> R
         risky
     };
     if risky {
-        serde_json::from_str::<Skip>(raw).map_err(E::custom)?;
+        serde_json::from_str::<CheckedAny>(raw).map_err(E::custom)?;
     }
     Ok(())
 }

@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use history_core::json::Skip;
+use history_core::json::CheckedAny;
 use history_core::scan::Scan;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
@@ -135,7 +135,7 @@ impl<'de> Deserialize<'de> for Fields {
                         Key::FirstKeptEntryId => f.first_kept_entry_id = string(&mut map)?,
                         Key::FirstKeptEntryIndex => f.first_kept_entry_index = number(&mut map)?,
                         Key::Name => f.name = string(&mut map)?,
-                        Key::Other => map.next_value::<Skip>().map(|_| ())?,
+                        Key::Other => map.next_value::<CheckedAny>().map(|_| ())?,
                     }
                 }
                 Ok(f)
@@ -248,7 +248,7 @@ impl Kept for u64 {
 }
 
 /// Visits any value, keeping it when `T` keeps its kind; arrays and maps are walked through
-/// with [`Skip`].
+/// with [`CheckedAny`].
 struct Keep<T>(std::marker::PhantomData<T>);
 
 impl<T> Default for Keep<T> {
@@ -285,11 +285,11 @@ impl<'de, T: Kept> Visitor<'de> for Keep<T> {
         Ok(None)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<T>, A::Error> {
-        while seq.next_element::<Skip>()?.is_some() {}
+        while seq.next_element::<CheckedAny>()?.is_some() {}
         Ok(None)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<T>, A::Error> {
-        while map.next_entry::<Skip, Skip>()?.is_some() {}
+        while map.next_entry::<CheckedAny, CheckedAny>()?.is_some() {}
         Ok(None)
     }
 }

@@ -31,9 +31,9 @@
 //! use decode_pi::Pi;
 //! use history_core::Transcript;
 //!
-//! // In the CLI: `decode_pi::default_root(|k| std::env::var(k).ok())`.
+//! // In the CLI: `decode_pi::HARNESS.root(None, &|k| std::env::var(k).ok())`.
 //! let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/pi/sessions");
-//! let pi = Pi::new(root.into());
+//! let pi = Pi::new(root);
 //! let file = pi.discover().into_iter().find(|f| f.key.id == "branched").unwrap();
 //! let mut texts = Vec::new();
 //! let decoded = pi.decode(&file, &mut |event| texts.push((event.seq, event.text)), None).unwrap();
@@ -54,6 +54,7 @@ mod tree;
 
 use std::path::{Path, PathBuf};
 
+use history_core::harness::Harness;
 use history_core::source::{LineTest, LineTime};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
 
@@ -65,13 +66,23 @@ pub struct Pi {
     root: PathBuf,
 }
 
-/// The sessions root to read: `NOTESOUP_HISTORY_PI_ROOT`, else `$PI_CODING_AGENT_DIR/sessions`
-/// (with pi's `~` expansion), else `$HOME/.pi/agent/sessions`. Empty variables count as unset.
+/// pi in the registry of harnesses.
+pub const HARNESS: Harness = Harness {
+    name: "pi",
+    root_flag: "pi-root",
+    root_env: "NOTESOUP_HISTORY_PI_ROOT",
+    root_about: "pi's sessions directory",
+    default_root_about: "$PI_CODING_AGENT_DIR/sessions, ~/.pi/agent/sessions",
+    default_root: |env| default_root(env),
+    session_env: None,
+    open: |root| Box::new(Pi::new(root)),
+};
+
+/// pi's own sessions root: `$PI_CODING_AGENT_DIR/sessions` (with pi's `~` expansion), else
+/// `$HOME/.pi/agent/sessions`. Empty variables count as unset. [`HARNESS`]'s root is
+/// `NOTESOUP_HISTORY_PI_ROOT` before either.
 pub fn default_root(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let var = |key: &str| env(key).filter(|v| !v.is_empty());
-    if let Some(root) = var("NOTESOUP_HISTORY_PI_ROOT") {
-        return Some(PathBuf::from(root));
-    }
     let home = var("HOME");
     if let Some(dir) = var("PI_CODING_AGENT_DIR") {
         let dir = match (dir.as_str(), &home) {
@@ -86,8 +97,8 @@ pub fn default_root(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
 
 impl Pi {
     /// The sessions under `root`; a root that does not exist is empty.
-    pub fn new(root: PathBuf) -> Pi {
-        Pi { root }
+    pub fn new(root: impl Into<PathBuf>) -> Pi {
+        Pi { root: root.into() }
     }
 
     /// The sessions root.
@@ -125,7 +136,7 @@ impl Pi {
 
 impl Transcript for Pi {
     fn harness(&self) -> &str {
-        "pi"
+        HARNESS.name
     }
 
     /// Reads only the first line of each file: the session id is the header's `id`, or the id

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::{at, decode, decode_file, file, pi, root};
-use decode_pi::{default_root, Pi};
+use decode_pi::Pi;
 use history_core::prefilter::word_missing_from_line;
 use history_core::{Corpus, Keep, Role, SessionFile, SessionKey, Transcript};
 
@@ -536,24 +536,27 @@ fn the_default_root() {
         ("PI_CODING_AGENT_DIR", "/agent"),
         ("HOME", "/home/me"),
     ];
-    assert_eq!(default_root(env(&all)), Some(PathBuf::from("/x/sessions")));
     assert_eq!(
-        default_root(env(&all[1..])),
+        decode_pi::HARNESS.root(None, &env(&all)),
+        Some(PathBuf::from("/x/sessions"))
+    );
+    assert_eq!(
+        decode_pi::HARNESS.root(None, &env(&all[1..])),
         Some(PathBuf::from("/agent/sessions"))
     );
     assert_eq!(
-        default_root(env(&[
-            ("PI_CODING_AGENT_DIR", "~/pi"),
-            ("HOME", "/home/me")
-        ])),
+        decode_pi::HARNESS.root(
+            None,
+            &env(&[("PI_CODING_AGENT_DIR", "~/pi"), ("HOME", "/home/me")])
+        ),
         Some(PathBuf::from("/home/me/pi/sessions"))
     );
     assert_eq!(
-        default_root(env(&[
-            ("NOTESOUP_HISTORY_PI_ROOT", ""),
-            ("HOME", "/home/me")
-        ])),
+        decode_pi::HARNESS.root(
+            None,
+            &env(&[("NOTESOUP_HISTORY_PI_ROOT", ""), ("HOME", "/home/me")])
+        ),
         Some(PathBuf::from("/home/me/.pi/agent/sessions"))
     );
-    assert_eq!(default_root(env(&[])), None);
+    assert_eq!(decode_pi::HARNESS.root(None, &env(&[])), None);
 }

@@ -34,15 +34,15 @@ impl Context {
         let claude = common
             .claude_root
             .clone()
-            .or_else(|| decode_claude::default_root(env));
+            .or_else(|| decode_claude::HARNESS.root(None, env));
         let codex = common
             .codex_root
             .clone()
-            .or_else(|| decode_codex::default_root(env));
+            .or_else(|| decode_codex::HARNESS.root(None, env));
         let pi = common
             .pi_root
             .clone()
-            .or_else(|| decode_pi::default_root(env));
+            .or_else(|| decode_pi::HARNESS.root(None, env));
         let mut sources: Vec<Box<dyn history_core::Transcript>> = Vec::new();
         if let Some(r) = &claude {
             sources.push(Box::new(decode_claude::Claude::new(r.clone())));
@@ -61,7 +61,7 @@ impl Context {
             Some(text) => Some(parse_current(&text)?),
             None => env("CLAUDE_CODE_SESSION_ID")
                 .filter(|v| !v.is_empty())
-                .map(|id| SessionKey::new(decode_claude::HARNESS, id)),
+                .map(|id| SessionKey::new(decode_claude::HARNESS.name, id)),
         };
         let host = current
             .as_ref()

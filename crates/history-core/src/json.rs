@@ -10,52 +10,52 @@ use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 /// number range, nesting depth) and not kept. serde's `IgnoredAny` is no substitute: serde_json
 /// skips it with a scan that checks none of these, so a line read with `IgnoredAny` in one place
 /// and `Value` in another could be accepted by one read and refused by the other.
-pub struct Skip;
+pub struct CheckedAny;
 
-impl<'de> Deserialize<'de> for Skip {
+impl<'de> Deserialize<'de> for CheckedAny {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(SkipVisitor)
+        d.deserialize_any(CheckedAnyVisitor)
     }
 }
 
-struct SkipVisitor;
+struct CheckedAnyVisitor;
 
-impl<'de> Visitor<'de> for SkipVisitor {
-    type Value = Skip;
+impl<'de> Visitor<'de> for CheckedAnyVisitor {
+    type Value = CheckedAny;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
-        Ok(Skip)
+    fn visit_bool<E>(self, _: bool) -> Result<CheckedAny, E> {
+        Ok(CheckedAny)
     }
-    fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
-        Ok(Skip)
+    fn visit_i64<E>(self, _: i64) -> Result<CheckedAny, E> {
+        Ok(CheckedAny)
     }
-    fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
-        Ok(Skip)
+    fn visit_u64<E>(self, _: u64) -> Result<CheckedAny, E> {
+        Ok(CheckedAny)
     }
-    fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
-        Ok(Skip)
+    fn visit_f64<E>(self, _: f64) -> Result<CheckedAny, E> {
+        Ok(CheckedAny)
     }
-    fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
-        Ok(Skip)
+    fn visit_str<E>(self, _: &str) -> Result<CheckedAny, E> {
+        Ok(CheckedAny)
     }
-    fn visit_unit<E>(self) -> Result<Skip, E> {
-        Ok(Skip)
+    fn visit_unit<E>(self) -> Result<CheckedAny, E> {
+        Ok(CheckedAny)
     }
-    fn visit_none<E>(self) -> Result<Skip, E> {
-        Ok(Skip)
+    fn visit_none<E>(self) -> Result<CheckedAny, E> {
+        Ok(CheckedAny)
     }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Skip, D::Error> {
-        Skip::deserialize(d)
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<CheckedAny, D::Error> {
+        CheckedAny::deserialize(d)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
-        while seq.next_element::<Skip>()?.is_some() {}
-        Ok(Skip)
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<CheckedAny, A::Error> {
+        while seq.next_element::<CheckedAny>()?.is_some() {}
+        Ok(CheckedAny)
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
-        while map.next_entry::<Skip, Skip>()?.is_some() {}
-        Ok(Skip)
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CheckedAny, A::Error> {
+        while map.next_entry::<CheckedAny, CheckedAny>()?.is_some() {}
+        Ok(CheckedAny)
     }
 }
 
@@ -115,10 +115,13 @@ mod tests {
             &format!("{}1{}", "[".repeat(200), "]".repeat(200)),
         ] {
             let value = serde_json::from_str::<serde_json::Value>(line).is_ok();
-            let skip = serde_json::from_str::<Skip>(line).is_ok();
+            let skip = serde_json::from_str::<CheckedAny>(line).is_ok();
             assert_eq!(skip, value, "{line}");
         }
-        assert!(serde_json::from_str::<Skip>(r#"{"a":[1,{"b":null}],"c":"\ud83d\ude00"}"#).is_ok());
+        assert!(
+            serde_json::from_str::<CheckedAny>(r#"{"a":[1,{"b":null}],"c":"\ud83d\ude00"}"#)
+                .is_ok()
+        );
     }
 
     #[test]

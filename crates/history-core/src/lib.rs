@@ -16,6 +16,7 @@ pub mod budget;
 pub mod caseless;
 pub mod corpus;
 pub mod error;
+pub mod harness;
 pub mod json;
 pub mod matching;
 pub mod model;
@@ -28,6 +29,8 @@ pub mod scan;
 pub mod search;
 pub mod selector;
 pub mod source;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod time;
 
 pub use corpus::{Corpus, Keep, Loaded};
