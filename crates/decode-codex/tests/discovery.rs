@@ -6,7 +6,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use decode_codex::{default_root, Codex};
+use decode_codex::Codex;
 use history_core::Transcript;
 
 const THREAD: &str = "019c8a4c-ed82-79a1-aa28-7738fc5ab61a";
@@ -132,14 +132,17 @@ fn the_default_root_prefers_the_override_then_codex_home_then_home() {
         ("CODEX_HOME", "/c"),
         ("HOME", "/h"),
     ];
-    assert_eq!(default_root(env(all)), Some(PathBuf::from("/o/sessions")));
     assert_eq!(
-        default_root(env(&[("CODEX_HOME", "/c"), ("HOME", "/h")])),
+        decode_codex::HARNESS.root(None, &env(all)),
+        Some(PathBuf::from("/o/sessions"))
+    );
+    assert_eq!(
+        decode_codex::HARNESS.root(None, &env(&[("CODEX_HOME", "/c"), ("HOME", "/h")])),
         Some(PathBuf::from("/c/sessions"))
     );
     assert_eq!(
-        default_root(env(&[("CODEX_HOME", ""), ("HOME", "/h")])),
+        decode_codex::HARNESS.root(None, &env(&[("CODEX_HOME", ""), ("HOME", "/h")])),
         Some(PathBuf::from("/h/.codex/sessions"))
     );
-    assert_eq!(default_root(env(&[])), None);
+    assert_eq!(decode_codex::HARNESS.root(None, &env(&[])), None);
 }
