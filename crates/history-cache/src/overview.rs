@@ -1,5 +1,6 @@
 //! The overview's representative, answered from the cache when the session's files are unchanged.
 
+use history_core::history::RepresentativeCache;
 use history_core::overview::{representative, Representative};
 use history_core::{Corpus, Filter, HistoryError, SessionFile};
 
@@ -37,4 +38,14 @@ pub fn cached_representative(
         }
     }
     Ok(rep)
+}
+
+impl RepresentativeCache for Cache {
+    fn representative(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+    ) -> Result<Representative, HistoryError> {
+        cached_representative(self, corpus, file)
+    }
 }

@@ -1,8 +1,10 @@
-//! The command line.
+//! The command line: the flags of `list` and `read`, and one root flag per harness of the
+//! registry.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Arg, ArgMatches, Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use history_core::harness::Harness;
 
 /// List, search and read the local session transcripts of Claude Code, Codex CLI and pi.
 #[derive(Parser, Debug)]
@@ -83,24 +85,12 @@ pub struct Common {
     #[arg(long, global = true)]
     pub json: bool,
     /// The session you are working in, as HARNESS:ID (default: $NOTESOUP_CURRENT_SESSION, or
-    /// $CLAUDE_CODE_SESSION_ID for Claude Code).
+    /// what the agent sets, such as $CLAUDE_CODE_SESSION_ID for Claude Code).
     #[arg(long, global = true)]
     pub current: Option<String>,
     /// The harness you are working in, tried first for unqualified ids (default: $NOTESOUP_HOST).
     #[arg(long, global = true)]
     pub host: Option<String>,
-    /// Claude Code's projects directory (default: $NOTESOUP_HISTORY_CLAUDE_ROOT,
-    /// $CLAUDE_CONFIG_DIR/projects, ~/.claude/projects).
-    #[arg(long, global = true)]
-    pub claude_root: Option<PathBuf>,
-    /// Codex's sessions directory (default: $NOTESOUP_HISTORY_CODEX_ROOT, $CODEX_HOME/sessions,
-    /// ~/.codex/sessions).
-    #[arg(long, global = true)]
-    pub codex_root: Option<PathBuf>,
-    /// pi's sessions directory (default: $NOTESOUP_HISTORY_PI_ROOT,
-    /// $PI_CODING_AGENT_DIR/sessions, ~/.pi/agent/sessions).
-    #[arg(long, global = true)]
-    pub pi_root: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -116,4 +106,33 @@ impl From<FromArg> for history_core::paging::From {
             FromArg::Oldest => history_core::paging::From::Oldest,
         }
     }
+}
+
+/// The command with a root flag for every harness of `registry`.
+pub fn command(registry: &[&Harness]) -> clap::Command {
+    registry.iter().fold(Cli::command(), |cmd, h| {
+        cmd.arg(
+            Arg::new(h.root_flag)
+                .long(h.root_flag)
+                .global(true)
+                .value_name("DIR")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(format!(
+                    "{} (default: ${}, {})",
+                    h.root_about, h.root_env, h.default_root_about
+                )),
+        )
+    })
+}
+
+/// The root a harness's flag names, wherever on the command line it was given.
+pub fn root_flag(matches: &ArgMatches, harness: &Harness) -> Option<PathBuf> {
+    let mut m = Some(matches);
+    while let Some(here) = m {
+        if let Some(root) = here.get_one::<PathBuf>(harness.root_flag) {
+            return Some(root.clone());
+        }
+        m = here.subcommand().map(|(_, sub)| sub);
+    }
+    None
 }

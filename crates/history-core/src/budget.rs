@@ -1,6 +1,8 @@
-//! The output budget: items are admitted from one end until the next would not fit, and a text
-//! too long for the room left is cut with a marker.
+//! The output budget: the whole rendered output fits in it. Items are admitted from one end until
+//! the next would not fit, and a text too long for the room left is cut with a marker, keeping a
+//! search's match in view.
 
+use crate::page::{Item, ListPage, ReadPage, Recipe, Render};
 use crate::paging::From;
 
 /// The default budget, in bytes of output.
@@ -80,6 +82,119 @@ pub fn cut(text: &mut String, max_bytes: usize) -> bool {
     text.truncate(end);
     text.push_str(CUT_MARKER);
     true
+}
+
+/// The smallest budget accepted: below it not even a page's frame fits.
+pub const MIN_BUDGET: usize = 1024;
+
+/// Room kept for recipe numbers that are filled in after admission.
+const FRAME_SLACK: usize = 96;
+
+/// The least room a hit's share of the budget gets.
+const MIN_SHARE: usize = 600;
+
+/// How much text before a match stays in view when a long hit is cut.
+const LEAD: usize = 160;
+
+/// Admits the page's items from the end `from` names until the output would exceed `budget`,
+/// cutting one long text to fit where that is worth it. With `fair_share` (results from many
+/// sessions), a text longer than its share of the room is cut first, so that one long event
+/// does not crowd out every other hit.
+pub fn fit_list(
+    page: &mut ListPage,
+    render: &dyn Render,
+    budget: usize,
+    from: From,
+    fair_share: bool,
+) -> Admitted {
+    let mut items = std::mem::take(&mut page.items);
+    let frame = render.list(page).len() + FRAME_SLACK;
+    let implicit = page.implicit;
+    let cost = |i: &Item| render.item(i, implicit).len();
+    let room = budget.saturating_sub(frame);
+    if fair_share && !items.is_empty() {
+        let share = (room / items.len()).max(MIN_SHARE);
+        for item in &mut items {
+            if cost(item) > share {
+                shrink(item, share, cost);
+            }
+        }
+    }
+    let admitted = admit(&mut items, from, room, cost, |i, room| {
+        shrink(i, room, cost)
+    });
+    page.items = items;
+    admitted
+}
+
+/// Cuts an item's text until its rendering fits in `room`; false if even an empty text won't.
+/// A search hit keeps its match in view: the text then starts a little before it.
+fn shrink(item: &mut Item, room: usize, cost: impl Fn(&Item) -> usize) -> bool {
+    let original = std::mem::take(&mut item.event.text);
+    let full = match item.focus.filter(|f| *f > LEAD) {
+        Some(focus) => {
+            let mut start = focus - LEAD;
+            while !original.is_char_boundary(start) {
+                start += 1;
+            }
+            format!("…{}", &original[start..])
+        }
+        None => original.clone(),
+    };
+    item.truncated = true;
+    let overhead = cost(item) + CUT_MARKER.len();
+    if overhead >= room {
+        item.event.text = original;
+        item.truncated = false;
+        return false;
+    }
+    let mut allowed = room - overhead;
+    loop {
+        let mut text = full.clone();
+        cut(&mut text, allowed + CUT_MARKER.len());
+        item.event.text = text;
+        let c = cost(item);
+        if c <= room || allowed == 0 {
+            return c <= room;
+        }
+        allowed = allowed.saturating_sub((c - room).max(allowed / 8).max(1));
+    }
+}
+
+/// Cuts the read item's text so the output fits in `budget`; returns how many characters of it
+/// are shown, or `None` when it fits whole.
+pub fn fit_read(page: &mut ReadPage, render: &dyn Render, budget: usize) -> Option<usize> {
+    let full_len = page.item.as_ref()?.event.text.chars().count();
+    if render.read(page).len() + FRAME_SLACK <= budget {
+        return None;
+    }
+    let item = page.item.as_mut()?;
+    let full = std::mem::take(&mut item.event.text);
+    item.truncated = true;
+    page.next = Some(Recipe::default());
+    let overhead = render.read(page).len() + FRAME_SLACK;
+    let mut allowed = budget.saturating_sub(overhead);
+    loop {
+        let shown = prefix(&full, allowed);
+        let chars = shown.chars().count();
+        if let Some(item) = page.item.as_mut() {
+            item.event.text = shown.to_string();
+        }
+        let total = render.read(page).len() + FRAME_SLACK;
+        if total <= budget || allowed == 0 {
+            return Some(chars.min(full_len));
+        }
+        allowed = allowed.saturating_sub((total - budget).max(allowed / 8).max(1));
+    }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+fn prefix(s: &str, max: usize) -> &str {
+    let mut end = max.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
 //! The heart of notesoup-history: the model of sessions and events, the [`Transcript`] trait every
-//! harness decoder implements, selectors and their resolution, query matching, the browse page
-//! with its folding, the cross-session overview and search, and the output budget.
+//! harness decoder implements and the [`harness::Harness`] descriptor each declares, selectors and
+//! their resolution, query matching, and every page's policy: the browse page with its folding,
+//! the cross-session overview and search, the output budget and the recipes. A front end hands
+//! [`History`] a request and gets a finished [`page`] back.
 //!
-//! It does no harness-specific parsing and no rendering: decoders live in `decode-*` crates and
-//! the text and JSON printers in the CLI.
+//! It does no harness-specific parsing and no rendering: decoders live in `decode-*` crates, and
+//! front ends render pages through the small [`page::Render`] trait, which the core also uses to
+//! measure the budget in the bytes of the output it will be.
 //!
 //! ```
 //! use history_core::{Filter, Role};
@@ -17,10 +20,12 @@ pub mod caseless;
 pub mod corpus;
 pub mod error;
 pub mod harness;
+pub mod history;
 pub mod json;
 pub mod matching;
 pub mod model;
 pub mod overview;
+pub mod page;
 pub mod paging;
 pub mod pairs;
 pub mod parallel;
@@ -35,6 +40,7 @@ pub mod time;
 
 pub use corpus::{Corpus, Keep, Loaded};
 pub use error::{DecodeError, HistoryError};
+pub use history::{History, ListRequest, ReadRequest};
 pub use matching::{fold, Filter};
 pub use model::{Event, Role, SessionFile, SessionKey, SessionMeta};
 pub use selector::Selector;

@@ -1,5 +1,7 @@
 //! The recent-sessions overview: one representative event per session.
 
+use std::cell::{Cell, RefCell};
+
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
 use crate::matching::Filter;
@@ -7,6 +9,10 @@ use crate::model::{Event, SessionFile};
 use crate::paging::From;
 use crate::parallel::ordered_map;
 use crate::search::{Hit, Listing};
+
+/// How much text of tool and context events a representative's decode keeps in case no dialogue
+/// is found on the session's branch.
+const KEPT_TEXT: usize = 4 << 20;
 
 /// A session's representative and what decoding it said.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -31,10 +37,27 @@ pub fn representative(
     filter: &Filter,
 ) -> Result<Representative, HistoryError> {
     let admits = |e: &Event| filter.in_time(e) && filter.has_role(e);
+    // Only a session with no visible event on its branch shows a tool or context event, its
+    // latest: the texts of those that stream before any visible event are kept for that case
+    // (a few megabytes at most), so that the session is decoded once.
+    let seen_visible = Cell::new(false);
+    let kept = Cell::new(0);
+    let stripped = RefCell::new(Vec::new());
     let keep = |e: &Event| match (admits(e), e.visible) {
         (false, _) => Keep::Drop,
-        (true, true) => Keep::Full,
-        (true, false) => Keep::Meta,
+        (true, true) => {
+            seen_visible.set(true);
+            Keep::Full
+        }
+        (true, false) => {
+            kept.set(kept.get() + e.text.len());
+            if !seen_visible.get() && kept.get() <= KEPT_TEXT {
+                Keep::Full
+            } else {
+                stripped.borrow_mut().push(e.position());
+                Keep::Meta
+            }
+        }
     };
     let loaded = corpus.load(file, &keep, false, None)?;
     let visible = || loaded.events.iter().filter(|e| e.visible);
@@ -45,23 +68,22 @@ pub fn representative(
     } else {
         visible().next_back()
     };
-    let event = match chosen {
-        Some(e) => Some(e.clone()),
-        None => match loaded.events.last() {
-            None => None,
-            // The latest event's text was not kept; read it again, keeping just that one.
-            Some(last) => {
-                let at = last.position();
-                let only = |e: &Event| {
-                    if e.position() == at {
-                        Keep::Full
-                    } else {
-                        Keep::Drop
-                    }
-                };
-                corpus.load(file, &only, false, None)?.events.pop()
-            }
-        },
+    let event = match chosen.or(loaded.events.last()) {
+        Some(e) if !stripped.borrow().contains(&e.position()) => Some(e.clone()),
+        None => None,
+        // Its text was not kept (the session's visible events all lie off its branch, or many
+        // megabytes of tool output came first): read it again, keeping just that one.
+        Some(last) => {
+            let at = last.position();
+            let only = |e: &Event| {
+                if e.position() == at {
+                    Keep::Full
+                } else {
+                    Keep::Drop
+                }
+            };
+            corpus.load(file, &only, false, None)?.events.pop()
+        }
     };
     Ok(Representative {
         event,

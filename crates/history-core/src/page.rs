@@ -1,51 +1,78 @@
-//! What a command prints, as data: both printers render these, and the budget measures them.
+//! A finished page, as data: what [`crate::History`] answers and every front end renders. A
+//! front end supplies a [`Render`] so that the core can fit the page to the budget in the bytes of
+//! the very output it will print, text or JSON.
 
 use serde::Serialize;
 
-use history_core::paging::Fold;
-use history_core::search::Hit;
-use history_core::{Event, Role};
+use crate::model::{Event, Role};
+use crate::paging::Fold;
 
 /// The version of the JSON output; fields are only ever added.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// Renders pages. The budget is measured through it: `item` must be exactly what `list` spends
+/// on that item.
+pub trait Render {
+    /// One list item (its folded run included), as it appears in the list output.
+    fn item(&self, item: &Item, implicit: bool) -> String;
+    /// The whole `list` output.
+    fn list(&self, page: &ListPage) -> String;
+    /// The whole `read` output.
+    fn read(&self, page: &ReadPage) -> String;
+}
+
 /// A selector with bounds: how to ask for more (`→ older: {…}`).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Recipe {
+    /// The session, unless it is the caller's current one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// Only events with a smaller seq.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub before_seq: Option<u64>,
+    /// Only events with a larger seq.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after_seq: Option<u64>,
+    /// Only these roles.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub roles: Option<Vec<Role>>,
+    /// How many items.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<usize>,
+    /// Every branch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub all_branches: Option<bool>,
+    /// The event to read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
+    /// The part of its line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub part: Option<u32>,
+    /// Where in its text to start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset_chars: Option<usize>,
 }
 
-/// A folded run of tool/context events.
-#[derive(Clone, Debug, Serialize)]
-pub struct FoldView {
+/// A folded run of tool/context events, with the recipe that lists it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FoldedRun {
+    /// The first seq of the run.
     pub first_seq: u64,
+    /// The last seq of the run.
     pub last_seq: u64,
+    /// How many events it holds.
     pub count: usize,
+    /// The roles in it.
     pub roles: Vec<Role>,
+    /// The tool names in it, in order of first appearance.
     pub tools: Vec<String>,
     /// The list selector that shows exactly this run.
     pub expand: Recipe,
 }
 
-impl FoldView {
-    pub fn new(fold: Fold, base: &Recipe) -> FoldView {
+impl FoldedRun {
+    /// The run, with an `expand` recipe on the session and branches of `base`.
+    pub fn new(fold: Fold, base: &Recipe) -> FoldedRun {
         let expand = Recipe {
             session: base.session.clone(),
             all_branches: base.all_branches,
@@ -54,7 +81,7 @@ impl FoldView {
             limit: Some(fold.count),
             ..Recipe::default()
         };
-        FoldView {
+        FoldedRun {
             first_seq: fold.first_seq,
             last_seq: fold.last_seq,
             count: fold.count,
@@ -65,25 +92,31 @@ impl FoldView {
     }
 }
 
-/// One printed event: the event's own fields, and where it came from.
-#[derive(Clone, Debug, Serialize)]
-pub struct ItemView {
+/// One item of a page: the event's own fields, and where it came from.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Item {
+    /// The qualified session id.
     pub session: String,
+    /// The event, its text cut where the budget asked.
     #[serde(flatten)]
     pub event: Event,
+    /// Whether the text was cut.
     pub truncated: bool,
+    /// The session's transcript file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The run folded just before this item.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub folded_before: Option<FoldView>,
+    pub folded_before: Option<FoldedRun>,
     /// Where in the text the query matched: a cut text keeps the match in view.
     #[serde(skip)]
     pub focus: Option<usize>,
 }
 
-impl ItemView {
-    pub fn new(session: String, path: Option<String>, event: Event) -> ItemView {
-        ItemView {
+impl Item {
+    /// An uncut item.
+    pub fn new(session: String, path: Option<String>, event: Event) -> Item {
+        Item {
             session,
             event,
             truncated: false,
@@ -92,32 +125,32 @@ impl ItemView {
             focus: None,
         }
     }
-
-    pub fn from_hit(hit: Hit) -> ItemView {
-        ItemView::new(
-            hit.session.to_string(),
-            Some(hit.path.display().to_string()),
-            hit.event,
-        )
-    }
 }
 
-/// The result of `list`.
-#[derive(Debug, Serialize)]
-pub struct ListDoc {
+/// The answer to a `list` request.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ListPage {
+    /// [`SCHEMA_VERSION`].
     pub schema_version: u32,
     /// The canonical session, when one session was listed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
-    pub items: Vec<ItemView>,
+    /// The items, oldest first.
+    pub items: Vec<Item>,
+    /// The run after the last item.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub folded_after: Option<FoldView>,
+    pub folded_after: Option<FoldedRun>,
+    /// Whether more lies before the page.
     pub has_older: bool,
+    /// Whether more lies after the page.
     pub has_newer: bool,
+    /// How to ask for what lies before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub older: Option<Recipe>,
+    /// How to ask for what lies after.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub newer: Option<Recipe>,
+    /// What the reader should know: damaged lines, skipped sessions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
     /// Whether the session was targeted implicitly (the current session): headers and recipes
@@ -129,21 +162,30 @@ pub struct ListDoc {
     pub no_sessions: bool,
 }
 
-/// The result of `read`.
-#[derive(Debug, Serialize)]
-pub struct ReadDoc {
+/// The answer to a `read` request.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReadPage {
+    /// [`SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// The canonical session.
     pub session: String,
-    pub item: Option<ItemView>,
+    /// The event, from `offset_chars` on; `None` when the seq and part hold none.
+    pub item: Option<Item>,
     /// How many parts the line has.
     pub parts: u32,
+    /// Where the shown text starts, in characters.
     pub offset_chars: usize,
+    /// Where to continue when the text was cut.
     pub next_offset_chars: Option<usize>,
+    /// The recipe that continues it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next: Option<Recipe>,
+    /// The list selector that shows the events around it.
     pub neighborhood: Recipe,
+    /// What the reader should know.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// Whether the session was targeted implicitly.
     #[serde(skip)]
     pub implicit: bool,
 }

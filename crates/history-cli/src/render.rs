@@ -1,24 +1,15 @@
-//! The two printers, text and JSON, over the same views; and fitting a view into the budget.
+//! The two renderers, text and JSON, of the pages history-core answers with; and of errors.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use history_core::budget::{admit, cut};
-use history_core::paging::From;
+use history_core::page::{FoldedRun, Item, ListPage, ReadPage, Render};
 use history_core::HistoryError;
 
-use crate::view::{FoldView, ItemView, ListDoc, ReadDoc, Recipe};
-
-/// Renders views as text or JSON.
-pub trait Printer {
-    /// One list item (its folded run included), as it appears in the list output.
-    fn item(&self, item: &ItemView, implicit: bool) -> String;
-    /// The whole `list` output.
-    fn list(&self, doc: &ListDoc) -> String;
-    /// The whole `read` output.
-    fn read(&self, doc: &ReadDoc) -> String;
-    /// An error.
+/// A renderer of pages that also renders errors.
+pub trait Printer: Render {
+    /// An error, as the command prints it.
     fn error(&self, error: &HistoryError) -> String;
 }
 
@@ -32,7 +23,7 @@ fn compact<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-fn fold_line(fold: &FoldView) -> String {
+fn fold_line(fold: &FoldedRun) -> String {
     let roles: Vec<&str> = fold.roles.iter().map(|r| r.as_str()).collect();
     let range = if fold.first_seq == fold.last_seq {
         format!("seq {}", fold.first_seq)
@@ -50,7 +41,7 @@ fn fold_line(fold: &FoldView) -> String {
     )
 }
 
-fn header(item: &ItemView, implicit: bool) -> String {
+fn header(item: &Item, implicit: bool) -> String {
     let mut h = String::new();
     if !implicit {
         let _ = write!(h, "session {} | ", item.session);
@@ -63,7 +54,7 @@ fn header(item: &ItemView, implicit: bool) -> String {
     h
 }
 
-fn detail(item: &ItemView) -> String {
+fn detail(item: &Item) -> String {
     let mut d = match item.event.timestamp {
         Some(t) => t.to_string(),
         None => "(no time)".to_string(),
@@ -78,8 +69,8 @@ fn detail(item: &ItemView) -> String {
     d
 }
 
-impl Printer for Text {
-    fn item(&self, item: &ItemView, implicit: bool) -> String {
+impl Render for Text {
+    fn item(&self, item: &Item, implicit: bool) -> String {
         let mut s = String::new();
         if let Some(fold) = &item.folded_before {
             s.push_str(&fold_line(fold));
@@ -94,7 +85,7 @@ impl Printer for Text {
         s
     }
 
-    fn list(&self, doc: &ListDoc) -> String {
+    fn list(&self, doc: &ListPage) -> String {
         let mut s = String::new();
         if let Some(notice) = &doc.notice {
             let _ = writeln!(s, "notice: {notice}\n");
@@ -124,7 +115,7 @@ impl Printer for Text {
         s
     }
 
-    fn read(&self, doc: &ReadDoc) -> String {
+    fn read(&self, doc: &ReadPage) -> String {
         let mut s = String::new();
         if let Some(notice) = &doc.notice {
             let _ = writeln!(s, "notice: {notice}\n");
@@ -153,7 +144,9 @@ impl Printer for Text {
         let _ = writeln!(s, "→ neighborhood: {}", compact(&doc.neighborhood));
         s
     }
+}
 
+impl Printer for Text {
     fn error(&self, error: &HistoryError) -> String {
         format!("error: {} ({})\n", error, error.code())
     }
@@ -174,19 +167,21 @@ struct ErrorBody<'a> {
     session: Option<&'a str>,
 }
 
-impl Printer for Json {
-    fn item(&self, item: &ItemView, _implicit: bool) -> String {
+impl Render for Json {
+    fn item(&self, item: &Item, _implicit: bool) -> String {
         compact(item) + ","
     }
 
-    fn list(&self, doc: &ListDoc) -> String {
+    fn list(&self, doc: &ListPage) -> String {
         compact(doc) + "\n"
     }
 
-    fn read(&self, doc: &ReadDoc) -> String {
+    fn read(&self, doc: &ReadPage) -> String {
         compact(doc) + "\n"
     }
+}
 
+impl Printer for Json {
     fn error(&self, error: &HistoryError) -> String {
         let (candidates, session) = match error {
             HistoryError::AmbiguousSession { candidates, .. } => {
@@ -204,113 +199,4 @@ impl Printer for Json {
             },
         }) + "\n"
     }
-}
-
-/// Room kept for recipe numbers that are filled in after admission.
-const FRAME_SLACK: usize = 96;
-
-/// Admits the doc's items from the end `from` names until the output would exceed `budget`,
-/// cutting one long text to fit where that is worth it. With `fair_share` (results from many
-/// sessions), a text longer than its share of the room is cut first, so that one long event
-/// does not crowd out every other hit.
-pub fn fit_list(
-    doc: &mut ListDoc,
-    printer: &dyn Printer,
-    budget: usize,
-    from: From,
-    fair_share: bool,
-) -> (bool, bool) {
-    let mut items = std::mem::take(&mut doc.items);
-    let frame = printer.list(doc).len() + FRAME_SLACK;
-    let implicit = doc.implicit;
-    let cost = |i: &ItemView| printer.item(i, implicit).len();
-    let room = budget.saturating_sub(frame);
-    if fair_share && !items.is_empty() {
-        let share = (room / items.len()).max(MIN_SHARE);
-        for item in &mut items {
-            if cost(item) > share {
-                shrink(item, share, cost);
-            }
-        }
-    }
-    let admitted = admit(&mut items, from, room, cost, |i, room| {
-        shrink(i, room, cost)
-    });
-    doc.items = items;
-    (admitted.dropped_older, admitted.dropped_newer)
-}
-
-/// The least room a hit's share of the budget gets.
-const MIN_SHARE: usize = 600;
-
-/// How much text before a match stays in view when a long hit is cut.
-const LEAD: usize = 160;
-
-/// Cuts an item's text until its rendering fits in `room`; false if even an empty text won't.
-/// A search hit keeps its match in view: the text then starts a little before it.
-fn shrink(item: &mut ItemView, room: usize, cost: impl Fn(&ItemView) -> usize) -> bool {
-    let original = std::mem::take(&mut item.event.text);
-    let full = match item.focus.filter(|f| *f > LEAD) {
-        Some(focus) => {
-            let mut start = focus - LEAD;
-            while !original.is_char_boundary(start) {
-                start += 1;
-            }
-            format!("…{}", &original[start..])
-        }
-        None => original.clone(),
-    };
-    item.truncated = true;
-    let overhead = cost(item) + history_core::budget::CUT_MARKER.len();
-    if overhead >= room {
-        item.event.text = original;
-        item.truncated = false;
-        return false;
-    }
-    let mut allowed = room - overhead;
-    loop {
-        let mut text = full.clone();
-        cut(&mut text, allowed + history_core::budget::CUT_MARKER.len());
-        item.event.text = text;
-        let c = cost(item);
-        if c <= room || allowed == 0 {
-            return c <= room;
-        }
-        allowed = allowed.saturating_sub((c - room).max(allowed / 8).max(1));
-    }
-}
-
-/// Cuts the read item's text so the output fits in `budget`; returns how many characters of it
-/// are shown.
-pub fn fit_read(doc: &mut ReadDoc, printer: &dyn Printer, budget: usize) -> Option<usize> {
-    let full_len = doc.item.as_ref()?.event.text.chars().count();
-    if printer.read(doc).len() + FRAME_SLACK <= budget {
-        return None;
-    }
-    let item = doc.item.as_mut()?;
-    let full = std::mem::take(&mut item.event.text);
-    item.truncated = true;
-    doc.next = Some(Recipe::default());
-    let overhead = printer.read(doc).len() + FRAME_SLACK;
-    let mut allowed = budget.saturating_sub(overhead);
-    loop {
-        let shown: String = take_bytes(&full, allowed);
-        let chars = shown.chars().count();
-        if let Some(item) = doc.item.as_mut() {
-            item.event.text = shown;
-        }
-        let total = printer.read(doc).len() + FRAME_SLACK;
-        if total <= budget || allowed == 0 {
-            return Some(chars.min(full_len));
-        }
-        allowed = allowed.saturating_sub((total - budget).max(allowed / 8).max(1));
-    }
-}
-
-fn take_bytes(s: &str, max: usize) -> String {
-    let mut end = max.min(s.len());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_string()
 }

@@ -1,0 +1,220 @@
+//! The `notesoup-history` command as a library: parse the arguments, make one call into
+//! `history-core`, render the page. [`run`] is the whole command; the binary only prints what it
+//! returns, and tests call it with harnesses of their own.
+//!
+//! ```
+//! let env = |_: &str| None::<String>;
+//! let out = history_cli::run(&history_cli::HARNESSES, ["notesoup-history", "read"], &env);
+//! assert_eq!(out.code, 2);
+//! assert!(out.stderr.contains("usage"));
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod args;
+pub mod render;
+
+use std::ffi::OsString;
+
+use clap::FromArgMatches;
+use history_cache::{Cache, DECODER_VERSION};
+use history_core::harness::{current_session, Env, Harness};
+use history_core::history::RepresentativeCache;
+use history_core::time::parse_bound;
+use history_core::{History, HistoryError, ListRequest, ReadRequest, Role, Timestamp};
+
+use args::{Cli, Command, ListArgs, ReadArgs};
+use render::{Json, Printer, Text};
+
+/// The harnesses the command reads, in the order they are tried.
+pub const HARNESSES: [&Harness; 3] = [
+    &decode_claude::HARNESS,
+    &decode_codex::HARNESS,
+    &decode_pi::HARNESS,
+];
+
+/// What one run of the command prints and how it exits.
+#[derive(Debug, Default)]
+pub struct Output {
+    /// What goes to standard output.
+    pub stdout: String,
+    /// What goes to standard error.
+    pub stderr: String,
+    /// 0: a result with items; 1: a valid request with none; 2: an error.
+    pub code: u8,
+}
+
+/// Runs the command line `argv` (its first item the program's name) over `registry`, looking
+/// environment variables up with `env`.
+pub fn run<I, T>(registry: &[&Harness], argv: I, env: Env<'_>) -> Output
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    let json = argv.iter().any(|a| a == "--json");
+    let printer: &dyn Printer = if json { &Json } else { &Text };
+    let fail = |error: &HistoryError| {
+        let text = printer.error(error);
+        let (stdout, stderr) = if json {
+            (text, String::new())
+        } else {
+            (String::new(), text)
+        };
+        Output {
+            stdout,
+            stderr,
+            code: 2,
+        }
+    };
+    let matches = match args::command(registry).try_get_matches_from(&argv) {
+        Ok(m) => m,
+        Err(e) => return clap_error(e, &fail),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => return clap_error(e, &fail),
+    };
+    let result = open(registry, &matches, &cli, env).and_then(|history| match &cli.command {
+        Command::List(a) => list_request(a, cli.common.budget).and_then(|req| {
+            let page = history.list(&req, printer)?;
+            Ok((printer.list(&page), !page.items.is_empty()))
+        }),
+        Command::Read(a) => {
+            let page = history.read(&read_request(a, cli.common.budget), printer)?;
+            Ok((printer.read(&page), page.item.is_some()))
+        }
+    });
+    match result {
+        Ok((stdout, found)) => Output {
+            stdout,
+            stderr: String::new(),
+            code: if found { 0 } else { 1 },
+        },
+        Err(e) => fail(&e),
+    }
+}
+
+/// Help and the version are printed as clap renders them; any other error is a `usage` error.
+fn clap_error(e: clap::Error, fail: &dyn Fn(&HistoryError) -> Output) -> Output {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Output {
+            stdout: e.render().to_string(),
+            ..Output::default()
+        },
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => Output {
+            stderr: e.render().to_string(),
+            code: 2,
+            ..Output::default()
+        },
+        _ => {
+            let message = e
+                .render()
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or("bad arguments")
+                .trim_start_matches("error: ")
+                .to_string();
+            fail(&HistoryError::usage(message))
+        }
+    }
+}
+
+/// Every harness's source, who is asking, and the overview cache.
+fn open(
+    registry: &[&Harness],
+    matches: &clap::ArgMatches,
+    cli: &Cli,
+    env: Env<'_>,
+) -> Result<History, HistoryError> {
+    let current = current_session(cli.common.current.as_deref(), registry, env)?;
+    let host = cli
+        .common
+        .host
+        .clone()
+        .or_else(|| env("NOTESOUP_HOST").filter(|v| !v.is_empty()));
+    let cache = history_cache::default_dir(env)
+        .map(|dir| Box::new(Cache::new(dir, &cache_version())) as Box<dyn RepresentativeCache>);
+    let demo: Vec<String> = registry
+        .iter()
+        .map(|h| format!("--{} fixtures/demo/{}", h.root_flag, h.name))
+        .collect();
+    Ok(
+        History::from_registry(registry, &|h| args::root_flag(matches, h), env)
+            .with_current(current, host)
+            .with_cache(cache)
+            .with_empty_hint(format!(
+                "To try the bundled demo, from the repository: cargo run --release -- list {}",
+                demo.join(" ")
+            )),
+    )
+}
+
+/// The cache's entry version: the decoders' declared version and this very build (the
+/// executable's size and modification time), so that entries written by any other build of a
+/// decoder are misses even when nobody remembered to bump the declared version.
+fn cache_version() -> String {
+    let build = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| {
+            let modified = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{}-{modified}", m.len())
+        })
+        .unwrap_or_default();
+    format!("{DECODER_VERSION} build {build}")
+}
+
+fn list_request(args: &ListArgs, budget: usize) -> Result<ListRequest, HistoryError> {
+    let now = Timestamp::now();
+    let bound = |flag: &str, v: &Option<String>| -> Result<Option<Timestamp>, HistoryError> {
+        v.as_deref()
+            .map(|s| {
+                parse_bound(s, now).ok_or_else(|| {
+                    HistoryError::usage(format!(
+                        "--{flag} {s:?} is not a time (use RFC 3339, YYYY-MM-DD, or an age like 7d, 3h, 30m)"
+                    ))
+                })
+            })
+            .transpose()
+    };
+    let roles = args
+        .roles
+        .iter()
+        .map(|r| {
+            Role::parse(r).ok_or_else(|| {
+                HistoryError::usage(format!(
+                    "--role {r:?} is not a role (user, assistant, tool, context)"
+                ))
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(ListRequest {
+        session: args.session.clone(),
+        queries: args.queries.clone(),
+        roles,
+        since: bound("since", &args.since)?,
+        until: bound("until", &args.until)?,
+        before_seq: args.before_seq,
+        after_seq: args.after_seq,
+        from: args.from.map(Into::into),
+        limit: args.limit,
+        budget,
+        all_branches: args.all_branches,
+    })
+}
+
+fn read_request(args: &ReadArgs, budget: usize) -> ReadRequest {
+    ReadRequest {
+        session: args.session.clone(),
+        seq: args.seq,
+        part: args.part,
+        offset_chars: args.offset_chars,
+        budget,
+    }
+}

@@ -1,0 +1,534 @@
+//! The one entry every front end calls: a [`ListRequest`] or [`ReadRequest`] in, a finished page
+//! out — selector resolved, events chosen, runs folded, the budget applied, recipes written.
+//! The CLI, an MCP server or an embedder differ only in how they parse requests and render pages.
+
+use std::path::PathBuf;
+
+use crate::budget::{fit_list, fit_read, MIN_BUDGET};
+use crate::corpus::{Corpus, Keep};
+use crate::error::HistoryError;
+use crate::harness::{Env, Harness};
+use crate::matching::Filter;
+use crate::model::{Event, Role, SessionFile, SessionKey};
+use crate::overview::{overview, representative, Representative};
+use crate::page::{FoldedRun, Item, ListPage, ReadPage, Recipe, Render, SCHEMA_VERSION};
+use crate::paging::{browse, BrowseRequest, From};
+use crate::search::{search, Listing, SearchRequest};
+use crate::selector::{resolve, Selector};
+use crate::time::Timestamp;
+
+/// What `list` asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListRequest {
+    /// The selector; `None`: the current session, else every session.
+    pub session: Option<String>,
+    /// Literal texts, any of which matches.
+    pub queries: Vec<String>,
+    /// Only these roles (empty: every role).
+    pub roles: Vec<Role>,
+    /// Only events at or after this time.
+    pub since: Option<Timestamp>,
+    /// Only events before this time.
+    pub until: Option<Timestamp>,
+    /// Only events with a smaller seq (one session only).
+    pub before_seq: Option<u64>,
+    /// Only events with a larger seq (one session only).
+    pub after_seq: Option<u64>,
+    /// The end the page starts from; `None`: the default for the request.
+    pub from: Option<From>,
+    /// How many items at most.
+    pub limit: usize,
+    /// How many bytes the rendered output may take.
+    pub budget: usize,
+    /// Every branch of a branched session, each event marked.
+    pub all_branches: bool,
+}
+
+impl Default for ListRequest {
+    fn default() -> ListRequest {
+        ListRequest {
+            session: None,
+            queries: Vec::new(),
+            roles: Vec::new(),
+            since: None,
+            until: None,
+            before_seq: None,
+            after_seq: None,
+            from: None,
+            limit: 20,
+            budget: crate::budget::DEFAULT_BUDGET,
+            all_branches: false,
+        }
+    }
+}
+
+/// What `read` asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadRequest {
+    /// The selector of one session; `None`: the current session.
+    pub session: Option<String>,
+    /// The event's seq.
+    pub seq: u64,
+    /// The part of its line.
+    pub part: u32,
+    /// Where in its text to start, in characters.
+    pub offset_chars: usize,
+    /// How many bytes the rendered output may take.
+    pub budget: usize,
+}
+
+/// Remembers the unfiltered overview's representatives between runs.
+pub trait RepresentativeCache: Send + Sync {
+    /// The session's representative with no filter, from the cache or decoded.
+    fn representative(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+    ) -> Result<Representative, HistoryError>;
+}
+
+/// Every source an invocation reads, who is asking, and what may be remembered.
+pub struct History {
+    corpus: Corpus,
+    /// Each harness and the root it reads, for the notice when there is nothing to list.
+    roots: Vec<(String, Option<PathBuf>)>,
+    current: Option<SessionKey>,
+    host: Option<String>,
+    cache: Option<Box<dyn RepresentativeCache>>,
+    empty_hint: Option<String>,
+}
+
+impl History {
+    /// The sources of `corpus`, with nobody's current session and no cache.
+    pub fn new(corpus: Corpus) -> History {
+        History {
+            roots: Vec::new(),
+            corpus,
+            current: None,
+            host: None,
+            cache: None,
+            empty_hint: None,
+        }
+    }
+
+    /// A source for every harness of `registry` whose root is known: `flag` gives a root the
+    /// caller named, else each harness's own rule finds it ([`Harness::root`]).
+    pub fn from_registry(
+        registry: &[&Harness],
+        flag: &dyn Fn(&Harness) -> Option<PathBuf>,
+        env: Env<'_>,
+    ) -> History {
+        let roots: Vec<(&Harness, Option<PathBuf>)> = registry
+            .iter()
+            .map(|h| (*h, h.root(flag(h), env)))
+            .collect();
+        let sources = roots
+            .iter()
+            .filter_map(|(h, root)| Some((h.open)(root.clone()?)))
+            .collect();
+        History {
+            roots: roots
+                .into_iter()
+                .map(|(h, root)| (h.name.to_string(), root))
+                .collect(),
+            ..History::new(Corpus::new(sources))
+        }
+    }
+
+    /// The session the caller works in, and the harness tried first for unqualified ids
+    /// (the current session's, else `host`).
+    pub fn with_current(mut self, current: Option<SessionKey>, host: Option<String>) -> History {
+        self.host = current.as_ref().map(|k| k.harness.clone()).or(host);
+        self.current = current;
+        self
+    }
+
+    /// A cache for the unfiltered overview.
+    pub fn with_cache(mut self, cache: Option<Box<dyn RepresentativeCache>>) -> History {
+        self.cache = cache;
+        self
+    }
+
+    /// What to add to the notice when there are no sessions at all (how to try a demo, say).
+    pub fn with_empty_hint(mut self, hint: impl Into<String>) -> History {
+        self.empty_hint = Some(hint.into());
+        self
+    }
+
+    /// The sources.
+    pub fn corpus(&self) -> &Corpus {
+        &self.corpus
+    }
+
+    /// The caller's current session, if known.
+    pub fn current(&self) -> Option<&SessionKey> {
+        self.current.as_ref()
+    }
+
+    /// Answers `list`: the page, fitted to the budget as `render` renders it.
+    pub fn list(&self, req: &ListRequest, render: &dyn Render) -> Result<ListPage, HistoryError> {
+        check_budget(req.budget)?;
+        let mut roles = Vec::new();
+        for role in &req.roles {
+            if !roles.contains(role) {
+                roles.push(*role);
+            }
+        }
+        let filter = Filter::new(&req.queries, roles, req.since, req.until);
+        match self.target(req.session.as_deref())? {
+            Target::One { file, implicit } => {
+                if req.before_seq.is_some() && req.after_seq.is_some() {
+                    return Err(HistoryError::InvalidBounds {
+                        message: "--before-seq and --after-seq cannot be used together".into(),
+                    });
+                }
+                self.one_session(req, &filter, file, implicit, render)
+            }
+            Target::Many(sessions) => {
+                if req.before_seq.is_some() || req.after_seq.is_some() {
+                    return Err(HistoryError::InvalidBounds {
+                        message: "--before-seq/--after-seq need one session: seqs from different sessions cannot define a common range".into(),
+                    });
+                }
+                let from = req.from.unwrap_or(From::Newest);
+                let listing = self.many_sessions(req, &filter, &sessions, from);
+                let no_sessions = sessions.is_empty() && req.session.is_none();
+                Ok(self.fit_many(listing, &filter, req.budget, from, render, no_sessions))
+            }
+        }
+    }
+
+    /// Answers `read`: one event from `offset_chars` on, cut to the budget as `render` renders
+    /// it, with where to continue.
+    pub fn read(&self, req: &ReadRequest, render: &dyn Render) -> Result<ReadPage, HistoryError> {
+        check_budget(req.budget)?;
+        let selector = req.session.as_deref();
+        if selector.is_some_and(|s| s.contains('*')) {
+            return Err(HistoryError::InvalidSession {
+                message: "read needs one session; take a session and seq from a search hit instead of a wildcard".into(),
+            });
+        }
+        if selector.is_none() && self.current.is_none() {
+            return Err(HistoryError::usage(
+                "read needs --session (no current session is known)",
+            ));
+        }
+        let Target::One { file, implicit } = self.target(selector)? else {
+            return Err(HistoryError::InvalidSession {
+                message: "read needs one session".into(),
+            });
+        };
+        let seq = req.seq;
+        let keep = |e: &Event| {
+            if e.seq == seq {
+                Keep::Full
+            } else {
+                Keep::Drop
+            }
+        };
+        let loaded = self.corpus.load(&file, &keep, true, None)?;
+        let parts = loaded.events.len() as u32;
+        let event = loaded.events.into_iter().find(|e| e.part == req.part);
+        let canonical = file.key.to_string();
+        let session = (!implicit).then(|| canonical.clone());
+        let mut item =
+            event.map(|e| Item::new(canonical.clone(), Some(file.path.display().to_string()), e));
+        let total_chars = item.as_ref().map_or(0, |i| i.event.text.chars().count());
+        if let Some(item) = item.as_mut() {
+            item.event.text = item.event.text.chars().skip(req.offset_chars).collect();
+        }
+        let mut page = ReadPage {
+            schema_version: SCHEMA_VERSION,
+            session: canonical,
+            item,
+            parts,
+            offset_chars: req.offset_chars,
+            next_offset_chars: None,
+            next: None,
+            neighborhood: Recipe {
+                session: session.clone(),
+                after_seq: Some(seq.saturating_sub(10)),
+                ..Recipe::default()
+            },
+            notice: notice_of(&loaded.notices),
+            implicit,
+        };
+        if let Some(shown) = fit_read(&mut page, render, req.budget) {
+            let next = req.offset_chars + shown;
+            page.next = None;
+            if next < total_chars {
+                page.next_offset_chars = Some(next);
+                page.next = Some(Recipe {
+                    session,
+                    seq: Some(seq),
+                    part: Some(req.part),
+                    offset_chars: Some(next),
+                    ..Recipe::default()
+                });
+            }
+        }
+        Ok(page)
+    }
+
+    /// What a selector is about: one session, or many.
+    fn target(&self, selector: Option<&str>) -> Result<Target, HistoryError> {
+        let harnesses = self.corpus.harnesses();
+        let (text, implicit) = match (selector, &self.current) {
+            (Some(s), _) => (s.to_string(), false),
+            (None, Some(cur)) => (cur.to_string(), true),
+            (None, None) => ("*".to_string(), false),
+        };
+        match Selector::parse(&text, &harnesses)? {
+            Selector::Many(pattern) => Ok(Target::Many(
+                self.corpus
+                    .discover_in(pattern.harness())
+                    .into_iter()
+                    .filter(|s| pattern.matches(&s.key))
+                    .collect(),
+            )),
+            Selector::One { harness, id } => {
+                let sessions = self.corpus.discover_in(harness.as_deref());
+                let file = resolve(
+                    harness.as_deref(),
+                    &id,
+                    &sessions,
+                    self.host.as_deref(),
+                    &text,
+                )?;
+                Ok(Target::One {
+                    file: file.clone(),
+                    implicit,
+                })
+            }
+        }
+    }
+
+    /// A browse page of one session: dialogue items with the runs between them folded, or, with
+    /// a query or a role, every matching event.
+    fn one_session(
+        &self,
+        req: &ListRequest,
+        filter: &Filter,
+        file: SessionFile,
+        implicit: bool,
+        render: &dyn Render,
+    ) -> Result<ListPage, HistoryError> {
+        let fold = filter.queries().is_empty() && filter.roles.is_empty();
+        let keep = |e: &Event| match (filter.matches(e), fold && !e.visible) {
+            (false, _) => Keep::Drop,
+            (true, true) => Keep::Meta,
+            (true, false) => Keep::Full,
+        };
+        let loaded = self.corpus.load(&file, &keep, req.all_branches, None)?;
+        let browse_req = BrowseRequest {
+            before_seq: req.before_seq,
+            after_seq: req.after_seq,
+            from: req.from,
+            limit: req.limit,
+            fold,
+        };
+        let browsed = browse(loaded.events, &browse_req);
+        let canonical = file.key.to_string();
+        let base = Recipe {
+            session: (!implicit).then(|| canonical.clone()),
+            all_branches: req.all_branches.then_some(true),
+            ..Recipe::default()
+        };
+        let path = file.path.display().to_string();
+        let mut page = ListPage {
+            schema_version: SCHEMA_VERSION,
+            session: Some(canonical.clone()),
+            items: browsed
+                .items
+                .into_iter()
+                .map(|item| {
+                    let mut view = Item::new(canonical.clone(), Some(path.clone()), item.event);
+                    if filter.is_search() {
+                        view.focus = filter.first_match(&view.event.text);
+                    }
+                    view.folded_before = item.folded_before.map(|f| FoldedRun::new(f, &base));
+                    view
+                })
+                .collect(),
+            folded_after: browsed.folded_after.map(|f| FoldedRun::new(f, &base)),
+            has_older: browsed.has_older,
+            has_newer: browsed.has_newer,
+            older: None,
+            newer: None,
+            notice: notice_of(&loaded.notices),
+            implicit,
+            no_sessions: false,
+        };
+        let admitted = fit_list(&mut page, render, req.budget, browse_req.from(), false);
+        page.has_older |= admitted.dropped_older;
+        page.has_newer |= admitted.dropped_newer;
+        // When the budget dropped the newest items, the run after them is no longer on the page.
+        if admitted.dropped_newer {
+            page.folded_after = None;
+        }
+        let first = page.items.first().map(|i| {
+            i.folded_before
+                .as_ref()
+                .map_or(i.event.seq, |f| f.first_seq)
+        });
+        let last = page
+            .folded_after
+            .as_ref()
+            .map(|f| f.last_seq)
+            .or(page.items.last().map(|i| i.event.seq));
+        if page.has_older {
+            page.older = first.map(|seq| Recipe {
+                before_seq: Some(seq),
+                ..base.clone()
+            });
+        }
+        if page.has_newer {
+            page.newer = last.or(req.after_seq).map(|seq| Recipe {
+                after_seq: Some(seq),
+                ..base.clone()
+            });
+        }
+        Ok(page)
+    }
+
+    /// Hits from many sessions (a query), or their overview (none).
+    fn many_sessions(
+        &self,
+        req: &ListRequest,
+        filter: &Filter,
+        sessions: &[SessionFile],
+        from: From,
+    ) -> Listing {
+        if filter.is_search() {
+            return search(
+                &self.corpus,
+                sessions,
+                &SearchRequest {
+                    filter,
+                    limit: req.limit,
+                    from,
+                    all_branches: req.all_branches,
+                    raw_prefilter: true,
+                    candidates: None,
+                },
+            );
+        }
+        match (&self.cache, filter.is_empty()) {
+            (Some(cache), true) => {
+                let choose = |file: &SessionFile| cache.representative(&self.corpus, file);
+                overview(sessions, req.limit, from, &choose)
+            }
+            _ => {
+                let choose = |file: &SessionFile| representative(&self.corpus, file, filter);
+                overview(sessions, req.limit, from, &choose)
+            }
+        }
+    }
+
+    fn fit_many(
+        &self,
+        listing: Listing,
+        filter: &Filter,
+        budget: usize,
+        from: From,
+        render: &dyn Render,
+        no_sessions: bool,
+    ) -> ListPage {
+        let mut notices = Vec::new();
+        notices.extend(skipped_notice(&listing.skipped));
+        if no_sessions {
+            notices.push(self.no_sessions_notice());
+        }
+        let mut page = ListPage {
+            schema_version: SCHEMA_VERSION,
+            session: None,
+            items: listing
+                .items
+                .into_iter()
+                .map(|hit| {
+                    let mut item = Item::new(
+                        hit.session.to_string(),
+                        Some(hit.path.display().to_string()),
+                        hit.event,
+                    );
+                    if filter.is_search() {
+                        item.focus = filter.first_match(&item.event.text);
+                    }
+                    item
+                })
+                .collect(),
+            folded_after: None,
+            has_older: listing.has_older,
+            has_newer: listing.has_newer,
+            older: None,
+            newer: None,
+            notice: notice_of(&notices),
+            implicit: false,
+            no_sessions,
+        };
+        let admitted = fit_list(&mut page, render, budget, from, true);
+        page.has_older |= admitted.dropped_older;
+        page.has_newer |= admitted.dropped_newer;
+        page
+    }
+
+    fn no_sessions_notice(&self) -> String {
+        let roots: Vec<String> = self
+            .roots
+            .iter()
+            .map(|(h, r)| match r {
+                Some(r) => format!("{h}: {}", r.display()),
+                None => format!("{h}: (no root: HOME is not set)"),
+            })
+            .collect();
+        let mut notice = format!("no sessions found ({})", roots.join(", "));
+        if let Some(hint) = &self.empty_hint {
+            notice.push_str(". ");
+            notice.push_str(hint);
+        }
+        notice
+    }
+}
+
+/// What `list` is about, once the selector is known.
+enum Target {
+    One { file: SessionFile, implicit: bool },
+    Many(Vec<SessionFile>),
+}
+
+fn check_budget(budget: usize) -> Result<(), HistoryError> {
+    if budget < MIN_BUDGET {
+        return Err(HistoryError::usage(format!(
+            "--budget must be at least {MIN_BUDGET} bytes"
+        )));
+    }
+    Ok(())
+}
+
+fn notice_of(notices: &[String]) -> Option<String> {
+    (!notices.is_empty()).then(|| notices.join("; "))
+}
+
+/// The notice that counts the sessions a wildcard result skipped, naming the first three.
+fn skipped_notice(skipped: &[HistoryError]) -> Option<String> {
+    if skipped.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = skipped
+        .iter()
+        .take(3)
+        .map(|e| match e {
+            HistoryError::HistoryUnavailable { session, reason } => format!("{session}: {reason}"),
+            other => other.to_string(),
+        })
+        .collect();
+    let one = skipped.len() == 1;
+    Some(format!(
+        "{} session{} could not be loaded and {} skipped ({}{})",
+        skipped.len(),
+        if one { "" } else { "s" },
+        if one { "was" } else { "were" },
+        names.join("; "),
+        if skipped.len() > 3 { "; …" } else { "" }
+    ))
+}
