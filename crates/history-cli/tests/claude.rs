@@ -850,9 +850,10 @@ fn read_shows_one_event_and_continues_by_offset() {
 #[test]
 fn the_same_session_found_twice_is_one_session_from_the_newest_file() {
     let r = Roots::new();
-    let copy_dir = r.claude.join("-w-copy");
+    let copy_dir = r.root("claude").join("-w-copy");
     std::fs::create_dir_all(&copy_dir).unwrap();
-    let original = std::fs::read_to_string(r.claude.join("-w-app/abandoned-branch.jsonl")).unwrap();
+    let original =
+        std::fs::read_to_string(r.root("claude").join("-w-app/abandoned-branch.jsonl")).unwrap();
     std::fs::write(
         copy_dir.join("abandoned-branch.jsonl"),
         original.replace(
@@ -897,7 +898,7 @@ fn symlinked_directories_are_not_followed() {
         "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"message\":{\"content\":\"LINKEDAWAY\"}}\n",
     )
     .unwrap();
-    std::os::unix::fs::symlink(&elsewhere, r.claude.join("-linked")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, r.root("claude").join("-linked")).unwrap();
     let run = claude(&r, &["list", "--session", "*", "--query", "LINKEDAWAY"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
 }

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use assert_cmd::Command;
+use history_cli::HARNESSES;
+use history_core::harness::Harness;
 use serde_json::Value;
 
 /// The fixtures directory of the repository.
@@ -15,12 +17,10 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
 }
 
-/// A temporary home with the fixture roots copied in.
+/// A temporary home with the fixture roots copied in, one per harness of the registry.
 pub struct Roots {
     pub dir: tempfile::TempDir,
-    pub claude: PathBuf,
-    pub codex: PathBuf,
-    pub pi: PathBuf,
+    roots: Vec<(&'static Harness, PathBuf)>,
 }
 
 /// What one run printed.
@@ -60,29 +60,18 @@ impl Run {
 const BASE_SECS: u64 = 1_772_000_000;
 
 impl Roots {
-    /// Copies every fixture root; file `i` in path order gets modification time `BASE + i` minutes.
+    /// Copies every harness's fixture root (`fixtures/<harness>/<its one directory>`); file `i`
+    /// in path order gets modification time `BASE + i` minutes.
     pub fn new() -> Roots {
         let dir = tempfile::tempdir().unwrap();
-        let claude = dir.path().join("claude");
-        let codex = dir.path().join("codex");
-        let pi = dir.path().join("pi");
-        let f = fixtures();
-        for (from, to) in [
-            (f.join("claude/projects"), &claude),
-            (f.join("codex/sessions"), &codex),
-            (f.join("pi/sessions"), &pi),
-        ] {
-            if from.is_dir() {
-                copy_tree(&from, to);
-            }
+        let mut roots = Vec::new();
+        for harness in HARNESSES {
+            let to = dir.path().join(harness.name);
+            copy_tree(&fixture_root(harness), &to);
+            roots.push((harness, to));
         }
         fs::create_dir_all(dir.path().join("home")).unwrap();
-        let roots = Roots {
-            dir,
-            claude,
-            codex,
-            pi,
-        };
+        let roots = Roots { dir, roots };
         for (i, file) in roots.files().keys().enumerate() {
             roots.set_mtime(file, i as u64 * 60);
         }
@@ -102,7 +91,7 @@ impl Roots {
     /// Every transcript file, relative to the temporary directory, with its bytes and mtime.
     pub fn files(&self) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
         let mut out = BTreeMap::new();
-        for root in [&self.claude, &self.codex, &self.pi] {
+        for (_, root) in &self.roots {
             walk(root, &mut |p| {
                 let meta = fs::symlink_metadata(p).unwrap();
                 if meta.is_file() {
@@ -121,11 +110,22 @@ impl Roots {
         let mut cmd = Command::cargo_bin("notesoup-history").unwrap();
         cmd.env_clear()
             .env("HOME", self.dir.path().join("home"))
-            .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
-            .env("NOTESOUP_HISTORY_CLAUDE_ROOT", &self.claude)
-            .env("NOTESOUP_HISTORY_CODEX_ROOT", &self.codex)
-            .env("NOTESOUP_HISTORY_PI_ROOT", &self.pi);
+            .env("XDG_CACHE_HOME", self.dir.path().join("cache"));
+        for (harness, root) in &self.roots {
+            cmd.env(harness.root_env, root);
+        }
         cmd
+    }
+
+    /// The copy of a harness's root.
+    pub fn root(&self, harness: &str) -> &Path {
+        let (_, root) = self.roots.iter().find(|(h, _)| h.name == harness).unwrap();
+        root
+    }
+
+    /// Every harness with its root.
+    pub fn roots(&self) -> &[(&'static Harness, PathBuf)] {
+        &self.roots
     }
 
     /// Runs the binary and checks that no transcript changed.
@@ -137,11 +137,8 @@ impl Roots {
     /// harnesses' fixtures do not change the results.
     pub fn run_only(&self, harness: &str, args: &[&str]) -> Run {
         let mut all = Vec::new();
-        for other in ["claude", "codex", "pi"]
-            .into_iter()
-            .filter(|h| *h != harness)
-        {
-            all.push(format!("--{other}-root"));
+        for other in HARNESSES.iter().filter(|h| h.name != harness) {
+            all.push(format!("--{}", other.root_flag));
             all.push("/nonexistent".to_string());
         }
         all.extend(args.iter().map(|a| a.to_string()));
@@ -192,6 +189,21 @@ pub fn every_role<'a>(session: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     ];
     v.extend_from_slice(extra);
     v
+}
+
+/// A harness's fixture root: the one directory in `fixtures/<harness>`.
+pub fn fixture_root(harness: &Harness) -> PathBuf {
+    let dir = fixtures().join(harness.name);
+    let mut found = fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir());
+    let root = found
+        .next()
+        .unwrap_or_else(|| panic!("no root in {}", dir.display()));
+    assert!(found.next().is_none(), "two roots in {}", dir.display());
+    root
 }
 
 fn copy_tree(from: &Path, to: &Path) {
