@@ -153,7 +153,7 @@ fn codex_home_names_the_root() {
     let r = Roots::new();
     let home = r.dir.path().join("codex-home");
     std::fs::create_dir_all(&home).unwrap();
-    std::os::unix::fs::symlink(&r.root("codex"), home.join("sessions")).unwrap();
+    std::os::unix::fs::symlink(r.root("codex"), home.join("sessions")).unwrap();
     let out = r
         .cmd()
         .env_remove("NOTESOUP_HISTORY_CODEX_ROOT")

@@ -163,10 +163,10 @@ fn roots_come_from_flags_then_environment() {
     // $PI_CODING_AGENT_DIR/sessions and $CLAUDE_CONFIG_DIR/projects.
     let agent = r.dir.path().join("agent");
     std::fs::create_dir_all(&agent).unwrap();
-    std::os::unix::fs::symlink(&r.root("pi"), agent.join("sessions")).unwrap();
+    std::os::unix::fs::symlink(r.root("pi"), agent.join("sessions")).unwrap();
     let config = r.dir.path().join("config");
     std::fs::create_dir_all(&config).unwrap();
-    std::os::unix::fs::symlink(&r.root("claude"), config.join("projects")).unwrap();
+    std::os::unix::fs::symlink(r.root("claude"), config.join("projects")).unwrap();
     let out = r
         .cmd()
         .env_remove("NOTESOUP_HISTORY_PI_ROOT")

@@ -137,3 +137,101 @@ pub fn overview(
         .sort_by(|a, b| a.order_key().cmp(&b.order_key()));
     listing
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::model::{Role, SessionKey};
+    use crate::source::{LineTest, Transcript};
+    use crate::{DecodeError, Decoded};
+
+    /// One in-memory session of `(role, text, on the branch)` events that counts its decodes.
+    struct Counted {
+        events: Vec<(Role, &'static str, bool)>,
+        decodes: Arc<AtomicUsize>,
+    }
+
+    impl Transcript for Counted {
+        fn harness(&self) -> &str {
+            "counted"
+        }
+        fn discover(&self) -> Vec<SessionFile> {
+            Vec::new()
+        }
+        fn decode(
+            &self,
+            _: &SessionFile,
+            sink: &mut dyn FnMut(Event),
+            _: Option<LineTest<'_>>,
+        ) -> Result<Decoded, DecodeError> {
+            self.decodes.fetch_add(1, Ordering::SeqCst);
+            for (i, (role, text, _)) in self.events.iter().enumerate() {
+                sink(Event {
+                    seq: i as u64 + 1,
+                    part: 0,
+                    role: *role,
+                    kind: "message".into(),
+                    timestamp: None,
+                    text: text.to_string(),
+                    visible: matches!(role, Role::User | Role::Assistant),
+                    tool: None,
+                    on_active_branch: None,
+                });
+            }
+            let on = self.events.iter().enumerate().filter(|(_, e)| e.2);
+            Ok(Decoded {
+                branch: Some(on.map(|(i, _)| i as u64 + 1).collect()),
+                ..Decoded::default()
+            })
+        }
+    }
+
+    /// The representative's text, and how many decodes choosing it took.
+    fn choose(events: Vec<(Role, &'static str, bool)>) -> (Option<String>, usize) {
+        let decodes = Arc::new(AtomicUsize::new(0));
+        let source = Counted {
+            events,
+            decodes: decodes.clone(),
+        };
+        let corpus = Corpus::new(vec![Box::new(source)]);
+        let file = SessionFile {
+            key: SessionKey::new("counted", "s"),
+            path: "/counted/s".into(),
+            modified: 0,
+            size: 0,
+        };
+        let rep = representative(&corpus, &file, &Filter::default()).unwrap();
+        (rep.event.map(|e| e.text), decodes.load(Ordering::SeqCst))
+    }
+
+    #[test]
+    fn a_session_is_decoded_once() {
+        use Role::*;
+        let dialogue = vec![
+            (Context, "env", true),
+            (User, "hi", true),
+            (Tool, "ls", true),
+        ];
+        assert_eq!(choose(dialogue), (Some("hi".into()), 1));
+        let tools_only = vec![
+            (Context, "env", true),
+            (Tool, "ls", true),
+            (Tool, "x", false),
+        ];
+        assert_eq!(
+            choose(tools_only),
+            (Some("ls".into()), 1),
+            "the latest on the branch"
+        );
+    }
+
+    #[test]
+    fn dialogue_off_the_branch_still_gives_the_latest_event_s_text() {
+        use Role::*;
+        let events = vec![(User, "abandoned", false), (Tool, "kept", true)];
+        assert_eq!(choose(events).0, Some("kept".into()));
+    }
+}
