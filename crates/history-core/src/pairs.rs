@@ -55,7 +55,9 @@ impl Pairs {
         let mut at = start;
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
-            // SAFETY: the CPU has AVX2.
+            // SAFETY: `self.avx2` is `is_x86_feature_detected!("avx2")`, taken in `Pairs::new`,
+            // so the CPU has AVX2; each arm passes `N == self.pairs.len()`, and `KEY` only
+            // when there is a key.
             let scanned = unsafe {
                 match (key.is_some(), self.pairs.len()) {
                     (true, 0) => self.scan_avx2::<0, true>(key, haystack, at),

@@ -248,7 +248,8 @@ fn string_end(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     let (mut at, mut escaped) = (start, false);
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
-        match string_end_wide(bytes, start) {
+        // SAFETY: `is_x86_feature_detected!("avx2")` just said the CPU has AVX2.
+        match unsafe { string_end_wide(bytes, start) } {
             Wide::End(end, escaped) => return Some((end, escaped)),
             Wide::Refused => return None,
             // The rest is left to the narrow scan, from the backslash that escapes its first
@@ -279,14 +280,19 @@ const EVEN_BITS: u64 = 0x5555_5555_5555_5555;
 /// [`string_end`] 64 bytes at a time, without a branch per escape: the escaped bytes of a block
 /// are found at once from its backslashes (the method of simdjson's stage 1), and only the
 /// escapes themselves are then checked one by one.
+///
+/// # Safety
+/// The CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
-fn string_end_wide(bytes: &[u8], start: usize) -> Wide {
+#[target_feature(enable = "avx2")]
+unsafe fn string_end_wide(bytes: &[u8], start: usize) -> Wide {
     let mut at = start;
     // Whether the first byte of the block is escaped by a backslash run ending the last one.
     let mut carry = 0u64;
     let mut seen = false;
     while at + 64 <= bytes.len() {
-        // SAFETY: the CPU has AVX2 (checked by the caller) and the block lies within `bytes`.
+        // SAFETY: the CPU has AVX2 (this function's own contract) and the block lies within
+        // `bytes`.
         let (backslash, quote, control) = unsafe { block_masks(bytes, at) };
         // Which bytes are escaped: those after an odd run of backslashes.
         let backslash_here = backslash & !carry;
