@@ -119,8 +119,8 @@ impl<'de> Deserialize<'de> for Fields {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
                 let mut f = Fields::default();
                 while let Some(key) = map.next_key::<Key>()? {
-                    let string = |map: &mut A| map.next_value::<Lenient<String>>().map(|v| v.0);
-                    let number = |map: &mut A| map.next_value::<Lenient<u64>>().map(|v| v.0);
+                    let string = |map: &mut A| map.next_value::<ValueAs<String>>().map(|v| v.0);
+                    let number = |map: &mut A| map.next_value::<ValueAs<u64>>().map(|v| v.0);
                     match key {
                         Key::Type => f.kind = string(&mut map)?,
                         Key::Id => f.id = string(&mut map)?,
@@ -215,15 +215,16 @@ fn number(scan: &mut Scan<'_>) -> Option<Option<u64>> {
 
 /// A value of type `T` as [`Value::as_str`] / [`Value::as_u64`] read it, `None` for any other
 /// JSON value (which is checked and dropped).
-struct Lenient<T>(Option<T>);
+struct ValueAs<T>(Option<T>);
 
-impl<'de, T: Kept> Deserialize<'de> for Lenient<T> {
+impl<'de, T: Kept> Deserialize<'de> for ValueAs<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(Keep::<T>::default()).map(Lenient)
+        d.deserialize_any(ValueAsVisitor::<T>::default())
+            .map(ValueAs)
     }
 }
 
-/// What a [`Keep`] visitor keeps of the values it sees.
+/// What a [`ValueAs`] keeps of the values it reads.
 trait Kept: Sized {
     fn string(_: &str) -> Option<Self> {
         None
@@ -249,15 +250,15 @@ impl Kept for u64 {
 
 /// Visits any value, keeping it when `T` keeps its kind; arrays and maps are walked through
 /// with [`CheckedAny`].
-struct Keep<T>(std::marker::PhantomData<T>);
+struct ValueAsVisitor<T>(std::marker::PhantomData<T>);
 
-impl<T> Default for Keep<T> {
+impl<T> Default for ValueAsVisitor<T> {
     fn default() -> Self {
-        Keep(std::marker::PhantomData)
+        ValueAsVisitor(std::marker::PhantomData)
     }
 }
 
-impl<'de, T: Kept> Visitor<'de> for Keep<T> {
+impl<'de, T: Kept> Visitor<'de> for ValueAsVisitor<T> {
     type Value = Option<T>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")

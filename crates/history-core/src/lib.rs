@@ -12,8 +12,8 @@
 //! ```
 #![deny(missing_docs)]
 
+pub(crate) mod ascii_search;
 pub mod budget;
-pub mod caseless;
 pub mod corpus;
 pub mod error;
 pub mod harness;
@@ -22,8 +22,8 @@ pub mod matching;
 pub mod model;
 pub mod overview;
 pub mod paging;
-pub mod pairs;
-pub mod parallel;
+pub(crate) mod pairs;
+pub(crate) mod parallel;
 pub mod prefilter;
 pub mod scan;
 pub mod search;

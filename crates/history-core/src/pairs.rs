@@ -3,7 +3,7 @@
 //! non-ASCII characters that fold to ASCII letters) without a pass per sequence, and in the same
 //! pass as its key ([`Pairs::find_with`]).
 
-use crate::caseless::Caseless;
+use crate::ascii_search::Caseless;
 
 /// A compiled search for any of a set of byte pairs.
 #[derive(Clone, Debug)]

@@ -18,7 +18,7 @@
 
 use std::io::Read;
 
-use crate::caseless::{surprisal, Caseless};
+use crate::ascii_search::{surprisal, Caseless};
 use crate::pairs::Pairs;
 use crate::source::MAX_LINE_BYTES;
 
