@@ -7,12 +7,16 @@
 //! neither nesting depth, number range, UTF-8 nor surrogates in strings: every value goes through
 //! the same `deserialize_any` a [`Value`] does (the same string, number and depth checks), and is
 //! only never stored. What the skip saves is the allocation of every string, array and map.
-//! (This relies on serde_json's `arbitrary_precision` and `raw_value` being off, as they are in
-//! this workspace: they change how a [`Value`] reads some maps.)
+//!
+//! serde_json's `raw_value` feature is on in this workspace (decode-codex reads raw values, and
+//! the workspace turns it on for every crate so that each builds the same alone and in the
+//! binary). With it a [`Value`] reads a map whose first key is [`RAW_VALUE_KEY`] as the JSON
+//! text its value holds, and both reads here do the same, at the top and at every depth.
+//! `arbitrary_precision`, which changes how a [`Value`] reads numbers and maps too, stays off.
 
 use std::fmt;
 
-use history_core::json::CheckedAny;
+use history_core::json::{self, CheckedAny, RAW_VALUE_KEY};
 use history_core::scan::Scan;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
@@ -73,6 +77,8 @@ enum Key {
     FirstKeptEntryId,
     FirstKeptEntryIndex,
     Name,
+    /// [`RAW_VALUE_KEY`]: a raw value's text, if it comes first.
+    RawValue,
     Other,
 }
 
@@ -96,6 +102,7 @@ impl<'de> Deserialize<'de> for Key {
                     "firstKeptEntryId" => Key::FirstKeptEntryId,
                     "firstKeptEntryIndex" => Key::FirstKeptEntryIndex,
                     "name" => Key::Name,
+                    RAW_VALUE_KEY => Key::RawValue,
                     _ => Key::Other,
                 })
             }
@@ -118,7 +125,11 @@ impl<'de> Deserialize<'de> for Fields {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
                 let mut f = Fields::default();
+                let mut first = true;
                 while let Some(key) = map.next_key::<Key>()? {
+                    if std::mem::take(&mut first) && matches!(key, Key::RawValue) {
+                        return json::raw_value_text(&mut map);
+                    }
                     let string = |map: &mut A| map.next_value::<ValueAs<String>>().map(|v| v.0);
                     let number = |map: &mut A| map.next_value::<ValueAs<u64>>().map(|v| v.0);
                     match key {
@@ -135,7 +146,7 @@ impl<'de> Deserialize<'de> for Fields {
                         Key::FirstKeptEntryId => f.first_kept_entry_id = string(&mut map)?,
                         Key::FirstKeptEntryIndex => f.first_kept_entry_index = number(&mut map)?,
                         Key::Name => f.name = string(&mut map)?,
-                        Key::Other => map.next_value::<CheckedAny>().map(|_| ())?,
+                        Key::RawValue | Key::Other => map.next_value::<CheckedAny>().map(|_| ())?,
                     }
                 }
                 Ok(f)
@@ -249,7 +260,7 @@ impl Kept for u64 {
 }
 
 /// Visits any value, keeping it when `T` keeps its kind; arrays and maps are walked through
-/// with [`CheckedAny`].
+/// with [`CheckedAny`] (a raw-value map is read as its text is).
 struct ValueAsVisitor<T>(std::marker::PhantomData<T>);
 
 impl<T> Default for ValueAsVisitor<T> {
@@ -289,9 +300,8 @@ impl<'de, T: Kept> Visitor<'de> for ValueAsVisitor<T> {
         while seq.next_element::<CheckedAny>()?.is_some() {}
         Ok(None)
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<T>, A::Error> {
-        while map.next_entry::<CheckedAny, CheckedAny>()?.is_some() {}
-        Ok(None)
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<T>, A::Error> {
+        Ok(json::checked_map::<A, ValueAs<T>>(map)?.and_then(|v| v.0))
     }
 }
 
@@ -357,10 +367,39 @@ mod tests {
             r#""id""#,
             &deep,
         ];
-        for line in lines {
+        for line in lines.iter().copied().chain(raw_value_lines()) {
             let (a, a_clean, b, b_clean) = both(line);
             assert_eq!((&a, a_clean), (&b, b_clean), "{line}");
         }
+    }
+
+    /// Lines with maps whose first key is serde_json's raw-value token, which a `Value` reads
+    /// as the JSON text its value holds.
+    fn raw_value_lines() -> [&'static str; 10] {
+        [
+            r#"{"$serde_json::private::RawValue":"{\"id\":\"inner\",\"type\":\"message\"}"}"#,
+            r#"{"$serde_json::private::RawValue":"[1]"}"#,
+            r#"{"$serde_json::private::RawValue":"{\"id\":\"a\"} x"}"#,
+            r#"{"$serde_json::private::RawValue":"{\"id\":\"a\"}","id":"b"}"#,
+            r#"{"$serde_json::private::RawValue":5}"#,
+            r#"{"id":"a","$serde_json::private::RawValue":5}"#,
+            r#"{"id":{"$serde_json::private::RawValue":"\"x\""},"version":{"$serde_json::private::RawValue":"3"}}"#,
+            r#"{"id":"a","x":{"$serde_json::private::RawValue":"{\"$serde_json::private::RawValue\":1}"}}"#,
+            r#"{"id":"a","x":[{"$serde_json::private::RawValue":"[1,{}]"}]}"#,
+            r#"{"\u0024serde_json::private::RawValue":"{\"id\":\"esc\"}"}"#,
+        ]
+    }
+
+    #[test]
+    fn a_value_reads_raw_value_maps_as_their_text() {
+        // serde_json's `raw_value` is on in this workspace; these reads are what the light
+        // read and the skim are held to.
+        let read = |line: &str| serde_json::from_str::<Value>(line).ok();
+        let [inner, array, _, _, number, later, ..] = raw_value_lines();
+        assert_eq!(read(inner), read(r#"{"id":"inner","type":"message"}"#));
+        assert_eq!(read(array), read("[1]"));
+        assert_eq!(read(number), None);
+        assert!(read(later).is_some());
     }
 
     /// A line the skim reads is read the same by a full parse, every object of it.
@@ -394,6 +433,9 @@ mod tests {
             r#"[{"id":"a"}]"#,
         ] {
             assert!(skim(line).is_none(), "{line}");
+        }
+        for line in raw_value_lines() {
+            skims_as_values_do(line);
         }
     }
 

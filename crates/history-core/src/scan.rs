@@ -53,7 +53,8 @@ impl<'a> Scan<'a> {
 
     /// A scan that accepts a subset of what a `serde_json::Value` accepts (not only what
     /// `IgnoredAny` does): a number with an exponent, or too long to be sure of its range, is
-    /// left to serde.
+    /// left to serde, and so is a map with the [raw-value key](crate::json::RAW_VALUE_KEY),
+    /// which a `Value` reads as the text it holds.
     pub fn strict(text: &'a str) -> Scan<'a> {
         Scan {
             strict: true,
@@ -139,6 +140,10 @@ impl<'a> Scan<'a> {
         }
         loop {
             let key = self.plain_str()?;
+            // Only a first key makes a raw value; refusing it anywhere is simpler and as rare.
+            if self.strict && key == crate::json::RAW_VALUE_KEY {
+                return None;
+            }
             self.eat(b':')?;
             field(self, key)?;
             match self.peek()? {
@@ -519,6 +524,19 @@ mod tests {
             r#"  {"a" : -0.5e+10 , "b":"\"\\\/\b\f\n\r\t\u00e9"}  "#
         ));
         assert!(skims(&format!(r#"{{"a":"{padding}\"{padding}"}}"#)));
+    }
+
+    #[test]
+    fn a_strict_scan_leaves_raw_value_maps_to_serde() {
+        for text in [
+            r#"{"$serde_json::private::RawValue":"[1]"}"#,
+            r#"{"a":[{"$serde_json::private::RawValue":1}]}"#,
+            r#"{"a":1,"$serde_json::private::RawValue":1}"#,
+        ] {
+            let mut scan = Scan::strict(text);
+            assert_eq!(scan.skip(), None, "{text}");
+            assert!(skims(text), "{text}");
+        }
     }
 
     #[test]
