@@ -461,29 +461,21 @@ mod tests {
             "{skimmed} of {}",
             lines.len()
         );
-        let mut next = {
-            let mut state = 0x0dd_ba11u64;
-            move |n: usize| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state % n as u64) as usize
-            }
-        };
+        let mut rng = fastrand::Rng::with_seed(0x0dd_ba11);
         let bits = [
             "\"", "\\", "\u{1}", "{", "}", "[", "]", ",", ":", "1e400", "-0", "nul", "\\ud800", " ",
         ];
         for line in &lines {
             for _ in 0..20 {
                 let mut bytes = line.clone().into_bytes();
-                let at = next(bytes.len() + 1);
-                match next(3) {
+                let at = rng.usize(..bytes.len() + 1);
+                match rng.usize(..3) {
                     0 => bytes.truncate(at),
                     1 if at < bytes.len() => {
                         bytes.remove(at);
                     }
                     _ => {
-                        let bit = bits[next(bits.len())].as_bytes();
+                        let bit = bits[rng.usize(..bits.len())].as_bytes();
                         bytes.splice(at..at, bit.iter().copied());
                     }
                 }

@@ -40,14 +40,3 @@ pub use model::{Event, Role, SessionFile, SessionKey, SessionMeta};
 pub use selector::Selector;
 pub use source::{Decoded, Transcript};
 pub use time::Timestamp;
-
-/// A small deterministic random stream for tests: `below(n)` is in `0..n`.
-#[cfg(test)]
-pub(crate) fn test_rng(mut state: u64) -> impl FnMut(usize) -> usize {
-    move |n| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n.max(1) as u64) as usize
-    }
-}

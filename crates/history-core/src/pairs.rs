@@ -177,20 +177,20 @@ mod tests {
 
     #[test]
     fn finds_what_a_naive_search_finds() {
-        let mut next = crate::test_rng(0x9e37_79b9_7f4a_7c15u64);
+        let mut rng = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15u64);
         let alphabet = b"\\uxC\xc5\x89\xef\xac";
         for round in 0..3000 {
             let pairs: Vec<[u8; 2]> = (0..1 + round % 14)
                 .map(|_| {
-                    let a = alphabet[next(7)];
-                    let b = alphabet[next(7)];
+                    let a = alphabet[rng.usize(..7)];
+                    let b = alphabet[rng.usize(..7)];
                     [a, b]
                 })
                 .collect();
-            let len = next(150);
-            let hay: Vec<u8> = (0..len).map(|_| alphabet[next(7)]).collect();
+            let len = rng.usize(..150);
+            let hay: Vec<u8> = (0..len).map(|_| alphabet[rng.usize(..7)]).collect();
             let search = Pairs::new(pairs.clone());
-            for start in [0, 1, next(60)] {
+            for start in [0, 1, rng.usize(..60)] {
                 let naive =
                     (start..len.saturating_sub(1)).find(|&i| pairs.contains(&[hay[i], hay[i + 1]]));
                 assert_eq!(search.find_at(&hay, start), naive, "{pairs:?} in {hay:?}");
@@ -201,18 +201,20 @@ mod tests {
 
     #[test]
     fn finds_keys_and_pairs_in_one_pass() {
-        let mut next = crate::test_rng(0x0123_4567_89ab_cdefu64);
+        let mut rng = fastrand::Rng::with_seed(0x0123_4567_89ab_cdefu64);
         let alphabet = b"\\uAbBz\xc5\x89";
         for round in 0..3000 {
             let pairs: Vec<[u8; 2]> = (0..round % 8)
-                .map(|_| [alphabet[next(7)], alphabet[next(7)]])
+                .map(|_| [alphabet[rng.usize(..7)], alphabet[rng.usize(..7)]])
                 .collect();
-            let needle: String = (0..1 + next(4)).map(|_| b"abz"[next(3)] as char).collect();
+            let needle: String = (0..1 + rng.usize(..4))
+                .map(|_| b"abz"[rng.usize(..3)] as char)
+                .collect();
             let key = Caseless::new(&needle).unwrap();
-            let len = next(150);
-            let hay: Vec<u8> = (0..len).map(|_| alphabet[next(7)]).collect();
+            let len = rng.usize(..150);
+            let hay: Vec<u8> = (0..len).map(|_| alphabet[rng.usize(..7)]).collect();
             let search = Pairs::new(pairs.clone());
-            for start in [0, 1, next(60)] {
+            for start in [0, 1, rng.usize(..60)] {
                 let naive = (start..len).find_map(|i| {
                     if i + needle.len() <= len
                         && hay[i..i + needle.len()].eq_ignore_ascii_case(needle.as_bytes())

@@ -568,7 +568,7 @@ mod tests {
 
     #[test]
     fn strings_end_where_a_byte_by_byte_reading_ends_them() {
-        let mut next = crate::test_rng(0x6a09_e667_f3bc_c908u64);
+        let mut rng = fastrand::Rng::with_seed(0x6a09_e667_f3bc_c908u64);
         let pieces: [&[u8]; 12] = [
             b"\\",
             b"\"",
@@ -585,15 +585,15 @@ mod tests {
         ];
         for round in 0..20_000 {
             let mut text = Vec::new();
-            while text.len() < next(400) {
-                if next(4) == 0 {
-                    let piece = pieces[next(pieces.len())];
+            while text.len() < rng.usize(..400) {
+                if rng.usize(..4) == 0 {
+                    let piece = pieces[rng.usize(..pieces.len())];
                     // Most strings run long: a closing quote comes rarely.
-                    if piece != b"\"" || next(8) == 0 {
+                    if piece != b"\"" || rng.usize(..8) == 0 {
                         text.extend_from_slice(piece);
                     }
                 } else {
-                    let run = next(80);
+                    let run = rng.usize(..80);
                     text.extend(std::iter::repeat_n(b'x', run));
                 }
             }
@@ -602,7 +602,7 @@ mod tests {
                 text.retain(|&b| b >= 0x20);
             }
             text.push(b'"');
-            let start = next(text.len().min(70) + 1);
+            let start = rng.usize(..text.len().min(70) + 1);
             assert_eq!(
                 string_end(&text, start),
                 string_end_slowly(&text, start),

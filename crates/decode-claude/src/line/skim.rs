@@ -245,13 +245,7 @@ mod tests {
 
     #[test]
     fn damaged_lines_are_never_read_differently() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut rng = fastrand::Rng::with_seed(0x2545_f491_4f6c_dd1d);
         let bits = [
             "\"",
             "\\",
@@ -274,8 +268,8 @@ mod tests {
         for line in lines().iter().filter(|l| l.len() < 20_000) {
             for _ in 0..20 {
                 let mut bytes = line.clone().into_bytes();
-                let at = next(bytes.len() + 1);
-                match next(3) {
+                let at = rng.usize(..bytes.len() + 1);
+                match rng.usize(..3) {
                     0 => {
                         bytes.truncate(at);
                     }
@@ -283,7 +277,7 @@ mod tests {
                         bytes.remove(at);
                     }
                     _ => {
-                        let bit = bits[next(bits.len())].as_bytes();
+                        let bit = bits[rng.usize(..bits.len())].as_bytes();
                         bytes.splice(at..at, bit.iter().copied());
                     }
                 }
