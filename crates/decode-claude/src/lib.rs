@@ -16,6 +16,7 @@
 //! }
 //! ```
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod discover;
 mod graph;
@@ -102,8 +103,8 @@ fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
 
 /// Streams the file once. Lines that `wanted` rules out are read for the graph alone, as are
 /// lines whose content cannot be decoded (an out-of-range number, say) but whose structure can:
-/// the skeleton read is the more lenient one, so that both reads place the same lines in the
-/// graph, and only the notices can differ (a line never decoded is never found wanting).
+/// the [`line::GraphLine`] read is the more lenient one, so that both reads place the same lines
+/// in the graph, and only the notices can differ (a line never decoded is never found wanting).
 fn decode(
     file: &SessionFile,
     sink: &mut dyn FnMut(Event),
@@ -135,8 +136,8 @@ fn decode(
             // Its events are lost; its place in the graph may still be read.
             damage.skip(&l);
         }
-        match line::Skeleton::skim(text).or_else(|| parse::<line::Skeleton>(text)) {
-            Some(parsed) => line::skeleton(l.seq, parsed, &mut graph, &mut meta, &mut tools),
+        match line::GraphLine::skim(text).or_else(|| parse::<line::GraphLine>(text)) {
+            Some(parsed) => line::place_in_graph(l.seq, parsed, &mut graph, &mut meta, &mut tools),
             None if !full => damage.skip(&l),
             None => {}
         }

@@ -1,6 +1,6 @@
 //! One transcript line: what it is in the graph, and the events it yields.
 
-use serde::de::IgnoredAny as Skip;
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -48,7 +48,7 @@ struct Message {
 /// then places in the graph without events whichever way it reads them.
 #[derive(Deserialize, Default, Debug, PartialEq)]
 #[serde(default, rename_all = "camelCase")]
-pub(crate) struct Skeleton {
+pub(crate) struct GraphLine {
     #[serde(rename = "type")]
     kind: Option<String>,
     uuid: Option<String>,
@@ -60,16 +60,16 @@ pub(crate) struct Skeleton {
     _is_meta: bool,
     #[serde(rename = "isCompactSummary")]
     _is_compact_summary: bool,
-    team_name: Option<Skip>,
+    team_name: Option<IgnoredAny>,
     #[serde(rename = "timestamp")]
     _timestamp: Option<String>,
-    message: Option<SkeletonMessage>,
+    message: Option<GraphMessage>,
     #[serde(rename = "subtype")]
     _subtype: Option<String>,
     #[serde(rename = "content")]
-    _content: Option<Skip>,
+    _content: Option<IgnoredAny>,
     #[serde(rename = "attachment")]
-    _attachment: Option<Skip>,
+    _attachment: Option<IgnoredAny>,
     summary: Option<Value>,
     custom_title: Option<Value>,
     ai_title: Option<Value>,
@@ -78,7 +78,7 @@ pub(crate) struct Skeleton {
 
 #[derive(Deserialize, Default, Debug, PartialEq)]
 #[serde(default)]
-struct SkeletonMessage {
+struct GraphMessage {
     id: Option<String>,
     content: Blocks,
 }
@@ -91,10 +91,10 @@ struct Blocks(Vec<BlockIds>);
 /// repeated key counts with its last value, as in a `Value`.
 #[derive(Default, Debug, PartialEq)]
 struct BlockIds {
-    kind: Lenient,
-    id: Lenient,
-    name: Lenient,
-    tool_use_id: Lenient,
+    kind: ValueAsStr,
+    id: ValueAsStr,
+    name: ValueAsStr,
+    tool_use_id: ValueAsStr,
 }
 
 impl BlockIds {
@@ -107,7 +107,7 @@ impl BlockIds {
                 "name" => ids.name = map.next_value()?,
                 "tool_use_id" => ids.tool_use_id = map.next_value()?,
                 _ => {
-                    map.next_value::<Skip>()?;
+                    map.next_value::<IgnoredAny>()?;
                 }
             }
         }
@@ -117,11 +117,11 @@ impl BlockIds {
 
 /// A string, or nothing for any other JSON value (as `Value::as_str` reads it).
 #[derive(Default, Debug, PartialEq)]
-struct Lenient(Option<String>);
+struct ValueAsStr(Option<String>);
 
-impl<'de> Deserialize<'de> for Lenient {
+impl<'de> Deserialize<'de> for ValueAsStr {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Lenient(match Value::deserialize(d)? {
+        Ok(ValueAsStr(match Value::deserialize(d)? {
             Value::String(s) => Some(s),
             _ => None,
         }))
@@ -174,7 +174,7 @@ impl<'de> Deserialize<'de> for Blocks {
                 self,
                 mut map: A,
             ) -> Result<Blocks, A::Error> {
-                while map.next_entry::<Skip, Skip>()?.is_some() {}
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                 Ok(Blocks::default())
             }
             scalars_are!(Blocks, Blocks::default());
@@ -204,7 +204,7 @@ impl<'de> Deserialize<'de> for BlockOrOther {
                 self,
                 mut seq: A,
             ) -> Result<BlockOrOther, A::Error> {
-                while seq.next_element::<Skip>()?.is_some() {}
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(BlockOrOther(None))
             }
             scalars_are!(BlockOrOther, BlockOrOther(None));
@@ -321,9 +321,9 @@ pub(crate) fn decode(
 
 /// Records a line in the graph (and its tool names and titles) without emitting its events:
 /// what [`decode`] does, minus the events.
-pub(crate) fn skeleton(
+pub(crate) fn place_in_graph(
     seq: u64,
-    mut line: Skeleton,
+    mut line: GraphLine,
     graph: &mut Graph,
     titles: &mut Titles,
     tools: &mut ToolNames,

@@ -62,6 +62,7 @@
 //! thread's own line `n` takes seq `K + n`. History that older forks copied into their own file
 //! keeps its line numbers there.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

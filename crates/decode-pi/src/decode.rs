@@ -184,13 +184,13 @@ impl Reader {
     /// Keeps a damaged entry as a node without events, so that the entries after it still
     /// reach the ones before it.
     fn salvage(&mut self, line: &Line<'_>) {
-        if let Some(skeleton) = salvage::skeleton(line.bytes) {
-            if skeleton.entry_type != "session" {
+        if let Some(bare) = salvage::bare_entry(line.bytes) {
+            if bare.entry_type != "session" {
                 self.tree.push(Entry {
                     seq: line.seq,
-                    id: skeleton.id,
-                    parent_id: skeleton.parent_id,
-                    entry_type: skeleton.entry_type,
+                    id: bare.id,
+                    parent_id: bare.parent_id,
+                    entry_type: bare.entry_type,
                     first_kept_id: None,
                 });
             }

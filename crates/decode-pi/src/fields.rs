@@ -7,12 +7,16 @@
 //! neither nesting depth, number range, UTF-8 nor surrogates in strings: every value goes through
 //! the same `deserialize_any` a [`Value`] does (the same string, number and depth checks), and is
 //! only never stored. What the skip saves is the allocation of every string, array and map.
-//! (This relies on serde_json's `arbitrary_precision` and `raw_value` being off, as they are in
-//! this workspace: they change how a [`Value`] reads some maps.)
+//!
+//! serde_json's `raw_value` feature is on in this workspace (decode-codex reads raw values, and
+//! the workspace turns it on for every crate so that each builds the same alone and in the
+//! binary). With it a [`Value`] reads a map whose first key is [`RAW_VALUE_KEY`] as the JSON
+//! text its value holds, and both reads here do the same, at the top and at every depth.
+//! `arbitrary_precision`, which changes how a [`Value`] reads numbers and maps too, stays off.
 
 use std::fmt;
 
-use history_core::json::CheckedAny;
+use history_core::json::{self, CheckedAny, RAW_VALUE_KEY};
 use history_core::scan::Scan;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
@@ -73,6 +77,8 @@ enum Key {
     FirstKeptEntryId,
     FirstKeptEntryIndex,
     Name,
+    /// [`RAW_VALUE_KEY`]: a raw value's text, if it comes first.
+    RawValue,
     Other,
 }
 
@@ -96,6 +102,7 @@ impl<'de> Deserialize<'de> for Key {
                     "firstKeptEntryId" => Key::FirstKeptEntryId,
                     "firstKeptEntryIndex" => Key::FirstKeptEntryIndex,
                     "name" => Key::Name,
+                    RAW_VALUE_KEY => Key::RawValue,
                     _ => Key::Other,
                 })
             }
@@ -118,9 +125,13 @@ impl<'de> Deserialize<'de> for Fields {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
                 let mut f = Fields::default();
+                let mut first = true;
                 while let Some(key) = map.next_key::<Key>()? {
-                    let string = |map: &mut A| map.next_value::<Lenient<String>>().map(|v| v.0);
-                    let number = |map: &mut A| map.next_value::<Lenient<u64>>().map(|v| v.0);
+                    if std::mem::take(&mut first) && matches!(key, Key::RawValue) {
+                        return json::raw_value_text(&mut map);
+                    }
+                    let string = |map: &mut A| map.next_value::<ValueAs<String>>().map(|v| v.0);
+                    let number = |map: &mut A| map.next_value::<ValueAs<u64>>().map(|v| v.0);
                     match key {
                         Key::Type => f.kind = string(&mut map)?,
                         Key::Id => f.id = string(&mut map)?,
@@ -135,7 +146,7 @@ impl<'de> Deserialize<'de> for Fields {
                         Key::FirstKeptEntryId => f.first_kept_entry_id = string(&mut map)?,
                         Key::FirstKeptEntryIndex => f.first_kept_entry_index = number(&mut map)?,
                         Key::Name => f.name = string(&mut map)?,
-                        Key::Other => map.next_value::<CheckedAny>().map(|_| ())?,
+                        Key::RawValue | Key::Other => map.next_value::<CheckedAny>().map(|_| ())?,
                     }
                 }
                 Ok(f)
@@ -215,15 +226,16 @@ fn number(scan: &mut Scan<'_>) -> Option<Option<u64>> {
 
 /// A value of type `T` as [`Value::as_str`] / [`Value::as_u64`] read it, `None` for any other
 /// JSON value (which is checked and dropped).
-struct Lenient<T>(Option<T>);
+struct ValueAs<T>(Option<T>);
 
-impl<'de, T: Kept> Deserialize<'de> for Lenient<T> {
+impl<'de, T: Kept> Deserialize<'de> for ValueAs<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(Keep::<T>::default()).map(Lenient)
+        d.deserialize_any(ValueAsVisitor::<T>::default())
+            .map(ValueAs)
     }
 }
 
-/// What a [`Keep`] visitor keeps of the values it sees.
+/// What a [`ValueAs`] keeps of the values it reads.
 trait Kept: Sized {
     fn string(_: &str) -> Option<Self> {
         None
@@ -248,16 +260,16 @@ impl Kept for u64 {
 }
 
 /// Visits any value, keeping it when `T` keeps its kind; arrays and maps are walked through
-/// with [`CheckedAny`].
-struct Keep<T>(std::marker::PhantomData<T>);
+/// with [`CheckedAny`] (a raw-value map is read as its text is).
+struct ValueAsVisitor<T>(std::marker::PhantomData<T>);
 
-impl<T> Default for Keep<T> {
+impl<T> Default for ValueAsVisitor<T> {
     fn default() -> Self {
-        Keep(std::marker::PhantomData)
+        ValueAsVisitor(std::marker::PhantomData)
     }
 }
 
-impl<'de, T: Kept> Visitor<'de> for Keep<T> {
+impl<'de, T: Kept> Visitor<'de> for ValueAsVisitor<T> {
     type Value = Option<T>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
@@ -288,9 +300,8 @@ impl<'de, T: Kept> Visitor<'de> for Keep<T> {
         while seq.next_element::<CheckedAny>()?.is_some() {}
         Ok(None)
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<T>, A::Error> {
-        while map.next_entry::<CheckedAny, CheckedAny>()?.is_some() {}
-        Ok(None)
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<T>, A::Error> {
+        Ok(json::checked_map::<A, ValueAs<T>>(map)?.and_then(|v| v.0))
     }
 }
 
@@ -356,10 +367,39 @@ mod tests {
             r#""id""#,
             &deep,
         ];
-        for line in lines {
+        for line in lines.iter().copied().chain(raw_value_lines()) {
             let (a, a_clean, b, b_clean) = both(line);
             assert_eq!((&a, a_clean), (&b, b_clean), "{line}");
         }
+    }
+
+    /// Lines with maps whose first key is serde_json's raw-value token, which a `Value` reads
+    /// as the JSON text its value holds.
+    fn raw_value_lines() -> [&'static str; 10] {
+        [
+            r#"{"$serde_json::private::RawValue":"{\"id\":\"inner\",\"type\":\"message\"}"}"#,
+            r#"{"$serde_json::private::RawValue":"[1]"}"#,
+            r#"{"$serde_json::private::RawValue":"{\"id\":\"a\"} x"}"#,
+            r#"{"$serde_json::private::RawValue":"{\"id\":\"a\"}","id":"b"}"#,
+            r#"{"$serde_json::private::RawValue":5}"#,
+            r#"{"id":"a","$serde_json::private::RawValue":5}"#,
+            r#"{"id":{"$serde_json::private::RawValue":"\"x\""},"version":{"$serde_json::private::RawValue":"3"}}"#,
+            r#"{"id":"a","x":{"$serde_json::private::RawValue":"{\"$serde_json::private::RawValue\":1}"}}"#,
+            r#"{"id":"a","x":[{"$serde_json::private::RawValue":"[1,{}]"}]}"#,
+            r#"{"\u0024serde_json::private::RawValue":"{\"id\":\"esc\"}"}"#,
+        ]
+    }
+
+    #[test]
+    fn a_value_reads_raw_value_maps_as_their_text() {
+        // serde_json's `raw_value` is on in this workspace; these reads are what the light
+        // read and the skim are held to.
+        let read = |line: &str| serde_json::from_str::<Value>(line).ok();
+        let [inner, array, _, _, number, later, ..] = raw_value_lines();
+        assert_eq!(read(inner), read(r#"{"id":"inner","type":"message"}"#));
+        assert_eq!(read(array), read("[1]"));
+        assert_eq!(read(number), None);
+        assert!(read(later).is_some());
     }
 
     /// A line the skim reads is read the same by a full parse, every object of it.
@@ -394,6 +434,9 @@ mod tests {
         ] {
             assert!(skim(line).is_none(), "{line}");
         }
+        for line in raw_value_lines() {
+            skims_as_values_do(line);
+        }
     }
 
     #[test]
@@ -418,29 +461,21 @@ mod tests {
             "{skimmed} of {}",
             lines.len()
         );
-        let mut next = {
-            let mut state = 0x0dd_ba11u64;
-            move |n: usize| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state % n as u64) as usize
-            }
-        };
+        let mut rng = fastrand::Rng::with_seed(0x0dd_ba11);
         let bits = [
             "\"", "\\", "\u{1}", "{", "}", "[", "]", ",", ":", "1e400", "-0", "nul", "\\ud800", " ",
         ];
         for line in &lines {
             for _ in 0..20 {
                 let mut bytes = line.clone().into_bytes();
-                let at = next(bytes.len() + 1);
-                match next(3) {
+                let at = rng.usize(..bytes.len() + 1);
+                match rng.usize(..3) {
                     0 => bytes.truncate(at),
                     1 if at < bytes.len() => {
                         bytes.remove(at);
                     }
                     _ => {
-                        let bit = bits[next(bits.len())].as_bytes();
+                        let bit = bits[rng.usize(..bits.len())].as_bytes();
                         bytes.splice(at..at, bit.iter().copied());
                     }
                 }

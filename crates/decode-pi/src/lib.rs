@@ -44,6 +44,7 @@
 //!
 //! [pi coding agent]: https://github.com/badlogic/pi-mono
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod decode;
 mod discover;

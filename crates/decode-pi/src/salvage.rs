@@ -8,9 +8,9 @@
 
 pub(crate) use history_core::json::repair_surrogates;
 
-/// The tree-relevant fields of a damaged entry line.
+/// A damaged entry line as a node of the tree: its place, without its events.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Skeleton {
+pub(crate) struct BareEntry {
     pub(crate) id: String,
     pub(crate) parent_id: Option<String>,
     pub(crate) entry_type: String,
@@ -18,7 +18,7 @@ pub(crate) struct Skeleton {
 
 /// The top-level `id`, `parentId` and `type` of a line that starts like a JSON object but does not
 /// parse, found by a tolerant scan that needs neither valid UTF-8 nor a complete line.
-pub(crate) fn skeleton(bytes: &[u8]) -> Option<Skeleton> {
+pub(crate) fn bare_entry(bytes: &[u8]) -> Option<BareEntry> {
     let b = bytes.trim_ascii_start();
     if b.first() != Some(&b'{') {
         return None;
@@ -57,7 +57,7 @@ pub(crate) fn skeleton(bytes: &[u8]) -> Option<Skeleton> {
         }
     }
     let id = fields.id.filter(|id| !id.is_empty())?;
-    Some(Skeleton {
+    Some(BareEntry {
         id,
         parent_id: fields.parent_id,
         entry_type: fields.entry_type.unwrap_or_default(),
@@ -124,12 +124,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn skeletons_of_damaged_lines() {
+    fn bare_entries_of_damaged_lines() {
         let cut =
             br#"{"type":"message","id":"a1","parentId":"u1","message":{"content":[{"id":"x","#;
         assert_eq!(
-            skeleton(cut),
-            Some(Skeleton {
+            bare_entry(cut),
+            Some(BareEntry {
                 id: "a1".into(),
                 parent_id: Some("u1".into()),
                 entry_type: "message".into()
@@ -138,10 +138,10 @@ mod tests {
         // Nested ids do not count; keys after a nested value do.
         let late =
             b"{\"data\":{\"id\":\"inner\"},\"text\":\"\xff\",\"id\":\"top\",\"parentId\":null}";
-        let s = skeleton(late).unwrap();
+        let s = bare_entry(late).unwrap();
         assert_eq!((s.id.as_str(), s.parent_id), ("top", None));
-        assert_eq!(skeleton(br#"[{"id":"a"}]"#), None);
-        assert_eq!(skeleton(b"not json"), None);
-        assert_eq!(skeleton(br#"{"type":"message","id":"unterminat"#), None);
+        assert_eq!(bare_entry(br#"[{"id":"a"}]"#), None);
+        assert_eq!(bare_entry(b"not json"), None);
+        assert_eq!(bare_entry(br#"{"type":"message","id":"unterminat"#), None);
     }
 }

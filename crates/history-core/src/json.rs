@@ -4,13 +4,73 @@
 use std::fmt;
 
 use memchr::memmem;
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// Any JSON value, checked as a `serde_json::Value` would be (string escapes and surrogates,
-/// number range, nesting depth) and not kept. serde's `IgnoredAny` is no substitute: serde_json
-/// skips it with a scan that checks none of these, so a line read with `IgnoredAny` in one place
-/// and `Value` in another could be accepted by one read and refused by the other.
+/// number range, nesting depth, [raw-value maps](RAW_VALUE_KEY)) and not kept. serde's
+/// `IgnoredAny` is no substitute: serde_json skips it with a scan that checks none of these, so
+/// a line read with `IgnoredAny` in one place and `Value` in another could be accepted by one
+/// read and refused by the other.
 pub struct CheckedAny;
+
+/// The key of the one entry of the map that stands for a `serde_json::value::RawValue`.
+///
+/// serde_json's `raw_value` feature, which the workspace turns on for every crate, teaches a
+/// `Value` to read a map whose *first* key is this as the JSON text that its value, a string,
+/// holds: `{"$serde_json::private::RawValue":"[1]"}` is the array `[1]`, and the map is refused
+/// when the value is no string, the text is no JSON, or a second entry follows. (Later keys are
+/// ordinary.) A read that claims to accept what a `Value` accepts must do the same.
+pub const RAW_VALUE_KEY: &str = "$serde_json::private::RawValue";
+
+/// The rest of a map whose first key was [`RAW_VALUE_KEY`], as a `Value` reads it: the JSON text
+/// of the entry's value, read as `T`. The caller returns at once, so that the deserializer
+/// refuses a second entry as it does for a `Value`.
+pub fn raw_value_text<'de, A: MapAccess<'de>, T: DeserializeOwned>(
+    map: &mut A,
+) -> Result<T, A::Error> {
+    let text = map.next_value::<String>()?;
+    serde_json::from_str(&text).map_err(de::Error::custom)
+}
+
+/// A map checked and dropped as a `Value` would read it: `None` for an ordinary map, and for a
+/// raw-value map (see [`RAW_VALUE_KEY`]) its text read as `T`.
+pub fn checked_map<'de, A: MapAccess<'de>, T: DeserializeOwned>(
+    mut map: A,
+) -> Result<Option<T>, A::Error> {
+    match map.next_key::<FirstKey>()? {
+        None => return Ok(None),
+        Some(FirstKey::RawValue) => return raw_value_text(&mut map).map(Some),
+        Some(FirstKey::Other) => map.next_value::<CheckedAny>().map(|_| ())?,
+    }
+    while map.next_entry::<CheckedAny, CheckedAny>()?.is_some() {}
+    Ok(None)
+}
+
+/// A map's first key, as far as a `Value` tells keys apart.
+enum FirstKey {
+    RawValue,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for FirstKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl Visitor<'_> for Visit {
+            type Value = FirstKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_str<E>(self, key: &str) -> Result<FirstKey, E> {
+                Ok(match key {
+                    RAW_VALUE_KEY => FirstKey::RawValue,
+                    _ => FirstKey::Other,
+                })
+            }
+        }
+        // As a `Value` reads its keys.
+        d.deserialize_str(Visit)
+    }
+}
 
 impl<'de> Deserialize<'de> for CheckedAny {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -53,9 +113,8 @@ impl<'de> Visitor<'de> for CheckedAnyVisitor {
         while seq.next_element::<CheckedAny>()?.is_some() {}
         Ok(CheckedAny)
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CheckedAny, A::Error> {
-        while map.next_entry::<CheckedAny, CheckedAny>()?.is_some() {}
-        Ok(CheckedAny)
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CheckedAny, A::Error> {
+        checked_map::<A, CheckedAny>(map).map(|_| CheckedAny)
     }
 }
 
@@ -113,6 +172,13 @@ mod tests {
             r#"{"a":"\ud83d"}"#,
             r#"{"a":"\q"}"#,
             &format!("{}1{}", "[".repeat(200), "]".repeat(200)),
+            r#"{"$serde_json::private::RawValue":"[1,{\"b\":null}]"}"#,
+            r#"{"$serde_json::private::RawValue":"[1e400]"}"#,
+            r#"{"$serde_json::private::RawValue":"1 2"}"#,
+            r#"{"$serde_json::private::RawValue":1}"#,
+            r#"{"$serde_json::private::RawValue":"1","a":2}"#,
+            r#"{"a":2,"$serde_json::private::RawValue":1}"#,
+            r#"[{"\u0024serde_json::private::RawValue":"{\"$serde_json::private::RawValue\":[]}"}]"#,
         ] {
             let value = serde_json::from_str::<serde_json::Value>(line).is_ok();
             let skip = serde_json::from_str::<CheckedAny>(line).is_ok();

@@ -15,8 +15,8 @@
 //! ```
 #![deny(missing_docs)]
 
+pub(crate) mod ascii_search;
 pub mod budget;
-pub mod caseless;
 pub mod corpus;
 pub mod error;
 pub mod harness;
@@ -27,8 +27,8 @@ pub mod model;
 pub mod overview;
 pub mod page;
 pub mod paging;
-pub mod pairs;
-pub mod parallel;
+pub(crate) mod pairs;
+pub(crate) mod parallel;
 pub mod prefilter;
 pub mod scan;
 pub mod search;
@@ -46,14 +46,3 @@ pub use model::{Event, Role, SessionFile, SessionKey, SessionMeta};
 pub use selector::Selector;
 pub use source::{Decoded, Transcript};
 pub use time::Timestamp;
-
-/// A small deterministic random stream for tests: `below(n)` is in `0..n`.
-#[cfg(test)]
-pub(crate) fn test_rng(mut state: u64) -> impl FnMut(usize) -> usize {
-    move |n| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n.max(1) as u64) as usize
-    }
-}

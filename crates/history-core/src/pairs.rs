@@ -3,7 +3,7 @@
 //! non-ASCII characters that fold to ASCII letters) without a pass per sequence, and in the same
 //! pass as its key ([`Pairs::find_with`]).
 
-use crate::caseless::Caseless;
+use crate::ascii_search::Caseless;
 
 /// A compiled search for any of a set of byte pairs.
 #[derive(Clone, Debug)]
@@ -55,7 +55,9 @@ impl Pairs {
         let mut at = start;
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
-            // SAFETY: the CPU has AVX2.
+            // SAFETY: `self.avx2` is `is_x86_feature_detected!("avx2")`, taken in `Pairs::new`,
+            // so the CPU has AVX2; each arm passes `N == self.pairs.len()`, and `KEY` only
+            // when there is a key.
             let scanned = unsafe {
                 match (key.is_some(), self.pairs.len()) {
                     (true, 0) => self.scan_avx2::<0, true>(key, haystack, at),
@@ -175,20 +177,20 @@ mod tests {
 
     #[test]
     fn finds_what_a_naive_search_finds() {
-        let mut next = crate::test_rng(0x9e37_79b9_7f4a_7c15u64);
+        let mut rng = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15u64);
         let alphabet = b"\\uxC\xc5\x89\xef\xac";
         for round in 0..3000 {
             let pairs: Vec<[u8; 2]> = (0..1 + round % 14)
                 .map(|_| {
-                    let a = alphabet[next(7)];
-                    let b = alphabet[next(7)];
+                    let a = alphabet[rng.usize(..7)];
+                    let b = alphabet[rng.usize(..7)];
                     [a, b]
                 })
                 .collect();
-            let len = next(150);
-            let hay: Vec<u8> = (0..len).map(|_| alphabet[next(7)]).collect();
+            let len = rng.usize(..150);
+            let hay: Vec<u8> = (0..len).map(|_| alphabet[rng.usize(..7)]).collect();
             let search = Pairs::new(pairs.clone());
-            for start in [0, 1, next(60)] {
+            for start in [0, 1, rng.usize(..60)] {
                 let naive =
                     (start..len.saturating_sub(1)).find(|&i| pairs.contains(&[hay[i], hay[i + 1]]));
                 assert_eq!(search.find_at(&hay, start), naive, "{pairs:?} in {hay:?}");
@@ -199,18 +201,20 @@ mod tests {
 
     #[test]
     fn finds_keys_and_pairs_in_one_pass() {
-        let mut next = crate::test_rng(0x0123_4567_89ab_cdefu64);
+        let mut rng = fastrand::Rng::with_seed(0x0123_4567_89ab_cdefu64);
         let alphabet = b"\\uAbBz\xc5\x89";
         for round in 0..3000 {
             let pairs: Vec<[u8; 2]> = (0..round % 8)
-                .map(|_| [alphabet[next(7)], alphabet[next(7)]])
+                .map(|_| [alphabet[rng.usize(..7)], alphabet[rng.usize(..7)]])
                 .collect();
-            let needle: String = (0..1 + next(4)).map(|_| b"abz"[next(3)] as char).collect();
+            let needle: String = (0..1 + rng.usize(..4))
+                .map(|_| b"abz"[rng.usize(..3)] as char)
+                .collect();
             let key = Caseless::new(&needle).unwrap();
-            let len = next(150);
-            let hay: Vec<u8> = (0..len).map(|_| alphabet[next(7)]).collect();
+            let len = rng.usize(..150);
+            let hay: Vec<u8> = (0..len).map(|_| alphabet[rng.usize(..7)]).collect();
             let search = Pairs::new(pairs.clone());
-            for start in [0, 1, next(60)] {
+            for start in [0, 1, rng.usize(..60)] {
                 let naive = (start..len).find_map(|i| {
                     if i + needle.len() <= len
                         && hay[i..i + needle.len()].eq_ignore_ascii_case(needle.as_bytes())

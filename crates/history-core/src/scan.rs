@@ -53,7 +53,8 @@ impl<'a> Scan<'a> {
 
     /// A scan that accepts a subset of what a `serde_json::Value` accepts (not only what
     /// `IgnoredAny` does): a number with an exponent, or too long to be sure of its range, is
-    /// left to serde.
+    /// left to serde, and so is a map with the [raw-value key](crate::json::RAW_VALUE_KEY),
+    /// which a `Value` reads as the text it holds.
     pub fn strict(text: &'a str) -> Scan<'a> {
         Scan {
             strict: true,
@@ -139,6 +140,10 @@ impl<'a> Scan<'a> {
         }
         loop {
             let key = self.plain_str()?;
+            // Only a first key makes a raw value; refusing it anywhere is simpler and as rare.
+            if self.strict && key == crate::json::RAW_VALUE_KEY {
+                return None;
+            }
             self.eat(b':')?;
             field(self, key)?;
             match self.peek()? {
@@ -248,7 +253,8 @@ fn string_end(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     let (mut at, mut escaped) = (start, false);
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
-        match string_end_wide(bytes, start) {
+        // SAFETY: `is_x86_feature_detected!("avx2")` just said the CPU has AVX2.
+        match unsafe { string_end_wide(bytes, start) } {
             Wide::End(end, escaped) => return Some((end, escaped)),
             Wide::Refused => return None,
             // The rest is left to the narrow scan, from the backslash that escapes its first
@@ -279,14 +285,19 @@ const EVEN_BITS: u64 = 0x5555_5555_5555_5555;
 /// [`string_end`] 64 bytes at a time, without a branch per escape: the escaped bytes of a block
 /// are found at once from its backslashes (the method of simdjson's stage 1), and only the
 /// escapes themselves are then checked one by one.
+///
+/// # Safety
+/// The CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
-fn string_end_wide(bytes: &[u8], start: usize) -> Wide {
+#[target_feature(enable = "avx2")]
+unsafe fn string_end_wide(bytes: &[u8], start: usize) -> Wide {
     let mut at = start;
     // Whether the first byte of the block is escaped by a backslash run ending the last one.
     let mut carry = 0u64;
     let mut seen = false;
     while at + 64 <= bytes.len() {
-        // SAFETY: the CPU has AVX2 (checked by the caller) and the block lies within `bytes`.
+        // SAFETY: the CPU has AVX2 (this function's own contract) and the block lies within
+        // `bytes`.
         let (backslash, quote, control) = unsafe { block_masks(bytes, at) };
         // Which bytes are escaped: those after an odd run of backslashes.
         let backslash_here = backslash & !carry;
@@ -516,6 +527,19 @@ mod tests {
     }
 
     #[test]
+    fn a_strict_scan_leaves_raw_value_maps_to_serde() {
+        for text in [
+            r#"{"$serde_json::private::RawValue":"[1]"}"#,
+            r#"{"a":[{"$serde_json::private::RawValue":1}]}"#,
+            r#"{"a":1,"$serde_json::private::RawValue":1}"#,
+        ] {
+            let mut scan = Scan::strict(text);
+            assert_eq!(scan.skip(), None, "{text}");
+            assert!(skims(text), "{text}");
+        }
+    }
+
+    #[test]
     fn strings_are_read_plain_or_not_at_all() {
         let mut scan = Scan::new(r#"["plain","esc\"aped"]"#);
         let mut seen = Vec::new();
@@ -544,7 +568,7 @@ mod tests {
 
     #[test]
     fn strings_end_where_a_byte_by_byte_reading_ends_them() {
-        let mut next = crate::test_rng(0x6a09_e667_f3bc_c908u64);
+        let mut rng = fastrand::Rng::with_seed(0x6a09_e667_f3bc_c908u64);
         let pieces: [&[u8]; 12] = [
             b"\\",
             b"\"",
@@ -561,15 +585,15 @@ mod tests {
         ];
         for round in 0..20_000 {
             let mut text = Vec::new();
-            while text.len() < next(400) {
-                if next(4) == 0 {
-                    let piece = pieces[next(pieces.len())];
+            while text.len() < rng.usize(..400) {
+                if rng.usize(..4) == 0 {
+                    let piece = pieces[rng.usize(..pieces.len())];
                     // Most strings run long: a closing quote comes rarely.
-                    if piece != b"\"" || next(8) == 0 {
+                    if piece != b"\"" || rng.usize(..8) == 0 {
                         text.extend_from_slice(piece);
                     }
                 } else {
-                    let run = next(80);
+                    let run = rng.usize(..80);
                     text.extend(std::iter::repeat_n(b'x', run));
                 }
             }
@@ -578,7 +602,7 @@ mod tests {
                 text.retain(|&b| b >= 0x20);
             }
             text.push(b'"');
-            let start = next(text.len().min(70) + 1);
+            let start = rng.usize(..text.len().min(70) + 1);
             assert_eq!(
                 string_end(&text, start),
                 string_end_slowly(&text, start),

@@ -106,10 +106,22 @@ fn parse_date(b: &[u8]) -> Option<(i64, u32, u32)> {
     let y = num(&b[..4])?;
     let m = num(&b[5..7])?;
     let d = num(&b[8..10])?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+    let y = i64::from(y);
+    // A day past the month's end would otherwise roll into the next month.
+    if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
         return None;
     }
-    Some((i64::from(y), m, d))
+    Some((y, m, d))
+}
+
+/// The length of month `m` (1 to 12) of year `y` in the proleptic Gregorian calendar.
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
@@ -215,6 +227,63 @@ mod tests {
         );
         assert!(Timestamp::parse_rfc3339("2026-13-01T00:00:00Z").is_none());
         assert!(Timestamp::parse_rfc3339("yesterday").is_none());
+    }
+
+    #[test]
+    fn days_past_the_end_of_their_month_are_no_dates() {
+        let date = |s: &str| Timestamp::parse_date(s).map(|t| t.to_string());
+        let time = |s: &str| Timestamp::parse_rfc3339(s).map(|t| t.to_string());
+        assert_eq!(
+            date("2024-02-29").as_deref(),
+            Some("2024-02-29T00:00:00.000Z")
+        );
+        assert_eq!(
+            date("2000-02-29").as_deref(),
+            Some("2000-02-29T00:00:00.000Z")
+        );
+        assert_eq!(date("2026-02-29"), None);
+        assert_eq!(date("1900-02-29"), None);
+        assert_eq!(date("2026-02-30"), None);
+        assert_eq!(date("2026-04-31"), None);
+        assert_eq!(date("2026-04-00"), None);
+        assert_eq!(
+            date("2026-04-30").as_deref(),
+            Some("2026-04-30T00:00:00.000Z")
+        );
+        assert_eq!(
+            date("2026-12-31").as_deref(),
+            Some("2026-12-31T00:00:00.000Z")
+        );
+        assert_eq!(
+            time("2024-02-29T12:00:00Z").as_deref(),
+            Some("2024-02-29T12:00:00.000Z")
+        );
+        assert_eq!(
+            time("2000-02-29T12:00:00+01:00").as_deref(),
+            Some("2000-02-29T11:00:00.000Z")
+        );
+        assert_eq!(time("2026-02-29T12:00:00Z"), None);
+        assert_eq!(time("1900-02-29T12:00:00Z"), None);
+        assert_eq!(time("2026-04-31T00:00:00Z"), None);
+        assert_eq!(time("2026-06-31T00:00:00.5Z"), None);
+        let now = Timestamp::parse_rfc3339("2026-03-10T00:00:00Z").unwrap();
+        assert_eq!(parse_bound("2026-02-30", now), None);
+        assert_eq!(parse_bound("2026-04-31T00:00:00Z", now), None);
+    }
+
+    #[test]
+    fn every_day_of_every_month_round_trips() {
+        for y in [1900, 1999, 2000, 2023, 2024, 2100] {
+            for m in 1..=12 {
+                for d in 1..=days_in_month(y, m) {
+                    let s = format!("{y:04}-{m:02}-{d:02}");
+                    let t = Timestamp::parse_date(&s).unwrap();
+                    assert_eq!(t.to_string(), format!("{s}T00:00:00.000Z"));
+                }
+                let past = format!("{y:04}-{m:02}-{:02}", days_in_month(y, m) + 1);
+                assert_eq!(Timestamp::parse_date(&past), None, "{past}");
+            }
+        }
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! [`Skeleton`] read with a [`Scan`] rather than serde: many times faster over the long texts
+//! [`GraphLine`] read with a [`Scan`] rather than serde: many times faster over the long texts
 //! that make up most of a transcript, and the same result for every line it accepts. A line it
 //! does not accept (escapes in a structural field, a repeated field, a number where serde would
 //! check its range, anything unusual) is left to serde.
@@ -7,12 +7,12 @@ use history_core::scan::{Literal, Scan};
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use super::{BlockIds, Blocks, Lenient, Skeleton, SkeletonMessage};
+use super::{BlockIds, Blocks, GraphLine, GraphMessage, ValueAsStr};
 
-impl Skeleton {
-    /// The skeleton of a line, if the scan can read it as serde would.
-    pub(crate) fn skim(text: &str) -> Option<Skeleton> {
-        let mut line = Skeleton::default();
+impl GraphLine {
+    /// A line read for its place in the graph, if the scan can read it as serde would.
+    pub(crate) fn skim(text: &str) -> Option<GraphLine> {
+        let mut line = GraphLine::default();
         let mut seen = Fields::default();
         let mut scan = Scan::new(text);
         scan.object(|scan, key| {
@@ -120,11 +120,11 @@ fn scalar(scan: &mut Scan<'_>) -> Option<()> {
 }
 
 /// `message`: null or an object with an `id` and `content`.
-fn message(scan: &mut Scan<'_>) -> Option<Option<SkeletonMessage>> {
+fn message(scan: &mut Scan<'_>) -> Option<Option<GraphMessage>> {
     if scan.peek()? != b'{' {
         return scan.literal().filter(|l| *l == Literal::Null).map(|_| None);
     }
-    let mut message = SkeletonMessage::default();
+    let mut message = GraphMessage::default();
     let (mut id, mut content) = (false, false);
     scan.object(|scan, key| {
         let seen = match key {
@@ -172,7 +172,7 @@ fn block(scan: &mut Scan<'_>) -> Option<BlockIds> {
             "tool_use_id" => &mut ids.tool_use_id,
             _ => return scan.skip(),
         };
-        *slot = Lenient(match scan.peek()? {
+        *slot = ValueAsStr(match scan.peek()? {
             b'"' => Some(scan.plain_str()?.to_owned()),
             _ => {
                 scan.literal()?;
@@ -219,16 +219,19 @@ mod tests {
             .collect()
     }
 
-    fn serde(text: &str) -> Option<Skeleton> {
-        crate::parse::<Skeleton>(text)
+    fn serde(text: &str) -> Option<GraphLine> {
+        crate::parse::<GraphLine>(text)
     }
 
     #[test]
     fn reads_lines_as_serde_does() {
         let lines = lines();
-        let skimmed = lines.iter().filter(|l| Skeleton::skim(l).is_some()).count();
+        let skimmed = lines
+            .iter()
+            .filter(|l| GraphLine::skim(l).is_some())
+            .count();
         for line in &lines {
-            if let Some(skim) = Skeleton::skim(line) {
+            if let Some(skim) = GraphLine::skim(line) {
                 assert_eq!(Some(skim), serde(line), "{line}");
             }
         }
@@ -242,13 +245,7 @@ mod tests {
 
     #[test]
     fn damaged_lines_are_never_read_differently() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut rng = fastrand::Rng::with_seed(0x2545_f491_4f6c_dd1d);
         let bits = [
             "\"",
             "\\",
@@ -271,8 +268,8 @@ mod tests {
         for line in lines().iter().filter(|l| l.len() < 20_000) {
             for _ in 0..20 {
                 let mut bytes = line.clone().into_bytes();
-                let at = next(bytes.len() + 1);
-                match next(3) {
+                let at = rng.usize(..bytes.len() + 1);
+                match rng.usize(..3) {
                     0 => {
                         bytes.truncate(at);
                     }
@@ -280,7 +277,7 @@ mod tests {
                         bytes.remove(at);
                     }
                     _ => {
-                        let bit = bits[next(bits.len())].as_bytes();
+                        let bit = bits[rng.usize(..bits.len())].as_bytes();
                         bytes.splice(at..at, bit.iter().copied());
                     }
                 }
@@ -288,7 +285,7 @@ mod tests {
                     continue;
                 };
                 tried += 1;
-                if let Some(skim) = Skeleton::skim(&text) {
+                if let Some(skim) = GraphLine::skim(&text) {
                     assert_eq!(Some(skim), serde(&text), "{text}");
                 }
             }
@@ -305,10 +302,10 @@ mod tests {
             r#"{"message":{"id":"m","id":"n"}}"#,
             r#"{"message":{"content":[1e400]}}"#,
         ] {
-            assert!(Skeleton::skim(text).is_none(), "{text}");
+            assert!(GraphLine::skim(text).is_none(), "{text}");
         }
         let both = r#"{"type":"assistant","uuid":"u","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Bash","type":"tool_use"},"x",null,[1]]}}"#;
-        assert_eq!(Skeleton::skim(both), serde(both));
-        assert!(Skeleton::skim(both).is_some());
+        assert_eq!(GraphLine::skim(both), serde(both));
+        assert!(GraphLine::skim(both).is_some());
     }
 }

@@ -87,25 +87,25 @@ mod tests {
 
     #[test]
     fn finds_what_a_naive_search_finds() {
-        let mut next = crate::test_rng(0x1234_5678_9abc_def0u64);
+        let mut rng = fastrand::Rng::with_seed(0x1234_5678_9abc_def0u64);
         // A small alphabet makes near misses common; every byte value turns up.
         let alphabet = b"aAbBzZ@`[{\x00\xff\n ";
         for round in 0..3000 {
-            let len = next(200);
+            let len = rng.usize(..200);
             let haystack: Vec<u8> = (0..len)
                 .map(|_| {
                     if round % 7 == 0 {
-                        next(256) as u8
+                        rng.u8(..)
                     } else {
-                        alphabet[next(alphabet.len())]
+                        alphabet[rng.usize(..alphabet.len())]
                     }
                 })
                 .collect();
-            let needle: String = (0..1 + next(5))
-                .map(|_| b"abzAZ"[next(5)] as char)
+            let needle: String = (0..1 + rng.usize(..5))
+                .map(|_| b"abzAZ"[rng.usize(..5)] as char)
                 .collect();
             let finder = Caseless::new(&needle).unwrap();
-            for start in [0, 1, next(40)] {
+            for start in [0, 1, rng.usize(..40)] {
                 assert_eq!(
                     finder.find_at(&haystack, start),
                     naive(&needle, &haystack, start),
