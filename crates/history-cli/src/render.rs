@@ -23,7 +23,8 @@ fn compact<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-fn fold_line(fold: &FoldedRun) -> String {
+fn fold_line(folded: &FoldedRun) -> String {
+    let fold = &folded.run;
     let roles: Vec<&str> = fold.roles.iter().map(|r| r.as_str()).collect();
     let range = if fold.first_seq == fold.last_seq {
         format!("seq {}", fold.first_seq)
@@ -37,7 +38,7 @@ fn fold_line(fold: &FoldedRun) -> String {
     format!(
         "  ⋯ {} folded ({range}: {what}) → expand: {}\n\n",
         fold.count,
-        compact(&fold.expand)
+        compact(&folded.expand)
     )
 }
 

@@ -369,12 +369,12 @@ impl History {
         let first = page.items.first().map(|i| {
             i.folded_before
                 .as_ref()
-                .map_or(i.event.seq, |f| f.first_seq)
+                .map_or(i.event.seq, |f| f.run.first_seq)
         });
         let last = page
             .folded_after
             .as_ref()
-            .map(|f| f.last_seq)
+            .map(|f| f.run.last_seq)
             .or(page.items.last().map(|i| i.event.seq));
         if page.has_older {
             page.older = first.map(|seq| Recipe {

@@ -56,39 +56,25 @@ pub struct Recipe {
 /// A folded run of tool/context events, with the recipe that lists it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FoldedRun {
-    /// The first seq of the run.
-    pub first_seq: u64,
-    /// The last seq of the run.
-    pub last_seq: u64,
-    /// How many events it holds.
-    pub count: usize,
-    /// The roles in it.
-    pub roles: Vec<Role>,
-    /// The tool names in it, in order of first appearance.
-    pub tools: Vec<String>,
+    /// The run.
+    #[serde(flatten)]
+    pub run: Fold,
     /// The list selector that shows exactly this run.
     pub expand: Recipe,
 }
 
 impl FoldedRun {
     /// The run, with an `expand` recipe on the session and branches of `base`.
-    pub fn new(fold: Fold, base: &Recipe) -> FoldedRun {
+    pub fn new(run: Fold, base: &Recipe) -> FoldedRun {
         let expand = Recipe {
             session: base.session.clone(),
             all_branches: base.all_branches,
-            after_seq: Some(fold.first_seq - 1),
-            roles: Some(fold.roles.clone()),
-            limit: Some(fold.count),
+            after_seq: Some(run.first_seq - 1),
+            roles: Some(run.roles.clone()),
+            limit: Some(run.count),
             ..Recipe::default()
         };
-        FoldedRun {
-            first_seq: fold.first_seq,
-            last_seq: fold.last_seq,
-            count: fold.count,
-            roles: fold.roles,
-            tools: fold.tools,
-            expand,
-        }
+        FoldedRun { run, expand }
     }
 }
 
