@@ -3,7 +3,8 @@
 //!
 //! For a search, a line that cannot hold a wanted event is parsed for its structure alone
 //! ([`prune`]) and projected without delivering its events, so that the events of the other
-//! lines come out exactly as a full decode gives them.
+//! lines come out exactly as a full decode gives them, and so does the branch a rollback leaves:
+//! the file is read once either way.
 
 use std::path::{Path, PathBuf};
 
@@ -65,21 +66,15 @@ pub(crate) fn session(
         }
         let (value, emit) = parse(line.bytes, wanted);
         match value {
-            Some(value) => projection.line(seq, value, head.layout, emit),
+            Some((value, hidden)) => projection.line(seq, value, head.layout, emit, hidden),
             None => damage.skip(&Line { seq, ..line }),
         }
     }
     damage.report(&mut notices);
 
     let outcome = projection.finish();
-    let mut branch = outcome.branch;
-    if wanted.is_some() && branch.is_some() {
-        // A branch left by a rollback lists the lines that show an event, which lines read for
-        // their structure alone do not tell: it is taken from a full decode. (Rollbacks are rare.)
-        branch = session(root, path, &mut |_| {}, None)?.branch;
-    }
     Ok(Decoded {
-        branch,
+        branch: outcome.branch,
         notices,
         meta: SessionMeta {
             title: outcome.title,
@@ -104,13 +99,16 @@ pub(crate) fn files(root: &Path, path: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// A parsed line, and whether the values a structural read left out of it give it an event.
+type Parsed = (Map<String, Value>, bool);
+
 /// A line parsed in full, or for its structure alone when `wanted` rules it out; and whether its
 /// events are delivered.
-fn parse(bytes: &[u8], wanted: Option<LineTest<'_>>) -> (Option<Map<String, Value>>, bool) {
+fn parse(bytes: &[u8], wanted: Option<LineTest<'_>>) -> (Option<Parsed>, bool) {
     if wanted.is_none_or(|w| w(bytes)) {
-        (parse_object(bytes), true)
+        (parse_object(bytes).map(|map| (map, false)), true)
     } else {
-        (prune::parse(bytes), false)
+        (prune::read(bytes), false)
     }
 }
 
@@ -171,7 +169,7 @@ fn inherit(
         };
         let ordinal = value
             .as_ref()
-            .and_then(|v| v.get("ordinal"))
+            .and_then(|(v, _)| v.get("ordinal"))
             .and_then(Value::as_u64);
         let past = match (ordinal, base.end_ordinal) {
             (Some(ordinal), Some(limit)) => ordinal >= limit,
@@ -183,7 +181,7 @@ fn inherit(
         kept = line.seq;
         let seq = offset + line.seq;
         match value {
-            Some(value) => projection.line(seq, value, header.layout, emit),
+            Some((value, hidden)) => projection.line(seq, value, header.layout, emit, hidden),
             None if blank => {}
             None => damage.skip(&Line { seq, ..line }),
         }
@@ -200,4 +198,43 @@ fn inherit(
             .map(|n| format!("inherited history in {name}: {n}")),
     );
     Ok(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reader::OPENED;
+
+    /// Decodes a fixture, counting the files opened on the way.
+    fn decode_counting(
+        name: &str,
+        wanted: Option<LineTest<'_>>,
+    ) -> (usize, Vec<Event>, Option<Vec<u64>>) {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/codex/sessions");
+        let path = root.join(name);
+        let before = OPENED.get();
+        let mut events = Vec::new();
+        let decoded = session(&root, &path, &mut |e| events.push(e), wanted).unwrap();
+        (OPENED.get() - before, events, decoded.branch)
+    }
+
+    #[test]
+    fn a_search_reads_a_rolled_back_session_once() {
+        let name =
+            "2026/03/05/rollout-2026-03-05T11-00-00-019c9d00-4444-7000-8000-000000000004.jsonl";
+        let (opened, events, branch) = decode_counting(name, None);
+        assert_eq!(opened, 1);
+        assert!(branch.is_some(), "the fixture has a rollback");
+        let some = |line: &[u8]| line.windows(9).any(|w| w == b"rephrased");
+        for (test, what) in [
+            (&some as LineTest<'_>, "some lines"),
+            (&|_: &[u8]| false, "no line"),
+            (&|_: &[u8]| true, "every line"),
+        ] {
+            let (searched, found, searched_branch) = decode_counting(name, Some(test));
+            assert_eq!(searched, opened, "{what}: files opened");
+            assert_eq!(searched_branch, branch, "{what}: branch");
+            assert!(found.iter().all(|e| events.contains(e)), "{what}: events");
+        }
+    }
 }

@@ -50,8 +50,9 @@
 //! counts and turn contexts are skipped unparsed, while what ties lines together (turns and
 //! rollbacks, call ids and tool names, the texts a message item and its event twin are paired
 //! by, thread names) is kept. Such a line is projected like any other and its events are held
-//! back, so the events of the other lines are exactly those of a full decode. After a rollback
-//! the branch is taken from a full decode.
+//! back, so the events of the other lines are exactly those of a full decode. Of a skipped value
+//! it keeps whether it gives any text, so the branch a rollback leaves (the lines that show an
+//! event) is the full decode's too, and the file is read once.
 //!
 //! # Seqs
 //!

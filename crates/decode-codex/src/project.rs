@@ -53,8 +53,9 @@ struct Recent {
 /// What the projection learned besides the events.
 #[derive(Debug, Default)]
 pub(crate) struct Outcome {
-    /// The seqs left after rollbacks, when any happened. (Lines read for their structure alone
-    /// do not tell which of them show an event, so with such lines it is not the branch.)
+    /// The seqs left after rollbacks, when any happened: those of the lines that show an event.
+    /// (A line read for its structure alone shows the events a full read gives it, only not
+    /// delivered, so this is the branch either way.)
     pub branch: Option<Vec<u64>>,
     /// The thread's name, if it was given one.
     pub title: Option<String>,
@@ -82,6 +83,9 @@ pub(crate) struct Projection<'s> {
     cwd: Option<String>,
     /// Whether the line being projected delivers its events.
     emit: bool,
+    /// Whether the values a structural read left out of the line being projected give it an
+    /// event (one not delivered, but on the branch).
+    hidden: bool,
 }
 
 /// A line's position and time, shared by its events.
@@ -139,6 +143,7 @@ impl<'s> Projection<'s> {
             title: None,
             cwd: None,
             emit: true,
+            hidden: false,
         }
     }
 
@@ -156,10 +161,19 @@ impl<'s> Projection<'s> {
     }
 
     /// One parsed line (anything after the header) of a file in `layout`, at `seq`; its events
-    /// are delivered if `emit`.
-    pub fn line(&mut self, seq: u64, line: Map<String, Value>, layout: Layout, emit: bool) {
+    /// are delivered if `emit`. `hidden`: the line was read for its structure alone, and the
+    /// values that read left out give it an event (see [`gives_text`]).
+    pub fn line(
+        &mut self,
+        seq: u64,
+        line: Map<String, Value>,
+        layout: Layout,
+        emit: bool,
+        hidden: bool,
+    ) {
         self.advance(seq);
         self.emit = emit;
+        self.hidden = hidden;
         let time = line
             .get("timestamp")
             .and_then(Value::as_str)
@@ -171,7 +185,11 @@ impl<'s> Projection<'s> {
             (Some(_), None) if layout == Layout::Bare && !line.contains_key("record_type") => {
                 self.response_item(at, &Value::Object(line), Layout::Bare)
             }
-            _ => {}
+            _ => self.hidden = false,
+        }
+        if std::mem::take(&mut self.hidden) {
+            // Only its presence counts: it is never delivered.
+            self.push(at.event(Role::Context, "meta", "…"));
         }
     }
 
@@ -209,10 +227,7 @@ impl<'s> Projection<'s> {
                     self.push(at.event(Role::Context, "message", text));
                 }
             }
-            "world_state" => {
-                let text = render::strings(payload.get("state").unwrap_or(payload));
-                self.push(at.event(Role::Context, "meta", text));
-            }
+            "world_state" => self.push(at.event(Role::Context, "meta", world_state(payload))),
             // session_meta lines after the header are copies from a fork's parent;
             // turn_context, token usage and unknown types show nothing.
             _ => {}
@@ -403,22 +418,11 @@ impl<'s> Projection<'s> {
                 self.tool_call(at, item, "image_generation", input);
             }
             "function_call_output" | "custom_tool_call_output" | "tool_search_output" => {
-                let output = match kind {
-                    "tool_search_output" => render::Output {
-                        parts: vec![render::strings(item.get("tools").unwrap_or(&Value::Null))],
-                        failed: false,
-                    },
-                    _ => render::tool_output(item.get("output").unwrap_or(&Value::Null)),
-                };
-                let failed =
-                    output.failed || item.get("success").and_then(Value::as_bool) == Some(false);
-                self.tool_output(at, item, str_at(item, "name"), output.parts, failed);
+                let output = item_output(kind, item);
+                self.tool_output(at, item, str_at(item, "name"), output.parts, output.failed);
             }
             "agent_message" => {
-                for text in items(item.get("content"))
-                    .iter()
-                    .filter_map(render::content_part)
-                {
+                for text in texts(item.get("content")) {
                     self.push(at.event(Role::Context, "message", text));
                 }
             }
@@ -429,10 +433,7 @@ impl<'s> Projection<'s> {
 
     fn message(&mut self, at: At, item: &Value, layout: Layout) {
         let role = str_at(item, "role").unwrap_or_default();
-        let parts = items(item.get("content"))
-            .iter()
-            .filter_map(render::content_part);
-        for text in parts {
+        for text in texts(item.get("content")) {
             match role {
                 "user" => self.user_part(at, text, layout),
                 "assistant" => {
@@ -504,6 +505,8 @@ impl<'s> Projection<'s> {
         let call = str_at(item, "call_id");
         if let Some(call) = call {
             if !self.outputs.insert(call.to_owned()) {
+                // Nor would the output a structural read left out.
+                self.hidden = false;
                 return;
             }
         }
@@ -520,18 +523,8 @@ impl<'s> Projection<'s> {
     }
 
     fn compacted(&mut self, at: At, payload: &Value) {
-        if let Some(text) = str_at(payload, "message").filter(|t| !t.trim().is_empty()) {
-            return self.push(at.event(Role::Context, "summary", text));
-        }
-        for item in items(payload.get("replacement_history")) {
-            for text in items(item.get("content"))
-                .iter()
-                .filter_map(render::content_part)
-            {
-                if render::is_summary(text) {
-                    self.push(at.event(Role::Context, "summary", text));
-                }
-            }
+        for text in summaries(payload) {
+            self.push(at.event(Role::Context, "summary", text));
         }
     }
 
@@ -570,8 +563,7 @@ impl<'s> Projection<'s> {
                 }
             }
             "thread_goal_updated" => {
-                let goal = msg.get("goal").and_then(|g| g.get("objective"));
-                if let Some(text) = goal.and_then(Value::as_str) {
+                if let Some(text) = goal(msg) {
                     self.push(at.event(Role::Context, "meta", text));
                 }
             }
@@ -579,9 +571,7 @@ impl<'s> Projection<'s> {
                 self.push(at.event(Role::Context, "meta", render::strings(msg)));
             }
             "exec_command_end" => {
-                let text = str_at(msg, "aggregated_output")
-                    .or_else(|| str_at(msg, "formatted_output"))
-                    .map_or_else(|| joined(msg, &["stdout", "stderr"]), str::to_owned);
+                let text = exec_output(msg);
                 let failed = msg
                     .get("exit_code")
                     .and_then(Value::as_i64)
@@ -589,11 +579,15 @@ impl<'s> Projection<'s> {
                 self.tool_output(at, msg, Some("exec_command"), vec![text], failed);
             }
             "patch_apply_end" => {
-                let text = joined(msg, &["stdout", "stderr"]);
+                let text = patch_output(msg);
                 let failed = msg.get("success").and_then(Value::as_bool) == Some(false);
                 self.tool_output(at, msg, Some("apply_patch"), vec![text], failed);
             }
-            "mcp_tool_call_end" => self.mcp_result(at, msg),
+            "mcp_tool_call_end" => {
+                let tool = msg.get("invocation").and_then(|i| str_at(i, "tool"));
+                let output = mcp_output(msg);
+                self.tool_output(at, msg, tool, output.parts, output.failed);
+            }
             "view_image_tool_call" => {
                 let path = str_at(msg, "path").unwrap_or_default();
                 self.tool_call(at, msg, "view_image", path);
@@ -640,27 +634,6 @@ impl<'s> Projection<'s> {
         }
     }
 
-    fn mcp_result(&mut self, at: At, msg: &Value) {
-        let invocation = msg.get("invocation");
-        let tool = invocation.and_then(|i| str_at(i, "tool"));
-        let result = msg.get("result").unwrap_or(&Value::Null);
-        let (parts, failed) = if let Some(err) = result.get("Err") {
-            (vec![render::strings(err)], true)
-        } else {
-            let ok = result.get("Ok").unwrap_or(result);
-            let parts = items(ok.get("content"))
-                .iter()
-                .filter_map(render::content_part)
-                .map(str::to_owned)
-                .collect();
-            let failed = ["is_error", "isError"]
-                .iter()
-                .any(|k| ok.get(*k).and_then(Value::as_bool) == Some(true));
-            (parts, failed)
-        };
-        self.tool_output(at, msg, tool, parts, failed);
-    }
-
     /// A paginated `item_completed` turn item (legacy files log only plans this way).
     fn turn_item(&mut self, at: At, item: &Value) {
         let Some(kind) = str_at(item, "type") else {
@@ -695,10 +668,7 @@ impl<'s> Projection<'s> {
                     );
                 }
             }
-            "Plan" => {
-                let text = str_at(item, "text").unwrap_or_default();
-                self.push(at.event(Role::Assistant, "plan", text));
-            }
+            "Plan" => self.push(at.event(Role::Assistant, "plan", plan(item))),
             "HookPrompt" | "EnteredReviewMode" | "ExitedReviewMode" => {
                 self.push(at.event(Role::Context, "meta", render::strings(item)));
             }
@@ -706,6 +676,120 @@ impl<'s> Projection<'s> {
             _ => {}
         }
     }
+}
+
+// ----- texts a structural read skips ----------------------------------------------------------
+//
+// Each of these gives the text of values that a line read for its structure alone leaves out
+// (see `prune`); that read calls them on stand-ins of those values to tell whether the line
+// would show that text, so the two reads cannot disagree.
+
+/// Where a line's skipped values would become event text: an envelope line of this type (its
+/// payload), or a response item, event or turn item of this type.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Site<'a> {
+    Line(&'a str),
+    Item(&'a str),
+    Event(&'a str),
+    TurnItem(&'a str),
+}
+
+/// Whether `value`, an object of `site` (an envelope line's payload for [`Site::Line`]) holding
+/// the values that only become event text, gives any: the event the projection shows for it.
+/// Which of them show at all for tool outputs depends on the outputs shown before (see
+/// [`Projection::line`]).
+pub(crate) fn gives_text(site: Site<'_>, value: &Value) -> bool {
+    let shows = |text: &str| !text.trim().is_empty();
+    let any = |mut texts: Vec<String>| texts.iter_mut().any(|t| shows(t));
+    match site {
+        Site::Line("compacted") => !summaries(value).is_empty(),
+        Site::Line("inter_agent_communication") => str_at(value, "content").is_some_and(shows),
+        Site::Line("world_state") => shows(&world_state(value)),
+        Site::Item("message" | "agent_message") => texts(value.get("content")).any(shows),
+        Site::Item(
+            kind @ ("function_call_output" | "custom_tool_call_output" | "tool_search_output"),
+        ) => any(item_output(kind, value).parts),
+        Site::Event("thread_goal_updated") => goal(value).is_some_and(shows),
+        Site::Event("entered_review_mode" | "exited_review_mode" | "error")
+        | Site::TurnItem("HookPrompt" | "EnteredReviewMode" | "ExitedReviewMode") => {
+            shows(&render::strings(value))
+        }
+        Site::Event("exec_command_end") => shows(&exec_output(value)),
+        Site::Event("patch_apply_end") => shows(&patch_output(value)),
+        Site::Event("mcp_tool_call_end") => any(mcp_output(value).parts),
+        Site::TurnItem("Plan") => shows(plan(value)),
+        _ => false,
+    }
+}
+
+/// The texts of a list of content parts.
+fn texts(parts: Option<&Value>) -> impl Iterator<Item = &str> {
+    items(parts).iter().filter_map(render::content_part)
+}
+
+/// What a `compacted` line shows: its message, else the summaries in its replacement history.
+fn summaries(payload: &Value) -> Vec<&str> {
+    if let Some(text) = str_at(payload, "message").filter(|t| !t.trim().is_empty()) {
+        return vec![text];
+    }
+    items(payload.get("replacement_history"))
+        .iter()
+        .flat_map(|item| texts(item.get("content")))
+        .filter(|text| render::is_summary(text))
+        .collect()
+}
+
+fn world_state(payload: &Value) -> String {
+    render::strings(payload.get("state").unwrap_or(payload))
+}
+
+/// A `function_call_output`, `custom_tool_call_output` or `tool_search_output` item's output.
+fn item_output(kind: &str, item: &Value) -> render::Output {
+    let mut output = match kind {
+        "tool_search_output" => render::Output {
+            parts: vec![render::strings(item.get("tools").unwrap_or(&Value::Null))],
+            failed: false,
+        },
+        _ => render::tool_output(item.get("output").unwrap_or(&Value::Null)),
+    };
+    output.failed |= item.get("success").and_then(Value::as_bool) == Some(false);
+    output
+}
+
+fn goal(msg: &Value) -> Option<&str> {
+    msg.get("goal")?.get("objective")?.as_str()
+}
+
+fn exec_output(msg: &Value) -> String {
+    str_at(msg, "aggregated_output")
+        .or_else(|| str_at(msg, "formatted_output"))
+        .map_or_else(|| joined(msg, &["stdout", "stderr"]), str::to_owned)
+}
+
+fn patch_output(msg: &Value) -> String {
+    joined(msg, &["stdout", "stderr"])
+}
+
+/// An `mcp_tool_call_end`'s result: its error, or the content parts of its `Ok`.
+fn mcp_output(msg: &Value) -> render::Output {
+    let result = msg.get("result").unwrap_or(&Value::Null);
+    if let Some(err) = result.get("Err") {
+        return render::Output {
+            parts: vec![render::strings(err)],
+            failed: true,
+        };
+    }
+    let ok = result.get("Ok").unwrap_or(result);
+    render::Output {
+        parts: texts(ok.get("content")).map(str::to_owned).collect(),
+        failed: ["is_error", "isError"]
+            .iter()
+            .any(|k| ok.get(*k).and_then(Value::as_bool) == Some(true)),
+    }
+}
+
+fn plan(item: &Value) -> &str {
+    str_at(item, "text").unwrap_or_default()
 }
 
 fn joined(value: &Value, keys: &[&str]) -> String {

@@ -7,6 +7,13 @@
 //! call ids and tool names, the texts an item and its event twin are paired by, turn starts,
 //! rollbacks, thread names and the `<environment_context>` a working directory comes from.
 //!
+//! Of the values that only become event text, one fact is kept besides: whether they give the
+//! line an event, for a line that shows none is not on the branch a rollback leaves. They are
+//! read only as far as that takes (a string for whether it is blank, a wrapped tool output for
+//! its `output`, parts for their types), into stand-ins that are blank exactly where the
+//! values are, kept out of the structure; [`project::gives_text`] tells from them what the
+//! projection would show.
+//!
 //! It accepts exactly the lines the full parse accepts. Invalid UTF-8 is refused up front (the
 //! full parse refuses it in any string). A skipped value is read as a raw slice, which checks
 //! its grammar, escapes and control characters but not what [`Value`] checks besides: lone
@@ -26,31 +33,43 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 
+use crate::project::{self, Site};
+use crate::render;
+
 /// Parses a line (after the header) for its structure; `None` exactly where
-/// [`parse_object`] gives `None`.
-pub(crate) fn parse(bytes: &[u8]) -> Option<Map<String, Value>> {
+/// [`parse_object`] gives `None`. With the structure comes whether the values left out give
+/// the line an event ([`project::gives_text`]), which a line parsed in full never needs.
+pub(crate) fn read(bytes: &[u8]) -> Option<(Map<String, Value>, bool)> {
     let text = simdutf8::basic::from_utf8(bytes).ok()?;
     let trimmed = text.trim_ascii();
     if !trimmed.starts_with('{') {
         return None;
     }
     let doubt = Cell::new(false);
+    let texts = Cell::new(false);
     let mut de = serde_json::Deserializer::from_str(trimmed);
     let value = Pruned {
         what: What::Line,
         depth: 0,
         doubt: &doubt,
+        texts: &texts,
     }
     .deserialize(&mut de)
     .ok()?;
     de.end().ok()?;
     if doubt.get() {
-        return parse_object(bytes);
+        return parse_object(bytes).map(|map| (map, false));
     }
     match value {
-        Value::Object(map) => Some(map),
+        Value::Object(map) => Some((map, texts.get())),
         _ => None,
     }
+}
+
+/// [`read`]'s structure.
+#[cfg(test)]
+pub(crate) fn parse(bytes: &[u8]) -> Option<Map<String, Value>> {
+    read(bytes).map(|(map, _)| map)
 }
 
 /// How much of a value to keep.
@@ -74,6 +93,91 @@ enum What {
     Part,
     /// An array only counted (attached images): its elements become `null`.
     Count,
+    // The kinds below stand for values that only become event text: each is read down to
+    // whether it gives any, into a stand-in that renders blank exactly when the value does
+    // (`"x"` for text, `""` or `null` for none).
+    /// A text (`""` when blank, else `"x"`); anything else is `null`.
+    Text,
+    /// What [`render::strings`] collects: `"x"` when it finds text, else `null`.
+    Strings,
+    /// An object [`render::strings`] reads whole or by one of its fields (`world_state`):
+    /// each field as [`What::Strings`]; anything else as [`What::Strings`] too.
+    Fields,
+    /// A tool output ([`render::tool_output`]): a string as [`render::string_output_shows`]
+    /// tells, parts as [`What::ShownParts`], an object's `content` as an output and its other
+    /// fields as [`What::Strings`].
+    Output,
+    /// Content parts that only become event text: each as [`What::ShownPart`].
+    ShownParts,
+    /// One such part: its `type`, and its text as [`What::Text`].
+    ShownPart,
+    /// An object whose only fields that show are the texts named, as [`What::Text`].
+    Texts(&'static [&'static str]),
+    /// An `mcp_tool_call_end` `result`: `Err` as [`What::Strings`], the `content` parts of
+    /// `Ok` or of the result itself as [`What::ShownParts`].
+    McpResult,
+    /// A result's `Ok`.
+    McpOk,
+    /// A `compacted` payload: its `message` as [`What::Text`], and its `replacement_history`.
+    Compacted,
+    /// A compaction's replacement history: items whose `content` parts show only summaries.
+    History,
+    /// One item of it.
+    HistoryItem,
+    /// Its content parts: each as [`What::SummaryPart`].
+    SummaryParts,
+    /// One such part: its `type`, and its text as [`What::Summary`].
+    SummaryPart,
+    /// A text that shows only when it is a compaction summary: [`render::SUMMARY_PREFIX`]
+    /// then, else `null`.
+    Summary,
+}
+
+impl What {
+    /// Whether the value is read only for whether it gives event text.
+    fn stands_in(self) -> bool {
+        !matches!(
+            self,
+            What::All
+                | What::Nothing
+                | What::Line
+                | What::Item
+                | What::Event
+                | What::TurnItem
+                | What::Parts
+                | What::Part
+                | What::Count
+        )
+    }
+
+    /// What a string read as `self` becomes.
+    fn string(self, v: &str) -> Value {
+        let shows = |shows: bool| Value::String(if shows { "x" } else { "" }.to_owned());
+        match self {
+            What::Text | What::ShownPart => shows(!v.trim().is_empty()),
+            What::Output => shows(render::string_output_shows(v)),
+            What::Strings | What::Fields => found(!v.trim().is_empty()),
+            What::Summary | What::SummaryPart if render::is_summary(v) => {
+                Value::String(render::SUMMARY_PREFIX.to_owned())
+            }
+            what if what.stands_in() => Value::Null,
+            _ => Value::String(v.to_owned()),
+        }
+    }
+}
+
+/// The stand-in of a [`What::Strings`] value.
+fn found(text: bool) -> Value {
+    if text {
+        Value::String("x".to_owned())
+    } else {
+        Value::Null
+    }
+}
+
+/// The stand-in of a [`What::Strings`] array or object, from those of its elements.
+fn found_in<'v>(mut values: impl Iterator<Item = &'v Value>) -> Value {
+    found(values.any(Value::is_string))
 }
 
 /// A string that decides what else of its object is kept (`type`, `role`).
@@ -138,6 +242,9 @@ impl Rules {
                 "payload" => match self.kind.str() {
                     Some("response_item") => What::Item,
                     Some("event_msg") => What::Event,
+                    Some("compacted") => What::Compacted,
+                    Some("inter_agent_communication") => What::Texts(&["content"]),
+                    Some("world_state") => What::Fields,
                     Some(_) => What::Nothing,
                     None => What::All,
                 },
@@ -152,6 +259,48 @@ impl Rules {
                 _ => What::Nothing,
             },
             What::All | What::Nothing | What::Parts | What::Count => What::All,
+            What::ShownPart => match key {
+                "type" => What::All,
+                "text" => What::Text,
+                _ => What::Nothing,
+            },
+            What::SummaryPart => match key {
+                "type" => What::All,
+                "text" => What::Summary,
+                _ => What::Nothing,
+            },
+            What::Output => match key {
+                "content" => What::Output,
+                _ => What::Strings,
+            },
+            What::Strings if render::is_tag_key(key) => What::Nothing,
+            What::Strings | What::Fields => What::Strings,
+            What::Texts(texts) if texts.contains(&key) => What::Text,
+            What::McpResult => match key {
+                "Err" => What::Strings,
+                "Ok" => What::McpOk,
+                "content" => What::ShownParts,
+                _ => What::Nothing,
+            },
+            What::McpOk => match key {
+                "content" => What::ShownParts,
+                _ => What::Nothing,
+            },
+            What::Compacted => match key {
+                "message" => What::Text,
+                "replacement_history" => What::History,
+                _ => What::Nothing,
+            },
+            What::HistoryItem => match key {
+                "content" => What::SummaryParts,
+                _ => What::Nothing,
+            },
+            What::Texts(_)
+            | What::Text
+            | What::Summary
+            | What::ShownParts
+            | What::History
+            | What::SummaryParts => What::Nothing,
         }
     }
 
@@ -163,11 +312,14 @@ impl Rules {
             (_, "type") => What::All,
             ("message", "role") => What::All,
             ("message", "content") => match self.role.str() {
-                Some(role) if role != "user" && role != "assistant" => What::Nothing,
+                Some(role) if role != "user" && role != "assistant" => What::ShownParts,
                 _ => What::Parts,
             },
             ("reasoning", "summary" | "content") => What::Parts,
             (kind, "call_id" | "name") if TOOL_ITEMS.contains(&kind) => What::All,
+            ("function_call_output" | "custom_tool_call_output", "output") => What::Output,
+            ("tool_search_output", "tools") => What::Strings,
+            ("agent_message", "content") => What::ShownParts,
             _ => What::Nothing,
         }
     }
@@ -192,6 +344,14 @@ impl Rules {
                 "call_id",
             ) => What::All,
             ("item_completed", "item") => What::TurnItem,
+            ("thread_goal_updated", "goal") => What::Texts(&["objective"]),
+            ("entered_review_mode" | "exited_review_mode" | "error", _) => What::Strings,
+            (
+                "exec_command_end",
+                "aggregated_output" | "formatted_output" | "stdout" | "stderr",
+            )
+            | ("patch_apply_end", "stdout" | "stderr") => What::Text,
+            ("mcp_tool_call_end", "result") => What::McpResult,
             _ => What::Nothing,
         }
     }
@@ -204,8 +364,47 @@ impl Rules {
             (_, "type") => What::All,
             ("UserMessage" | "AgentMessage", "content") => What::Parts,
             ("Reasoning", "summary_text" | "raw_content") => What::All,
+            ("Plan", "text") => What::Text,
+            ("HookPrompt" | "EnteredReviewMode" | "ExitedReviewMode", _) => What::Strings,
             _ => What::Nothing,
         }
+    }
+
+    /// Whether an object read by these rules is a tool call whose text its skipped input
+    /// decides: one named by a blank string (any other name shows as the call's text).
+    fn blank_call(&self, object: &Map<String, Value>) -> bool {
+        matches!(self.what, What::Line | What::Item)
+            && matches!(
+                self.kind.str(),
+                Some("function_call" | "custom_tool_call" | "tool_search_call")
+            )
+            && object
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|name| name.trim().is_empty())
+    }
+
+    /// Whether `key` is read before the type that decides how, so in full.
+    fn blind(&self, key: &str) -> bool {
+        let decided = match self.what {
+            What::Line => matches!(key, "type" | "ordinal" | "record_type" | "timestamp"),
+            What::Item | What::Event | What::TurnItem => key == "type",
+            _ => true,
+        };
+        !decided && matches!(self.kind, Tag::Unseen)
+    }
+
+    /// Where the values of an object read by these rules that only become event text would show
+    /// (an envelope line's are in its payload; a line without one may be an early file's item).
+    fn site<'k>(&'k self, object: &Map<String, Value>) -> Option<Site<'k>> {
+        let kind = self.kind.str()?;
+        Some(match self.what {
+            What::Line if object.contains_key("payload") => Site::Line(kind),
+            What::Line | What::Item => Site::Item(kind),
+            What::Event => Site::Event(kind),
+            What::TurnItem => Site::TurnItem(kind),
+            _ => return None,
+        })
     }
 
     /// Records a tag; `true` when it was seen before (what was kept may then be wrong).
@@ -227,13 +426,15 @@ impl Rules {
     }
 }
 
-/// Reads a value keeping what `what` says; sets `doubt` when the result cannot be trusted.
+/// Reads a value keeping what `what` says; sets `doubt` when the result cannot be trusted, and
+/// `texts` when values left out of the structure give the line an event.
 #[derive(Clone, Copy)]
 struct Pruned<'a> {
     what: What,
     /// How many arrays and objects enclose the value.
     depth: usize,
     doubt: &'a Cell<bool>,
+    texts: &'a Cell<bool>,
 }
 
 impl Pruned<'_> {
@@ -242,6 +443,15 @@ impl Pruned<'_> {
             what,
             depth: self.depth + 1,
             ..self
+        }
+    }
+
+    /// A number or boolean read as `self`: as it is, or `null` where it stands in for text it
+    /// cannot give.
+    fn scalar(self, value: Value) -> Value {
+        match self.what.stands_in() {
+            true => Value::Null,
+            false => value,
         }
     }
 }
@@ -293,27 +503,30 @@ impl<'de> Visitor<'de> for Pruned<'_> {
     }
 
     fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
+        Ok(self.scalar(Value::Bool(v)))
     }
 
     fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
+        Ok(self.scalar(Value::Number(v.into())))
     }
 
     fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
+        Ok(self.scalar(Value::Number(v.into())))
     }
 
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+        Ok(self.scalar(Number::from_f64(v).map_or(Value::Null, Value::Number)))
     }
 
     fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
+        Ok(self.what.string(v))
     }
 
     fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
+        Ok(match self.what.stands_in() {
+            true => self.what.string(&v),
+            false => Value::String(v),
+        })
     }
 
     fn visit_unit<E>(self) -> Result<Value, E> {
@@ -324,22 +537,54 @@ impl<'de> Visitor<'de> for Pruned<'_> {
         let what = match self.what {
             What::Parts => What::Part,
             What::Count => What::Nothing,
+            What::ShownParts | What::Output => What::ShownPart,
+            What::History => What::HistoryItem,
+            What::SummaryParts => What::SummaryPart,
+            What::Strings | What::Fields => What::Strings,
+            what if what.stands_in() => What::Nothing,
             _ => What::All,
         };
         let mut out = Vec::new();
         while let Some(v) = seq.next_element_seed(self.child(what))? {
             out.push(v);
         }
-        Ok(Value::Array(out))
+        Ok(match self.what {
+            What::Strings | What::Fields => found_in(out.iter()),
+            What::ShownParts | What::Output | What::History | What::SummaryParts => {
+                Value::Array(out)
+            }
+            what if what.stands_in() => Value::Null,
+            _ => Value::Array(out),
+        })
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut rules = Rules::new(self.what);
         let mut out = Map::new();
+        // The stand-ins of the values of a structural object that only become event text: kept
+        // out of its structure, they tell whether it gives an event.
+        let mut texts = Map::new();
+        let structural = !self.what.stands_in();
+        let mut blind = false;
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            blind |= rules.blind(&key);
             let what = rules.child(&key);
             let value = map.next_value_seed(self.child(what))?;
             if rules.observe(&key, &value) {
+                self.doubt.set(true);
+            }
+            if structural && what.stands_in() {
+                // A key given twice may have been read once as structure and once as text.
+                if texts.contains_key(&*key) || out.contains_key(&*key) {
+                    self.doubt.set(true);
+                }
+                if self.what == What::Line && key == "payload" {
+                    out.insert(key.clone().into_owned(), Value::Null);
+                }
+                texts.insert(key.into_owned(), value);
+                continue;
+            }
+            if structural && texts.contains_key(&*key) {
                 self.doubt.set(true);
             }
             // A skipped value reads as a missing one (`get` gives nothing either way), except
@@ -352,7 +597,27 @@ impl<'de> Visitor<'de> for Pruned<'_> {
                 out.insert(key.into_owned(), value);
             }
         }
-        Ok(Value::Object(out))
+        // Texts read before the type was known are in the structure, in full, and would be
+        // missing from the stand-ins.
+        if rules.blank_call(&out) || (blind && !texts.is_empty()) {
+            self.doubt.set(true);
+        }
+        if let Some(site) = rules.site(&out) {
+            let texts = match site {
+                Site::Line(_) => texts.remove("payload").unwrap_or(Value::Null),
+                _ => Value::Object(texts),
+            };
+            if project::gives_text(site, &texts) {
+                self.texts.set(true);
+            }
+        }
+        Ok(match self.what {
+            What::Strings => found_in(out.values()),
+            What::Text | What::Summary | What::ShownParts | What::History | What::SummaryParts => {
+                Value::Null
+            }
+            _ => Value::Object(out),
+        })
     }
 }
 

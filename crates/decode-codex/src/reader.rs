@@ -31,7 +31,15 @@ pub(crate) fn open_head(path: &Path) -> Result<LineReader, DecodeError> {
     open_buffered(path, HEAD_BUFFER)
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many rollouts this thread opened for their lines: a test can tell a file read twice.
+    pub(crate) static OPENED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 fn open_buffered(path: &Path, buffer: usize) -> Result<LineReader, DecodeError> {
+    #[cfg(test)]
+    OPENED.with(|n| n.set(n.get() + 1));
     let io = |source| DecodeError::Io {
         path: path.display().to_string(),
         source,

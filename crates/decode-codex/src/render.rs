@@ -1,6 +1,10 @@
 //! Turning payload values into event text: content parts, tool inputs and outputs, and the
 //! markers that tell injected context from what a person typed.
 
+use std::fmt;
+
+use history_core::json::CheckedAny;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 /// The text an image part becomes.
@@ -42,7 +46,7 @@ const INJECTED: &[&str] = &[
 ];
 
 /// The start of the summary message a compaction puts into the new context.
-const SUMMARY_PREFIX: &str = "another language model started to solve this problem";
+pub(crate) const SUMMARY_PREFIX: &str = "another language model started to solve this problem";
 
 fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
     text.as_bytes()
@@ -188,6 +192,11 @@ pub(crate) fn strings(value: &Value) -> String {
     out.join("\n")
 }
 
+/// Whether [`strings`] leaves a key's value out (an id or a type tag).
+pub(crate) fn is_tag_key(key: &str) -> bool {
+    key == "id" || key == "type" || key.ends_with("_id") || key.ends_with("Id")
+}
+
 fn collect_strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
     match value {
         Value::String(s) if !s.trim().is_empty() => out.push(s),
@@ -196,7 +205,7 @@ fn collect_strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
             for k in keys {
-                if k != "id" && k != "type" && !k.ends_with("_id") && !k.ends_with("Id") {
+                if !is_tag_key(k) {
                     collect_strings(&map[k.as_str()], out);
                 }
             }
@@ -263,6 +272,106 @@ fn string_output(s: &str) -> Output {
     Output {
         parts: vec![s.to_owned()],
         failed: exit_code(s).is_some_and(|c| c != 0),
+    }
+}
+
+/// Whether [`tool_output`] of the string `s` gives a text that is not blank, told without
+/// building the value a wrapped output (`{"output", "metadata"}`) parses to.
+pub(crate) fn string_output_shows(s: &str) -> bool {
+    if s.trim_start().starts_with('{') {
+        let mut de = serde_json::Deserializer::from_str(s);
+        if let Ok(Some(shows)) = Wrapped.deserialize(&mut de) {
+            if de.end().is_ok() {
+                return shows;
+            }
+        }
+    }
+    !s.trim().is_empty()
+}
+
+/// A wrapped output read as [`string_output`] reads it (as a [`Value`] would be, so a value
+/// refuses it exactly when [`Value`] does): whether its last `output` is a string that is not
+/// blank; `None` when that `output` is not a string or missing.
+struct Wrapped;
+
+impl<'de> DeserializeSeed<'de> for Wrapped {
+    type Value = Option<bool>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<bool>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Wrapped {
+    type Value = Option<bool>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<bool>, A::Error> {
+        let mut output = None;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "output" {
+                output = map.next_value_seed(TextShows)?;
+            } else {
+                map.next_value::<CheckedAny>()?;
+            }
+        }
+        Ok(output)
+    }
+}
+
+/// Any value, checked as [`Value`] checks it: for a string, whether it is not blank.
+struct TextShows;
+
+impl<'de> DeserializeSeed<'de> for TextShows {
+    type Value = Option<bool>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<bool>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TextShows {
+    type Value = Option<bool>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Option<bool>, E> {
+        Ok(Some(!v.trim().is_empty()))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Option<bool>, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Option<bool>, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Option<bool>, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Option<bool>, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> Result<Option<bool>, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<bool>, A::Error> {
+        while seq.next_element::<CheckedAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<bool>, A::Error> {
+        while map.next_entry::<CheckedAny, CheckedAny>()?.is_some() {}
+        Ok(None)
     }
 }
 
