@@ -8,6 +8,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 use common::{check_matching, codex, raw_lines, root, try_decode};
+use fastrand::Rng;
 use history_core::Filter;
 
 /// Every rollout under the fixture root, plain and compressed.
@@ -187,24 +188,9 @@ fn lines_the_full_parse_refuses_are_refused_when_skipped_too() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[self.below(from.len())]
-    }
+/// One of `from`.
+fn pick<'a>(rng: &mut Rng, from: &[&'a str]) -> &'a str {
+    from[rng.usize(..from.len())]
 }
 
 /// Texts few enough that items and events often repeat each other.
@@ -229,12 +215,12 @@ fn quoted(text: &str) -> String {
 
 /// One random envelope line (G3/G4).
 fn envelope_line(rng: &mut Rng, n: usize) -> String {
-    let t = |rng: &mut Rng| quoted(rng.pick(TEXTS));
-    let call = |rng: &mut Rng| format!("\"c{}\"", rng.below(4));
+    let t = |rng: &mut Rng| quoted(pick(rng, TEXTS));
+    let call = |rng: &mut Rng| format!("\"c{}\"", rng.usize(..4));
     let parts = |rng: &mut Rng, kind: &str| {
         let mut parts = Vec::new();
-        for _ in 0..rng.below(3) + 1 {
-            parts.push(match rng.below(6) {
+        for _ in 0..rng.usize(..3) + 1 {
+            parts.push(match rng.usize(..6) {
                 0 => r#"{"type":"input_image","image_url":"data:image/png;base64,AAAA"}"#.into(),
                 1 => t(rng),
                 _ => format!(r#"{{"type":"{kind}","text":{}}}"#, t(rng)),
@@ -254,7 +240,7 @@ fn envelope_line(rng: &mut Rng, n: usize) -> String {
             n % 60
         )
     };
-    match rng.below(34) {
+    match rng.usize(..34) {
         0..=2 => item(format!(
             r#"{{"type":"message","role":"user","content":{}}}"#,
             parts(rng, "input_text")
@@ -270,7 +256,7 @@ fn envelope_line(rng: &mut Rng, n: usize) -> String {
         6..=7 => item(format!(
             r#"{{"type":"reasoning","summary":{},"content":{},"encrypted_content":"gAAAA"}}"#,
             parts(rng, "summary_text"),
-            if rng.below(2) == 0 {
+            if rng.usize(..2) == 0 {
                 "null".into()
             } else {
                 parts(rng, "reasoning_text")
@@ -279,8 +265,8 @@ fn envelope_line(rng: &mut Rng, n: usize) -> String {
         8..=9 => event(format!(
             r#"{{"type":"user_message","message":{},"images":{},"local_images":[]{}}}"#,
             t(rng),
-            ["[]", r#"["data:x"]"#, r#"["a","b"]"#][rng.below(3)],
-            ["", r#","kind":"plain""#, r#","kind":"environment_context""#][rng.below(3)]
+            ["[]", r#"["data:x"]"#, r#"["a","b"]"#][rng.usize(..3)],
+            ["", r#","kind":"plain""#, r#","kind":"environment_context""#][rng.usize(..3)]
         )),
         10..=11 => event(format!(
             r#"{{"type":"agent_message","message":{}}}"#,
@@ -288,43 +274,49 @@ fn envelope_line(rng: &mut Rng, n: usize) -> String {
         )),
         12..=13 => event(format!(
             r#"{{"type":"{}","text":{}}}"#,
-            rng.pick(&["agent_reasoning", "agent_reasoning_raw_content"]),
+            pick(rng, &["agent_reasoning", "agent_reasoning_raw_content"]),
             t(rng)
         )),
         14 => item(format!(
             r#"{{"type":"function_call","name":"{}","arguments":"{{\"command\":[\"bash\",\"-lc\",\"ls\"]}}","call_id":{}}}"#,
-            rng.pick(&["shell", "exec", ""]),
+            pick(rng, &["shell", "exec", ""]),
             call(rng)
         )),
         15 => item(format!(
             r#"{{"type":"{}","call_id":{},"output":{}}}"#,
-            rng.pick(&["function_call_output", "custom_tool_call_output"]),
+            pick(rng, &["function_call_output", "custom_tool_call_output"]),
             call(rng),
-            rng.pick(&[
-                r#""ok""#,
-                r#""""#,
-                r#""  ""#,
-                r#""{\"output\":\"boom\",\"metadata\":{\"exit_code\":1}}""#,
-                r#"[{"type":"input_text","text":"part"},{"type":"input_image","image_url":"x"}]"#,
-                r#"{"content":"c","success":false}"#,
-            ])
+            pick(
+                rng,
+                &[
+                    r#""ok""#,
+                    r#""""#,
+                    r#""  ""#,
+                    r#""{\"output\":\"boom\",\"metadata\":{\"exit_code\":1}}""#,
+                    r#"[{"type":"input_text","text":"part"},{"type":"input_image","image_url":"x"}]"#,
+                    r#"{"content":"c","success":false}"#,
+                ]
+            )
         )),
         16 => item(format!(
             r#"{{"type":"{}","call_id":{},"action":{{"type":"search","query":"q"}},"input":"x"}}"#,
-            rng.pick(&[
-                "local_shell_call",
-                "web_search_call",
-                "custom_tool_call",
-                "image_generation_call"
-            ]),
+            pick(
+                rng,
+                &[
+                    "local_shell_call",
+                    "web_search_call",
+                    "custom_tool_call",
+                    "image_generation_call"
+                ]
+            ),
             call(rng)
         )),
         17 => event(format!(
             r#"{{"type":"{}","call_id":{},"aggregated_output":{},"stdout":"o","stderr":"","exit_code":{}}}"#,
-            rng.pick(&["exec_command_end", "patch_apply_end"]),
+            pick(rng, &["exec_command_end", "patch_apply_end"]),
             call(rng),
             t(rng),
-            rng.below(2)
+            rng.usize(..2)
         )),
         18 => event(format!(
             r#"{{"type":"mcp_tool_call_end","call_id":{},"invocation":{{"tool":"t"}},"result":{{"Ok":{{"content":[{{"type":"text","text":{}}}]}}}}}}"#,
@@ -337,35 +329,41 @@ fn envelope_line(rng: &mut Rng, n: usize) -> String {
         )),
         20..=21 => event(format!(
             r#"{{"type":"{}"}}"#,
-            rng.pick(&["task_started", "turn_started", "task_complete"])
+            pick(rng, &["task_started", "turn_started", "task_complete"])
         )),
         22 => event(format!(
             r#"{{"type":"thread_rolled_back","num_turns":{}}}"#,
-            rng.below(3)
+            rng.usize(..3)
         )),
         23 => event(format!(
             r#"{{"type":"{}","reason":"interrupted","thread_name":{},"goal":{{"objective":{}}},"message":{}}}"#,
-            rng.pick(&[
-                "turn_aborted",
-                "thread_name_updated",
-                "thread_goal_updated",
-                "error",
-                "token_count"
-            ]),
+            pick(
+                rng,
+                &[
+                    "turn_aborted",
+                    "thread_name_updated",
+                    "thread_goal_updated",
+                    "error",
+                    "token_count"
+                ]
+            ),
             t(rng),
             t(rng),
             t(rng)
         )),
         24..=26 => event(format!(
             r#"{{"type":"item_completed","item":{{"type":"{}","content":{},"summary_text":[{}],"raw_content":[{}],"text":{}}}}}"#,
-            rng.pick(&[
-                "UserMessage",
-                "AgentMessage",
-                "Reasoning",
-                "Plan",
-                "HookPrompt",
-                "CommandExecution"
-            ]),
+            pick(
+                rng,
+                &[
+                    "UserMessage",
+                    "AgentMessage",
+                    "Reasoning",
+                    "Plan",
+                    "HookPrompt",
+                    "CommandExecution"
+                ]
+            ),
             parts(rng, "text"),
             t(rng),
             t(rng),
@@ -373,13 +371,16 @@ fn envelope_line(rng: &mut Rng, n: usize) -> String {
         )),
         27 => format!(
             r#"{{"timestamp":"2026-01-01T00:00:00Z","type":"{}","payload":{{"message":{},"replacement_history":[{{"content":[{{"type":"input_text","text":"Another language model started to solve this problem"}}]}}],"content":{},"state":{{"a":{}}}}}}}"#,
-            rng.pick(&[
-                "compacted",
-                "inter_agent_communication",
-                "world_state",
-                "turn_context",
-                "session_meta"
-            ]),
+            pick(
+                rng,
+                &[
+                    "compacted",
+                    "inter_agent_communication",
+                    "world_state",
+                    "turn_context",
+                    "session_meta"
+                ]
+            ),
             t(rng),
             t(rng),
             t(rng)
@@ -393,7 +394,7 @@ fn envelope_line(rng: &mut Rng, n: usize) -> String {
         31 => item(format!(
             r#"{{"type":"message","content":{},"role":"{}"}}"#,
             parts(rng, "input_text"),
-            rng.pick(&["user", "assistant", "developer"])
+            pick(rng, &["user", "assistant", "developer"])
         )),
         32 => event(format!(
             r#"{{"message":{},"type":"agent_message"}}"#,
@@ -402,7 +403,7 @@ fn envelope_line(rng: &mut Rng, n: usize) -> String {
         // Tags given twice: the last one counts.
         _ => {
             let text = t(rng);
-            match rng.below(4) {
+            match rng.usize(..4) {
                 0 => item(format!(
                     r#"{{"type":"message","role":"user","content":[{{"type":"input_text","text":{text}}}],"type":"reasoning"}}"#
                 )),
@@ -422,11 +423,11 @@ fn envelope_line(rng: &mut Rng, n: usize) -> String {
 
 /// One random line of an early file (G1/G2): bare items.
 fn bare_line(rng: &mut Rng) -> String {
-    let t = |rng: &mut Rng| quoted(rng.pick(TEXTS));
-    match rng.below(8) {
+    let t = |rng: &mut Rng| quoted(pick(rng, TEXTS));
+    match rng.usize(..8) {
         0..=2 => format!(
             r#"{{"type":"message","role":"{}","content":[{{"type":"input_text","text":{}}},{{"type":"input_text","text":{}}}]}}"#,
-            rng.pick(&["user", "assistant", "system"]),
+            pick(rng, &["user", "assistant", "system"]),
             t(rng),
             t(rng)
         ),
@@ -436,11 +437,11 @@ fn bare_line(rng: &mut Rng) -> String {
         ),
         4 => format!(
             r#"{{"type":"local_shell_call","call_id":"c{}","action":{{"command":["ls"]}}}}"#,
-            rng.below(3)
+            rng.usize(..3)
         ),
         5 => format!(
             r#"{{"type":"function_call_output","call_id":"c{}","output":{}}}"#,
-            rng.below(3),
+            rng.usize(..3),
             t(rng)
         ),
         6 => r#"{"record_type":"state"}"#.into(),
@@ -452,7 +453,7 @@ fn bare_line(rng: &mut Rng) -> String {
 fn random_sessions_decode_alike() {
     let dir = common::temp_dir("matching-random");
     let codex = codex();
-    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut rng = Rng::with_seed(0x5eed_1234_abcd_0001);
     let mut rolled_back = 0;
     for round in 0..300 {
         let bare = round % 5 == 4;
@@ -461,7 +462,7 @@ fn random_sessions_decode_alike() {
         } else {
             r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"019c0000-0000-7000-8000-000000000001","base_instructions":{"text":"be good"}}}"#.to_string()
         }];
-        for n in 0..rng.below(70) + 5 {
+        for n in 0..rng.usize(..70) + 5 {
             lines.push(if bare {
                 bare_line(&mut rng)
             } else {

@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 use common::{decode, rule, try_decode};
+use fastrand::Rng;
 use history_core::{DecodeError, Role};
 
 #[test]
@@ -127,22 +128,6 @@ fn a_line_over_64_mib_is_refused() {
     fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 /// Decodes `bytes` in full and through `decode` with a line test under a few line tests, which must
 /// not panic and must agree.
 fn decode_never_panics(dir: &Path, name: &str, bytes: &[u8]) {
@@ -168,14 +153,14 @@ fn decode_never_panics(dir: &Path, name: &str, bytes: &[u8]) {
 #[test]
 fn random_bytes_never_panic() {
     let dir = common::temp_dir("random-bytes");
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::with_seed(0x9e37_79b9_7f4a_7c15);
     let alphabet = b"{}[]\":,\n\\ tuypeimsoldarn0123456789\xff\xc3";
     for round in 0..300 {
-        let len = rng.below(400);
+        let len = rng.usize(..400);
         let bytes: Vec<u8> = (0..len)
             .map(|_| match round % 2 {
-                0 => rng.next() as u8,
-                _ => alphabet[rng.below(alphabet.len())],
+                0 => rng.u8(..),
+                _ => alphabet[rng.usize(..alphabet.len())],
             })
             .collect();
         decode_never_panics(&dir, NAME, &bytes);
@@ -187,20 +172,20 @@ fn random_bytes_never_panic() {
 #[test]
 fn truncated_and_mangled_fixtures_never_panic() {
     let dir = common::temp_dir("mangled");
-    let mut rng = Rng(42);
+    let mut rng = Rng::with_seed(42);
     for (name, _) in common::FIXTURES {
         let bytes = fs::read(rule(name)).unwrap();
         let compressed = zstd::stream::encode_all(&bytes[..], 3).unwrap();
         for _ in 0..40 {
-            let cut = rng.below(bytes.len() + 1);
+            let cut = rng.usize(..=bytes.len());
             decode_never_panics(&dir, NAME, &bytes[..cut]);
             let mut flipped = bytes.clone();
-            for _ in 0..1 + rng.below(8) {
-                let at = rng.below(flipped.len());
-                flipped[at] = rng.next() as u8;
+            for _ in 0..rng.usize(1..=8) {
+                let at = rng.usize(..flipped.len());
+                flipped[at] = rng.u8(..);
             }
             decode_never_panics(&dir, NAME, &flipped);
-            let zcut = rng.below(compressed.len() + 1);
+            let zcut = rng.usize(..=compressed.len());
             decode_never_panics(&dir, &format!("{NAME}.zst"), &compressed[..zcut]);
         }
     }

@@ -8,27 +8,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use decode_pi::Pi;
+use fastrand::Rng;
 use history_core::{Event, Transcript};
-
-/// A small deterministic generator (xorshift64*), so that a failure can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-}
 
 const PIECES: &[&str] = &[
     "{",
@@ -111,14 +92,14 @@ fn exercise(root: &Path, bytes: &[u8]) {
 #[test]
 fn random_bytes_never_panic() {
     let root = scratch("random");
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::with_seed(0x9E37_79B9_7F4A_7C15);
     for _ in 0..400 {
         let mut bytes = Vec::new();
-        for _ in 0..rng.below(60) {
-            if rng.below(4) == 0 {
-                bytes.push(rng.next() as u8);
+        for _ in 0..rng.usize(..60) {
+            if rng.usize(..4) == 0 {
+                bytes.push(rng.u8(..));
             } else {
-                bytes.extend_from_slice(PIECES[rng.below(PIECES.len())].as_bytes());
+                bytes.extend_from_slice(PIECES[rng.usize(..PIECES.len())].as_bytes());
             }
         }
         exercise(&root, &bytes);
@@ -136,10 +117,10 @@ fn fixtures() -> Vec<Vec<u8>> {
 #[test]
 fn truncated_fixtures_never_panic() {
     let root = scratch("truncated");
-    let mut rng = Rng(42);
+    let mut rng = Rng::with_seed(42);
     for bytes in fixtures() {
         let mut cuts: Vec<usize> = (0..bytes.len()).step_by(bytes.len() / 40 + 1).collect();
-        cuts.extend((0..20).map(|_| rng.below(bytes.len())));
+        cuts.extend((0..20).map(|_| rng.usize(..=bytes.len())));
         for cut in cuts {
             exercise(&root, &bytes[..cut]);
         }
@@ -149,11 +130,11 @@ fn truncated_fixtures_never_panic() {
 #[test]
 fn mangled_fixtures_never_panic() {
     let root = scratch("mangled");
-    let mut rng = Rng(7);
+    let mut rng = Rng::with_seed(7);
     for bytes in fixtures() {
         for _ in 0..60 {
             let mut b = bytes.clone();
-            for _ in 0..=rng.below(3) {
+            for _ in 0..=rng.usize(..3) {
                 mangle(&mut b, &mut rng);
             }
             exercise(&root, &b);
@@ -163,23 +144,23 @@ fn mangled_fixtures_never_panic() {
 
 fn mangle(b: &mut Vec<u8>, rng: &mut Rng) {
     if b.is_empty() {
-        b.extend_from_slice(PIECES[rng.below(PIECES.len())].as_bytes());
+        b.extend_from_slice(PIECES[rng.usize(..PIECES.len())].as_bytes());
         return;
     }
-    let at = rng.below(b.len());
-    match rng.below(5) {
-        0 => b[at] = rng.next() as u8,
+    let at = rng.usize(..b.len());
+    match rng.usize(..5) {
+        0 => b[at] = rng.u8(..),
         1 => {
-            let end = (at + rng.below(200)).min(b.len());
+            let end = (at + rng.usize(..200)).min(b.len());
             b.drain(at..end);
         }
         2 => {
-            let piece = PIECES[rng.below(PIECES.len())].as_bytes();
+            let piece = PIECES[rng.usize(..PIECES.len())].as_bytes();
             b.splice(at..at, piece.iter().copied());
         }
         3 => {
             // Duplicate a stretch, such as a whole line (a fork bug, a glued line).
-            let end = (at + rng.below(400)).min(b.len());
+            let end = (at + rng.usize(..400)).min(b.len());
             let copy = b[at..end].to_vec();
             b.splice(at..at, copy);
         }
@@ -188,7 +169,7 @@ fn mangle(b: &mut Vec<u8>, rng: &mut Rng) {
             if let Some(pos) = b.windows(4).skip(at).position(|w| w == b"Id\":") {
                 let i = at + pos + 5;
                 if i < b.len() {
-                    b[i] = b"ab0xu"[rng.below(5)];
+                    b[i] = b"ab0xu"[rng.usize(..5)];
                 }
             }
         }

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use fastrand::Rng;
 use history_core::paging::From;
 use history_core::search::{search, SearchRequest};
 use history_core::{Corpus, Filter, Keep, Role, Timestamp};
@@ -15,20 +16,6 @@ fn corpus(root: &Path) -> Corpus {
         Box::new(decode_codex::Codex::new(root.join("codex"))),
         Box::new(decode_pi::Pi::new(root.join("pi"))),
     ])
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 /// Queries cut from the events' own text, with their case changed, plus a few that are absent.
@@ -47,11 +34,11 @@ fn queries(corpus: &Corpus, rng: &mut Rng, n: usize) -> Vec<String> {
     }
     let mut out = Vec::new();
     while out.len() < n && !texts.is_empty() {
-        let text: Vec<char> = texts[rng.below(texts.len())].chars().collect();
-        let start = rng.below(text.len());
-        let len = 1 + rng.below(12);
+        let text: Vec<char> = texts[rng.usize(..texts.len())].chars().collect();
+        let start = rng.usize(..text.len());
+        let len = rng.usize(1..=12);
         let cut: String = text[start..(start + len).min(text.len())].iter().collect();
-        let q = match rng.below(4) {
+        let q = match rng.usize(..4) {
             0 => cut.to_uppercase(),
             1 => cut.to_lowercase(),
             2 => format!("{cut}zq"),
@@ -78,7 +65,7 @@ fn queries(corpus: &Corpus, rng: &mut Rng, n: usize) -> Vec<String> {
 fn differential(root: &Path, n: usize) {
     let corpus = corpus(root);
     let sessions = corpus.discover();
-    let mut rng = Rng(42);
+    let mut rng = Rng::with_seed(42);
     let qs = queries(&corpus, &mut rng, n);
     assert!(qs.len() >= n.min(10));
     let mut hits = 0;

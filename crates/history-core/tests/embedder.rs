@@ -1,22 +1,75 @@
 //! An embedder adds a source of its own through the `Transcript` trait, and the core lists,
-//! searches and pages it like any harness, mixed with the others.
+//! searches and pages it like any harness, mixed with the others; the conformance kit holds it
+//! to the trait's rules like any decoder.
 
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use history_core::harness::Harness;
 use history_core::overview::{overview, representative};
 use history_core::paging::{browse, BrowseRequest, From};
 use history_core::search::search;
 use history_core::selector::resolve;
+use history_core::source::{Damage, LineTest, LineTime, Lines};
+use history_core::testing::{check, check_sessions, Options};
 use history_core::{
     Corpus, DecodeError, Decoded, Event, Filter, Keep, Role, SessionFile, SessionKey, Timestamp,
     Transcript,
 };
 
-/// A session held in memory: id, modification time, events.
-type LiveSession = (String, i64, Vec<(Role, &'static str)>);
-
-/// A host's live sessions, held in memory.
+/// A host's live sessions, one file each (`<root>/<id>.live`), in a line format of its own:
+/// `<when> <role> <text>`, where `<when>` is nanoseconds since the epoch or `-` (no time), a
+/// role written `~assistant` marks a line the host abandoned (off the branch), and ` | ` splits
+/// the text into parts.
 struct Live {
     name: &'static str,
-    sessions: Vec<LiveSession>,
+    root: PathBuf,
+    /// A deliberately broken variant, to show that the kit notices.
+    flaw: Flaw,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Flaw {
+    None,
+    /// `line_time` puts every line at the epoch.
+    LineTime,
+    /// Under a line test, every other line that passes yields nothing.
+    LineTest,
+}
+
+/// One line of a live session.
+struct LiveLine<'a> {
+    when: Option<Timestamp>,
+    role: Role,
+    abandoned: bool,
+    text: &'a str,
+}
+
+/// The `<when>` field, read off the raw bytes: `None` when it is neither a number nor `-`.
+fn when(line: &[u8]) -> Option<Option<Timestamp>> {
+    let field = line.split(|&b| b == b' ').next()?;
+    if field == b"-" {
+        return Some(None);
+    }
+    let nanos = std::str::from_utf8(field).ok()?.parse().ok()?;
+    Some(Some(Timestamp(nanos)))
+}
+
+fn parse(line: &[u8]) -> Option<LiveLine<'_>> {
+    let when = when(line)?;
+    let text = std::str::from_utf8(line).ok()?;
+    let mut fields = text.splitn(3, ' ').skip(1);
+    let role = fields.next()?;
+    let (abandoned, role) = match role.strip_prefix('~') {
+        Some(role) => (true, role),
+        None => (false, role),
+    };
+    Some(LiveLine {
+        when,
+        role: Role::parse(role)?,
+        abandoned,
+        text: fields.next().unwrap_or(""),
+    })
 }
 
 impl Transcript for Live {
@@ -25,83 +78,169 @@ impl Transcript for Live {
     }
 
     fn discover(&self) -> Vec<SessionFile> {
-        self.sessions
-            .iter()
-            .map(|(id, modified, _)| SessionFile {
-                key: SessionKey::new(self.name, id.clone()),
-                path: format!("/live/{id}").into(),
-                modified: *modified,
-                size: 0,
-            })
-            .collect()
+        let Ok(entries) = std::fs::read_dir(&self.root) else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let (Some(id), Ok(meta)) = (live_id(&path), entry.metadata()) else {
+                continue;
+            };
+            let modified = meta
+                .modified()
+                .ok()
+                .and_then(|m| m.duration_since(UNIX_EPOCH).ok());
+            found.push(SessionFile {
+                key: SessionKey::new(self.name, id),
+                path,
+                modified: modified.map_or(0, |d| d.as_nanos() as i64),
+                size: meta.len(),
+            });
+        }
+        found
     }
 
     fn decode(
         &self,
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
-        _lines: Option<history_core::source::LineTest<'_>>,
+        wanted: Option<LineTest<'_>>,
     ) -> Result<Decoded, DecodeError> {
-        let (_, modified, events) = self
-            .sessions
-            .iter()
-            .find(|(id, _, _)| *id == file.key.id)
-            .ok_or_else(|| DecodeError::Invalid("gone".into()))?;
-        for (i, (role, text)) in events.iter().enumerate() {
-            sink(Event {
-                seq: i as u64 + 1,
-                part: 0,
-                role: *role,
-                kind: "message".into(),
-                timestamp: Some(Timestamp(modified * 1_000_000_000 + i as i64)),
-                text: text.to_string(),
-                visible: matches!(role, Role::User | Role::Assistant),
-                tool: None,
-                on_active_branch: None,
-            });
+        let mut lines = Lines::open(&file.path)?;
+        let mut damage = Damage::default();
+        let mut branch = Vec::new();
+        let mut passed = 0;
+        while let Some(line) = lines.next_line()? {
+            let Some(parsed) = parse(line.bytes) else {
+                damage.skip(&line);
+                continue;
+            };
+            // The host's own branch rule: it marks the lines it abandoned.
+            if !parsed.abandoned {
+                branch.push(line.seq);
+            }
+            if !wanted.is_none_or(|w| w(line.bytes)) {
+                continue;
+            }
+            passed += 1;
+            if self.flaw == Flaw::LineTest && wanted.is_some() && passed % 2 == 0 {
+                continue;
+            }
+            for (part, text) in parsed.text.split(" | ").enumerate() {
+                sink(Event {
+                    seq: line.seq,
+                    part: part as u32,
+                    role: parsed.role,
+                    kind: "message".into(),
+                    timestamp: parsed.when,
+                    text: text.to_string(),
+                    visible: matches!(parsed.role, Role::User | Role::Assistant),
+                    tool: None,
+                    on_active_branch: None,
+                });
+            }
         }
-        // The host's own branch rule: the second event was abandoned.
-        let branch = (1..=events.len() as u64).filter(|s| *s != 2).collect();
+        let mut notices = Vec::new();
+        damage.report(&mut notices);
         Ok(Decoded {
             branch: Some(branch),
+            notices,
+            lineage: vec![file.path.clone()],
             ..Decoded::default()
         })
     }
+
+    /// Read off the `<when>` field alone: the text need not be parsed (nor be UTF-8).
+    fn line_time(&self, line: &[u8]) -> LineTime {
+        if self.flaw == Flaw::LineTime {
+            return LineTime::At(Timestamp(0));
+        }
+        when(line).map_or(LineTime::Unknown, LineTime::of)
+    }
 }
 
-fn corpus() -> Corpus {
-    let a = Live {
+fn live_id(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    Some(name.strip_suffix(".live")?.to_string())
+}
+
+const fn harness(name: &'static str, open: fn(PathBuf) -> Box<dyn Transcript>) -> Harness {
+    Harness {
+        name,
+        root_flag: "live-root",
+        root_env: "LIVE_ROOT",
+        root_about: "the host's live sessions",
+        default_root_about: "none",
+        default_root: |_| None,
+        session_env: None,
+        open,
+    }
+}
+
+const LIVE: Harness = harness("live", |root| {
+    Box::new(Live {
         name: "live",
-        sessions: vec![
+        root,
+        flaw: Flaw::None,
+    })
+});
+
+const OTHER: Harness = harness("other", |root| {
+    Box::new(Live {
+        name: "other",
+        root,
+        flaw: Flaw::None,
+    })
+});
+
+/// Writes sessions under `root`: id, modification time in seconds, lines.
+fn write_sessions(root: &Path, sessions: &[(&str, u64, &[&str])]) {
+    std::fs::create_dir_all(root).unwrap();
+    for (id, modified, lines) in sessions {
+        let path = root.join(format!("{id}.live"));
+        let mut text = lines.join("\n");
+        text.push('\n');
+        std::fs::write(&path, text).unwrap();
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(UNIX_EPOCH + Duration::from_secs(*modified))
+            .unwrap();
+    }
+}
+
+fn corpus() -> (Corpus, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let (live, other) = (dir.path().join("live"), dir.path().join("other"));
+    write_sessions(
+        &live,
+        &[
             (
-                "s1".into(),
+                "s1",
                 100,
-                vec![
-                    (Role::User, "deploy the api"),
-                    (Role::Assistant, "abandoned deploy"),
-                    (Role::Assistant, "deployed"),
+                &[
+                    "100000000000 user deploy the api",
+                    "100000000001 ~assistant abandoned deploy",
+                    "100000000002 assistant deployed",
                 ],
             ),
             (
-                "s2".into(),
+                "s2",
                 200,
-                vec![
-                    (Role::User, "rollback please"),
-                    (Role::Tool, "kubectl rollout undo"),
+                &[
+                    "200000000000 user rollback please",
+                    "200000000001 tool kubectl rollout undo",
                 ],
             ),
         ],
-    };
-    let b = Live {
-        name: "other",
-        sessions: vec![("s1".into(), 150, vec![(Role::User, "Deploy docs")])],
-    };
-    Corpus::new(vec![Box::new(a), Box::new(b)])
+    );
+    write_sessions(&other, &[("s1", 150, &["150000000000 user Deploy docs"])]);
+    let corpus = Corpus::new(vec![(LIVE.open)(live), (OTHER.open)(other)]);
+    (corpus, dir)
 }
 
 #[test]
 fn a_fake_source_is_listed_searched_and_paged() {
-    let corpus = corpus();
+    let (corpus, _dir) = corpus();
     let sessions = corpus.discover();
     assert_eq!(sessions.len(), 3);
     assert_eq!(sessions[0].key.to_string(), "live:s2", "newest first");
@@ -162,4 +301,71 @@ fn a_fake_source_is_listed_searched_and_paged() {
     );
     assert_eq!(page.items[0].event.seq, 3);
     assert!(page.has_older);
+}
+
+/// Sessions that give the kit something to bite on: untimed lines, abandoned ones, parts,
+/// non-ASCII text, and a damaged line.
+fn kit_root() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write_sessions(
+        dir.path(),
+        &[
+            (
+                "s1",
+                100,
+                &[
+                    "100000000000 user deploy the api",
+                    "100000000001 ~assistant abandoned deploy",
+                    "100000000002 assistant deployed | and checked the Straße route",
+                ],
+            ),
+            (
+                "s2",
+                200,
+                &[
+                    "- context you are a careful operator",
+                    "200000000000 user rollback please, \u{212A}elvin",
+                    "200000000001 tool kubectl rollout undo | deployment \"api\" rolled back",
+                    "not a line of this format",
+                    "200000000003 ~user never mind",
+                    "- assistant ﬁle the report: ΟΔΟΣ café 😀",
+                ],
+            ),
+        ],
+    );
+    dir
+}
+
+#[test]
+fn the_fake_source_keeps_the_transcript_rules() {
+    let root = kit_root();
+    check(&LIVE, root.path());
+}
+
+#[test]
+#[should_panic(expected = "line_time says At(Timestamp(0))")]
+fn the_kit_notices_a_line_time_that_disagrees_with_decoding() {
+    const LYING: Harness = harness("live", |root| {
+        Box::new(Live {
+            name: "live",
+            root,
+            flaw: Flaw::LineTime,
+        })
+    });
+    let root = kit_root();
+    check_sessions(&LYING, root.path(), &Options::default());
+}
+
+#[test]
+#[should_panic(expected = "matches in a full read but is missing")]
+fn the_kit_notices_a_line_test_that_loses_hits() {
+    const LOSING: Harness = harness("live", |root| {
+        Box::new(Live {
+            name: "live",
+            root,
+            flaw: Flaw::LineTest,
+        })
+    });
+    let root = kit_root();
+    check_sessions(&LOSING, root.path(), &Options::default());
 }

@@ -1,0 +1,26 @@
+//! The `Transcript` rules every source keeps (`history_core::testing`), over the Claude fixtures
+//! and damaged copies of them.
+
+use std::path::PathBuf;
+
+use history_core::testing::{check_damage, check_sessions, Options};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/claude/projects")
+}
+
+/// Lines a search rules out are read for their structure alone, and such a line is never found
+/// damaged: only the notices may differ (`decode`'s own documentation).
+fn options() -> Options {
+    Options::notices_may_differ()
+}
+
+#[test]
+fn the_fixture_sessions_keep_the_transcript_rules() {
+    check_sessions(&decode_claude::HARNESS, &root(), &options());
+}
+
+#[test]
+fn damaged_fixtures_keep_the_transcript_rules() {
+    check_damage(&decode_claude::HARNESS, &root(), &options());
+}

@@ -1,0 +1,20 @@
+//! The `Transcript` rules every source keeps (`history_core::testing`), over the codex fixtures
+//! and damaged copies of them.
+
+use std::path::PathBuf;
+
+use history_core::testing::{check_damage, check_sessions, Options};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/codex/sessions")
+}
+
+#[test]
+fn the_fixture_sessions_keep_the_transcript_rules() {
+    check_sessions(&decode_codex::HARNESS, &root(), &Options::default());
+}
+
+#[test]
+fn damaged_fixtures_keep_the_transcript_rules() {
+    check_damage(&decode_codex::HARNESS, &root(), &Options::default());
+}
