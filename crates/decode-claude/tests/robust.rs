@@ -289,7 +289,7 @@ fn compare(claude: &Claude, path: &Path, bytes: &[u8], seed: u64) {
             }
             (Err(_), Err(_)) => {}
             (a, b) => panic!(
-                "{}: decode {:?} vs decode_matching {:?}",
+                "{}: decode {:?} vs decode with a line test {:?}",
                 path.display(),
                 a.is_ok(),
                 b.is_ok()

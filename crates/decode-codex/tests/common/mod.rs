@@ -325,7 +325,7 @@ pub fn check_matching(
             assert_eq!(decoded.to_string(), expected.to_string(), "{at}: error");
         }
         (expected, decoded) => {
-            panic!("{at}: decode gave {expected:?}, decode_matching {decoded:?}")
+            panic!("{at}: decode gave {expected:?}, decode with a line test {decoded:?}")
         }
     }
 }

@@ -148,7 +148,7 @@ pub fn check_matching(pi: &Pi, file: &SessionFile, test: Test<'_>, what: &str) {
             assert_eq!(a.to_string(), b.to_string(), "{}: error", at());
             return;
         }
-        (a, b) => panic!("{}: decode {a:?}, decode_matching {b:?}", at()),
+        (a, b) => panic!("{}: decode {a:?}, decode with a line test {b:?}", at()),
     };
     assert_eq!(
         light_decoded.branch,
