@@ -78,7 +78,9 @@ fn run(o: &Options) -> Result<()> {
     let (bytes, count) = files.iter().fold((0u64, 0usize), |(b, n), f| {
         (b + f.metadata().map_or(0, |m| m.len()), n + 1)
     });
-    let cache = o.dir.join("bench-cache");
+    // Absolute: a relative XDG_CACHE_HOME is ignored (as the XDG specification says), and the
+    // overview would then use, and warm, the cache under $HOME.
+    let cache = std::env::current_dir()?.join(&o.dir).join("bench-cache");
 
     let nh = |extra: &[&str]| -> Command {
         let mut c = Command::new(&bin);
