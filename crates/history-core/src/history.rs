@@ -11,9 +11,9 @@ use crate::harness::{Env, Harness};
 use crate::matching::Filter;
 use crate::model::{Event, Role, SessionFile, SessionKey};
 use crate::overview::{overview, representative, Representative};
-use crate::page::{FoldedRun, Item, ListPage, ReadPage, Recipe, Render, SCHEMA_VERSION};
+use crate::page::{Coverage, FoldedRun, Item, ListPage, ReadPage, Recipe, Render, SCHEMA_VERSION};
 use crate::paging::{browse, BrowseRequest, From};
-use crate::search::{search, Listing, SearchRequest};
+use crate::search::{search, Known, Listing, SearchRequest};
 use crate::selector::{resolve, Selector};
 use crate::time::Timestamp;
 
@@ -87,9 +87,17 @@ pub trait RepresentativeCache: Send + Sync {
     ) -> Result<Representative, HistoryError>;
 }
 
+/// A search projection: what it knows of sessions' hits without reading their files.
+pub trait Projection: Send + Sync {
+    /// What it knows of each of `sessions` (in their order) for `filter`'s queries; it must
+    /// never rule out a hit wrongly.
+    fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known>;
+}
+
 /// Every source an invocation reads, who is asking, and what may be remembered.
 pub struct History {
     corpus: Corpus,
+    projection: Option<Box<dyn Projection>>,
     /// Each harness and the root it reads, for the notice when there is nothing to list.
     roots: Vec<(String, Option<PathBuf>)>,
     current: Option<SessionKey>,
@@ -104,6 +112,7 @@ impl History {
         History {
             roots: Vec::new(),
             corpus,
+            projection: None,
             current: None,
             host: None,
             cache: None,
@@ -146,6 +155,12 @@ impl History {
     /// A cache for the unfiltered overview.
     pub fn with_cache(mut self, cache: Option<Box<dyn RepresentativeCache>>) -> History {
         self.cache = cache;
+        self
+    }
+
+    /// A search projection that wildcard searches consult before reading files.
+    pub fn with_projection(mut self, projection: Option<Box<dyn Projection>>) -> History {
+        self.projection = projection;
         self
     }
 
@@ -356,6 +371,7 @@ impl History {
             older: None,
             newer: None,
             notice: notice_of(&loaded.notices),
+            coverage: None,
             implicit,
             no_sessions: false,
         };
@@ -400,6 +416,10 @@ impl History {
         from: From,
     ) -> Listing {
         if filter.is_search() {
+            let known = self
+                .projection
+                .as_ref()
+                .map(|p| p.known(&self.corpus, sessions, filter));
             return search(
                 &self.corpus,
                 sessions,
@@ -409,7 +429,7 @@ impl History {
                     from,
                     all_branches: req.all_branches,
                     raw_prefilter: true,
-                    candidates: None,
+                    known: known.as_deref(),
                 },
             );
         }
@@ -436,6 +456,18 @@ impl History {
     ) -> ListPage {
         let mut notices = Vec::new();
         notices.extend(skipped_notice(&listing.skipped));
+        let coverage = filter.is_search().then_some(Coverage {
+            from_index: listing.from_index,
+            scanned: listing.scanned,
+        });
+        if self.projection.is_some() && listing.scanned > 0 && filter.is_search() {
+            notices.push(format!(
+                "{} session{} not in the search index {} read in full",
+                listing.scanned,
+                if listing.scanned == 1 { "" } else { "s" },
+                if listing.scanned == 1 { "was" } else { "were" },
+            ));
+        }
         if no_sessions {
             notices.push(self.no_sessions_notice());
         }
@@ -463,6 +495,7 @@ impl History {
             older: None,
             newer: None,
             notice: notice_of(&notices),
+            coverage,
             implicit: false,
             no_sessions,
         };

@@ -139,6 +139,10 @@ pub struct ListPage {
     /// What the reader should know: damaged lines, skipped sessions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// For a search of many sessions: how many a search projection answered for, and how many
+    /// were read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Coverage>,
     /// Whether the session was targeted implicitly (the current session): headers and recipes
     /// then leave the session out.
     #[serde(skip)]
@@ -146,6 +150,15 @@ pub struct ListPage {
     /// Whether there were no sessions at all to list (the notice then says where it looked).
     #[serde(skip)]
     pub no_sessions: bool,
+}
+
+/// How a search of many sessions was answered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Coverage {
+    /// Sessions a search projection answered for without reading their files.
+    pub from_index: usize,
+    /// Sessions whose files were read.
+    pub scanned: usize,
 }
 
 /// The answer to a `read` request.

@@ -10,6 +10,7 @@ use crate::paging::From;
 use crate::parallel::{map, ordered_map, workers};
 use crate::prefilter::RawFilter;
 use crate::source::{LineTest, LineTime};
+use crate::time::Timestamp;
 
 /// An event together with the session it belongs to.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -50,10 +51,29 @@ pub struct Listing {
     pub candidates: usize,
     /// How many of them were decoded.
     pub decoded: usize,
+    /// How many sessions a search projection answered for without their files being read.
+    pub from_index: usize,
+    /// How many sessions were read to find out.
+    pub scanned: usize,
 }
 
-/// Decides, before decoding, whether a session can hold a hit; it must never say no wrongly.
-pub type Prefilter<'a> = &'a (dyn Fn(&SessionFile) -> bool + Sync);
+/// What a search projection knows of a session's hits without reading its files. It must never
+/// rule out a hit wrongly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Known {
+    /// Nothing: the session is read to find out.
+    Unknown,
+    /// It holds no hit.
+    NoHit,
+    /// Its hits, if any, happen at or after `first` and at or before `last` (`None`: they may
+    /// have no time; as a `last`, they all have none).
+    Within {
+        /// The earliest time a hit can have.
+        first: Option<Timestamp>,
+        /// The latest time a hit can have.
+        last: Option<Timestamp>,
+    },
+}
 
 /// What a search asks for.
 pub struct SearchRequest<'a> {
@@ -68,8 +88,8 @@ pub struct SearchRequest<'a> {
     /// Skip sessions whose raw bytes cannot hold a hit, and let decoders skip such lines
     /// ([`Corpus::may_match`], [`crate::Transcript::decode`]).
     pub raw_prefilter: bool,
-    /// A further candidate filter in front of decoding (a search index, say).
-    pub candidates: Option<Prefilter<'a>>,
+    /// What a search projection knows of each session, in the order of the sessions searched.
+    pub known: Option<&'a [Known]>,
 }
 
 /// Searches `sessions` for events passing the request's filter, decoding them on every core.
@@ -113,6 +133,8 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         skipped: Vec::new(),
         candidates: 0,
         decoded: 0,
+        from_index: 0,
+        sessions: sessions.len(),
     };
     // The sessions modified last (first, from the oldest) most likely hold the hits wanted.
     let w = workers().min(sessions.len());
@@ -121,14 +143,26 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         From::Oldest => &sessions[sessions.len() - w..],
     };
     let mut later: Vec<(Span, &SessionFile)> = Vec::new();
-    let scans = map(sessions, |file| {
-        if !req.candidates.is_none_or(|c| c(file)) {
-            return Scan::Out;
+    let known = |i: usize| req.known.and_then(|k| k.get(i)).copied();
+    let indices: Vec<usize> = (0..sessions.len()).collect();
+    let scans = map(&indices, |&i| {
+        let file = &sessions[i];
+        let is_eager = eager.iter().any(|e| std::ptr::eq(e, file));
+        match known(i) {
+            Some(Known::NoHit) => return Scan::Out,
+            Some(Known::Within { first, last }) if !is_eager => {
+                return Scan::Later(Span {
+                    first: first.map(|t| t.0),
+                    last: last.map(|t| t.0),
+                })
+            }
+            Some(Known::Within { .. }) => return Scan::Decoded(decode(file)),
+            Some(Known::Unknown) | None => {}
         }
         let Some(raw) = raw else {
             return Scan::Decoded(decode(file));
         };
-        if eager.iter().any(|e| std::ptr::eq(e, file)) {
+        if is_eager {
             return match corpus.may_match(file, raw) {
                 true => Scan::Decoded(decode(file)),
                 false => Scan::Out,
@@ -139,6 +173,9 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             None => Scan::Out,
         }
     });
+    found.from_index = (0..sessions.len())
+        .filter(|&i| known(i).is_some_and(|k| k != Known::Unknown))
+        .count();
     for (file, scan) in sessions.iter().zip(scans) {
         match scan {
             Scan::Decoded(result) => found.add(file, result),
@@ -253,6 +290,8 @@ struct Found {
     skipped: Vec<HistoryError>,
     candidates: usize,
     decoded: usize,
+    from_index: usize,
+    sessions: usize,
 }
 
 impl Found {
@@ -316,6 +355,8 @@ impl Found {
             skipped: self.skipped,
             candidates: self.candidates,
             decoded: self.decoded,
+            from_index: self.from_index,
+            scanned: self.sessions - self.from_index,
             ..Listing::default()
         };
         match self.from {
