@@ -117,6 +117,7 @@ fn blank_line(seq: u64, terminated: bool) -> Line<'static> {
         seq,
         bytes: &[],
         terminated,
+        offset: 0,
     }
 }
 

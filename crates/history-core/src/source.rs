@@ -177,6 +177,8 @@ pub struct Line<'a> {
     pub bytes: &'a [u8],
     /// Whether the line ended with a newline (only the last line of a file may not).
     pub terminated: bool,
+    /// Where the line starts in the stream, in bytes.
+    pub offset: u64,
 }
 
 /// Where the next line was found.
@@ -269,6 +271,7 @@ impl<R: BufRead> Lines<R> {
             Found::Gathered(t) => (self.buf.len(), t),
         };
         self.seq += 1;
+        let offset = self.read;
         self.read += (len + usize::from(terminated)) as u64;
         if self.read > MAX_FILE_BYTES {
             return Err(DecodeError::TooLarge {
@@ -305,6 +308,7 @@ impl<R: BufRead> Lines<R> {
             seq: self.seq,
             bytes,
             terminated,
+            offset,
         }))
     }
 }
@@ -468,14 +472,14 @@ mod tests {
         let mut l = Lines::new(&b"a\r\n\nb"[..], "t".into());
         let mut got = vec![];
         while let Some(line) = l.next_line().unwrap() {
-            got.push((line.seq, line.bytes.to_vec(), line.terminated));
+            got.push((line.seq, line.bytes.to_vec(), line.terminated, line.offset));
         }
         assert_eq!(
             got,
             vec![
-                (1, b"a".to_vec(), true),
-                (2, b"".to_vec(), true),
-                (3, b"b".to_vec(), false)
+                (1, b"a".to_vec(), true, 0),
+                (2, b"".to_vec(), true, 3),
+                (3, b"b".to_vec(), false, 4)
             ]
         );
     }
