@@ -1,1 +1,482 @@
-//! The database.
+//! The database of the search projection and its lifecycle policy (CONTRACT §11).
+//!
+//! One SQLite file, `<cache root>/history-search/v1.sqlite`, holds for each session (harness
+//! and session id) its witnesses — the files its lines were decoded from, with their stat
+//! fingerprints and indexing checkpoints — the location and time of each of its lines, and
+//! each line's retrieval tokens in a contentless FTS5 table. Message text is never stored.
+//!
+//! The policy, since the database is disposable and transcripts are the authority:
+//! - it lives in a private directory (0700) on a local filesystem, in private files (0600),
+//!   never through a symbolic link; anything else is a [`StoreError`] and the caller scans;
+//! - WAL, `synchronous=NORMAL` (a power cut may lose the last transactions, never consistency),
+//!   foreign keys, a short busy timeout;
+//! - every write is one transaction per session, so a process killed at any moment leaves the
+//!   previous state of that session or the new one;
+//! - a file that is not such a database, or fails the integrity check, is moved aside as
+//!   quarantined and replaced by an empty one;
+//! - a schema newer than this build is opened read-only ([`Store::writable`] is `false`): it
+//!   is never written, migrated or deleted.
+//!
+//! Tokens reach the FTS5 `ascii` tokenizer: a line's token text is tokens separated by spaces,
+//! each a run of ASCII letters and digits or non-ASCII characters (ASCII case is folded).
+
+mod error;
+mod fingerprint;
+mod place;
+mod read;
+mod schema;
+#[cfg(test)]
+mod tests;
+mod write;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use history_core::source::LineTime;
+use history_core::{SessionKey, Timestamp};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+pub use error::StoreError;
+pub use fingerprint::{
+    checkpoint_hash, checkpoint_hash_file, checkpoint_hash_of, Fingerprint, CHECKPOINT_WINDOW,
+};
+pub use read::fts_query;
+pub use schema::SCHEMA_VERSION;
+
+/// One file a session's lines were decoded from, as it was when they were indexed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Witness {
+    /// The file's path.
+    pub path: PathBuf,
+    /// Its fingerprint, taken before it was read.
+    pub fingerprint: Fingerprint,
+    /// Where the last complete indexed line ends: an append is indexed from here.
+    pub checkpoint: u64,
+    /// [`checkpoint_hash`] of the file at `checkpoint`.
+    pub checkpoint_hash: u64,
+}
+
+/// What is known of a session besides its lines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionRecord {
+    /// The session.
+    pub key: SessionKey,
+    /// The canonical path of the session's own transcript.
+    pub root_path: PathBuf,
+    /// The version of the decoder (and tokens) the lines were indexed with.
+    pub decoder_version: String,
+    /// The files its lines come from, the session's own first (`Transcript::lineage`).
+    pub witnesses: Vec<Witness>,
+}
+
+/// One line to index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineRecord<'a> {
+    /// The line's position in the session, increasing across its witnesses.
+    pub seq: u64,
+    /// The ordinal of the witness the line is in.
+    pub file: u32,
+    /// Where the line starts in that file.
+    pub offset: u64,
+    /// The line's length in bytes.
+    pub len: u64,
+    /// The time of its events.
+    pub time: LineTime,
+    /// Its retrieval tokens, separated by spaces.
+    pub tokens: &'a str,
+}
+
+/// A stored line: where to read it and when its events happen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineRow {
+    /// The line's position in the session.
+    pub seq: u64,
+    /// The ordinal of the witness the line is in.
+    pub file: u32,
+    /// Where the line starts in that file.
+    pub offset: u64,
+    /// The line's length in bytes.
+    pub len: u64,
+    /// The time of its events.
+    pub time: LineTime,
+}
+
+/// Whether a session's lines are in the projection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionState {
+    /// Its lines up to the witnesses' checkpoints are indexed.
+    Indexed,
+    /// It could not be indexed (see the reason); queries scan it.
+    Failed,
+}
+
+/// A stored session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionRow {
+    /// The session.
+    pub key: SessionKey,
+    /// The canonical path of its own transcript.
+    pub root_path: PathBuf,
+    /// Indexed or failed.
+    pub state: SessionState,
+    /// The reason code of a failure (`too_large`, `unreadable`, `undecodable`…).
+    pub reason: Option<String>,
+    /// The decoder version it was indexed (or failed) with.
+    pub decoder_version: String,
+    /// When it was last written.
+    pub indexed_at: Timestamp,
+    /// The bytes its lines cover: the sum of the witnesses' checkpoints (0 when failed).
+    pub bytes: u64,
+    /// Its witnesses, in ordinal order.
+    pub witnesses: Vec<Witness>,
+}
+
+/// What `doctor` reports. Counts only: nothing stored is ever quoted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// The database file.
+    pub path: PathBuf,
+    /// Bytes on disk: the database, its write-ahead log and shared-memory file.
+    pub size_on_disk: u64,
+    /// The file's schema version.
+    pub schema_version: i64,
+    /// `false` in degraded mode (a newer schema).
+    pub writable: bool,
+    /// Sessions indexed.
+    pub sessions_indexed: u64,
+    /// Sessions that failed.
+    pub sessions_failed: u64,
+    /// Failed sessions by reason code.
+    pub failures: BTreeMap<String, u64>,
+    /// Lines indexed.
+    pub lines: u64,
+    /// Transcript bytes the indexed sessions cover.
+    pub bytes_covered: u64,
+    /// When a session was last written.
+    pub last_update: Option<Timestamp>,
+    /// Quarantined databases kept beside this one.
+    pub quarantined: usize,
+}
+
+/// The projection's database, open.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+    writable: bool,
+    schema_version: i64,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .field("writable", &self.writable)
+            .field("schema_version", &self.schema_version)
+            .finish()
+    }
+}
+
+/// How deeply [`Store::open`] checks an existing database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// The header, the schema version and the tables: constant time, for every query.
+    Schema,
+    /// Also `PRAGMA quick_check`, which reads the whole file: for `doctor` and `reindex`.
+    Quick,
+}
+
+/// Why a connection attempt failed: damage is cured by quarantine, anything else is reported.
+enum Attempt {
+    Damaged,
+    Failed(StoreError),
+}
+
+impl From<StoreError> for Attempt {
+    fn from(e: StoreError) -> Attempt {
+        match e {
+            StoreError::Corrupt => Attempt::Damaged,
+            e => Attempt::Failed(e),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for Attempt {
+    fn from(e: rusqlite::Error) -> Attempt {
+        StoreError::from(e).into()
+    }
+}
+
+impl Store {
+    /// Where the projection lives under the cache root: `<cache root>/history-search/v1.sqlite`.
+    pub fn path(cache_root: &Path) -> PathBuf {
+        cache_root.join("history-search").join("v1.sqlite")
+    }
+
+    /// Opens the database at `path` with [`Check::Schema`]; see [`Store::open_with`].
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Store::open_with(path, Check::Schema)
+    }
+
+    /// Opens the database at `path`, creating its directory (0700) and file (0600) as needed.
+    ///
+    /// An empty file gets schema v1. A file that is not this projection's database, is damaged
+    /// (as far as `check` looks) or lacks a table of its schema version is quarantined (see
+    /// [`Store::quarantine`]) and replaced by an empty database. A newer schema version is
+    /// opened read-only. Errors: the directory is unusable, on a network filesystem, or a
+    /// symbolic link; a database file is a link or not a regular file; the database is busy
+    /// beyond the timeout; SQLite fails otherwise.
+    pub fn open_with(path: &Path, check: Check) -> Result<Store, StoreError> {
+        let dir = path.parent().ok_or(StoreError::Directory {
+            code: "not_creatable",
+        })?;
+        place::prepare_dir(dir)?;
+        let mut quarantined = false;
+        loop {
+            place::prepare_file(path)?;
+            match Store::connect(path, check) {
+                Ok(store) => return Ok(store),
+                Err(Attempt::Damaged) if !quarantined => {
+                    Store::quarantine(path)?;
+                    quarantined = true;
+                }
+                Err(Attempt::Damaged) => return Err(StoreError::Corrupt),
+                Err(Attempt::Failed(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// Moves the database at `path` and its companion files aside as
+    /// `<name>.quarantined-<unix time>` (with `-wal`, `-shm`), keeping the two newest such
+    /// quarantines; returns the new name. For damage met after opening: drop the store first.
+    pub fn quarantine(path: &Path) -> Result<PathBuf, StoreError> {
+        place::quarantine(path)
+    }
+
+    /// `false` in degraded mode, when the database has a newer schema than this build: then
+    /// reads work as far as the schema allows and every write is [`StoreError::Degraded`].
+    pub fn writable(&self) -> bool {
+        self.writable
+    }
+
+    /// The database file.
+    pub fn file(&self) -> &Path {
+        &self.path
+    }
+
+    /// The database's schema version.
+    pub fn schema_version(&self) -> i64 {
+        self.schema_version
+    }
+
+    fn connect(path: &Path, check: Check) -> Result<Store, Attempt> {
+        // No CREATE flag: the file was created 0600 beforehand, and SQLite would create a
+        // missing one with the process's umask.
+        let flags =
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NOFOLLOW | no_mutex();
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(Duration::from_millis(schema::BUSY_TIMEOUT_MS))?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+        if version > SCHEMA_VERSION && app == schema::APPLICATION_ID {
+            drop(conn);
+            return Store::connect_degraded(path, version);
+        }
+        if version != 0 && app != schema::APPLICATION_ID {
+            return Err(Attempt::Damaged);
+        }
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Attempt::Failed(StoreError::Sqlite {
+                code: 0,
+                extended: 0,
+            }));
+        }
+        conn.execute_batch(&format!(
+            "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; \
+             PRAGMA journal_size_limit = {};",
+            schema::JOURNAL_SIZE_LIMIT
+        ))?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+            writable: true,
+            schema_version: version,
+        };
+        if version == 0 {
+            store.create_schema()?;
+        } else if !store.has_tables()? {
+            return Err(Attempt::Damaged);
+        }
+        if check == Check::Quick && !store.quick_check()? {
+            return Err(Attempt::Damaged);
+        }
+        Ok(store)
+    }
+
+    fn connect_degraded(path: &Path, version: i64) -> Result<Store, Attempt> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NOFOLLOW | no_mutex();
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(Duration::from_millis(schema::BUSY_TIMEOUT_MS))?;
+        conn.execute_batch("PRAGMA query_only = ON;")?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+            writable: false,
+            schema_version: version,
+        })
+    }
+
+    /// Creates schema v1 in an empty database. Two processes may race to it: the immediate
+    /// transaction serializes them and the loser finds the version set.
+    fn create_schema(&mut self) -> Result<(), Attempt> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version == 0 {
+            let objects: i64 =
+                tx.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
+            if objects != 0 {
+                // Someone else's database without a version: not ours to write into.
+                return Err(Attempt::Damaged);
+            }
+            tx.execute_batch(schema::SCHEMA_V1)?;
+            tx.execute_batch(&format!(
+                "PRAGMA application_id = {}; PRAGMA user_version = {SCHEMA_VERSION};",
+                schema::APPLICATION_ID
+            ))?;
+        }
+        tx.commit()?;
+        self.schema_version = SCHEMA_VERSION;
+        if version > SCHEMA_VERSION {
+            return Err(Attempt::Failed(StoreError::Busy));
+        }
+        Ok(())
+    }
+
+    fn has_tables(&self) -> Result<bool, rusqlite::Error> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT count(*) FROM sqlite_schema WHERE name IN (?1, ?2, ?3, ?4)")?;
+        let n: i64 = stmt.query_row(schema::TABLES, |r| r.get(0))?;
+        Ok(n == schema::TABLES.len() as i64)
+    }
+
+    fn quick_check(&self) -> Result<bool, rusqlite::Error> {
+        let mut stmt = self.conn.prepare("PRAGMA quick_check")?;
+        let mut rows = stmt.query([])?;
+        let first: Option<String> = match rows.next()? {
+            Some(row) => Some(row.get(0)?),
+            None => None,
+        };
+        Ok(first.as_deref() == Some("ok"))
+    }
+
+    fn write_transaction(&mut self) -> Result<rusqlite::Transaction<'_>, StoreError> {
+        if !self.writable {
+            return Err(StoreError::Degraded);
+        }
+        // Immediate: take the write lock up front, so a busy database fails before any work.
+        Ok(self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?)
+    }
+
+    /// Stores `record` as indexed with exactly `lines`, replacing whatever the session had.
+    pub fn replace_session(
+        &mut self,
+        record: &SessionRecord,
+        lines: &[LineRecord<'_>],
+    ) -> Result<(), StoreError> {
+        let tx = self.write_transaction()?;
+        write::replace(&tx, record, lines)?;
+        Ok(tx.commit()?)
+    }
+
+    /// Adds `lines`, read from the witnesses' old checkpoints on, to an indexed session, and
+    /// stores `witnesses` (the same files, in the same order) with their new fingerprints and
+    /// checkpoints. Errors: the session is not indexed ([`StoreError::NotIndexed`]), the
+    /// witnesses are other files ([`StoreError::WitnessMismatch`]), a line's seq is not after
+    /// every stored one or names no witness ([`StoreError::InvalidLine`]).
+    pub fn append_lines(
+        &mut self,
+        key: &SessionKey,
+        witnesses: &[Witness],
+        lines: &[LineRecord<'_>],
+    ) -> Result<(), StoreError> {
+        let tx = self.write_transaction()?;
+        write::append(&tx, key, witnesses, lines)?;
+        Ok(tx.commit()?)
+    }
+
+    /// Records that the session could not be indexed, for `reason` (a code of `[a-z0-9_]`,
+    /// such as `too_large`, `unreadable`, `undecodable`), dropping any lines it had: nothing
+    /// from an older checkpoint may be served. The witnesses tell when to try again.
+    pub fn record_failure(
+        &mut self,
+        record: &SessionRecord,
+        reason: &str,
+    ) -> Result<(), StoreError> {
+        let tx = self.write_transaction()?;
+        write::failure(&tx, record, reason)?;
+        Ok(tx.commit()?)
+    }
+
+    /// Removes the session and all it had; `true` if it was stored.
+    pub fn remove_session(&mut self, key: &SessionKey) -> Result<bool, StoreError> {
+        let tx = self.write_transaction()?;
+        let removed = write::remove(&tx, key)?;
+        tx.commit()?;
+        Ok(removed)
+    }
+
+    /// Removes every session for which `keep(key, root path)` is `false` (its files are gone,
+    /// or it is to be reindexed); returns how many. One transaction for all of them.
+    pub fn retain_sessions(
+        &mut self,
+        keep: impl FnMut(&SessionKey, &Path) -> bool,
+    ) -> Result<usize, StoreError> {
+        let tx = self.write_transaction()?;
+        let removed = write::retain(&tx, keep)?;
+        tx.commit()?;
+        Ok(removed)
+    }
+}
+
+/// Each store has its own connection used from one thread at a time; SQLite's own mutexes
+/// would only cost time.
+fn no_mutex() -> OpenFlags {
+    OpenFlags::SQLITE_OPEN_NO_MUTEX
+}
+
+/// A stored integer from an unsigned quantity (offsets, sizes, seqs: far below 2^63).
+fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// An unsigned quantity from a stored integer; a negative one (never written) reads as 0.
+fn uint(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+/// The stored form of a line time: (kind, nanoseconds).
+fn time_columns(time: LineTime) -> (i64, Option<i64>) {
+    match time {
+        LineTime::Unknown => (0, None),
+        LineTime::Untimed => (1, None),
+        LineTime::At(t) => (2, Some(t.0)),
+        LineTime::AtMost(t) => (3, Some(t.0)),
+    }
+}
+
+/// A line time from its stored form; anything unexpected is [`LineTime::Unknown`], which never
+/// rules a line out.
+fn line_time(kind: i64, ns: Option<i64>) -> LineTime {
+    match (kind, ns) {
+        (1, _) => LineTime::Untimed,
+        (2, Some(ns)) => LineTime::At(Timestamp(ns)),
+        (3, Some(ns)) => LineTime::AtMost(Timestamp(ns)),
+        _ => LineTime::Unknown,
+    }
+}

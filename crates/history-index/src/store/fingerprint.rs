@@ -1,0 +1,151 @@
+//! What a witness file looked like when it was indexed: its stat fingerprint and the hash of
+//! the bytes before its checkpoint.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+/// A file's identity and version as `stat(2)` reports them.
+///
+/// Any write to the file changes its size, its modification time or at least its change time;
+/// replacing it changes the device or inode. Equal fingerprints therefore mean "the same bytes,
+/// as far as the filesystem can tell without reading them".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fingerprint {
+    /// The device the file lives on.
+    pub dev: u64,
+    /// The file's inode number.
+    pub ino: u64,
+    /// The file's size in bytes.
+    pub size: u64,
+    /// The last modification time in nanoseconds since the epoch.
+    pub mtime_ns: i64,
+    /// The last status change time in nanoseconds since the epoch.
+    pub ctime_ns: i64,
+}
+
+impl Fingerprint {
+    /// The fingerprint of `path`, following symbolic links (a transcript may be reached
+    /// through one; what matters is the file read).
+    pub fn of(path: &Path) -> io::Result<Fingerprint> {
+        Ok(Fingerprint::from_stat(&rustix::fs::stat(path)?))
+    }
+
+    /// The fingerprint of an open file: the one actually read, whatever its path names now.
+    pub fn of_file(file: &File) -> io::Result<Fingerprint> {
+        Ok(Fingerprint::from_stat(&rustix::fs::fstat(file)?))
+    }
+
+    /// Whether the file described by `self` may be `before` with bytes appended: same file,
+    /// not smaller. Only the checkpoint hash can tell an append from a rewrite in place.
+    pub fn may_extend(&self, before: &Fingerprint) -> bool {
+        self.dev == before.dev && self.ino == before.ino && self.size >= before.size
+    }
+
+    fn from_stat(st: &rustix::fs::Stat) -> Fingerprint {
+        // The stat fields' integer types differ between architectures; the casts widen them all
+        // to one portable shape (a negative size cannot occur and would read as a huge one).
+        #[allow(clippy::unnecessary_cast)]
+        Fingerprint {
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+            size: st.st_size as u64,
+            mtime_ns: nanos(st.st_mtime as i64, st.st_mtime_nsec as i64),
+            ctime_ns: nanos(st.st_ctime as i64, st.st_ctime_nsec as i64),
+        }
+    }
+}
+
+/// Seconds and nanoseconds as nanoseconds; times beyond the year 2262 saturate rather than wrap.
+fn nanos(secs: i64, nsec: i64) -> i64 {
+    secs.saturating_mul(1_000_000_000).saturating_add(nsec)
+}
+
+/// How many bytes at each end of the indexed prefix [`checkpoint_hash`] reads.
+pub const CHECKPOINT_WINDOW: u64 = 4096;
+
+/// The hash of what was indexed of the file at `path`, the `checkpoint` bytes before the
+/// checkpoint offset: FNV-1a 64 over the offset, the first [`CHECKPOINT_WINDOW`] bytes and the
+/// last [`CHECKPOINT_WINDOW`] bytes before it.
+///
+/// A file that grew is appended to only if this hash is unchanged; a difference means it was
+/// rewritten and must be indexed again from the start. The ends are what rewriting tools
+/// touch (a new header, a truncated and rewritten tail); a change confined to the middle of a
+/// same-sized prefix, with the times restored, is beyond what a stat-and-sample check sees.
+pub fn checkpoint_hash(path: &Path, checkpoint: u64) -> io::Result<u64> {
+    checkpoint_hash_file(&File::open(path)?, checkpoint)
+}
+
+/// [`checkpoint_hash`] of an open file. An error of kind `UnexpectedEof` means the file is now
+/// shorter than the checkpoint (it was truncated).
+pub fn checkpoint_hash_file(file: &File, checkpoint: u64) -> io::Result<u64> {
+    let head_len = checkpoint.min(CHECKPOINT_WINDOW);
+    let tail_start = checkpoint.saturating_sub(CHECKPOINT_WINDOW).max(head_len);
+    let mut head = vec![0; head_len as usize];
+    file.read_exact_at(&mut head, 0)?;
+    let mut tail = vec![0; (checkpoint - tail_start) as usize];
+    file.read_exact_at(&mut tail, tail_start)?;
+    Ok(checkpoint_hash_of(checkpoint, &head, &tail))
+}
+
+/// The hash [`checkpoint_hash`] computes, from bytes already in memory: `head` is the prefix's
+/// first `min(checkpoint, 4096)` bytes, `tail` the bytes after `head` among its last 4096.
+pub fn checkpoint_hash_of(checkpoint: u64, head: &[u8], tail: &[u8]) -> u64 {
+    // FNV rather than std's hasher: the value is stored and must not change between builds.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in checkpoint.to_le_bytes().iter().chain(head).chain(tail) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_append_changes_the_fingerprint_but_not_the_checkpoint_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let body: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &body).unwrap();
+        let before = Fingerprint::of(&path).unwrap();
+        let hash = checkpoint_hash(&path, 9_000).unwrap();
+        let mut longer = body.clone();
+        longer.extend_from_slice(b"more\n");
+        std::fs::write(&path, &longer).unwrap();
+        let after = Fingerprint::of(&path).unwrap();
+        assert_ne!(before, after);
+        assert!(after.may_extend(&before));
+        assert_eq!(checkpoint_hash(&path, 9_000).unwrap(), hash);
+        assert_eq!(
+            Fingerprint::of_file(&File::open(&path).unwrap()).unwrap(),
+            after
+        );
+    }
+
+    #[test]
+    fn a_rewrite_at_either_end_changes_the_checkpoint_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        for len in [0u64, 10, 5000, 9000, 20_000] {
+            let body = vec![b'a'; len as usize];
+            std::fs::write(&path, &body).unwrap();
+            let hash = checkpoint_hash(&path, len).unwrap();
+            for at in [0, len / 2, len.saturating_sub(1)] {
+                if len == 0 || (len > 2 * CHECKPOINT_WINDOW && at == len / 2) {
+                    continue; // the middle of a long prefix is not sampled
+                }
+                let mut changed = body.clone();
+                changed[at as usize] = b'b';
+                std::fs::write(&path, &changed).unwrap();
+                assert_ne!(checkpoint_hash(&path, len).unwrap(), hash, "{len} {at}");
+            }
+        }
+        std::fs::write(&path, b"short").unwrap();
+        let err = checkpoint_hash(&path, 6).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+    }
+}

@@ -1,0 +1,256 @@
+//! The reads: sessions with their witnesses, candidate lines, statistics.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::ops::Range;
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
+
+use history_core::{SessionKey, Timestamp};
+use rusqlite::{params, OptionalExtension, Row};
+
+use super::{
+    int, line_time, place, uint, Fingerprint, LineRow, SessionRow, SessionState, Stats, Store,
+    StoreError, Witness,
+};
+
+/// An FTS5 query that matches the lines holding every one of `tokens`: an implicit AND of
+/// quoted strings, so that no token is read as an operator (`NOT`, `OR`, `NEAR`). A token the
+/// `ascii` tokenizer would split (it holds ASCII punctuation) becomes the AND of its pieces,
+/// a superset of its lines: with `detail=none` a several-token string, a phrase, is an error.
+/// `None` when nothing is left, which FTS5 cannot express: such a query is answered by scanning.
+pub fn fts_query<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut q = String::new();
+    let pieces = tokens
+        .into_iter()
+        .flat_map(|t| t.split(|c: char| c.is_ascii() && !c.is_ascii_alphanumeric()))
+        .filter(|p| !p.is_empty());
+    for piece in pieces {
+        if !q.is_empty() {
+            q.push(' ');
+        }
+        q.push('"');
+        q.push_str(piece);
+        q.push('"');
+    }
+    (!q.is_empty()).then_some(q)
+}
+
+const LINE_COLUMNS: &str = "l.seq, l.file, l.offset, l.len, l.time_kind, l.time_ns";
+
+fn line_row(r: &Row<'_>, at: usize) -> rusqlite::Result<LineRow> {
+    Ok(LineRow {
+        seq: uint(r.get(at)?),
+        file: u32::try_from(r.get::<_, i64>(at + 1)?).unwrap_or(u32::MAX),
+        offset: uint(r.get(at + 2)?),
+        len: uint(r.get(at + 3)?),
+        time: line_time(r.get(at + 4)?, r.get(at + 5)?),
+    })
+}
+
+fn path(bytes: Vec<u8>) -> PathBuf {
+    PathBuf::from(OsString::from_vec(bytes))
+}
+
+impl Store {
+    fn session_id(&self, key: &SessionKey) -> Result<Option<i64>, StoreError> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT id FROM sessions WHERE harness = ?1 AND session_id = ?2")?
+            .query_row(params![key.harness, key.id], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// The stored session `key`, with its witnesses.
+    pub fn session(&self, key: &SessionKey) -> Result<Option<SessionRow>, StoreError> {
+        let Some(id) = self.session_id(key)? else {
+            return Ok(None);
+        };
+        let mut rows = self.sessions_where("WHERE s.id = ?1", [id])?;
+        Ok(rows.pop())
+    }
+
+    /// Every stored session, with its witnesses: what a query compares with the files' stat
+    /// fingerprints to tell fresh sources from grown and stale ones. Two statements, whatever
+    /// the number of sessions.
+    pub fn sessions(&self) -> Result<Vec<SessionRow>, StoreError> {
+        self.sessions_where("", [])
+    }
+
+    fn sessions_where(
+        &self,
+        filter: &str,
+        args: impl rusqlite::Params + Clone,
+    ) -> Result<Vec<SessionRow>, StoreError> {
+        let mut by_id: HashMap<i64, usize> = HashMap::new();
+        let mut rows: Vec<SessionRow> = Vec::new();
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT s.id, s.harness, s.session_id, s.root_path, s.state, s.reason,
+                    s.decoder_version, s.indexed_at, s.bytes
+             FROM sessions s {filter} ORDER BY s.id"
+        ))?;
+        let mut q = stmt.query(args.clone())?;
+        while let Some(r) = q.next()? {
+            by_id.insert(r.get(0)?, rows.len());
+            rows.push(SessionRow {
+                key: SessionKey::new(r.get::<_, String>(1)?, r.get::<_, String>(2)?),
+                root_path: path(r.get(3)?),
+                state: match r.get::<_, String>(4)?.as_str() {
+                    "indexed" => SessionState::Indexed,
+                    _ => SessionState::Failed,
+                },
+                reason: r.get(5)?,
+                decoder_version: r.get(6)?,
+                indexed_at: Timestamp(r.get(7)?),
+                bytes: uint(r.get(8)?),
+                witnesses: Vec::new(),
+            });
+        }
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT w.session, w.path, w.dev, w.ino, w.size, w.mtime_ns, w.ctime_ns,
+                    w.checkpoint, w.checkpoint_hash
+             FROM witnesses w JOIN sessions s ON s.id = w.session {filter}
+             ORDER BY w.session, w.ordinal"
+        ))?;
+        let mut q = stmt.query(args)?;
+        while let Some(r) = q.next()? {
+            let Some(&at) = by_id.get(&r.get::<_, i64>(0)?) else {
+                continue;
+            };
+            rows[at].witnesses.push(Witness {
+                path: path(r.get(1)?),
+                fingerprint: Fingerprint {
+                    dev: r.get::<_, i64>(2)? as u64,
+                    ino: r.get::<_, i64>(3)? as u64,
+                    size: uint(r.get(4)?),
+                    mtime_ns: r.get(5)?,
+                    ctime_ns: r.get(6)?,
+                },
+                checkpoint: uint(r.get(7)?),
+                checkpoint_hash: r.get::<_, i64>(8)? as u64,
+            });
+        }
+        Ok(rows)
+    }
+
+    /// The session's lines whose tokens match `fts_query` (see [`fts_query`]), by seq: the
+    /// candidates, which the caller reads by byte range and verifies.
+    pub fn matching_lines(
+        &self,
+        key: &SessionKey,
+        fts_query: &str,
+    ) -> Result<Vec<LineRow>, StoreError> {
+        let Some(id) = self.session_id(key)? else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {LINE_COLUMNS} FROM grams JOIN lines l ON l.id = grams.rowid
+             WHERE grams MATCH ?1 AND l.session = ?2 ORDER BY l.seq"
+        ))?;
+        let rows = stmt
+            .query_map(params![fts_query, id], |r| line_row(r, 0))?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    /// [`Store::matching_lines`] for many sessions in one statement: `(i, line)` pairs where
+    /// `i` indexes `keys`, ordered by `i` then seq. Sessions not stored give nothing.
+    pub fn matching_lines_in(
+        &self,
+        keys: &[SessionKey],
+        fts_query: &str,
+    ) -> Result<Vec<(usize, LineRow)>, StoreError> {
+        let mut wanted: HashMap<i64, usize> = HashMap::with_capacity(keys.len());
+        for (i, key) in keys.iter().enumerate() {
+            if let Some(id) = self.session_id(key)? {
+                wanted.entry(id).or_insert(i);
+            }
+        }
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT l.session, {LINE_COLUMNS} FROM grams JOIN lines l ON l.id = grams.rowid
+             WHERE grams MATCH ?1"
+        ))?;
+        let mut q = stmt.query([fts_query])?;
+        let mut out = Vec::new();
+        while let Some(r) = q.next()? {
+            if let Some(&i) = wanted.get(&r.get::<_, i64>(0)?) {
+                out.push((i, line_row(r, 1)?));
+            }
+        }
+        out.sort_unstable_by_key(|(i, l)| (*i, l.seq));
+        Ok(out)
+    }
+
+    /// The session's lines with seqs in `seqs`, by seq: what a page around a hit needs.
+    pub fn lines(&self, key: &SessionKey, seqs: Range<u64>) -> Result<Vec<LineRow>, StoreError> {
+        let Some(id) = self.session_id(key)? else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {LINE_COLUMNS} FROM lines l
+             WHERE l.session = ?1 AND l.seq >= ?2 AND l.seq < ?3 ORDER BY l.seq"
+        ))?;
+        let rows = stmt
+            .query_map(params![id, int(seqs.start), int(seqs.end)], |r| {
+                line_row(r, 0)
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    /// What `doctor` shows. Counts only; in degraded mode the counts a newer schema no longer
+    /// answers are zero.
+    pub fn stats(&self) -> Result<Stats, StoreError> {
+        let size_on_disk = std::iter::once("")
+            .chain(place::COMPANIONS)
+            .filter_map(|s| std::fs::metadata(place::with_suffix(&self.path, s)).ok())
+            .map(|m| m.len())
+            .sum();
+        let mut stats = Stats {
+            path: self.path.clone(),
+            size_on_disk,
+            schema_version: self.schema_version,
+            writable: self.writable,
+            sessions_indexed: 0,
+            sessions_failed: 0,
+            failures: BTreeMap::new(),
+            lines: 0,
+            bytes_covered: 0,
+            last_update: None,
+            quarantined: place::quarantines(&self.path).len(),
+        };
+        let counted = self.count_into(&mut stats);
+        if self.writable {
+            counted?;
+        }
+        Ok(stats)
+    }
+
+    fn count_into(&self, stats: &mut Stats) -> Result<(), StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT state, coalesce(reason, ''), count(*), sum(bytes), max(indexed_at)
+             FROM sessions GROUP BY state, reason",
+        )?;
+        let mut q = stmt.query([])?;
+        while let Some(r) = q.next()? {
+            let n = uint(r.get(2)?);
+            let last: Option<i64> = r.get(4)?;
+            stats.last_update = stats.last_update.max(last.map(Timestamp));
+            if r.get::<_, String>(0)? == "indexed" {
+                stats.sessions_indexed += n;
+                stats.bytes_covered += uint(r.get::<_, Option<i64>>(3)?.unwrap_or(0));
+            } else {
+                stats.sessions_failed += n;
+                *stats.failures.entry(r.get(1)?).or_default() += n;
+            }
+        }
+        stats.lines = uint(
+            self.conn
+                .query_row("SELECT count(*) FROM lines", [], |r| r.get(0))?,
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,71 @@
+//! Schema v1 and the connection's settings.
+
+/// The schema version this build reads and writes, kept in `PRAGMA user_version`.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Marks the file as this projection's (`PRAGMA application_id`, "NSHX"), so that a database
+/// of anything else found at the path is moved aside rather than written into.
+pub(super) const APPLICATION_ID: i64 = 0x4e53_4858;
+
+/// Bounds what the write-ahead log keeps on disk after a checkpoint; without it the log stays
+/// as large as the largest transaction ever written, the size of a whole session's lines.
+pub(super) const JOURNAL_SIZE_LIMIT: i64 = 32 * 1024 * 1024;
+
+/// How long a statement waits for another process's lock. Short: a query never waits for
+/// indexing, it scans instead; and the indexer's transactions are one session each.
+pub(super) const BUSY_TIMEOUT_MS: u64 = 200;
+
+/// The tables every v1 database has.
+pub(super) const TABLES: [&str; 4] = ["sessions", "witnesses", "lines", "grams"];
+
+/// Schema v1.
+///
+/// Paths are BLOBs of their bytes (a path need not be UTF-8). `lines.id` is the rowid of the
+/// line's row in `grams`; the trigger keeps the two in step for every way a line goes,
+/// including the cascade from its session, since `grams` can have no foreign key. `lines.file`
+/// is the witness ordinal the offset is in: a Codex session's lines come from several files.
+/// Times are nanoseconds since the epoch; `time_kind` is 0 unknown, 1 untimed, 2 at, 3 at most.
+pub(super) const SCHEMA_V1: &str = "
+CREATE TABLE sessions (
+    id INTEGER PRIMARY KEY,
+    harness TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    root_path BLOB NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('indexed', 'failed')),
+    reason TEXT,
+    decoder_version TEXT NOT NULL,
+    indexed_at INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    UNIQUE (harness, session_id)
+) STRICT;
+CREATE TABLE witnesses (
+    session INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    path BLOB NOT NULL,
+    dev INTEGER NOT NULL,
+    ino INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    checkpoint INTEGER NOT NULL,
+    checkpoint_hash INTEGER NOT NULL,
+    PRIMARY KEY (session, ordinal)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE lines (
+    id INTEGER PRIMARY KEY,
+    session INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    file INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    len INTEGER NOT NULL,
+    time_kind INTEGER NOT NULL,
+    time_ns INTEGER,
+    UNIQUE (session, seq)
+) STRICT;
+CREATE VIRTUAL TABLE grams USING fts5 (
+    t, content = '', contentless_delete = 1, detail = none, tokenize = 'ascii'
+);
+CREATE TRIGGER lines_gone AFTER DELETE ON lines BEGIN
+    DELETE FROM grams WHERE rowid = old.id;
+END;
+";

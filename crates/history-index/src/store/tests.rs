@@ -1,0 +1,648 @@
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Instant;
+
+use history_core::source::LineTime;
+use history_core::{SessionKey, Timestamp};
+
+use super::*;
+
+fn key(n: u32) -> SessionKey {
+    SessionKey::new("claude", format!("s{n}"))
+}
+
+/// A session whose one witness is a real file of `size` bytes, indexed up to its end.
+fn record(dir: &Path, key: &SessionKey, size: usize) -> SessionRecord {
+    let file = dir.join(format!("{}.jsonl", key.id));
+    std::fs::write(&file, vec![b'x'; size]).unwrap();
+    SessionRecord {
+        key: key.clone(),
+        root_path: file.clone(),
+        decoder_version: "d1".into(),
+        witnesses: vec![witness(&file)],
+    }
+}
+
+fn witness(file: &Path) -> Witness {
+    let fingerprint = Fingerprint::of(file).unwrap();
+    Witness {
+        path: file.to_path_buf(),
+        fingerprint,
+        checkpoint: fingerprint.size,
+        checkpoint_hash: checkpoint_hash(file, fingerprint.size).unwrap(),
+    }
+}
+
+fn line(seq: u64, tokens: &str) -> LineRecord<'_> {
+    LineRecord {
+        seq,
+        file: 0,
+        offset: seq * 10,
+        len: 10,
+        time: LineTime::At(Timestamp(seq as i64)),
+        tokens,
+    }
+}
+
+fn grams_matching(store: &Store, token: &str) -> i64 {
+    store
+        .conn
+        .query_row(
+            "SELECT count(*) FROM grams WHERE grams MATCH ?1",
+            [fts_query([token]).unwrap()],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+fn count(store: &Store, table: &str) -> i64 {
+    store
+        .conn
+        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .unwrap()
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    db: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Store::path(&dir.path().join("cache"));
+    Fixture { dir, db }
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn the_path_is_under_the_cache_root() {
+    assert_eq!(
+        Store::path(Path::new("/c/notesoup")),
+        PathBuf::from("/c/notesoup/history-search/v1.sqlite")
+    );
+}
+
+#[test]
+fn a_store_is_created_private_and_reopened() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    assert!(store.writable());
+    assert_eq!(store.schema_version(), SCHEMA_VERSION);
+    let rec = record(f.dir.path(), &key(1), 30);
+    store.replace_session(&rec, &[line(0, "aa bb")]).unwrap();
+    assert_eq!(mode(f.db.parent().unwrap()), 0o700);
+    assert_eq!(mode(&f.db), 0o600);
+    assert_eq!(mode(&place::with_suffix(&f.db, "-wal")), 0o600);
+    assert_eq!(mode(&place::with_suffix(&f.db, "-shm")), 0o600);
+    let mode_of = |pragma: &str| -> String {
+        store
+            .conn
+            .query_row(&format!("PRAGMA {pragma}"), [], |r| {
+                r.get::<_, rusqlite::types::Value>(0)
+            })
+            .map(|v| format!("{v:?}"))
+            .unwrap()
+    };
+    assert_eq!(mode_of("journal_mode"), "Text(\"wal\")");
+    assert_eq!(mode_of("synchronous"), "Integer(1)");
+    assert_eq!(mode_of("foreign_keys"), "Integer(1)");
+    drop(store);
+
+    let store = Store::open_with(&f.db, Check::Quick).unwrap();
+    let row = store.session(&key(1)).unwrap().unwrap();
+    assert_eq!(row.state, SessionState::Indexed);
+    assert_eq!(row.witnesses, rec.witnesses);
+    assert_eq!(row.bytes, 30);
+    assert_eq!(row.decoder_version, "d1");
+    assert_eq!(store.session(&key(2)).unwrap(), None);
+}
+
+#[test]
+fn loose_permissions_are_tightened() {
+    let f = fixture();
+    drop(Store::open(&f.db).unwrap());
+    std::fs::set_permissions(&f.db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let dir = f.db.parent().unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    drop(Store::open(&f.db).unwrap());
+    assert_eq!(mode(dir), 0o700);
+    assert_eq!(mode(&f.db), 0o600);
+}
+
+#[test]
+fn symbolic_links_are_refused() {
+    let f = fixture();
+    let elsewhere = f.dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::create_dir_all(f.db.parent().unwrap().parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, f.db.parent().unwrap()).unwrap();
+    assert!(matches!(Store::open(&f.db), Err(StoreError::Symlink)));
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+
+    std::fs::remove_file(f.db.parent().unwrap()).unwrap();
+    std::fs::create_dir(f.db.parent().unwrap()).unwrap();
+    let target = elsewhere.join("target.sqlite");
+    std::os::unix::fs::symlink(&target, &f.db).unwrap();
+    assert!(matches!(Store::open(&f.db), Err(StoreError::Symlink)));
+    assert!(!target.exists());
+
+    std::fs::remove_file(&f.db).unwrap();
+    std::os::unix::fs::symlink(&target, place::with_suffix(&f.db, "-wal")).unwrap();
+    assert!(matches!(Store::open(&f.db), Err(StoreError::Symlink)));
+    assert!(!target.exists());
+}
+
+#[test]
+fn an_unusable_directory_is_an_error_with_a_reason() {
+    let f = fixture();
+    let file = f.dir.path().join("file");
+    std::fs::write(&file, b"").unwrap();
+    let err = Store::open(&file.join("v1.sqlite")).unwrap_err();
+    assert_eq!(err.code(), "not_creatable");
+    let err = Store::open(&Store::path(&file)).unwrap_err();
+    assert_eq!(err.code(), "not_creatable");
+    std::fs::create_dir_all(f.db.parent().unwrap()).unwrap();
+    std::fs::create_dir(&f.db).unwrap();
+    assert_eq!(Store::open(&f.db).unwrap_err().code(), "not_a_file");
+}
+
+#[test]
+fn a_damaged_database_is_quarantined_and_rebuilt() {
+    let f = fixture();
+    std::fs::create_dir_all(f.db.parent().unwrap()).unwrap();
+    let garbage = b"this is not a database, not even close to one.".repeat(200);
+    std::fs::write(&f.db, &garbage).unwrap();
+    std::fs::write(place::with_suffix(&f.db, "-wal"), b"junk").unwrap();
+    let mut store = Store::open(&f.db).unwrap();
+    assert!(store.writable());
+    let rec = record(f.dir.path(), &key(1), 10);
+    store.replace_session(&rec, &[line(0, "aa")]).unwrap();
+    let quarantined = place::quarantines(&f.db);
+    assert_eq!(quarantined.len(), 1);
+    assert_eq!(std::fs::read(&quarantined[0]).unwrap(), garbage);
+    // SQLite itself discards a log that is not one; what matters is that the fresh database
+    // never replays it.
+    assert_eq!(
+        store.session(&key(1)).unwrap().unwrap().witnesses,
+        rec.witnesses
+    );
+    assert_eq!(store.stats().unwrap().quarantined, 1);
+    drop(store);
+
+    // Someone else's database at the path is moved aside too, never written into.
+    std::fs::remove_file(&f.db).unwrap();
+    for suffix in place::COMPANIONS {
+        let _ = std::fs::remove_file(place::with_suffix(&f.db, suffix));
+    }
+    let other = rusqlite::Connection::open(&f.db).unwrap();
+    other
+        .execute_batch("CREATE TABLE mine (x); PRAGMA user_version = 7;")
+        .unwrap();
+    drop(other);
+    let store = Store::open(&f.db).unwrap();
+    assert_eq!(count(&store, "sessions"), 0);
+    assert_eq!(place::quarantines(&f.db).len(), 2);
+
+    // Only the newest quarantines are kept.
+    drop(store);
+    for _ in 0..3 {
+        std::fs::write(&f.db, &garbage).unwrap();
+        drop(Store::open(&f.db).unwrap());
+    }
+    assert_eq!(place::quarantines(&f.db).len(), 2);
+}
+
+#[test]
+fn a_quick_check_failure_is_quarantined() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let rec = record(f.dir.path(), &key(1), 10);
+    let tokens: Vec<String> = (0..2000).map(|i| format!("t{i} u{i} v{i}")).collect();
+    let lines: Vec<LineRecord<'_>> = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| line(i as u64, t))
+        .collect();
+    store.replace_session(&rec, &lines).unwrap();
+    drop(store);
+    // Zero a page in the middle: the header survives, a b-tree does not.
+    let mut bytes = std::fs::read(&f.db).unwrap();
+    assert!(bytes.len() > 5 * 4096, "{}", bytes.len());
+    bytes[3 * 4096..4 * 4096].fill(0xa5);
+    std::fs::write(&f.db, &bytes).unwrap();
+    let store = Store::open_with(&f.db, Check::Quick).unwrap();
+    assert_eq!(count(&store, "sessions"), 0);
+    assert_eq!(place::quarantines(&f.db).len(), 1);
+}
+
+/// The database file's hash and length, and the companions' lengths: what must not change.
+fn all_bytes(db: &Path) -> (u64, usize, Vec<u64>) {
+    let main = std::fs::read(db).unwrap();
+    let companions = place::COMPANIONS
+        .iter()
+        .map(|s| std::fs::metadata(place::with_suffix(db, s)).map_or(0, |m| m.len()))
+        .collect();
+    (checkpoint_hash_of(0, &main, &[]), main.len(), companions)
+}
+
+#[test]
+fn a_newer_schema_is_read_only_and_left_alone() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let rec = record(f.dir.path(), &key(1), 10);
+    store.replace_session(&rec, &[line(0, "aa")]).unwrap();
+    drop(store);
+    let newer = rusqlite::Connection::open(&f.db).unwrap();
+    newer
+        .execute_batch("PRAGMA user_version = 2; CREATE TABLE later (x);")
+        .unwrap();
+    drop(newer);
+    let before = all_bytes(&f.db);
+
+    let mut store = Store::open_with(&f.db, Check::Quick).unwrap();
+    assert!(!store.writable());
+    assert_eq!(store.schema_version(), 2);
+    assert_eq!(
+        store.session(&key(1)).unwrap().map(|s| s.state),
+        Some(SessionState::Indexed)
+    );
+    let stats = store.stats().unwrap();
+    assert!(!stats.writable);
+    assert_eq!(stats.schema_version, 2);
+    assert!(matches!(
+        store.replace_session(&rec, &[]),
+        Err(StoreError::Degraded)
+    ));
+    assert!(matches!(
+        store.remove_session(&key(1)),
+        Err(StoreError::Degraded)
+    ));
+    drop(store);
+    // A read-only connection may leave an empty log and shared-memory file; the database
+    // itself is byte for byte what it was.
+    let after = all_bytes(&f.db);
+    assert_eq!(after.0, before.0);
+    assert_eq!(after.1, before.1);
+    assert_eq!(after.2[0], 0);
+    assert!(place::quarantines(&f.db).is_empty());
+}
+
+#[test]
+fn a_second_replace_leaves_no_orphan_tokens() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let rec = record(f.dir.path(), &key(1), 10);
+    let other = record(f.dir.path(), &key(2), 10);
+    store
+        .replace_session(&rec, &[line(0, "old aa"), line(1, "old bb"), line(2, "cc")])
+        .unwrap();
+    store.replace_session(&other, &[line(0, "old")]).unwrap();
+    assert_eq!(grams_matching(&store, "old"), 3);
+    store
+        .replace_session(&rec, &[line(0, "new aa"), line(1, "cc")])
+        .unwrap();
+    assert_eq!(grams_matching(&store, "old"), 1);
+    assert_eq!(grams_matching(&store, "new"), 1);
+    assert_eq!(grams_matching(&store, "cc"), 1);
+    assert_eq!(count(&store, "lines"), 3);
+    let q = fts_query(["old"]).unwrap();
+    assert!(store.matching_lines(&key(1), &q).unwrap().is_empty());
+    assert_eq!(store.matching_lines(&key(2), &q).unwrap().len(), 1);
+    store.replace_session(&rec, &[]).unwrap();
+    assert_eq!(
+        grams_matching(&store, "new") + grams_matching(&store, "cc"),
+        0
+    );
+    // The FTS index itself agrees: no entry outlives its row.
+    store
+        .conn
+        .execute(
+            "INSERT INTO grams (grams, rank) VALUES ('integrity-check', 0)",
+            [],
+        )
+        .unwrap();
+}
+
+#[test]
+fn an_append_extends_the_session_from_its_checkpoint() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let mut rec = record(f.dir.path(), &key(1), 20);
+    store
+        .replace_session(&rec, &[line(0, "aa"), line(1, "bb")])
+        .unwrap();
+    std::fs::write(&rec.root_path, vec![b'x'; 40]).unwrap();
+    let grown = vec![witness(&rec.root_path)];
+    store
+        .append_lines(&key(1), &grown, &[line(2, "aa cc"), line(3, "dd")])
+        .unwrap();
+    let row = store.session(&key(1)).unwrap().unwrap();
+    assert_eq!(row.witnesses, grown);
+    assert_eq!(row.bytes, 40);
+    let seqs = |q: &str| -> Vec<u64> {
+        store
+            .matching_lines(&key(1), &fts_query([q]).unwrap())
+            .unwrap()
+            .iter()
+            .map(|l| l.seq)
+            .collect()
+    };
+    assert_eq!(seqs("aa"), [0, 2]);
+    assert_eq!(seqs("dd"), [3]);
+    assert_eq!(
+        store.lines(&key(1), 1..3).unwrap(),
+        [
+            LineRow {
+                seq: 1,
+                file: 0,
+                offset: 10,
+                len: 10,
+                time: LineTime::At(Timestamp(1))
+            },
+            LineRow {
+                seq: 2,
+                file: 0,
+                offset: 20,
+                len: 10,
+                time: LineTime::At(Timestamp(2))
+            }
+        ]
+    );
+
+    // A seq already stored, a witness it lacks, other files, an unknown session: refused,
+    // and the store is as it was.
+    let bad = store.append_lines(&key(1), &grown, &[line(3, "zz")]);
+    assert!(matches!(bad, Err(StoreError::InvalidLine)));
+    let mut far = line(4, "zz");
+    far.file = 1;
+    let bad = store.append_lines(&key(1), &grown, &[far]);
+    assert!(matches!(bad, Err(StoreError::InvalidLine)));
+    let elsewhere = vec![witness(&record(f.dir.path(), &key(9), 5).root_path)];
+    let bad = store.append_lines(&key(1), &elsewhere, &[line(4, "zz")]);
+    assert!(matches!(bad, Err(StoreError::WitnessMismatch)));
+    let bad = store.append_lines(&key(2), &grown, &[line(4, "zz")]);
+    assert!(matches!(bad, Err(StoreError::NotIndexed)));
+    assert_eq!(grams_matching(&store, "zz"), 0);
+    assert_eq!(store.session(&key(1)).unwrap().unwrap().witnesses, grown);
+
+    rec.witnesses = grown;
+    store.record_failure(&rec, "too_large").unwrap();
+    let bad = store.append_lines(&key(1), &rec.witnesses, &[line(4, "zz")]);
+    assert!(matches!(bad, Err(StoreError::NotIndexed)));
+}
+
+#[test]
+fn a_failure_drops_the_lines_and_keeps_the_witnesses() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let rec = record(f.dir.path(), &key(1), 20);
+    store.replace_session(&rec, &[line(0, "aa")]).unwrap();
+    store
+        .replace_session(&record(f.dir.path(), &key(2), 7), &[line(0, "aa")])
+        .unwrap();
+    store.record_failure(&rec, "too_large").unwrap();
+    let row = store.session(&key(1)).unwrap().unwrap();
+    assert_eq!(row.state, SessionState::Failed);
+    assert_eq!(row.reason.as_deref(), Some("too_large"));
+    assert_eq!(row.witnesses, rec.witnesses);
+    assert_eq!(row.bytes, 0);
+    assert_eq!(grams_matching(&store, "aa"), 1);
+    for reason in [
+        "",
+        "Too large",
+        "contains a secret: hunter2",
+        &"x".repeat(33),
+    ] {
+        assert!(matches!(
+            store.record_failure(&rec, reason),
+            Err(StoreError::InvalidReason)
+        ));
+    }
+    let stats = store.stats().unwrap();
+    assert_eq!(stats.sessions_indexed, 1);
+    assert_eq!(stats.sessions_failed, 1);
+    assert_eq!(stats.failures.get("too_large"), Some(&1));
+    assert_eq!(stats.bytes_covered, 7);
+    assert_eq!(stats.lines, 1);
+    assert!(stats.last_update.is_some());
+    assert!(stats.size_on_disk > 0);
+
+    // A failed session indexed again is indexed.
+    store.replace_session(&rec, &[line(0, "bb")]).unwrap();
+    let row = store.session(&key(1)).unwrap().unwrap();
+    assert_eq!((row.state, row.reason), (SessionState::Indexed, None));
+}
+
+#[test]
+fn removal_cascades_to_witnesses_lines_and_tokens() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    for n in 1..=3 {
+        let rec = record(f.dir.path(), &key(n), 10);
+        store
+            .replace_session(&rec, &[line(0, "aa"), line(1, &format!("k{n}"))])
+            .unwrap();
+    }
+    assert!(store.remove_session(&key(1)).unwrap());
+    assert!(!store.remove_session(&key(1)).unwrap());
+    assert_eq!(grams_matching(&store, "aa"), 2);
+    assert_eq!(grams_matching(&store, "k1"), 0);
+    assert_eq!(count(&store, "witnesses"), 2);
+    assert_eq!(count(&store, "lines"), 4);
+    let removed = store
+        .retain_sessions(|key, root| {
+            assert!(root.ends_with(format!("{}.jsonl", key.id)));
+            key.id != "s2"
+        })
+        .unwrap();
+    assert_eq!(removed, 1);
+    assert_eq!(grams_matching(&store, "aa"), 1);
+    assert_eq!(grams_matching(&store, "k2"), 0);
+    assert_eq!(count(&store, "witnesses"), 1);
+    assert_eq!(count(&store, "lines"), 2);
+    assert_eq!(
+        store
+            .sessions()
+            .unwrap()
+            .iter()
+            .map(|s| s.key.clone())
+            .collect::<Vec<_>>(),
+        [key(3)]
+    );
+}
+
+#[test]
+fn an_interrupted_write_leaves_the_previous_state() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let rec = record(f.dir.path(), &key(1), 10);
+    store.replace_session(&rec, &[line(0, "before")]).unwrap();
+    let before = store.session(&key(1)).unwrap();
+    {
+        let tx = store.conn.transaction().unwrap();
+        write::replace(&tx, &rec, &[line(0, "after"), line(1, "after")]).unwrap();
+        write::failure(&tx, &rec, "unreadable").unwrap();
+        // Dropped without commit, as when the process dies here.
+    }
+    assert_eq!(store.session(&key(1)).unwrap(), before);
+    assert_eq!(grams_matching(&store, "before"), 1);
+    assert_eq!(grams_matching(&store, "after"), 0);
+    drop(store);
+    let store = Store::open_with(&f.db, Check::Quick).unwrap();
+    assert_eq!(store.session(&key(1)).unwrap(), before);
+    assert_eq!(grams_matching(&store, "before"), 1);
+}
+
+#[test]
+fn several_tokens_are_an_and() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let a = record(f.dir.path(), &key(1), 10);
+    let b = record(f.dir.path(), &key(2), 10);
+    store
+        .replace_session(
+            &a,
+            &[line(0, "aa bb"), line(1, "aa cc"), line(2, "bb cc aa")],
+        )
+        .unwrap();
+    store
+        .replace_session(&b, &[line(0, "bb"), line(1, "bb aa"), line(2, "AA")])
+        .unwrap();
+    let q = fts_query(["aa", "bb"]).unwrap();
+    let seqs: Vec<u64> = store
+        .matching_lines(&key(1), &q)
+        .unwrap()
+        .iter()
+        .map(|l| l.seq)
+        .collect();
+    assert_eq!(seqs, [0, 2]);
+    let keys = [key(2), key(7), key(1)];
+    let hits: Vec<(usize, u64)> = store
+        .matching_lines_in(&keys, &q)
+        .unwrap()
+        .iter()
+        .map(|(i, l)| (*i, l.seq))
+        .collect();
+    assert_eq!(hits, [(0, 1), (2, 0), (2, 2)]);
+    // Quoting keeps FTS5 operators and punctuation from being read as syntax.
+    for q in [
+        fts_query(["aa", "OR", "zz"]),
+        fts_query(["a\"b"]),
+        fts_query(["NOT"]),
+    ] {
+        store.matching_lines(&key(1), &q.unwrap()).unwrap();
+    }
+    assert_eq!(fts_query([]), None);
+    assert_eq!(fts_query(["", "\"", " "]), None);
+    assert_eq!(fts_query(["a\"b", "OR"]).unwrap(), "\"a\" \"b\" \"OR\"");
+    let ascii_case_folds = store.matching_lines(&key(2), &fts_query(["aa"]).unwrap());
+    assert_eq!(ascii_case_folds.unwrap().len(), 2);
+}
+
+#[test]
+fn errors_never_quote_the_query() {
+    let f = fixture();
+    let store = Store::open(&f.db).unwrap();
+    store
+        .conn
+        .execute(
+            "INSERT INTO sessions VALUES (1, 'h', 'i', x'', 'indexed', NULL, 'd', 0, 0)",
+            [],
+        )
+        .unwrap();
+    let err = store
+        .matching_lines(&SessionKey::new("h", "i"), "secretword AND (")
+        .unwrap_err();
+    let shown = format!("{err} {err:?}");
+    assert!(!shown.contains("secretword"), "{shown}");
+    assert_eq!(err.code(), "sqlite");
+}
+
+/// Builds `sessions` sessions of `per_session` lines of `tokens` tokens each and reports the
+/// rate. The tokens are drawn from a skewed vocabulary of 4-character words, as hashed
+/// trigrams are: a few very common, most rare.
+fn throughput(sessions: u32, per_session: u64, tokens: usize) -> (f64, u64, u64) {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let mut rng = fastrand::Rng::with_seed(7);
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let word = |n: u32| -> String {
+        let mut n = n;
+        (0..4)
+            .map(|_| {
+                let c = ALPHABET[(n % 36) as usize] as char;
+                n /= 36;
+                c
+            })
+            .collect()
+    };
+    let texts: Vec<Vec<String>> = (0..sessions)
+        .map(|_| {
+            (0..per_session)
+                .map(|_| {
+                    let mut t = String::with_capacity(tokens * 5);
+                    for _ in 0..tokens {
+                        // Squaring skews the draw towards small numbers: common tokens.
+                        let r = rng.f64();
+                        t.push_str(&word((r * r * 1_000_000.0) as u32));
+                        t.push(' ');
+                    }
+                    t
+                })
+                .collect()
+        })
+        .collect();
+    let token_bytes: u64 = texts.iter().flatten().map(|t| t.len() as u64).sum();
+    let started = Instant::now();
+    for (n, text) in texts.iter().enumerate() {
+        let rec = record(f.dir.path(), &key(n as u32), 1);
+        let lines: Vec<LineRecord<'_>> = text
+            .iter()
+            .enumerate()
+            .map(|(i, t)| line(i as u64, t))
+            .collect();
+        store.replace_session(&rec, &lines).unwrap();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let size = store.stats().unwrap().size_on_disk;
+    let q = fts_query([word(5).as_str(), word(900).as_str()]).unwrap();
+    let keys: Vec<SessionKey> = (0..sessions).map(key).collect();
+    let started = Instant::now();
+    let hits = store.matching_lines_in(&keys, &q).unwrap().len();
+    let query_ms = started.elapsed().as_secs_f64() * 1000.0;
+    drop(store);
+    let started = Instant::now();
+    drop(Store::open_with(&f.db, Check::Quick).unwrap());
+    let check_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let lines = u64::from(sessions) * per_session;
+    eprintln!(
+        "{lines} lines x {tokens} tokens, {per_session} lines per transaction: {secs:.2} s, \
+         {:.0} lines/s, {:.1} M tokens/s, {:.1} MB/s of token text; \
+         database {:.1} MB ({:.0} bytes/line, {:.2}x the token text); \
+         a two-token AND over all sessions: {hits} hits in {query_ms:.1} ms; \
+         open with quick_check: {check_ms:.0} ms",
+        lines as f64 / secs,
+        (lines * tokens as u64) as f64 / secs / 1e6,
+        token_bytes as f64 / secs / 1e6,
+        size as f64 / 1e6,
+        size as f64 / lines as f64,
+        size as f64 / token_bytes as f64,
+    );
+    (secs, size, token_bytes)
+}
+
+#[test]
+fn insert_throughput_small() {
+    let (_, size, _) = throughput(4, 1000, 50);
+    assert!(size > 0);
+}
+
+/// `cargo test -p history-index --release -- --ignored --nocapture insert_throughput`
+#[test]
+#[ignore]
+fn insert_throughput_200k_lines() {
+    throughput(40, 5000, 50);
+}
