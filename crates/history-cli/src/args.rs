@@ -22,6 +22,27 @@ pub enum Command {
     List(ListArgs),
     /// Show one event in full.
     Read(ReadArgs),
+    /// Bring the search index up to date (searches also start this in the background).
+    Index(IndexArgs),
+    /// Say where the search index is and what it holds.
+    Doctor,
+    /// Rebuild the search index, or only the sessions under the given directories.
+    Reindex(ReindexArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct IndexArgs {
+    /// Run as the background update a search starts: quietly, at a low priority, and not at all
+    /// when another update holds the lock.
+    #[arg(long, hide = true)]
+    pub background: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReindexArgs {
+    /// Only the sessions whose files lie under this directory; repeatable.
+    #[arg(long = "dir")]
+    pub dirs: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -91,6 +112,10 @@ pub struct Common {
     /// The harness you are working in, tried first for unqualified ids (default: $NOTESOUP_HOST).
     #[arg(long, global = true)]
     pub host: Option<String>,
+    /// Neither read nor update the search index: scan the transcripts (also
+    /// NOTESOUP_HISTORY_INDEX=off).
+    #[arg(long, global = true)]
+    pub no_index: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

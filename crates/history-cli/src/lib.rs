@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 mod args;
+mod index;
 pub mod render;
 
 use std::ffi::OsString;
@@ -42,6 +43,9 @@ pub struct Output {
     pub stderr: String,
     /// 0: a result with items; 1: a valid request with none; 2: an error.
     pub code: u8,
+    /// When the search met sessions the index does not cover: the arguments of the background
+    /// update the caller may start (`index --background` and the roots this run was given).
+    pub wants_index: Option<Vec<OsString>>,
 }
 
 /// Runs the command line `argv` (its first item the program's name) over `registry`, looking
@@ -65,6 +69,7 @@ where
             stdout,
             stderr,
             code: 2,
+            ..Output::default()
         }
     };
     let matches = match args::command(registry).try_get_matches_from(&argv) {
@@ -75,24 +80,46 @@ where
         Ok(cli) => cli,
         Err(e) => return clap_error(e, &fail),
     };
+    let index = index::Settings::new(cli.common.no_index, env);
+    let mut wants_index = None;
     let result = open(registry, &matches, &cli, env).and_then(|history| match &cli.command {
         Command::List(a) => list_request(a, cli.common.budget).and_then(|req| {
+            let history = history.with_projection(index.projection());
             let page = history.list(&req, printer)?;
+            if index.enabled() && page.coverage.is_some_and(|c| c.scanned > 0) {
+                wants_index = Some(background_argv(registry, &matches));
+            }
             Ok((printer.list(&page), !page.items.is_empty()))
         }),
         Command::Read(a) => {
             let page = history.read(&read_request(a, cli.common.budget), printer)?;
             Ok((printer.read(&page), page.item.is_some()))
         }
+        Command::Index(a) => index.update(history.corpus(), a.background, json),
+        Command::Doctor => index.doctor(json),
+        Command::Reindex(a) => index.reindex(history.corpus(), &a.dirs, json),
     });
     match result {
         Ok((stdout, found)) => Output {
             stdout,
             stderr: String::new(),
             code: if found { 0 } else { 1 },
+            wants_index,
         },
         Err(e) => fail(&e),
     }
+}
+
+/// `index --background` with the root flags this run was given.
+fn background_argv(registry: &[&Harness], matches: &clap::ArgMatches) -> Vec<OsString> {
+    let mut argv: Vec<OsString> = vec!["index".into(), "--background".into()];
+    for h in registry {
+        if let Some(root) = args::root_flag(matches, h) {
+            argv.push(format!("--{}", h.root_flag).into());
+            argv.push(root.into());
+        }
+    }
+    argv
 }
 
 /// Help and the version are printed as clap renders them; any other error is a `usage` error.
@@ -152,10 +179,10 @@ fn open(
     )
 }
 
-/// The cache's entry version: the decoders' declared version and this very build (the
-/// executable's size and modification time), so that entries written by any other build of a
-/// decoder are misses even when nobody remembered to bump the declared version.
-fn cache_version() -> String {
+/// The cache's and the index's entry version: the decoders' declared version and this very
+/// build (the executable's size and modification time), so that entries written by any other
+/// build of a decoder are misses even when nobody remembered to bump the declared version.
+pub(crate) fn cache_version() -> String {
     let build = std::env::current_exe()
         .and_then(std::fs::metadata)
         .map(|m| {

@@ -21,6 +21,9 @@ fn main() -> ExitCode {
     std::panic::catch_unwind(|| {
         let env = |k: &str| std::env::var(k).ok();
         let out = history_cli::run(&history_cli::HARNESSES, std::env::args_os(), &env);
+        if let Some(argv) = &out.wants_index {
+            start_background_index(argv);
+        }
         let _ = std::io::stderr().write_all(out.stderr.as_bytes());
         let mut stdout = std::io::stdout().lock();
         if stdout
@@ -34,4 +37,21 @@ fn main() -> ExitCode {
         ExitCode::from(out.code)
     })
     .unwrap_or(ExitCode::from(2))
+}
+
+/// Starts one detached `notesoup-history index --background` (as git starts its auto gc): the
+/// search has answered already and never waits for it; the update's lock keeps it to one.
+fn start_background_index(argv: &[std::ffi::OsString]) {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let _ = Command::new(exe)
+        .args(argv)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn();
 }

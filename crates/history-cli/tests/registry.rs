@@ -132,6 +132,7 @@ impl World {
         let env = |k: &str| match k {
             "HOME" => Some(home.display().to_string()),
             "NOTESOUP_HISTORY_NOTES_ROOT" => Some(root.display().to_string()),
+            "NOTESOUP_HISTORY_INDEX" => Some("off".to_string()),
             _ => vars
                 .iter()
                 .find(|(name, _)| *name == k)

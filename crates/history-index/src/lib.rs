@@ -3,11 +3,16 @@
 //! match, without ever storing message text. Transcripts stay the only authority: deleting the
 //! database loses nothing, and a query answered with it equals the query answered without it.
 //!
-//! This crate holds the pieces the projection is built from: [`tokens`], the retrieval tokens
-//! of a line's folded text and of a query, and [`store`], the database itself with its
-//! lifecycle policy.
+//! [`tokens`] are the retrieval tokens of a line's folded text and of a query; [`store`] is the
+//! database with its lifecycle policy; [`build`] brings it up to date from the transcripts; and
+//! [`projection::Index`] is what a search consults ([`history_core::history::Projection`]): for
+//! every session indexed by this build from files that have not changed since, whether any line
+//! can hold a hit, and when those lines happen. Any other session is read as it would be
+//! without the projection.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod build;
+pub mod projection;
 pub mod store;
 pub mod tokens;

@@ -394,6 +394,25 @@ impl Store {
         Ok(tx.commit()?)
     }
 
+    /// [`Store::replace_session`] line by line, so that a session's lines never need to be in
+    /// memory at once: the returned writer takes them in increasing seq order, and
+    /// [`SessionWriter::commit`] stores them; dropping it leaves the store as it was.
+    pub fn begin_session(
+        &mut self,
+        record: &SessionRecord,
+    ) -> Result<SessionWriter<'_>, StoreError> {
+        let tx = self.write_transaction()?;
+        let id = write::upsert(&tx, record, None)?;
+        write::clear(&tx, id)?;
+        write::put_witnesses(&tx, id, &record.witnesses)?;
+        Ok(SessionWriter {
+            tx,
+            id,
+            files: record.witnesses.len(),
+            last: None,
+        })
+    }
+
     /// Adds `lines`, read from the witnesses' old checkpoints on, to an indexed session, and
     /// stores `witnesses` (the same files, in the same order) with their new fingerprints and
     /// checkpoints. Errors: the session is not indexed ([`StoreError::NotIndexed`]), the
@@ -441,6 +460,34 @@ impl Store {
         let removed = write::retain(&tx, keep)?;
         tx.commit()?;
         Ok(removed)
+    }
+}
+
+/// A session being written ([`Store::begin_session`]), in one transaction.
+pub struct SessionWriter<'a> {
+    tx: rusqlite::Transaction<'a>,
+    id: i64,
+    files: usize,
+    last: Option<i64>,
+}
+
+impl SessionWriter<'_> {
+    /// Adds one line; its seq must exceed the previous line's.
+    pub fn line(&mut self, line: &LineRecord<'_>) -> Result<(), StoreError> {
+        write::put_lines(
+            &self.tx,
+            self.id,
+            self.files,
+            self.last,
+            std::slice::from_ref(line),
+        )?;
+        self.last = Some(int(line.seq));
+        Ok(())
+    }
+
+    /// Stores the session with the lines given.
+    pub fn commit(self) -> Result<(), StoreError> {
+        Ok(self.tx.commit()?)
     }
 }
 

@@ -105,12 +105,14 @@ impl Roots {
         out
     }
 
-    /// A command with a clean environment pointing at these roots.
+    /// A command with a clean environment pointing at these roots, without the search index
+    /// (whose tests turn it on).
     pub fn cmd(&self) -> Command {
         let mut cmd = Command::cargo_bin("notesoup-history").unwrap();
         cmd.env_clear()
             .env("HOME", self.dir.path().join("home"))
-            .env("XDG_CACHE_HOME", self.dir.path().join("cache"));
+            .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
+            .env("NOTESOUP_HISTORY_INDEX", "off");
         for (harness, root) in &self.roots {
             cmd.env(harness.root_env, root);
         }

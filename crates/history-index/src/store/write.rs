@@ -112,7 +112,7 @@ pub(super) fn retain(
 }
 
 /// Inserts or updates the session's row; its id.
-fn upsert(
+pub(super) fn upsert(
     tx: &Transaction<'_>,
     record: &SessionRecord,
     reason: Option<&str>,
@@ -149,7 +149,7 @@ fn upsert(
 }
 
 /// Deletes the session's witnesses and lines (the trigger deletes the lines' tokens).
-fn clear(tx: &Transaction<'_>, id: i64) -> Result<(), StoreError> {
+pub(super) fn clear(tx: &Transaction<'_>, id: i64) -> Result<(), StoreError> {
     tx.prepare_cached("DELETE FROM lines WHERE session = ?1")?
         .execute([id])?;
     tx.prepare_cached("DELETE FROM witnesses WHERE session = ?1")?
@@ -157,7 +157,11 @@ fn clear(tx: &Transaction<'_>, id: i64) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn put_witnesses(tx: &Transaction<'_>, id: i64, witnesses: &[Witness]) -> Result<(), StoreError> {
+pub(super) fn put_witnesses(
+    tx: &Transaction<'_>,
+    id: i64,
+    witnesses: &[Witness],
+) -> Result<(), StoreError> {
     let mut insert = tx.prepare_cached(
         "INSERT INTO witnesses
              (session, ordinal, path, dev, ino, size, mtime_ns, ctime_ns, checkpoint, checkpoint_hash)
@@ -183,7 +187,7 @@ fn put_witnesses(tx: &Transaction<'_>, id: i64, witnesses: &[Witness]) -> Result
 }
 
 /// Inserts the lines and their tokens; every seq must exceed `after`, and increase.
-fn put_lines(
+pub(super) fn put_lines(
     tx: &Transaction<'_>,
     id: i64,
     files: usize,

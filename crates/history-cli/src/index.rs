@@ -1,0 +1,256 @@
+//! The search index as the command uses it: where it is, whether it is on, and the `index`,
+//! `doctor` and `reindex` commands. Nothing printed here ever holds a query, a token or any
+//! text of a transcript: only counts, sizes, paths of the index and reason codes.
+
+use std::path::{Path, PathBuf};
+
+use history_core::history::Projection;
+use history_core::{Corpus, HistoryError};
+use history_index::build::update;
+use history_index::projection::Index;
+use history_index::store::Store;
+use serde::Serialize;
+
+use crate::cache_version;
+use history_core::harness::Env;
+
+/// Whether the index is used, and where it is.
+pub struct Settings {
+    /// The database, when the index is on and a cache root is known.
+    path: Option<PathBuf>,
+    version: String,
+}
+
+impl Settings {
+    /// Off with `--no-index` or `NOTESOUP_HISTORY_INDEX=off`; else at
+    /// `<cache root>/history-search/v1.sqlite`.
+    pub fn new(no_index: bool, env: Env<'_>) -> Settings {
+        let off = no_index || env("NOTESOUP_HISTORY_INDEX").is_some_and(|v| v == "off");
+        Settings {
+            path: (!off)
+                .then(|| cache_root(env))
+                .flatten()
+                .map(|root| Store::path(&root)),
+            version: cache_version(),
+        }
+    }
+
+    /// Whether searches consult the index.
+    pub fn enabled(&self) -> bool {
+        self.path.is_some()
+    }
+
+    /// The index as a search consults it; `None` when it is off, absent or unusable (searches
+    /// then read every file, as they would without it).
+    pub fn projection(&self) -> Option<Box<dyn Projection>> {
+        let path = self.path.as_ref().filter(|p| p.exists())?;
+        let store = Store::open(path).ok()?;
+        Some(Box::new(Index::new(store, self.version.clone())))
+    }
+
+    fn open(&self) -> Result<(Store, &Path), HistoryError> {
+        let path = self.path.as_deref().ok_or_else(|| {
+            HistoryError::usage("the search index is off (--no-index, NOTESOUP_HISTORY_INDEX=off, or no cache directory)")
+        })?;
+        let store = Store::open(path).map_err(|e| {
+            HistoryError::usage(format!(
+                "the search index at {} cannot be used ({})",
+                path.display(),
+                e.code()
+            ))
+        })?;
+        Ok((store, path))
+    }
+
+    /// `index`: brings the index up to date and says what it did.
+    pub fn update(
+        &self,
+        corpus: &Corpus,
+        background: bool,
+        json: bool,
+    ) -> Result<(String, bool), HistoryError> {
+        let (mut store, path) = self.open()?;
+        let _lock = if background {
+            let Some(lock) = lock(path) else {
+                return Ok((String::new(), true));
+            };
+            // A background update yields the machine to whatever the user runs.
+            let _ = rustix::process::setpriority_process(None, 10);
+            Some(lock)
+        } else {
+            None
+        };
+        let summary = update(&mut store, corpus, &self.version).map_err(|e| {
+            HistoryError::usage(format!(
+                "the search index at {} could not be updated ({})",
+                path.display(),
+                e.code()
+            ))
+        })?;
+        if background {
+            return Ok((String::new(), true));
+        }
+        let size = store.stats().map_or(0, |s| s.size_on_disk);
+        Ok((report(path, size, &summary, json), true))
+    }
+
+    /// `reindex`: drops every session, or those under `dirs`, then updates.
+    pub fn reindex(
+        &self,
+        corpus: &Corpus,
+        dirs: &[PathBuf],
+        json: bool,
+    ) -> Result<(String, bool), HistoryError> {
+        {
+            let (mut store, path) = self.open()?;
+            let dropped = store.retain_sessions(|_, root| {
+                !dirs.is_empty() && !dirs.iter().any(|d| root.starts_with(d))
+            });
+            dropped.map_err(|e| {
+                HistoryError::usage(format!(
+                    "the search index at {} could not be rebuilt ({})",
+                    path.display(),
+                    e.code()
+                ))
+            })?;
+        }
+        self.update(corpus, false, json)
+    }
+
+    /// `doctor`: where the index is and what it holds.
+    pub fn doctor(&self, json: bool) -> Result<(String, bool), HistoryError> {
+        let (store, path) = self.open()?;
+        let s = store.stats().map_err(|e| {
+            HistoryError::usage(format!(
+                "the search index at {} cannot be read ({})",
+                path.display(),
+                e.code()
+            ))
+        })?;
+        let doc = Doctor {
+            schema_version: 1,
+            path: path.display().to_string(),
+            size_bytes: s.size_on_disk,
+            index_schema: s.schema_version,
+            writable: s.writable,
+            indexed: s.sessions_indexed,
+            failed: s.sessions_failed,
+            failures: s.failures,
+            lines: s.lines,
+            bytes_covered: s.bytes_covered,
+            last_update: s.last_update.map(|t| t.to_string()),
+            quarantined: s.quarantined,
+        };
+        if json {
+            return Ok((serde_json::to_string(&doc).unwrap_or_default() + "\n", true));
+        }
+        Ok((doc.text(), true))
+    }
+}
+
+/// What `doctor` prints: counts, sizes and reason codes only.
+#[derive(Serialize)]
+struct Doctor {
+    schema_version: u32,
+    path: String,
+    size_bytes: u64,
+    index_schema: i64,
+    writable: bool,
+    indexed: u64,
+    failed: u64,
+    failures: std::collections::BTreeMap<String, u64>,
+    lines: u64,
+    bytes_covered: u64,
+    last_update: Option<String>,
+    quarantined: usize,
+}
+
+impl Doctor {
+    fn text(&self) -> String {
+        let mut out = format!(
+            "index: {}{}\nsize: {:.1} MiB, schema {}\nsessions: {} indexed, {} failed; {} lines covering {:.1} MiB of transcripts\nlast update: {}\n",
+            self.path,
+            if self.writable { "" } else { " (read only: written by a newer build)" },
+            self.size_bytes as f64 / 1048576.0,
+            self.index_schema,
+            self.indexed,
+            self.failed,
+            self.lines,
+            self.bytes_covered as f64 / 1048576.0,
+            self.last_update.as_deref().unwrap_or("never"),
+        );
+        for (reason, n) in &self.failures {
+            out.push_str(&format!("  failed: {n} {reason}\n"));
+        }
+        if self.quarantined > 0 {
+            out.push_str(&format!(
+                "quarantined databases beside it: {}\n",
+                self.quarantined
+            ));
+        }
+        out
+    }
+}
+
+fn report(path: &Path, size: u64, summary: &history_index::build::Summary, json: bool) -> String {
+    if json {
+        #[derive(Serialize)]
+        struct Doc<'a> {
+            schema_version: u32,
+            path: String,
+            size_bytes: u64,
+            #[serde(flatten)]
+            summary: &'a history_index::build::Summary,
+        }
+        let doc = Doc {
+            schema_version: 1,
+            path: path.display().to_string(),
+            size_bytes: size,
+            summary,
+        };
+        return serde_json::to_string(&doc).unwrap_or_default() + "\n";
+    }
+    format!(
+        "{} sessions: {} indexed, {} already fresh, {} failed; {:.1} MiB read in {:.2} s\nthe index at {} takes {:.1} MiB\n",
+        summary.sessions,
+        summary.indexed,
+        summary.fresh,
+        summary.failed,
+        summary.bytes as f64 / 1048576.0,
+        summary.seconds,
+        path.display(),
+        size as f64 / 1048576.0,
+    )
+}
+
+/// The cache root: `$XDG_CACHE_HOME/notesoup` (an absolute path), else
+/// `~/Library/Caches/notesoup` on macOS, `~/.cache/notesoup` elsewhere.
+fn cache_root(env: Env<'_>) -> Option<PathBuf> {
+    let absolute = |var: &str| {
+        env(var)
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute())
+    };
+    if let Some(xdg) = absolute("XDG_CACHE_HOME") {
+        return Some(xdg.join("notesoup"));
+    }
+    let home = absolute("HOME")?;
+    if cfg!(target_os = "macos") {
+        return Some(home.join("Library").join("Caches").join("notesoup"));
+    }
+    Some(home.join(".cache").join("notesoup"))
+}
+
+/// Holds the update lock next to the database, or `None` when another update holds it.
+fn lock(db: &Path) -> Option<std::fs::File> {
+    let dir = db.parent()?;
+    std::fs::create_dir_all(dir).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("index.lock"))
+        .ok()?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok()?;
+    Some(file)
+}

@@ -1,0 +1,117 @@
+//! The projection as a search consults it ([`history_core::history::Projection`]): for each
+//! session indexed by this build whose files are unchanged, whether any of its lines holds every
+//! token of a query, and when those lines happen. Any other session is unknown and is read.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use history_core::history::Projection;
+use history_core::search::Known;
+use history_core::source::LineTime;
+use history_core::{Corpus, Filter, SessionFile, SessionKey, Timestamp};
+
+use crate::build::{fingerprints, indexed};
+use crate::store::{SessionRow, Store};
+use crate::tokens::{query_tokens, tokens_text};
+
+/// A store, consulted for one decoder version.
+pub struct Index {
+    store: Mutex<Store>,
+    version: String,
+}
+
+impl Index {
+    /// The projection in `store`, valid for sessions indexed with `version`.
+    pub fn new(store: Store, version: impl Into<String>) -> Index {
+        Index {
+            store: Mutex::new(store),
+            version: version.into(),
+        }
+    }
+}
+
+/// The earliest and latest time of the candidate lines of a session (`None` first: untimed).
+type Span = (Option<Timestamp>, Option<Timestamp>);
+
+fn span_of(time: LineTime) -> Option<Span> {
+    match time {
+        LineTime::Unknown => None,
+        LineTime::Untimed => Some((None, None)),
+        LineTime::At(t) => Some((Some(t), Some(t))),
+        LineTime::AtMost(t) => Some((None, Some(t))),
+    }
+}
+
+impl Projection for Index {
+    fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known> {
+        let unknown = || vec![Known::Unknown; sessions.len()];
+        // A query too short to need any token could match any line.
+        let Some(per_query) = filter
+            .queries()
+            .iter()
+            .map(|q| query_tokens(q))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return unknown();
+        };
+        let Ok(store) = self.store.lock() else {
+            return unknown();
+        };
+        let Ok(rows) = store.sessions() else {
+            return unknown();
+        };
+        let rows: HashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
+        // The sessions indexed by this build from the files they have now.
+        let fresh: Vec<bool> = sessions
+            .iter()
+            .map(|file| {
+                let now = corpus
+                    .source(&file.key.harness)
+                    .and_then(|source| fingerprints(source, file));
+                now.is_some_and(|now| indexed(rows.get(&file.key).copied(), &self.version, &now))
+            })
+            .collect();
+        let keys: Vec<SessionKey> = sessions
+            .iter()
+            .zip(&fresh)
+            .filter(|(_, fresh)| **fresh)
+            .map(|(f, _)| f.key.clone())
+            .collect();
+        // Per fresh session, the span of its candidate lines; `None`: one has no known time.
+        let mut spans: HashMap<usize, Option<Span>> = HashMap::new();
+        for tokens in &per_query {
+            let mut fts = String::new();
+            tokens_text(tokens, &mut fts);
+            let Ok(lines) = store.matching_lines_in(&keys, &fts) else {
+                return unknown();
+            };
+            for (i, line) in lines {
+                let this = span_of(line.time);
+                let entry = spans.entry(i).or_insert(this);
+                *entry = match (*entry, this) {
+                    (Some((f1, l1)), Some((f2, l2))) => Some((f1.min(f2), l1.max(l2))),
+                    _ => None,
+                };
+            }
+        }
+        let mut next = 0;
+        fresh
+            .iter()
+            .map(|fresh| {
+                if !fresh {
+                    return Known::Unknown;
+                }
+                let i = next;
+                next += 1;
+                match spans.get(&i) {
+                    None => Known::NoHit,
+                    Some(None) => Known::Unknown,
+                    Some(Some((first, last))) => Known::Within {
+                        first: *first,
+                        last: *last,
+                    },
+                }
+            })
+            .collect()
+    }
+}
