@@ -10,11 +10,16 @@ use history_core::{fold, Corpus, Event, SessionFile, Transcript};
 
 use history_core::SessionKey;
 
+use std::sync::mpsc::SyncSender;
+
 use crate::store::{
-    checkpoint_hash, Fingerprint, LineRecord, SessionRecord, SessionState, SessionWriter, Store,
-    StoreError, Witness,
+    checkpoint_hash, Fingerprint, LineRecord, SessionRecord, SessionState, Store, StoreError,
+    Witness,
 };
 use crate::tokens::{text_tokens, tokens_text, Token};
+
+/// How many bytes of transcripts a transaction takes in before it commits.
+const BATCH_BYTES: u64 = 32 << 20;
 
 /// What an update did.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -35,10 +40,7 @@ pub struct Summary {
 
 /// The files of a session now, its lineage, with each one's fingerprint; `None` when a file
 /// cannot be stat'ed.
-pub(crate) fn fingerprints(
-    source: &dyn Transcript,
-    file: &SessionFile,
-) -> Option<Vec<(std::path::PathBuf, Fingerprint)>> {
+pub(crate) fn fingerprints(source: &dyn Transcript, file: &SessionFile) -> Option<Files> {
     source
         .lineage(file)
         .into_iter()
@@ -66,6 +68,11 @@ pub fn update(store: &mut Store, corpus: &Corpus, version: &str) -> Result<Summa
     };
     let live: HashSet<&SessionKey> = sessions.iter().map(|s| &s.key).collect();
     store.retain_sessions(|key, _| live.contains(key))?;
+    let rows = store.sessions()?;
+    let rows: std::collections::HashMap<&SessionKey, &crate::store::SessionRow> =
+        rows.iter().map(|r| (&r.key, r)).collect();
+    // What to index, decided up front, so that one thread decodes while this one writes.
+    let mut todo = Vec::new();
     for file in &sessions {
         let Some(source) = corpus.source(&file.key.harness) else {
             continue;
@@ -73,12 +80,71 @@ pub fn update(store: &mut Store, corpus: &Corpus, version: &str) -> Result<Summa
         let Some(before) = fingerprints(source, file) else {
             continue;
         };
-        let stored = store.session(&file.key)?;
-        if stored.as_ref().is_some_and(|row| {
+        if rows.get(&file.key).is_some_and(|row| {
             row.decoder_version == version && same_files(&row.witnesses, &before)
         }) {
             summary.fresh += 1;
-            continue;
+        } else {
+            todo.push((file, source, before));
+        }
+    }
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Decoded>(LINES_IN_FLIGHT);
+    std::thread::scope(|scope| {
+        let todo = &todo;
+        scope.spawn(move || {
+            for (file, source, before) in todo {
+                let end = index_session(*source, file, before.len(), &tx);
+                if tx.send(Decoded::End(end)).is_err() {
+                    return; // the writer gave up
+                }
+            }
+        });
+        write_all(store, todo, rx, version, &mut summary)
+    })?;
+    summary.seconds = start.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+/// What the decoding thread hands the writer: a session's lines, then how it ended.
+enum Decoded {
+    Line(Line),
+    End(Result<(), &'static str>),
+}
+
+/// One line, ready to store.
+struct Line {
+    seq: u64,
+    offset: u64,
+    len: u64,
+    time: LineTime,
+    tokens: String,
+}
+
+/// A session to index: its file, its source, and its files' fingerprints before reading.
+type Todo<'a> = (&'a SessionFile, &'a dyn Transcript, Files);
+
+/// A session's files with their fingerprints.
+type Files = Vec<(std::path::PathBuf, Fingerprint)>;
+
+/// How many lines the decoding thread may run ahead of the writer: memory stays bounded.
+const LINES_IN_FLIGHT: usize = 1024;
+
+/// Writes the sessions of `todo` as their lines arrive, many sessions to a transaction.
+fn write_all(
+    store: &mut Store,
+    todo: &[Todo<'_>],
+    rx: std::sync::mpsc::Receiver<Decoded>,
+    version: &str,
+    summary: &mut Summary,
+) -> Result<(), StoreError> {
+    let mut batch = store.batch()?;
+    let mut pending = 0;
+    for (file, source, before) in todo {
+        // Many small sessions to a transaction: FTS5 then merges fewer, smaller segments.
+        if pending >= BATCH_BYTES {
+            batch.commit()?;
+            batch = store.batch()?;
+            pending = 0;
         }
         let mut record = SessionRecord {
             key: file.key.clone(),
@@ -94,28 +160,48 @@ pub fn update(store: &mut Store, corpus: &Corpus, version: &str) -> Result<Summa
                 })
                 .collect(),
         };
-        let mut writer = store.begin_session(&record)?;
-        let outcome = index_session(source, file, before.len(), &mut writer);
+        let mut writer = batch.session(&record)?;
+        let mut written = Ok(());
+        let outcome = loop {
+            match rx.recv() {
+                Ok(Decoded::Line(l)) if written.is_ok() => {
+                    written = writer.line(&LineRecord {
+                        seq: l.seq,
+                        file: 0,
+                        offset: l.offset,
+                        len: l.len,
+                        time: l.time,
+                        tokens: &l.tokens,
+                    });
+                }
+                Ok(Decoded::Line(_)) => {}
+                Ok(Decoded::End(end)) => break end,
+                Err(_) => break Err("undecodable"),
+            }
+        };
+        // Lines out of seq order, say: the session is scanned at query time.
+        let outcome = outcome.and(written.map_err(|_| "unindexable"));
         // A file that changed while it was read is indexed again next time.
-        if fingerprints(source, file).as_deref() != Some(before.as_slice()) {
+        if fingerprints(*source, file).as_deref() != Some(before.as_slice()) {
             continue;
         }
         match outcome {
             Ok(()) => {
                 writer.commit()?;
+                let bytes = before.iter().map(|(_, f)| f.size).sum::<u64>();
                 summary.indexed += 1;
-                summary.bytes += before.iter().map(|(_, f)| f.size).sum::<u64>();
+                summary.bytes += bytes;
+                pending += bytes;
             }
             Err(reason) => {
                 drop(writer);
                 record.witnesses.iter_mut().for_each(|w| w.checkpoint = 0);
-                store.record_failure(&record, reason)?;
+                batch.record_failure(&record, reason)?;
                 summary.failed += 1;
             }
         }
     }
-    summary.seconds = start.elapsed().as_secs_f64();
-    Ok(summary)
+    batch.commit()
 }
 
 /// Whether the store holds the session indexed by this `version` from exactly these files.
@@ -153,15 +239,12 @@ impl Gathered {
         });
     }
 
-    /// Writes the line, if there is one, and starts afresh.
-    fn flush(
-        &mut self,
-        writer: &mut SessionWriter<'_>,
-        places: &[(u64, u64)],
-    ) -> Result<(), StoreError> {
+    /// Hands the line, if there is one, to the writer, and starts afresh; false when the
+    /// writer is gone.
+    fn flush(&mut self, tx: &SyncSender<Decoded>, places: &[(u64, u64)]) -> bool {
         let done = std::mem::take(self);
         if done.seq == 0 {
-            return Ok(());
+            return true;
         }
         let mut tokens = done.tokens;
         tokens.sort_unstable();
@@ -169,14 +252,14 @@ impl Gathered {
         let mut text = String::new();
         tokens_text(&tokens, &mut text);
         let (offset, len) = places.get(done.seq as usize - 1).copied().unwrap_or((0, 0));
-        writer.line(&LineRecord {
+        tx.send(Decoded::Line(Line {
             seq: done.seq,
-            file: 0,
             offset,
             len,
             time: done.time.unwrap_or(LineTime::Unknown),
-            tokens: &text,
-        })
+            tokens: text,
+        }))
+        .is_ok()
     }
 }
 
@@ -187,13 +270,13 @@ fn latest(t: LineTime) -> Option<history_core::Timestamp> {
     }
 }
 
-/// Decodes one session, every branch, writing each line as soon as its events are in; the
-/// reason code of a failure.
+/// Decodes one session, every branch, handing each line to the writer as soon as its events are
+/// in; the reason code of a failure.
 fn index_session(
     source: &dyn Transcript,
     file: &SessionFile,
     files: usize,
-    writer: &mut SessionWriter<'_>,
+    tx: &SyncSender<Decoded>,
 ) -> Result<(), &'static str> {
     // Where each line of the session's own file is; where inherited history (another file's
     // lines, numbered before the session's own) lies is the decoder's to say, and not kept yet.
@@ -206,27 +289,25 @@ fn index_session(
         }
     }
     let mut current = Gathered::default();
-    let mut written = Ok(());
+    let mut open = true;
     let decoded = source.decode(
         file,
         &mut |event| {
-            if event.seq != current.seq && written.is_ok() {
-                written = current.flush(writer, &places);
+            if event.seq != current.seq && open {
+                open = current.flush(tx, &places);
                 current.seq = event.seq;
             }
             current.add(&event);
         },
         None,
     );
-    if written.is_ok() {
-        written = current.flush(writer, &places);
+    if open {
+        current.flush(tx, &places);
     }
-    match (decoded, written) {
-        // Lines out of seq order, say: the session is scanned at query time.
-        (_, Err(_)) => Err("unindexable"),
-        (Ok(_), Ok(())) => Ok(()),
-        (Err(history_core::DecodeError::TooLarge { .. }), _) => Err("too_large"),
-        (Err(history_core::DecodeError::Io { .. }), _) => Err("unreadable"),
-        (Err(history_core::DecodeError::Invalid(_)), _) => Err("undecodable"),
+    match decoded {
+        Ok(_) => Ok(()),
+        Err(history_core::DecodeError::TooLarge { .. }) => Err("too_large"),
+        Err(history_core::DecodeError::Io { .. }) => Err("unreadable"),
+        Err(history_core::DecodeError::Invalid(_)) => Err("undecodable"),
     }
 }

@@ -394,22 +394,12 @@ impl Store {
         Ok(tx.commit()?)
     }
 
-    /// [`Store::replace_session`] line by line, so that a session's lines never need to be in
-    /// memory at once: the returned writer takes them in increasing seq order, and
-    /// [`SessionWriter::commit`] stores them; dropping it leaves the store as it was.
-    pub fn begin_session(
-        &mut self,
-        record: &SessionRecord,
-    ) -> Result<SessionWriter<'_>, StoreError> {
-        let tx = self.write_transaction()?;
-        let id = write::upsert(&tx, record, None)?;
-        write::clear(&tx, id)?;
-        write::put_witnesses(&tx, id, &record.witnesses)?;
-        Ok(SessionWriter {
-            tx,
-            id,
-            files: record.witnesses.len(),
-            last: None,
+    /// A transaction for many sessions, written line by line so that a session's lines never
+    /// need to be in memory at once ([`Batch::session`]). Nothing of it is stored before
+    /// [`Batch::commit`]: killing the process leaves the store as it was before the batch.
+    pub fn batch(&mut self) -> Result<Batch<'_>, StoreError> {
+        Ok(Batch {
+            tx: self.write_transaction()?,
         })
     }
 
@@ -463,9 +453,45 @@ impl Store {
     }
 }
 
-/// A session being written ([`Store::begin_session`]), in one transaction.
-pub struct SessionWriter<'a> {
+/// Sessions being written in one transaction ([`Store::batch`]).
+pub struct Batch<'a> {
     tx: rusqlite::Transaction<'a>,
+}
+
+impl Batch<'_> {
+    /// Starts replacing `record`'s session with the lines the writer is then given; the session
+    /// is kept by [`SessionWriter::commit`], and dropping the writer leaves it as it was.
+    pub fn session(&mut self, record: &SessionRecord) -> Result<SessionWriter<'_>, StoreError> {
+        let sp = self.tx.savepoint()?;
+        let id = write::upsert(&sp, record, None)?;
+        write::clear(&sp, id)?;
+        write::put_witnesses(&sp, id, &record.witnesses)?;
+        Ok(SessionWriter {
+            sp,
+            id,
+            files: record.witnesses.len(),
+            last: None,
+        })
+    }
+
+    /// [`Store::record_failure`] within the batch.
+    pub fn record_failure(
+        &mut self,
+        record: &SessionRecord,
+        reason: &str,
+    ) -> Result<(), StoreError> {
+        write::failure(&self.tx, record, reason)
+    }
+
+    /// Stores every session the batch kept.
+    pub fn commit(self) -> Result<(), StoreError> {
+        Ok(self.tx.commit()?)
+    }
+}
+
+/// A session being written within a [`Batch`].
+pub struct SessionWriter<'a> {
+    sp: rusqlite::Savepoint<'a>,
     id: i64,
     files: usize,
     last: Option<i64>,
@@ -475,7 +501,7 @@ impl SessionWriter<'_> {
     /// Adds one line; its seq must exceed the previous line's.
     pub fn line(&mut self, line: &LineRecord<'_>) -> Result<(), StoreError> {
         write::put_lines(
-            &self.tx,
+            &self.sp,
             self.id,
             self.files,
             self.last,
@@ -485,9 +511,9 @@ impl SessionWriter<'_> {
         Ok(())
     }
 
-    /// Stores the session with the lines given.
+    /// Keeps the session in the batch.
     pub fn commit(self) -> Result<(), StoreError> {
-        Ok(self.tx.commit()?)
+        Ok(self.sp.commit()?)
     }
 }
 

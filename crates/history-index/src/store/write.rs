@@ -5,13 +5,13 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use history_core::{SessionKey, Timestamp};
-use rusqlite::{params, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use super::{int, time_columns, LineRecord, SessionRecord, StoreError, Witness};
 
 /// Stores `record` as indexed with exactly `lines`.
 pub(super) fn replace(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     record: &SessionRecord,
     lines: &[LineRecord<'_>],
 ) -> Result<(), StoreError> {
@@ -23,7 +23,7 @@ pub(super) fn replace(
 
 /// Adds `lines` to an indexed session and moves its witnesses' checkpoints.
 pub(super) fn append(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     key: &SessionKey,
     witnesses: &[Witness],
     lines: &[LineRecord<'_>],
@@ -61,7 +61,7 @@ pub(super) fn append(
 
 /// Records the session as failed for `reason`, without lines.
 pub(super) fn failure(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     record: &SessionRecord,
     reason: &str,
 ) -> Result<(), StoreError> {
@@ -78,7 +78,7 @@ pub(super) fn failure(
 }
 
 /// Removes the session; `true` if it was stored.
-pub(super) fn remove(tx: &Transaction<'_>, key: &SessionKey) -> Result<bool, StoreError> {
+pub(super) fn remove(tx: &Connection, key: &SessionKey) -> Result<bool, StoreError> {
     // The cascade removes its witnesses and lines, and the trigger the lines' tokens.
     let n = tx
         .prepare_cached("DELETE FROM sessions WHERE harness = ?1 AND session_id = ?2")?
@@ -88,7 +88,7 @@ pub(super) fn remove(tx: &Transaction<'_>, key: &SessionKey) -> Result<bool, Sto
 
 /// Removes the sessions `keep` rejects; how many.
 pub(super) fn retain(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     mut keep: impl FnMut(&SessionKey, &Path) -> bool,
 ) -> Result<usize, StoreError> {
     let all: Vec<(i64, SessionKey, PathBuf)> = tx
@@ -113,7 +113,7 @@ pub(super) fn retain(
 
 /// Inserts or updates the session's row; its id.
 pub(super) fn upsert(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     record: &SessionRecord,
     reason: Option<&str>,
 ) -> Result<i64, StoreError> {
@@ -149,7 +149,7 @@ pub(super) fn upsert(
 }
 
 /// Deletes the session's witnesses and lines (the trigger deletes the lines' tokens).
-pub(super) fn clear(tx: &Transaction<'_>, id: i64) -> Result<(), StoreError> {
+pub(super) fn clear(tx: &Connection, id: i64) -> Result<(), StoreError> {
     tx.prepare_cached("DELETE FROM lines WHERE session = ?1")?
         .execute([id])?;
     tx.prepare_cached("DELETE FROM witnesses WHERE session = ?1")?
@@ -158,7 +158,7 @@ pub(super) fn clear(tx: &Transaction<'_>, id: i64) -> Result<(), StoreError> {
 }
 
 pub(super) fn put_witnesses(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     id: i64,
     witnesses: &[Witness],
 ) -> Result<(), StoreError> {
@@ -188,7 +188,7 @@ pub(super) fn put_witnesses(
 
 /// Inserts the lines and their tokens; every seq must exceed `after`, and increase.
 pub(super) fn put_lines(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     id: i64,
     files: usize,
     after: Option<i64>,
