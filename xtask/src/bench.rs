@@ -82,7 +82,17 @@ fn run(o: &Options) -> Result<()> {
     // overview would then use, and warm, the cache under $HOME.
     let cache = std::env::current_dir()?.join(&o.dir).join("bench-cache");
 
+    // The scan path: without the search index, which a search would otherwise also start
+    // building in the background, in the middle of the measurements.
     let nh = |extra: &[&str]| -> Command {
+        let mut c = Command::new(&bin);
+        c.args(&root_flags)
+            .args(extra)
+            .env("XDG_CACHE_HOME", &cache)
+            .env("NOTESOUP_HISTORY_INDEX", "off");
+        c
+    };
+    let indexed = |extra: &[&str]| -> Command {
         let mut c = Command::new(&bin);
         c.args(&root_flags)
             .args(extra)
@@ -185,7 +195,163 @@ fn run(o: &Options) -> Result<()> {
     if exits != [0, 0, 1] {
         bail!("unexpected exit codes of the three searches: {exits:?}");
     }
-    check_needles(&nh, &expected)
+    check_needles(&nh, &expected)?;
+    bench_index(
+        &indexed,
+        &cache,
+        bytes,
+        &o.dir,
+        &expected,
+        &present,
+        &rare,
+        &absent,
+        [&rg_present, &rg_rare, &rg_absent],
+        o.runs,
+    )
+}
+
+/// The search index: built from nothing, then queried, then after an append to the big
+/// transcript; and every planted needle found through it.
+#[allow(clippy::too_many_arguments)]
+fn bench_index(
+    nh: &dyn Fn(&[&str]) -> Command,
+    cache: &Path,
+    bytes: u64,
+    dir: &Path,
+    expected: &Value,
+    present: &str,
+    rare: &str,
+    absent: &str,
+    [rg_present, rg_rare, rg_absent]: [&Measure; 3],
+    runs: usize,
+) -> Result<()> {
+    let index_dir = cache.join("notesoup/history-search");
+    let build = measure(
+        "index from nothing",
+        1,
+        || nh(&["index"]),
+        || {
+            let _ = std::fs::remove_dir_all(&index_dir);
+            Ok(())
+        },
+    )?;
+    let size: u64 = std::fs::read_dir(&index_dir)?
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    let search = |term: &str, extra: &[&str]| {
+        let mut args = vec!["list", "--session", "*", "--query", term];
+        args.extend_from_slice(extra);
+        args.iter().map(|a| a.to_string()).collect::<Vec<String>>()
+    };
+    let run = |name: &'static str, args: Vec<String>| {
+        measure(
+            name,
+            runs,
+            || nh(&args.iter().map(String::as_str).collect::<Vec<_>>()),
+            || Ok(()),
+        )
+    };
+    let mut rows = vec![
+        (
+            run("indexed: present in 1 file", search(rare, &[]))?,
+            rg_rare,
+        ),
+        (
+            run("indexed: present in 1/3 of files", search(present, &[]))?,
+            rg_present,
+        ),
+        (
+            run(
+                "indexed: 1/3 of files, from oldest",
+                search(present, &["--from", "oldest"]),
+            )?,
+            rg_present,
+        ),
+        (run("indexed: absent", search(absent, &[]))?, rg_absent),
+    ];
+    // 1 MiB appended to the big transcript: it is stale until the index is updated.
+    let big = dir.join(expected["big_file"].as_str().context("no big_file")?);
+    let original = std::fs::metadata(&big)?.len();
+    append_lines(&big, 1 << 20)?;
+    let appended = (|| -> Result<_> {
+        // The stale session is read and the others answered from the index; `read` keeps the
+        // search from starting the background update it would start for a user, so that every
+        // run meets the same stale index and the update is measured on its own after.
+        let stale = measure(
+            "after a 1 MiB append: 1/3 of files",
+            runs,
+            || {
+                let mut c = nh(&["list", "--session", "*", "--query", present]);
+                c.env("NOTESOUP_HISTORY_INDEX", "read");
+                c
+            },
+            || Ok(()),
+        )?;
+        let update = measure("index after the append", 1, || nh(&["index"]), || Ok(()))?;
+        Ok((stale, update))
+    })();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&big)?
+        .set_len(original)?;
+    let (stale, update) = appended?;
+    rows.push((stale, rg_present));
+    println!(
+        "
+| search index | time | rg -i -F -c, same term | ratio to rg | peak RSS |"
+    );
+    println!("|---|---:|---:|---:|---:|");
+    for (m, rg) in &rows {
+        println!(
+            "| {} | {:.0} ms | {:.0} ms | {:.2}× | {:.0} MiB |",
+            m.name,
+            m.secs * 1000.0,
+            rg.secs * 1000.0,
+            m.secs / rg.secs,
+            m.rss_mib
+        );
+    }
+    println!(
+        "
+index from nothing: {:.1} s ({:.0} MB/s), peak {:.0} MiB, {:.0} MiB on disk ({:.2}× the transcripts); after a 1 MiB append: {:.2} s",
+        build.secs,
+        bytes as f64 / 1e6 / build.secs,
+        build.rss_mib,
+        size as f64 / 1048576.0,
+        size as f64 / bytes as f64,
+        update.secs
+    );
+    // Index the restored file again, then find every needle through the index.
+    nh(&["index"]).output()?;
+    check_needles(nh, expected)
+}
+
+/// Appends about `bytes` of user prompts to a Claude transcript, each a child of the last line.
+fn append_lines(path: &Path, bytes: usize) -> Result<()> {
+    use std::io::Write;
+    let text = std::fs::read_to_string(path)?;
+    let last: Value = serde_json::from_str(text.lines().last().context("empty")?)?;
+    let session = last["sessionId"].as_str().unwrap_or_default().to_string();
+    let mut parent = last["uuid"].as_str().unwrap_or_default().to_string();
+    let mut out = std::fs::OpenOptions::new().append(true).open(path)?;
+    let mut written = 0;
+    let mut n = 0;
+    while written < bytes {
+        n += 1;
+        let uuid = format!("00000000-0000-4000-8000-{n:012}");
+        let line = serde_json::json!({
+            "type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": session,
+            "timestamp": "2030-01-01T00:00:00.000Z", "isSidechain": false,
+            "message": {"role": "user", "content": "appended words of a prompt ".repeat(2400)},
+        })
+        .to_string();
+        writeln!(out, "{line}")?;
+        written += line.len() + 1;
+        parent = uuid;
+    }
+    Ok(())
 }
 
 fn ensure_corpus(o: &Options) -> Result<Value> {

@@ -18,26 +18,30 @@ use history_core::harness::Env;
 pub struct Settings {
     /// The database, when the index is on and a cache root is known.
     path: Option<PathBuf>,
+    /// Whether searches may start a background update (not with `NOTESOUP_HISTORY_INDEX=read`).
+    updates: bool,
     version: String,
 }
 
 impl Settings {
-    /// Off with `--no-index` or `NOTESOUP_HISTORY_INDEX=off`; else at
-    /// `<cache root>/history-search/v1.sqlite`.
+    /// Off with `--no-index` or `NOTESOUP_HISTORY_INDEX=off`; consulted but never updated by a
+    /// search with `NOTESOUP_HISTORY_INDEX=read`; else at `<cache root>/history-search/v1.sqlite`.
     pub fn new(no_index: bool, env: Env<'_>) -> Settings {
-        let off = no_index || env("NOTESOUP_HISTORY_INDEX").is_some_and(|v| v == "off");
+        let mode = env("NOTESOUP_HISTORY_INDEX");
+        let off = no_index || mode.as_deref() == Some("off");
         Settings {
             path: (!off)
                 .then(|| cache_root(env))
                 .flatten()
                 .map(|root| Store::path(&root)),
+            updates: mode.as_deref() != Some("read"),
             version: cache_version(),
         }
     }
 
-    /// Whether searches consult the index.
-    pub fn enabled(&self) -> bool {
-        self.path.is_some()
+    /// Whether a search that met unindexed sessions starts a background update.
+    pub fn updates_in_background(&self) -> bool {
+        self.path.is_some() && self.updates
     }
 
     /// The index as a search consults it; `None` when it is off, absent or unusable (searches

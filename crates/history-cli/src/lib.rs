@@ -86,7 +86,9 @@ where
         Command::List(a) => list_request(a, cli.common.budget).and_then(|req| {
             let history = history.with_projection(index.projection());
             let page = history.list(&req, printer)?;
-            if index.enabled() && page.coverage.is_some_and(|c| c.scanned > 0) {
+            if index.updates_in_background()
+                && page.coverage.is_some_and(|c| c.scanned > c.unindexable)
+            {
                 wants_index = Some(background_argv(registry, &matches));
             }
             Ok((printer.list(&page), !page.items.is_empty()))

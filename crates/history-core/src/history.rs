@@ -459,6 +459,7 @@ impl History {
         let coverage = filter.is_search().then_some(Coverage {
             from_index: listing.from_index,
             scanned: listing.scanned,
+            unindexable: listing.unindexable,
         });
         if self.projection.is_some() && listing.scanned > 0 && filter.is_search() {
             notices.push(format!(

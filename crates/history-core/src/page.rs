@@ -159,6 +159,9 @@ pub struct Coverage {
     pub from_index: usize,
     /// Sessions whose files were read.
     pub scanned: usize,
+    /// How many of those the projection could not take in (updating it would not help).
+    #[serde(skip)]
+    pub unindexable: usize,
 }
 
 /// The answer to a `read` request.

@@ -55,6 +55,8 @@ pub struct Listing {
     pub from_index: usize,
     /// How many sessions were read to find out.
     pub scanned: usize,
+    /// How many of those the projection cannot take in: updating it would not spare reading them.
+    pub unindexable: usize,
 }
 
 /// What a search projection knows of a session's hits without reading its files. It must never
@@ -63,6 +65,9 @@ pub struct Listing {
 pub enum Known {
     /// Nothing: the session is read to find out.
     Unknown,
+    /// Nothing, and updating the projection would not change that (it could not take the
+    /// session in): the session is read.
+    Unindexable,
     /// It holds no hit.
     NoHit,
     /// Its hits, if any, happen at or after `first` and at or before `last` (`None`: they may
@@ -134,6 +139,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         candidates: 0,
         decoded: 0,
         from_index: 0,
+        unindexable: 0,
         sessions: sessions.len(),
     };
     // The sessions modified last (first, from the oldest) most likely hold the hits wanted.
@@ -157,7 +163,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
                 })
             }
             Some(Known::Within { .. }) => return Scan::Decoded(decode(file)),
-            Some(Known::Unknown) | None => {}
+            Some(Known::Unknown | Known::Unindexable) | None => {}
         }
         let Some(raw) = raw else {
             return Scan::Decoded(decode(file));
@@ -173,8 +179,12 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             None => Scan::Out,
         }
     });
+    let from_index = |k: Known| !matches!(k, Known::Unknown | Known::Unindexable);
     found.from_index = (0..sessions.len())
-        .filter(|&i| known(i).is_some_and(|k| k != Known::Unknown))
+        .filter(|&i| known(i).is_some_and(from_index))
+        .count();
+    found.unindexable = (0..sessions.len())
+        .filter(|&i| known(i) == Some(Known::Unindexable))
         .count();
     for (file, scan) in sessions.iter().zip(scans) {
         match scan {
@@ -291,6 +301,7 @@ struct Found {
     candidates: usize,
     decoded: usize,
     from_index: usize,
+    unindexable: usize,
     sessions: usize,
 }
 
@@ -357,6 +368,7 @@ impl Found {
             decoded: self.decoded,
             from_index: self.from_index,
             scanned: self.sessions - self.from_index,
+            unindexable: self.unindexable,
             ..Listing::default()
         };
         match self.from {

@@ -101,6 +101,7 @@ pub fn update(store: &mut Store, corpus: &Corpus, version: &str) -> Result<Summa
         });
         write_all(store, todo, rx, version, &mut summary)
     })?;
+    store.checkpoint()?;
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
 }

@@ -10,8 +10,8 @@ use history_core::search::Known;
 use history_core::source::LineTime;
 use history_core::{Corpus, Filter, SessionFile, SessionKey, Timestamp};
 
-use crate::build::{fingerprints, indexed};
-use crate::store::{SessionRow, Store};
+use crate::build::{fingerprints, indexed, same_files};
+use crate::store::{SessionRow, SessionState, Store};
 use crate::tokens::{query_tokens, tokens_text};
 
 /// A store, consulted for one decoder version.
@@ -62,13 +62,26 @@ impl Projection for Index {
         };
         let rows: HashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
         // The sessions indexed by this build from the files they have now.
+        // Failed sessions that this build recorded from the files they have now: an update
+        // would fail them again.
+        let mut failed = vec![false; sessions.len()];
         let fresh: Vec<bool> = sessions
             .iter()
-            .map(|file| {
+            .enumerate()
+            .map(|(i, file)| {
                 let now = corpus
                     .source(&file.key.harness)
                     .and_then(|source| fingerprints(source, file));
-                now.is_some_and(|now| indexed(rows.get(&file.key).copied(), &self.version, &now))
+                let Some(now) = now else {
+                    return false;
+                };
+                let row = rows.get(&file.key).copied();
+                failed[i] = row.is_some_and(|row| {
+                    row.state == SessionState::Failed
+                        && row.decoder_version == self.version
+                        && same_files(&row.witnesses, &now)
+                });
+                indexed(row, &self.version, &now)
             })
             .collect();
         let keys: Vec<SessionKey> = sessions
@@ -97,7 +110,11 @@ impl Projection for Index {
         let mut next = 0;
         fresh
             .iter()
-            .map(|fresh| {
+            .zip(failed)
+            .map(|(fresh, failed)| {
+                if failed {
+                    return Known::Unindexable;
+                }
                 if !fresh {
                     return Known::Unknown;
                 }

@@ -260,6 +260,17 @@ impl Store {
     }
 
     /// The database file.
+    /// Copies the write-ahead log into the database and empties it, so that what an update
+    /// wrote does not linger in the log for every reader to map.
+    pub fn checkpoint(&mut self) -> Result<(), StoreError> {
+        if self.writable {
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        }
+        Ok(())
+    }
+
+    /// The database file.
     pub fn file(&self) -> &Path {
         &self.path
     }
