@@ -330,9 +330,15 @@ index from nothing: {:.1} s ({:.0} MB/s), peak {:.0} MiB, {:.0} MiB on disk ({:.
 
 /// Appends about `bytes` of user prompts to a Claude transcript, each a child of the last line.
 fn append_lines(path: &Path, bytes: usize) -> Result<()> {
-    use std::io::Write;
-    let text = std::fs::read_to_string(path)?;
-    let last: Value = serde_json::from_str(text.lines().last().context("empty")?)?;
+    use std::io::{Read, Seek, SeekFrom, Write};
+    // Only the file's tail: a child forked while this process held the whole file would count
+    // it in its peak memory until it execs.
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(1 << 20)))?;
+    let mut tail = String::new();
+    file.read_to_string(&mut tail)?;
+    let last: Value = serde_json::from_str(tail.lines().last().context("empty")?)?;
     let session = last["sessionId"].as_str().unwrap_or_default().to_string();
     let mut parent = last["uuid"].as_str().unwrap_or_default().to_string();
     let mut out = std::fs::OpenOptions::new().append(true).open(path)?;
