@@ -336,9 +336,10 @@ fn append_lines(path: &Path, bytes: usize) -> Result<()> {
     let mut file = std::fs::File::open(path)?;
     let len = file.metadata()?.len();
     file.seek(SeekFrom::Start(len.saturating_sub(1 << 20)))?;
-    let mut tail = String::new();
-    file.read_to_string(&mut tail)?;
-    let last: Value = serde_json::from_str(tail.lines().last().context("empty")?)?;
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail)?;
+    let last_line = tail.trim_ascii_end().rsplit(|&b| b == b'\n').next().context("empty")?;
+    let last: Value = serde_json::from_slice(last_line)?;
     let session = last["sessionId"].as_str().unwrap_or_default().to_string();
     let mut parent = last["uuid"].as_str().unwrap_or_default().to_string();
     let mut out = std::fs::OpenOptions::new().append(true).open(path)?;
