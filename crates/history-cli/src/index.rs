@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use history_core::history::Projection;
-use history_core::{Corpus, HistoryError};
+use history_core::search::Known;
+use history_core::{Corpus, Filter, HistoryError, SessionFile};
 use history_index::build::update;
 use history_index::projection::Index;
 use history_index::store::Store;
@@ -44,10 +45,15 @@ impl Settings {
         self.path.is_some() && self.updates
     }
 
-    /// The index as a search consults it; `None` when it is off, absent or unusable (searches
-    /// then read every file, as they would without it).
+    /// The index as a search consults it; `None` when it is off or unusable (searches then
+    /// read every file, as they would without it). Before the first update there is no
+    /// database, and a search does not create one: it is answered by reading every file and,
+    /// like any search that met sessions the index does not hold, says so in its notice.
     pub fn projection(&self) -> Option<Box<dyn Projection>> {
-        let path = self.path.as_ref().filter(|p| p.exists())?;
+        let path = self.path.as_ref()?;
+        if !path.exists() {
+            return Some(Box::new(NotYet));
+        }
         let store = Store::open(path).ok()?;
         Some(Box::new(Index::new(store, self.version.clone())))
     }
@@ -149,6 +155,15 @@ impl Settings {
             return Ok((serde_json::to_string(&doc).unwrap_or_default() + "\n", true));
         }
         Ok((doc.text(), true))
+    }
+}
+
+/// The index before its first update: it knows nothing of any session.
+struct NotYet;
+
+impl Projection for NotYet {
+    fn known(&self, _: &Corpus, sessions: &[SessionFile], _: &Filter) -> Vec<Known> {
+        vec![Known::Unknown; sessions.len()]
     }
 }
 

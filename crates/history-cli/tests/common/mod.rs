@@ -150,11 +150,69 @@ impl Roots {
 
     /// Runs with extra environment variables.
     pub fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        self.run_cmd(args, &mut |cmd| {
+            for (k, v) in env {
+                cmd.env(k, v);
+            }
+        })
+    }
+
+    /// Runs with the search index on (as a user has it), and checks that no transcript changed.
+    pub fn run_indexed(&self, args: &[&str]) -> Run {
+        self.run_cmd(args, &mut |cmd| {
+            cmd.env_remove("NOTESOUP_HISTORY_INDEX")
+                .timeout(Duration::from_secs(30));
+        })
+    }
+
+    /// The cache root the commands are given (`XDG_CACHE_HOME`).
+    pub fn cache_home(&self) -> PathBuf {
+        self.dir.path().join("cache")
+    }
+
+    /// Where the search index's database is under that cache root.
+    pub fn index_db(&self) -> PathBuf {
+        self.cache_home()
+            .join("notesoup")
+            .join("history-search")
+            .join("v1.sqlite")
+    }
+
+    /// Whether an `index --background` started by a search over these roots is still running:
+    /// a process with that argument whose environment names this cache root (Linux only).
+    pub fn background_running(&self) -> bool {
+        let needle = format!("XDG_CACHE_HOME={}", self.cache_home().display());
+        let Ok(procs) = fs::read_dir("/proc") else {
+            return false;
+        };
+        procs.flatten().any(|p| {
+            let p = p.path();
+            let args = fs::read(p.join("cmdline")).unwrap_or_default();
+            args.split(|b| *b == 0).any(|a| a == b"--background")
+                && fs::read(p.join("environ"))
+                    .unwrap_or_default()
+                    .split(|b| *b == 0)
+                    .any(|v| v == needle.as_bytes())
+        })
+    }
+
+    /// Waits until no background update over these roots runs (a search has exec'd it before
+    /// it exits, so one it started is visible by then); panics after 20 s.
+    pub fn wait_background(&self) {
+        let start = std::time::Instant::now();
+        while self.background_running() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "a background index update is still running after 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn run_cmd(&self, args: &[&str], setup: &mut dyn FnMut(&mut Command)) -> Run {
         let before = self.files();
         let mut cmd = self.cmd();
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
+        setup(&mut cmd);
         let out = cmd.args(args).output().unwrap();
         let after = self.files();
         assert!(
