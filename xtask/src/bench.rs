@@ -338,7 +338,11 @@ fn append_lines(path: &Path, bytes: usize) -> Result<()> {
     file.seek(SeekFrom::Start(len.saturating_sub(1 << 20)))?;
     let mut tail = Vec::new();
     file.read_to_end(&mut tail)?;
-    let last_line = tail.trim_ascii_end().rsplit(|&b| b == b'\n').next().context("empty")?;
+    let last_line = tail
+        .trim_ascii_end()
+        .rsplit(|&b| b == b'\n')
+        .next()
+        .context("empty")?;
     let last: Value = serde_json::from_slice(last_line)?;
     let session = last["sessionId"].as_str().unwrap_or_default().to_string();
     let mut parent = last["uuid"].as_str().unwrap_or_default().to_string();

@@ -165,3 +165,31 @@ fn notesoup_home_does_not_move_history() {
     assert_eq!(plain.stdout, moved.stdout);
     assert!(!elsewhere.exists(), "nothing is written there");
 }
+
+#[test]
+fn small_budgets_end_and_fit() {
+    // A long hit cut to its share of the room and then again to the room left once kept
+    // cutting at the match's old place, forever.
+    let r = Roots::new();
+    for budget in ["1024", "1200", "1546", "2000"] {
+        let out = r
+            .cmd()
+            .args([
+                "list",
+                "--json",
+                "--query=ailer",
+                "--from",
+                "oldest",
+                "--budget",
+                budget,
+            ])
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "--budget {budget}");
+        assert!(
+            out.stdout.len() <= budget.parse().unwrap(),
+            "--budget {budget}"
+        );
+    }
+}

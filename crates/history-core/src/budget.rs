@@ -96,6 +96,9 @@ const MIN_SHARE: usize = 600;
 /// How much text before a match stays in view when a long hit is cut.
 const LEAD: usize = 160;
 
+/// What stands for the text cut before the match.
+const ELLIPSIS: &str = "…";
+
 /// Admits the page's items from the end `from` names until the output would exceed `budget`,
 /// cutting one long text to fit where that is worth it. With `fair_share` (results from many
 /// sessions), a text longer than its share of the room is cut first, so that one long event
@@ -131,13 +134,17 @@ pub fn fit_list(
 /// A search hit keeps its match in view: the text then starts a little before it.
 fn shrink(item: &mut Item, room: usize, cost: impl Fn(&Item) -> usize) -> bool {
     let original = std::mem::take(&mut item.event.text);
-    let full = match item.focus.filter(|f| *f > LEAD) {
-        Some(focus) => {
-            let mut start = focus - LEAD;
+    let focus = item.focus;
+    let full = match focus.filter(|f| *f > LEAD && *f <= original.len()) {
+        Some(at) => {
+            let mut start = at - LEAD;
             while !original.is_char_boundary(start) {
                 start += 1;
             }
-            format!("…{}", &original[start..])
+            // The match moves with the cut, so that cutting the text again keeps it in view
+            // (and starts it where it starts now).
+            item.focus = Some(ELLIPSIS.len() + at - start);
+            format!("{ELLIPSIS}{}", &original[start..])
         }
         None => original.clone(),
     };
@@ -146,6 +153,7 @@ fn shrink(item: &mut Item, room: usize, cost: impl Fn(&Item) -> usize) -> bool {
     if overhead >= room {
         item.event.text = original;
         item.truncated = false;
+        item.focus = focus;
         return false;
     }
     let mut allowed = room - overhead;
@@ -224,6 +232,38 @@ mod tests {
         );
         assert_eq!(items, vec![500]);
         assert!(a.dropped_older);
+    }
+
+    #[test]
+    fn a_hit_cut_twice_keeps_its_match_in_view() {
+        let text = format!("{}needle{}", "é".repeat(400), "x".repeat(4000));
+        let mut item = Item::new(
+            "s".into(),
+            None,
+            crate::Event {
+                seq: 1,
+                part: 0,
+                role: crate::Role::Tool,
+                kind: "tool_output".into(),
+                timestamp: None,
+                text: text.clone(),
+                visible: false,
+                tool: None,
+                on_active_branch: None,
+            },
+        );
+        item.focus = text.find("needle");
+        let cost = |i: &Item| i.event.text.len() + 50;
+        for room in [1500, 900, 600, 400] {
+            assert!(shrink(&mut item, room, cost), "{room}");
+            assert!(cost(&item) <= room);
+            assert!(item.event.text.starts_with(ELLIPSIS));
+            assert!(
+                item.event.text.contains("needle"),
+                "{room}: {}",
+                item.event.text
+            );
+        }
     }
 
     #[test]
