@@ -456,21 +456,24 @@ impl History {
     ) -> ListPage {
         let mut notices = Vec::new();
         notices.extend(skipped_notice(&listing.skipped));
+        if no_sessions {
+            notices.push(self.no_sessions_notice());
+        }
         let coverage = filter.is_search().then_some(Coverage {
             from_index: listing.from_index,
             scanned: listing.scanned,
             unindexable: listing.unindexable,
         });
-        if self.projection.is_some() && listing.scanned > 0 && filter.is_search() {
-            notices.push(format!(
-                "{} session{} not in the search index {} read in full",
-                listing.scanned,
-                if listing.scanned == 1 { "" } else { "s" },
-                if listing.scanned == 1 { "was" } else { "were" },
-            ));
-        }
-        if no_sessions {
-            notices.push(self.no_sessions_notice());
+        // What the index adds (its notice, the digits of its coverage) must not change which
+        // items fit: the budget is measured with the most it could add, with the index or not.
+        let sessions = listing.from_index + listing.scanned;
+        let mut widest = notices.clone();
+        let mut shown = notices;
+        if filter.is_search() {
+            widest.push(unindexed_notice(sessions));
+            if self.projection.is_some() && listing.scanned > 0 {
+                shown.push(unindexed_notice(listing.scanned));
+            }
         }
         let mut page = ListPage {
             schema_version: SCHEMA_VERSION,
@@ -495,14 +498,20 @@ impl History {
             has_newer: listing.has_newer,
             older: None,
             newer: None,
-            notice: notice_of(&notices),
-            coverage,
+            notice: notice_of(&widest),
+            coverage: coverage.map(|_| Coverage {
+                from_index: sessions,
+                scanned: sessions,
+                unindexable: 0,
+            }),
             implicit: false,
             no_sessions,
         };
         let admitted = fit_list(&mut page, render, budget, from, true);
         page.has_older |= admitted.dropped_older;
         page.has_newer |= admitted.dropped_newer;
+        page.notice = notice_of(&shown);
+        page.coverage = coverage;
         page
     }
 
@@ -537,6 +546,15 @@ fn check_budget(budget: usize) -> Result<(), HistoryError> {
         )));
     }
     Ok(())
+}
+
+/// The notice that `n` sessions were read because the search index does not hold them.
+fn unindexed_notice(n: usize) -> String {
+    format!(
+        "{n} session{} not in the search index {} read in full",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "was" } else { "were" },
+    )
 }
 
 fn notice_of(notices: &[String]) -> Option<String> {
