@@ -67,6 +67,14 @@ pub fn update(store: &mut Store, corpus: &Corpus, version: &str) -> Result<Summa
         ..Summary::default()
     };
     let live: HashSet<&SessionKey> = sessions.iter().map(|s| &s.key).collect();
+    // Another build's entries are all stale: start from nothing rather than replace each.
+    if store
+        .sessions()?
+        .iter()
+        .any(|r| r.decoder_version != version)
+    {
+        store.clear()?;
+    }
     store.retain_sessions(|key, _| live.contains(key))?;
     let rows = store.sessions()?;
     let rows: std::collections::HashMap<&SessionKey, &crate::store::SessionRow> =

@@ -7,7 +7,6 @@ use std::sync::Mutex;
 
 use history_core::history::Projection;
 use history_core::search::Known;
-use history_core::source::LineTime;
 use history_core::{Corpus, Filter, SessionFile, SessionKey, Timestamp};
 
 use crate::build::{fingerprints, indexed, same_files};
@@ -32,15 +31,6 @@ impl Index {
 
 /// The earliest and latest time of the candidate lines of a session (`None` first: untimed).
 type Span = (Option<Timestamp>, Option<Timestamp>);
-
-fn span_of(time: LineTime) -> Option<Span> {
-    match time {
-        LineTime::Unknown => None,
-        LineTime::Untimed => Some((None, None)),
-        LineTime::At(t) => Some((Some(t), Some(t))),
-        LineTime::AtMost(t) => Some((None, Some(t))),
-    }
-}
 
 impl Projection for Index {
     fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known> {
@@ -95,11 +85,10 @@ impl Projection for Index {
         for tokens in &per_query {
             let mut fts = String::new();
             tokens_text(tokens, &mut fts);
-            let Ok(lines) = store.matching_lines_in(&keys, &fts) else {
+            let Ok(found) = store.matching_spans_in(&keys, &fts) else {
                 return unknown();
             };
-            for (i, line) in lines {
-                let this = span_of(line.time);
+            for (i, this) in found {
                 let entry = spans.entry(i).or_insert(this);
                 *entry = match (*entry, this) {
                     (Some((f1, l1)), Some((f2, l2))) => Some((f1.min(f2), l1.max(l2))),

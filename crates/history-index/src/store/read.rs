@@ -184,6 +184,48 @@ impl Store {
         Ok(out)
     }
 
+    /// For each of `keys` with lines matching `fts_query`, the times of those lines, as few
+    /// `(i, earliest, latest)` spans as there are kinds of line time among them (SQLite does
+    /// the aggregation: a frequent term's lines never cross into Rust one by one). A span is
+    /// `None` where a line's time is unknown; an earliest of `None` means untimed lines.
+    #[allow(clippy::type_complexity)]
+    pub fn matching_spans_in(
+        &self,
+        keys: &[SessionKey],
+        fts_query: &str,
+    ) -> Result<Vec<(usize, Option<(Option<Timestamp>, Option<Timestamp>)>)>, StoreError> {
+        let mut wanted: HashMap<i64, usize> = HashMap::with_capacity(keys.len());
+        for (i, key) in keys.iter().enumerate() {
+            if let Some(id) = self.session_id(key)? {
+                wanted.entry(id).or_insert(i);
+            }
+        }
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT l.session, l.time_kind, min(l.time_ns), max(l.time_ns)
+             FROM grams JOIN lines l ON l.id = grams.rowid
+             WHERE grams MATCH ?1 GROUP BY l.session, l.time_kind",
+        )?;
+        let mut q = stmt.query([fts_query])?;
+        let mut out = Vec::new();
+        while let Some(r) = q.next()? {
+            let Some(&i) = wanted.get(&r.get::<_, i64>(0)?) else {
+                continue;
+            };
+            let (min, max): (Option<i64>, Option<i64>) = (r.get(2)?, r.get(3)?);
+            let span = match (r.get::<_, i64>(1)?, min, max) {
+                (1, _, _) => Some((None, None)),
+                (2, Some(a), Some(b)) => Some((Some(Timestamp(a)), Some(Timestamp(b)))),
+                (3, _, Some(b)) => Some((None, Some(Timestamp(b)))),
+                _ => None,
+            };
+            out.push((i, span));
+        }
+        Ok(out)
+    }
+
     /// The session's lines with seqs in `seqs`, by seq: what a page around a hit needs.
     pub fn lines(&self, key: &SessionKey, seqs: Range<u64>) -> Result<Vec<LineRow>, StoreError> {
         let Some(id) = self.session_id(key)? else {

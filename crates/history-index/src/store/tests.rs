@@ -646,3 +646,24 @@ fn insert_throughput_small() {
 fn insert_throughput_200k_lines() {
     throughput(40, 5000, 50);
 }
+
+#[test]
+fn clearing_drops_every_session_and_token_and_the_store_goes_on() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let rec = record(f.dir.path(), &key(1), 10);
+    store
+        .replace_session(&rec, &[line(0, "old aa"), line(1, "cc")])
+        .unwrap();
+    store.clear().unwrap();
+    assert_eq!(count(&store, "lines"), 0);
+    assert_eq!(count(&store, "sessions"), 0);
+    assert_eq!(
+        grams_matching(&store, "old") + grams_matching(&store, "cc"),
+        0
+    );
+    // The trigger that keeps lines and tokens together is back.
+    store.replace_session(&rec, &[line(0, "new")]).unwrap();
+    store.remove_session(&key(1)).unwrap();
+    assert_eq!(grams_matching(&store, "new"), 0);
+}
