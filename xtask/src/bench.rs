@@ -175,18 +175,7 @@ fn run(o: &Options) -> Result<()> {
         o.runs,
         3 * o.runs
     );
-    println!("| command | time | rg -i -F -c, same term | ratio to rg | peak RSS |");
-    println!("|---|---:|---:|---:|---:|");
-    for (m, rg) in &rows {
-        println!(
-            "| {} | {:.0} ms | {:.0} ms | {:.2}× | {:.0} MiB |",
-            m.name,
-            m.secs * 1000.0,
-            rg.secs * 1000.0,
-            m.secs / rg.secs,
-            m.rss_mib
-        );
-    }
+    print_table("command", &rows);
     println!(
         "\nwarm overview is {:.1}× faster than cold",
         rows[0].0.secs / rows[1].0.secs
@@ -298,21 +287,8 @@ fn bench_index(
         .set_len(original)?;
     let (stale, update) = appended?;
     rows.push((stale, rg_present));
-    println!(
-        "
-| search index | time | rg -i -F -c, same term | ratio to rg | peak RSS |"
-    );
-    println!("|---|---:|---:|---:|---:|");
-    for (m, rg) in &rows {
-        println!(
-            "| {} | {:.0} ms | {:.0} ms | {:.2}× | {:.0} MiB |",
-            m.name,
-            m.secs * 1000.0,
-            rg.secs * 1000.0,
-            m.secs / rg.secs,
-            m.rss_mib
-        );
-    }
+    println!();
+    print_table("search index", &rows);
     println!(
         "
 index from nothing: {:.1} s ({:.0} MB/s), peak {:.0} MiB, {:.0} MiB on disk ({:.2}× the transcripts); after a 1 MiB append: {:.2} s",
@@ -326,6 +302,22 @@ index from nothing: {:.1} s ({:.0} MB/s), peak {:.0} MiB, {:.0} MiB on disk ({:.
     // Index the restored file again, then find every needle through the index.
     nh(&["index"]).output()?;
     check_needles(nh, expected)
+}
+
+/// A Markdown table of measures, each beside the rg run it is compared with.
+fn print_table(title: &str, rows: &[(Measure, &Measure)]) {
+    println!("| {title} | time | rg -i -F -c, same term | ratio to rg | peak RSS |");
+    println!("|---|---:|---:|---:|---:|");
+    for (m, rg) in rows {
+        println!(
+            "| {} | {:.0} ms | {:.0} ms | {:.2}× | {:.0} MiB |",
+            m.name,
+            m.secs * 1000.0,
+            rg.secs * 1000.0,
+            m.secs / rg.secs,
+            m.rss_mib
+        );
+    }
 }
 
 /// Appends about `bytes` of user prompts to a Claude transcript, each a child of the last line.

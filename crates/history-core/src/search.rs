@@ -227,9 +227,9 @@ type Rank = Option<i64>;
 
 /// The earliest and the latest rank a session's hits can have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Span {
-    first: Rank,
-    last: Rank,
+pub(crate) struct Span {
+    pub(crate) first: Rank,
+    pub(crate) last: Rank,
 }
 
 impl Span {
@@ -239,7 +239,7 @@ impl Span {
         last: Some(i64::MAX),
     };
 
-    fn of(time: LineTime) -> Span {
+    pub(crate) fn of(time: LineTime) -> Span {
         match time {
             LineTime::Unknown => Span::ANY,
             LineTime::Untimed => Span {
@@ -257,11 +257,17 @@ impl Span {
         }
     }
 
-    fn cover(self, other: Span) -> Span {
+    pub(crate) fn cover(self, other: Span) -> Span {
         Span {
             first: self.first.min(other.first),
             last: self.last.max(other.last),
         }
+    }
+
+    /// Whether an event of this rank lies within the span.
+    #[cfg(feature = "testing")]
+    pub(crate) fn covers(&self, rank: Rank) -> bool {
+        self.first <= rank && rank <= self.last
     }
 }
 

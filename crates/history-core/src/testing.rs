@@ -52,6 +52,7 @@ use crate::harness::Harness;
 use crate::matching::Filter;
 use crate::model::{Event, SessionFile};
 use crate::prefilter::RawFilter;
+use crate::search::Span;
 use crate::source::{Decoded, LineTest, LineTime, Lines, Transcript};
 
 /// The seed of every random choice unless `NOTESOUP_KIT_SEED` names another.
@@ -691,48 +692,6 @@ fn shown(line: &[u8]) -> String {
         cut.push('…');
     }
     cut
-}
-
-/// The earliest and the latest time a session's hits can have, as a search ranks them: untimed
-/// (`None`) before any time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Span {
-    first: Option<i64>,
-    last: Option<i64>,
-}
-
-impl Span {
-    fn of(time: LineTime) -> Span {
-        match time {
-            LineTime::Unknown => Span {
-                first: None,
-                last: Some(i64::MAX),
-            },
-            LineTime::Untimed => Span {
-                first: None,
-                last: None,
-            },
-            LineTime::At(t) => Span {
-                first: Some(t.0),
-                last: Some(t.0),
-            },
-            LineTime::AtMost(t) => Span {
-                first: None,
-                last: Some(t.0),
-            },
-        }
-    }
-
-    fn cover(self, other: Span) -> Span {
-        Span {
-            first: self.first.min(other.first),
-            last: self.last.max(other.last),
-        }
-    }
-
-    fn covers(&self, rank: Option<i64>) -> bool {
-        self.first <= rank && rank <= self.last
-    }
 }
 
 /// The span of the line times of every candidate line of `raw` in the lineage's files; `None`

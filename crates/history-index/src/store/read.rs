@@ -61,6 +61,17 @@ impl Store {
             .optional()?)
     }
 
+    /// The stored sessions among `keys`: each one's row id, with its index in `keys`.
+    fn ids_of(&self, keys: &[SessionKey]) -> Result<HashMap<i64, usize>, StoreError> {
+        let mut wanted = HashMap::with_capacity(keys.len());
+        for (i, key) in keys.iter().enumerate() {
+            if let Some(id) = self.session_id(key)? {
+                wanted.entry(id).or_insert(i);
+            }
+        }
+        Ok(wanted)
+    }
+
     /// The stored session `key`, with its witnesses.
     pub fn session(&self, key: &SessionKey) -> Result<Option<SessionRow>, StoreError> {
         let Some(id) = self.session_id(key)? else {
@@ -160,12 +171,7 @@ impl Store {
         keys: &[SessionKey],
         fts_query: &str,
     ) -> Result<Vec<(usize, LineRow)>, StoreError> {
-        let mut wanted: HashMap<i64, usize> = HashMap::with_capacity(keys.len());
-        for (i, key) in keys.iter().enumerate() {
-            if let Some(id) = self.session_id(key)? {
-                wanted.entry(id).or_insert(i);
-            }
-        }
+        let wanted = self.ids_of(keys)?;
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
@@ -194,12 +200,7 @@ impl Store {
         keys: &[SessionKey],
         fts_query: &str,
     ) -> Result<Vec<(usize, Option<(Option<Timestamp>, Option<Timestamp>)>)>, StoreError> {
-        let mut wanted: HashMap<i64, usize> = HashMap::with_capacity(keys.len());
-        for (i, key) in keys.iter().enumerate() {
-            if let Some(id) = self.session_id(key)? {
-                wanted.entry(id).or_insert(i);
-            }
-        }
+        let wanted = self.ids_of(keys)?;
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
