@@ -2,6 +2,7 @@
 //! `doctor` and `reindex` commands. Nothing printed here ever holds a query, a token or any
 //! text of a transcript: only counts, sizes, paths of the index and reason codes.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use history_core::history::Projection;
@@ -90,7 +91,27 @@ impl Settings {
         } else {
             None
         };
-        let summary = update(&mut store, corpus, &self.version).map_err(|e| {
+        let bar = (!background && !json && std::io::stderr().is_terminal()).then(|| {
+            let bar = indicatif::ProgressBar::new(0);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "indexing {bar:40} {binary_bytes}/{binary_total_bytes} ({eta})",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        let mut progress = |done: u64, total: u64| {
+            if let Some(bar) = &bar {
+                bar.set_length(total);
+                bar.set_position(done);
+            }
+        };
+        let updated = update(&mut store, corpus, &self.version, &mut progress);
+        if let Some(bar) = &bar {
+            bar.finish_and_clear();
+        }
+        let summary = updated.map_err(|e| {
             HistoryError::usage(format!(
                 "the search index at {} could not be updated ({})",
                 path.display(),

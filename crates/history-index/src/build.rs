@@ -58,8 +58,14 @@ pub(crate) fn same_files(stored: &[Witness], now: &[(std::path::PathBuf, Fingerp
 }
 
 /// Indexes every session of `corpus` that is not fresh in `store` for `version` (the decoders'
-/// version and build), and removes the sessions that are gone.
-pub fn update(store: &mut Store, corpus: &Corpus, version: &str) -> Result<Summary, StoreError> {
+/// version and build), and removes the sessions that are gone. `progress(done, total)` hears,
+/// in bytes of transcripts, how far it is after each session.
+pub fn update(
+    store: &mut Store,
+    corpus: &Corpus,
+    version: &str,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Summary, StoreError> {
     let start = Instant::now();
     let sessions = corpus.discover();
     let mut summary = Summary {
@@ -107,7 +113,7 @@ pub fn update(store: &mut Store, corpus: &Corpus, version: &str) -> Result<Summa
                 }
             }
         });
-        write_all(store, todo, rx, version, &mut summary)
+        write_all(store, todo, rx, version, &mut summary, progress)
     })?;
     store.checkpoint()?;
     summary.seconds = start.elapsed().as_secs_f64();
@@ -145,10 +151,16 @@ fn write_all(
     rx: std::sync::mpsc::Receiver<Decoded>,
     version: &str,
     summary: &mut Summary,
+    progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), StoreError> {
+    let size = |files: &Files| files.iter().map(|(_, f)| f.size).sum::<u64>();
+    let total = todo.iter().map(|(_, _, before)| size(before)).sum();
+    let mut done = 0;
     let mut batch = store.batch()?;
     let mut pending = 0;
     for (file, source, before) in todo {
+        progress(done, total);
+        done += size(before);
         // Many small sessions to a transaction: FTS5 then merges fewer, smaller segments.
         if pending >= BATCH_BYTES {
             batch.commit()?;
@@ -210,7 +222,9 @@ fn write_all(
             }
         }
     }
-    batch.commit()
+    batch.commit()?;
+    progress(total, total);
+    Ok(())
 }
 
 /// Whether the store holds the session indexed by this `version` from exactly these files.
