@@ -1,87 +1,10 @@
-//! What a source file looked like when it was read: its stat fingerprint.
+//! What a source file looked like when it was read: history-core's stat [`Fingerprint`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
-/// A file's identity and version as `stat(2)` reports them.
-///
-/// Any write to the file changes its size, its modification time or at least its change time;
-/// replacing it changes the device or inode. Two equal fingerprints therefore mean "the same
-/// bytes, as far as the filesystem can tell without reading them".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Fingerprint {
-    /// The device the file lives on.
-    pub dev: u64,
-    /// The file's inode number.
-    pub ino: u64,
-    /// The file's size in bytes.
-    pub size: u64,
-    /// The last modification time in nanoseconds since the epoch.
-    pub mtime_ns: i64,
-    /// The last status change time in nanoseconds since the epoch.
-    pub ctime_ns: i64,
-}
+pub use history_core::fingerprint::{fingerprints, Fingerprint};
 
 /// Takes the fingerprint of `path`, following symbolic links.
 pub fn fingerprint(path: &Path) -> std::io::Result<Fingerprint> {
-    let st = rustix::fs::stat(path)?;
-    // The stat fields' integer types differ between architectures; the casts widen them all
-    // to one portable shape (a negative size cannot occur and would read as a huge one).
-    #[allow(clippy::unnecessary_cast)]
-    Ok(Fingerprint {
-        dev: st.st_dev as u64,
-        ino: st.st_ino as u64,
-        size: st.st_size as u64,
-        mtime_ns: nanos(st.st_mtime as i64, st.st_mtime_nsec as i64),
-        ctime_ns: nanos(st.st_ctime as i64, st.st_ctime_nsec as i64),
-    })
-}
-
-/// Takes the fingerprints of `paths`, in order; `None` if any of them cannot be taken.
-///
-/// Call it before reading the sources, and hand the result to [`crate::Cache::put`].
-pub fn fingerprints(paths: &[PathBuf]) -> Option<Vec<(PathBuf, Fingerprint)>> {
-    paths
-        .iter()
-        .map(|p| fingerprint(p).ok().map(|f| (p.clone(), f)))
-        .collect()
-}
-
-/// Seconds and nanoseconds as nanoseconds; times beyond the year 2262 saturate rather than wrap.
-fn nanos(secs: i64, nsec: i64) -> i64 {
-    secs.saturating_mul(1_000_000_000).saturating_add(nsec)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_append_changes_the_fingerprint() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.jsonl");
-        std::fs::write(&path, "a\n").unwrap();
-        let before = fingerprint(&path).unwrap();
-        assert_eq!(before, fingerprint(&path).unwrap());
-        assert_eq!(before.size, 2);
-        std::fs::write(&path, "a\nb\n").unwrap();
-        assert_ne!(before, fingerprint(&path).unwrap());
-    }
-
-    #[test]
-    fn a_missing_file_has_no_fingerprint() {
-        let dir = tempfile::tempdir().unwrap();
-        let paths = vec![dir.path().to_path_buf(), dir.path().join("missing")];
-        assert!(fingerprint(&paths[1]).is_err());
-        assert!(fingerprints(&paths).is_none());
-        assert_eq!(fingerprints(&paths[..1]).map(|v| v.len()), Some(1));
-    }
-
-    #[test]
-    fn nanos_saturate_instead_of_overflowing() {
-        assert_eq!(nanos(1, 5), 1_000_000_005);
-        assert_eq!(nanos(i64::MAX, 1), i64::MAX);
-        assert_eq!(nanos(i64::MIN, -1), i64::MIN);
-    }
+    Fingerprint::of(path)
 }

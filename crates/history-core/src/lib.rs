@@ -19,6 +19,7 @@ pub(crate) mod ascii_search;
 pub mod budget;
 pub mod corpus;
 pub mod error;
+pub mod fingerprint;
 pub mod harness;
 pub mod history;
 pub mod json;

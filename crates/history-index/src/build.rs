@@ -41,11 +41,7 @@ pub struct Summary {
 /// The files of a session now, its lineage, with each one's fingerprint; `None` when a file
 /// cannot be stat'ed.
 pub(crate) fn fingerprints(source: &dyn Transcript, file: &SessionFile) -> Option<Files> {
-    source
-        .lineage(file)
-        .into_iter()
-        .map(|path| Fingerprint::of(&path).ok().map(|f| (path, f)))
-        .collect()
+    history_core::fingerprint::fingerprints(&source.lineage(file))
 }
 
 /// Whether stored witnesses are exactly these files with these fingerprints.

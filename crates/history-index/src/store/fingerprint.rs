@@ -1,66 +1,12 @@
-//! What a witness file looked like when it was indexed: its stat fingerprint and the hash of
-//! the bytes before its checkpoint.
+//! What a witness file looked like when it was indexed: its stat fingerprint
+//! ([`history_core::fingerprint`]) and the hash of the bytes before its checkpoint.
 
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-/// A file's identity and version as `stat(2)` reports them.
-///
-/// Any write to the file changes its size, its modification time or at least its change time;
-/// replacing it changes the device or inode. Equal fingerprints therefore mean "the same bytes,
-/// as far as the filesystem can tell without reading them".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Fingerprint {
-    /// The device the file lives on.
-    pub dev: u64,
-    /// The file's inode number.
-    pub ino: u64,
-    /// The file's size in bytes.
-    pub size: u64,
-    /// The last modification time in nanoseconds since the epoch.
-    pub mtime_ns: i64,
-    /// The last status change time in nanoseconds since the epoch.
-    pub ctime_ns: i64,
-}
-
-impl Fingerprint {
-    /// The fingerprint of `path`, following symbolic links (a transcript may be reached
-    /// through one; what matters is the file read).
-    pub fn of(path: &Path) -> io::Result<Fingerprint> {
-        Ok(Fingerprint::from_stat(&rustix::fs::stat(path)?))
-    }
-
-    /// The fingerprint of an open file: the one actually read, whatever its path names now.
-    pub fn of_file(file: &File) -> io::Result<Fingerprint> {
-        Ok(Fingerprint::from_stat(&rustix::fs::fstat(file)?))
-    }
-
-    /// Whether the file described by `self` may be `before` with bytes appended: same file,
-    /// not smaller. Only the checkpoint hash can tell an append from a rewrite in place.
-    pub fn may_extend(&self, before: &Fingerprint) -> bool {
-        self.dev == before.dev && self.ino == before.ino && self.size >= before.size
-    }
-
-    fn from_stat(st: &rustix::fs::Stat) -> Fingerprint {
-        // The stat fields' integer types differ between architectures; the casts widen them all
-        // to one portable shape (a negative size cannot occur and would read as a huge one).
-        #[allow(clippy::unnecessary_cast)]
-        Fingerprint {
-            dev: st.st_dev as u64,
-            ino: st.st_ino as u64,
-            size: st.st_size as u64,
-            mtime_ns: nanos(st.st_mtime as i64, st.st_mtime_nsec as i64),
-            ctime_ns: nanos(st.st_ctime as i64, st.st_ctime_nsec as i64),
-        }
-    }
-}
-
-/// Seconds and nanoseconds as nanoseconds; times beyond the year 2262 saturate rather than wrap.
-fn nanos(secs: i64, nsec: i64) -> i64 {
-    secs.saturating_mul(1_000_000_000).saturating_add(nsec)
-}
+pub use history_core::fingerprint::Fingerprint;
 
 /// How many bytes at each end of the indexed prefix [`checkpoint_hash`] reads.
 pub const CHECKPOINT_WINDOW: u64 = 4096;

@@ -1,0 +1,109 @@
+//! What a source file looked like when it was read: its stat fingerprint. The overview cache and
+//! the search index both keep a transcript's fingerprint and compare it with the file's now.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// A file's identity and version as `stat(2)` reports them.
+///
+/// Any write to the file changes its size, its modification time or at least its change time;
+/// replacing it changes the device or inode. Two equal fingerprints therefore mean "the same
+/// bytes, as far as the filesystem can tell without reading them".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// The device the file lives on.
+    pub dev: u64,
+    /// The file's inode number.
+    pub ino: u64,
+    /// The file's size in bytes.
+    pub size: u64,
+    /// The last modification time in nanoseconds since the epoch.
+    pub mtime_ns: i64,
+    /// The last status change time in nanoseconds since the epoch.
+    pub ctime_ns: i64,
+}
+
+impl Fingerprint {
+    /// The fingerprint of `path`, following symbolic links (a transcript may be reached
+    /// through one; what matters is the file read).
+    pub fn of(path: &Path) -> io::Result<Fingerprint> {
+        Ok(Fingerprint::from_stat(&rustix::fs::stat(path)?))
+    }
+
+    /// The fingerprint of an open file: the one actually read, whatever its path names now.
+    pub fn of_file(file: &File) -> io::Result<Fingerprint> {
+        Ok(Fingerprint::from_stat(&rustix::fs::fstat(file)?))
+    }
+
+    /// Whether the file described by `self` may be `before` with bytes appended: same file,
+    /// not smaller. Only a hash of what was read can tell an append from a rewrite in place.
+    pub fn may_extend(&self, before: &Fingerprint) -> bool {
+        self.dev == before.dev && self.ino == before.ino && self.size >= before.size
+    }
+
+    fn from_stat(st: &rustix::fs::Stat) -> Fingerprint {
+        // The stat fields' integer types differ between architectures; the casts widen them all
+        // to one portable shape (a negative size cannot occur and would read as a huge one).
+        #[allow(clippy::unnecessary_cast)]
+        Fingerprint {
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+            size: st.st_size as u64,
+            mtime_ns: nanos(st.st_mtime as i64, st.st_mtime_nsec as i64),
+            ctime_ns: nanos(st.st_ctime as i64, st.st_ctime_nsec as i64),
+        }
+    }
+}
+
+/// The fingerprints of `paths`, in order; `None` if any of them cannot be taken. Take them
+/// before reading the files.
+pub fn fingerprints(paths: &[PathBuf]) -> Option<Vec<(PathBuf, Fingerprint)>> {
+    paths
+        .iter()
+        .map(|p| Fingerprint::of(p).ok().map(|f| (p.clone(), f)))
+        .collect()
+}
+
+/// Seconds and nanoseconds as nanoseconds; times beyond the year 2262 saturate rather than wrap.
+fn nanos(secs: i64, nsec: i64) -> i64 {
+    secs.saturating_mul(1_000_000_000).saturating_add(nsec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_append_changes_the_fingerprint() {
+        let dir = std::env::temp_dir().join(format!("nh-fingerprint-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.jsonl");
+        std::fs::write(&path, "a\n").unwrap();
+        let before = Fingerprint::of(&path).unwrap();
+        assert_eq!(before, Fingerprint::of(&path).unwrap());
+        assert_eq!(before.size, 2);
+        std::fs::write(&path, "a\nb\n").unwrap();
+        let after = Fingerprint::of(&path).unwrap();
+        assert_ne!(before, after);
+        assert!(after.may_extend(&before));
+        assert_eq!(
+            Fingerprint::of_file(&File::open(&path).unwrap()).unwrap(),
+            after
+        );
+        let paths = vec![dir.clone(), dir.join("missing")];
+        assert!(Fingerprint::of(&paths[1]).is_err());
+        assert!(fingerprints(&paths).is_none());
+        assert_eq!(fingerprints(&paths[..1]).map(|v| v.len()), Some(1));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn nanos_saturate_instead_of_overflowing() {
+        assert_eq!(nanos(1, 5), 1_000_000_005);
+        assert_eq!(nanos(i64::MAX, 1), i64::MAX);
+        assert_eq!(nanos(i64::MIN, -1), i64::MIN);
+    }
+}
