@@ -57,6 +57,6 @@ mod store;
 
 pub use fingerprint::{fingerprint, fingerprints, Fingerprint};
 pub use key::Key;
-pub use location::default_dir;
+pub use location::{cache_root, default_dir};
 pub use overview::{cached_representative, DECODER_VERSION};
 pub use store::{Cache, ENTRY_FORMAT, MAX_ENTRY_BYTES};

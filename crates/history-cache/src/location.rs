@@ -9,13 +9,30 @@ use std::path::PathBuf;
 /// or relative `XDG_CACHE_HOME` is ignored. `None` when neither gives an absolute directory: the
 /// caller then runs without a cache.
 pub fn default_dir(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let absolute = |var: &str| {
-        env(var)
-            .map(PathBuf::from)
-            .filter(|path| path.is_absolute())
-    };
+    let absolute = |var: &str| absolute(&env, var);
     let base = absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|h| h.join(".cache")))?;
     Some(base.join("notesoup").join("history"))
+}
+
+/// The cache root other disposable projections live under (CONTRACT §11): `$XDG_CACHE_HOME/notesoup`,
+/// else `~/Library/Caches/notesoup` on macOS and `~/.cache/notesoup` elsewhere; relative or
+/// empty variables are ignored as in [`default_dir`].
+pub fn cache_root(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let base = absolute(&env, "XDG_CACHE_HOME").or_else(|| {
+        let home = absolute(&env, "HOME")?;
+        Some(if cfg!(target_os = "macos") {
+            home.join("Library").join("Caches")
+        } else {
+            home.join(".cache")
+        })
+    })?;
+    Some(base.join("notesoup"))
+}
+
+fn absolute(env: &impl Fn(&str) -> Option<String>, var: &str) -> Option<PathBuf> {
+    env(var)
+        .map(PathBuf::from)
+        .filter(|path| path.is_absolute())
 }
 
 #[cfg(test)]
@@ -57,6 +74,23 @@ mod tests {
                 Some(PathBuf::from("/home/u/.cache/notesoup/history"))
             );
         }
+    }
+
+    #[test]
+    fn the_cache_root_holds_the_overview_cache_on_linux() {
+        let vars = [("HOME", "/home/u")];
+        if !cfg!(target_os = "macos") {
+            assert_eq!(
+                cache_root(env(&vars)).map(|r| r.join("history")),
+                default_dir(env(&vars))
+            );
+        }
+        let xdg = [("XDG_CACHE_HOME", "/x/cache"), ("HOME", "/home/u")];
+        assert_eq!(
+            cache_root(env(&xdg)),
+            Some(PathBuf::from("/x/cache/notesoup"))
+        );
+        assert_eq!(cache_root(env(&[("HOME", "rel")])), None);
     }
 
     #[test]

@@ -33,7 +33,7 @@ impl Settings {
         let off = no_index || mode.as_deref() == Some("off");
         Settings {
             path: (!off)
-                .then(|| cache_root(env))
+                .then(|| history_cache::cache_root(env))
                 .flatten()
                 .map(|root| Store::path(&root)),
             updates: mode.as_deref() != Some("read"),
@@ -261,24 +261,6 @@ fn report(path: &Path, size: u64, summary: &history_index::build::Summary, json:
         path.display(),
         size as f64 / 1048576.0,
     )
-}
-
-/// The cache root: `$XDG_CACHE_HOME/notesoup` (an absolute path), else
-/// `~/Library/Caches/notesoup` on macOS, `~/.cache/notesoup` elsewhere.
-fn cache_root(env: Env<'_>) -> Option<PathBuf> {
-    let absolute = |var: &str| {
-        env(var)
-            .map(PathBuf::from)
-            .filter(|path| path.is_absolute())
-    };
-    if let Some(xdg) = absolute("XDG_CACHE_HOME") {
-        return Some(xdg.join("notesoup"));
-    }
-    let home = absolute("HOME")?;
-    if cfg!(target_os = "macos") {
-        return Some(home.join("Library").join("Caches").join("notesoup"));
-    }
-    Some(home.join(".cache").join("notesoup"))
 }
 
 /// Holds the update lock next to the database, or `None` when another update holds it.

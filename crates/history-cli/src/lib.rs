@@ -84,7 +84,9 @@ where
     let mut wants_index = None;
     let result = open(registry, &matches, &cli, env).and_then(|history| match &cli.command {
         Command::List(a) => list_request(a, cli.common.budget).and_then(|req| {
-            let history = history.with_projection(index.projection());
+            // Only a search consults the index: other pages need not open it.
+            let search = req.queries.iter().any(|q| !q.is_empty());
+            let history = history.with_projection(search.then(|| index.projection()).flatten());
             let page = history.list(&req, printer)?;
             if index.updates_in_background()
                 && page.coverage.is_some_and(|c| c.scanned > c.unindexable)

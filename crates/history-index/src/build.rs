@@ -70,15 +70,13 @@ pub fn update(
     };
     let live: HashSet<&SessionKey> = sessions.iter().map(|s| &s.key).collect();
     // Another build's entries are all stale: start from nothing rather than replace each.
-    if store
-        .sessions()?
-        .iter()
-        .any(|r| r.decoder_version != version)
-    {
+    let mut rows = store.sessions()?;
+    if rows.iter().any(|r| r.decoder_version != version) {
         store.clear()?;
+        rows.clear();
     }
     store.retain_sessions(|key, _| live.contains(key))?;
-    let rows = store.sessions()?;
+    // Rows of sessions just removed stay here; only live sessions are looked up.
     let rows: std::collections::HashMap<&SessionKey, &crate::store::SessionRow> =
         rows.iter().map(|r| (&r.key, r)).collect();
     // What to index, decided up front, so that one thread decodes while this one writes.
