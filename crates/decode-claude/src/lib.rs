@@ -90,6 +90,21 @@ impl Transcript for Claude {
             LineTime::of(s.timestamp.as_deref().and_then(Timestamp::parse_rfc3339))
         })
     }
+
+    /// The line through [`line::decode`], as [`decode`] reads it, with no other line known: a
+    /// result then names no tool, which is all that differs.
+    fn replay(&self, seq: u64, bytes: &[u8], sink: &mut dyn FnMut(Event)) -> bool {
+        let parsed = simdutf8::basic::from_utf8(bytes)
+            .ok()
+            .and_then(parse::<line::Line>);
+        if let Some(parsed) = parsed {
+            let mut graph = graph::Graph::with_capacity(1);
+            let mut titles = line::Titles::default();
+            let mut tools = render::ToolNames::default();
+            line::decode(seq, parsed, &mut graph, &mut titles, &mut tools, sink);
+        }
+        true
+    }
 }
 
 /// Parses a line as an object, repairing lone surrogate escapes (an emoji cut in half) first

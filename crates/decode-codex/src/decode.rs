@@ -86,6 +86,33 @@ pub(crate) fn session(
     })
 }
 
+/// One line decoded alone as line `seq` ([`history_core::Transcript::replay`]): a header's
+/// instructions, or the line projected with no other line known, its waiting items settled at
+/// once. A line in the shape of a header may be a later copy, which a full decode shows
+/// nothing of: the extra events are ignored.
+pub(crate) fn replay(seq: u64, bytes: &[u8], sink: &mut dyn FnMut(Event)) {
+    let Some(value) = parse_object::<Map<String, Value>>(bytes) else {
+        return;
+    };
+    let mut projection = Projection::new(sink);
+    let layout = match value.contains_key("payload") {
+        true => header::Layout::Envelope,
+        false => header::Layout::Bare,
+    };
+    let kind = value.get("type").map(Value::as_str);
+    let headed = matches!(kind, Some(Some("session_meta")))
+        || (kind.is_none() && !value.contains_key("record_type"));
+    match headed {
+        true => {
+            if let Some(head) = header::classify(seq, 0, value, true) {
+                projection.header(seq, &head, true);
+            }
+        }
+        false => projection.line(seq, value, layout, true, false),
+    }
+    projection.finish();
+}
+
 /// The files the session whose file is `path` is built from: its own, then its ancestors.
 pub(crate) fn files(root: &Path, path: &Path) -> Vec<PathBuf> {
     let mut files = vec![path.to_path_buf()];

@@ -148,6 +148,16 @@ impl Transcript for Codex {
         reader::open_raw(path)
     }
 
+    fn replay(&self, seq: u64, line: &[u8], sink: &mut dyn FnMut(Event)) -> bool {
+        decode::replay(seq, line, sink);
+        true
+    }
+
+    /// A compressed file is read from its start.
+    fn read_at(&self, path: &Path, offset: u64, len: usize) -> Option<std::io::Result<Vec<u8>>> {
+        (!reader::is_compressed(path)).then(|| history_core::source::read_at(path, offset, len))
+    }
+
     /// Every event carries its line's `timestamp`; a header's instructions, the header's.
     fn line_time(&self, line: &[u8]) -> LineTime {
         if let Some(time) = LineTime::under_key(line, "timestamp") {

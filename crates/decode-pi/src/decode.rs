@@ -105,6 +105,18 @@ pub(crate) fn read(
     reader.finish(path)
 }
 
+/// One line decoded alone as line `seq` ([`history_core::Transcript::replay`]): what
+/// [`read`] emits for it, with no line before it known.
+pub(crate) fn replay(seq: u64, bytes: &[u8], sink: &mut dyn FnMut(Event)) {
+    let line = Line {
+        seq,
+        bytes,
+        terminated: true,
+        offset: 0,
+    };
+    Reader::default().line(&line, sink);
+}
+
 #[derive(Default)]
 struct Reader {
     header: Option<Header>,

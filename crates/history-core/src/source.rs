@@ -65,6 +65,39 @@ pub trait Transcript: Send + Sync {
         let _ = line;
         LineTime::Unknown
     }
+
+    /// Decodes one raw line alone, as line `seq`, for a search projection that stored
+    /// everything of the line's events but their texts, so that a query reads only the lines
+    /// its page needs. Among the events it emits, in order, must be events with the texts of
+    /// every event a full decode gives the line, in the full decode's order; what a full decode
+    /// takes from other lines (a result's tool name, whether a twin hides an event, the branch)
+    /// may differ, and extra events are ignored. [`crate::testing`] checks it. `false`: this
+    /// source cannot decode a line alone, and its sessions are decoded whole.
+    fn replay(&self, seq: u64, line: &[u8], sink: &mut dyn FnMut(Event)) -> bool {
+        let _ = (seq, line, sink);
+        false
+    }
+
+    /// Reads `len` bytes at `offset` of the stream [`Transcript::open_raw`] gives of `path`:
+    /// the lines a projection located. `None` when that means reading everything before them
+    /// (a compressed file): the session is then decoded whole.
+    fn read_at(&self, path: &Path, offset: u64, len: usize) -> Option<std::io::Result<Vec<u8>>> {
+        Some(read_at(path, offset, len))
+    }
+}
+
+/// Reads `len` bytes at `offset` of a file, without updating its access time.
+pub fn read_at(path: &Path, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    if len > MAX_LINE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "a line longer than the longest accepted",
+        ));
+    }
+    let mut bytes = vec![0; len];
+    open_untouched(path)?.read_exact_at(&mut bytes, offset)?;
+    Ok(bytes)
 }
 
 /// The time of a raw line's events ([`Transcript::line_time`]).

@@ -26,6 +26,9 @@
 //!    the session's own, so their sum bounds them), and rules 1 and 3 still hold.
 //! 5. **The raw filter never rules out a hit**: the raw line of an event passes a query cut from
 //!    its text, and [`Corpus::may_match`] holds for a session with a matching event.
+//! 6. **A line decoded alone gives its events' texts** ([`Transcript::replay`]): for a session
+//!    read from its own file alone, damaged or not, the texts of each line's events are, in
+//!    part order, among the texts its replay emits, in the same order.
 //!
 //! Every random choice comes from one seed, [`DEFAULT_SEED`] unless `NOTESOUP_KIT_SEED` names
 //! another (decimal or `0x…`); a failure names it, so that it reproduces.
@@ -167,6 +170,9 @@ pub fn check_session(corpus: &Corpus, file: &SessionFile, options: &Options) {
     let session = Session::read(corpus, source, file, options, at);
     session.check_lineage();
     session.check_line_times();
+    if let Some(lines) = &session.lines {
+        check_replay(&session.at, source, lines, &session.by_position);
+    }
     session.check_events_are_found(&mut rng);
     for _ in 0..options.queries {
         let queries = random_queries(&mut rng, &session.texts());
@@ -949,6 +955,11 @@ fn check_damaged(
     let own = (lineage == [file.path.clone()])
         .then(|| raw_lines(source, &file.path).ok())
         .flatten();
+    if let Some(lines) = &own {
+        guarded(at, "replay", || {
+            check_replay(at, source, lines, &by_position)
+        });
+    }
     let (random, what) = random_line_test(rng);
     let tests: [(LineTest<'_>, &str); 3] = [
         (&|_: &[u8]| false, "no line"),
@@ -967,6 +978,37 @@ fn check_damaged(
             what,
         };
         fast.compare(at, &by_position, &decoded, own.as_deref(), notices);
+    }
+}
+
+/// Rule 6: each line of a single-file session, decoded alone, gives its events' texts in order.
+fn check_replay(
+    at: &At,
+    source: &dyn Transcript,
+    lines: &[Vec<u8>],
+    by_position: &BTreeMap<(u64, u32), Event>,
+) {
+    let mut seqs: Vec<u64> = by_position.keys().map(|(seq, _)| *seq).collect();
+    seqs.dedup();
+    for seq in seqs {
+        let Some(line) = seq.checked_sub(1).and_then(|i| lines.get(i as usize)) else {
+            continue; // rule 4 names a seq that is not a line
+        };
+        let mut replayed = Vec::new();
+        if !source.replay(seq, line, &mut |e| replayed.push(e)) {
+            return;
+        }
+        let mut texts = replayed.iter().map(|e| e.text.as_str());
+        for ((_, part), event) in by_position.range((seq, 0)..=(seq, u32::MAX)) {
+            assert!(
+                texts.any(|t| t == event.text),
+                "{at}: seq {seq} part {part}: decoded alone, the line does not give the text \
+                 {:?} (in order); it gives {:?}\n  line: {}",
+                event.text,
+                replayed.iter().map(|e| &e.text).collect::<Vec<_>>(),
+                shown(line)
+            );
+        }
     }
 }
 
