@@ -115,7 +115,12 @@ pub(crate) fn read_testing(
     Ok(None)
 }
 
-pub(crate) fn classify(seq: u64, end: u64, mut line: Map<String, Value>, wanted: bool) -> Option<Header> {
+pub(crate) fn classify(
+    seq: u64,
+    end: u64,
+    mut line: Map<String, Value>,
+    wanted: bool,
+) -> Option<Header> {
     let timestamp = line
         .get("timestamp")
         .and_then(Value::as_str)

@@ -93,7 +93,7 @@ fn differential(root: &Path, n: usize) {
                     from,
                     all_branches: true,
                     raw_prefilter,
-                    known: None,
+                    projection: None,
                 },
             )
         };

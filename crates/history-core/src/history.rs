@@ -92,6 +92,24 @@ pub trait Projection: Send + Sync {
     /// What it knows of each of `sessions` (in their order) for `filter`'s queries; it must
     /// never rule out a hit wrongly.
     fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known>;
+
+    /// The hits of a session it knows ([`Known::Within`]), from the lines it locates rather than
+    /// a decode of the session: of its events that pass `filter`, on the selected branch (or on
+    /// every branch, marked, with `all_branches`), the first `want` from `from`'s end of the
+    /// merge order, or all of them when fewer. `None` when it cannot tell: the session is
+    /// decoded instead. The default always declines.
+    fn hits(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        filter: &Filter,
+        from: From,
+        want: usize,
+        all_branches: bool,
+    ) -> Option<Result<Vec<Event>, HistoryError>> {
+        let _ = (corpus, file, filter, from, want, all_branches);
+        None
+    }
 }
 
 /// Every source an invocation reads, who is asking, and what may be remembered.
@@ -416,10 +434,6 @@ impl History {
         from: From,
     ) -> Listing {
         if filter.is_search() {
-            let known = self
-                .projection
-                .as_ref()
-                .map(|p| p.known(&self.corpus, sessions, filter));
             return search(
                 &self.corpus,
                 sessions,
@@ -429,7 +443,7 @@ impl History {
                     from,
                     all_branches: req.all_branches,
                     raw_prefilter: true,
-                    known: known.as_deref(),
+                    projection: self.projection.as_deref(),
                 },
             );
         }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
+use crate::history::Projection;
 use crate::matching::Filter;
 use crate::model::{Event, SessionFile, SessionKey};
 use crate::paging::From;
@@ -93,8 +94,9 @@ pub struct SearchRequest<'a> {
     /// Skip sessions whose raw bytes cannot hold a hit, and let decoders skip such lines
     /// ([`Corpus::may_match`], [`crate::Transcript::decode`]).
     pub raw_prefilter: bool,
-    /// What a search projection knows of each session, in the order of the sessions searched.
-    pub known: Option<&'a [Known]>,
+    /// A search projection: what it knows of each session spares reading it, and the hits of
+    /// a session it knows are read from the lines it locates.
+    pub projection: Option<&'a dyn Projection>,
 }
 
 /// Searches `sessions` for events passing the request's filter, decoding them on every core.
@@ -121,7 +123,17 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             Keep::Drop
         }
     };
-    let decode = |file: &SessionFile| {
+    let known: Option<Vec<Known>> = req.projection.map(|p| p.known(corpus, sessions, filter));
+    let known = |i: usize| known.as_ref().and_then(|k| k.get(i)).copied();
+    // A session can contribute at most `limit` hits, and one more tells there are others.
+    let want = limit.saturating_add(1);
+    let decode = |i: usize| {
+        let file = &sessions[i];
+        if let (Some(Known::Within { .. }), Some(p)) = (known(i), req.projection) {
+            if let Some(hits) = p.hits(corpus, file, filter, from, want, all_branches) {
+                return hits;
+            }
+        }
         let test = |line: &[u8]| raw.is_none_or(|r| r.may_match_slice(line));
         let line_test: Option<LineTest<'_>> = raw
             .filter(|r| !r.passes_everything())
@@ -148,8 +160,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         From::Newest => &sessions[..w],
         From::Oldest => &sessions[sessions.len() - w..],
     };
-    let mut later: Vec<(Span, &SessionFile)> = Vec::new();
-    let known = |i: usize| req.known.and_then(|k| k.get(i)).copied();
+    let mut later: Vec<(Span, usize)> = Vec::new();
     let indices: Vec<usize> = (0..sessions.len()).collect();
     let scans = map(&indices, |&i| {
         let file = &sessions[i];
@@ -162,15 +173,15 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
                     last: last.map(|t| t.0),
                 })
             }
-            Some(Known::Within { .. }) => return Scan::Decoded(decode(file)),
+            Some(Known::Within { .. }) => return Scan::Decoded(decode(i)),
             Some(Known::Unknown | Known::Unindexable) | None => {}
         }
         let Some(raw) = raw else {
-            return Scan::Decoded(decode(file));
+            return Scan::Decoded(decode(i));
         };
         if is_eager {
             return match corpus.may_match(file, raw) {
-                true => Scan::Decoded(decode(file)),
+                true => Scan::Decoded(decode(i)),
                 false => Scan::Out,
             };
         }
@@ -186,10 +197,10 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
     found.unindexable = (0..sessions.len())
         .filter(|&i| known(i) == Some(Known::Unindexable))
         .count();
-    for (file, scan) in sessions.iter().zip(scans) {
+    for (i, scan) in scans.into_iter().enumerate() {
         match scan {
-            Scan::Decoded(result) => found.add(file, result),
-            Scan::Later(span) => later.push((span, file)),
+            Scan::Decoded(result) => found.add(&sessions[i], result),
+            Scan::Later(span) => later.push((span, i)),
             Scan::Out => continue,
         }
         found.candidates += 1;
@@ -201,9 +212,9 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
     let mut next = 1;
     ordered_map(
         &later,
-        |(_, file)| decode(file),
-        |(_, file), result| {
-            found.add(file, result);
+        |&(_, i)| decode(i),
+        |&(_, i), result| {
+            found.add(&sessions[i], result);
             let done = later.get(next).is_none_or(|(span, _)| found.beats(span));
             next += 1;
             !done

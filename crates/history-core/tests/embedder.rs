@@ -252,7 +252,7 @@ fn a_fake_source_is_listed_searched_and_paged() {
         from: From::Newest,
         all_branches: false,
         raw_prefilter: true,
-        known: None,
+        projection: None,
     };
     let hits = search(&corpus, &sessions, &req);
     let found: Vec<String> = hits

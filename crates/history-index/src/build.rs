@@ -12,6 +12,7 @@ use history_core::SessionKey;
 
 use std::sync::mpsc::SyncSender;
 
+use crate::events;
 use crate::store::{
     checkpoint_hash, Fingerprint, LineRecord, SessionRecord, SessionState, Store, StoreError,
     Witness,
@@ -117,7 +118,8 @@ pub fn update(
 /// What the decoding thread hands the writer: a session's lines, then how it ended.
 enum Decoded {
     Line(Line),
-    End(Result<(), &'static str>),
+    /// The seqs on the selected branch (`None`: every line), or why the session failed.
+    End(Result<Option<Vec<u64>>, &'static str>),
 }
 
 /// One line, ready to store.
@@ -126,6 +128,7 @@ struct Line {
     offset: u64,
     len: u64,
     time: LineTime,
+    events: Vec<u8>,
     tokens: String,
 }
 
@@ -177,6 +180,7 @@ fn write_all(
         };
         let mut writer = batch.session(&record)?;
         let mut written = Ok(());
+        let mut seqs = Vec::new();
         let outcome = loop {
             match rx.recv() {
                 Ok(Decoded::Line(l)) if written.is_ok() => {
@@ -186,14 +190,22 @@ fn write_all(
                         offset: l.offset,
                         len: l.len,
                         time: l.time,
+                        branch: true,
+                        events: &l.events,
                         tokens: &l.tokens,
                     });
+                    seqs.push(l.seq);
                 }
                 Ok(Decoded::Line(_)) => {}
                 Ok(Decoded::End(end)) => break end,
                 Err(_) => break Err("undecodable"),
             }
         };
+        // Lines are written as they come; the branch is known once all have.
+        let written = written.and_then(|()| match &outcome {
+            Ok(Some(branch)) => writer.off_branch(&off(&seqs, branch)),
+            _ => Ok(()),
+        });
         // Lines out of seq order, say: the session is scanned at query time.
         let outcome = outcome.and(written.map_err(|_| "unindexable"));
         // A file that changed while it was read is indexed again next time.
@@ -201,7 +213,7 @@ fn write_all(
             continue;
         }
         match outcome {
-            Ok(()) => {
+            Ok(_) => {
                 writer.commit()?;
                 let bytes = before.iter().map(|(_, f)| f.size).sum::<u64>();
                 summary.indexed += 1;
@@ -219,6 +231,15 @@ fn write_all(
     batch.commit()?;
     progress(total, total);
     Ok(())
+}
+
+/// The seqs of `written` (increasing) that are not on `branch` (sorted).
+fn off(written: &[u64], branch: &[u64]) -> Vec<u64> {
+    written
+        .iter()
+        .copied()
+        .filter(|seq| branch.binary_search(seq).is_err())
+        .collect()
 }
 
 /// Whether the store holds the session indexed by this `version` from exactly these files.
@@ -240,11 +261,13 @@ struct Gathered {
     seq: u64,
     tokens: Vec<Token>,
     time: Option<LineTime>,
+    events: Vec<u8>,
 }
 
 impl Gathered {
     fn add(&mut self, event: &Event) {
         text_tokens(&fold(&event.text), &mut self.tokens);
+        events::encode(event, &mut self.events);
         let this = LineTime::of(event.timestamp);
         self.time = Some(match self.time {
             None => this,
@@ -274,6 +297,7 @@ impl Gathered {
             offset,
             len,
             time: done.time.unwrap_or(LineTime::Unknown),
+            events: done.events,
             tokens: text,
         }))
         .is_ok()
@@ -294,7 +318,7 @@ fn index_session(
     file: &SessionFile,
     files: usize,
     tx: &SyncSender<Decoded>,
-) -> Result<(), &'static str> {
+) -> Result<Option<Vec<u64>>, &'static str> {
     // Where each line of the session's own file is; where inherited history (another file's
     // lines, numbered before the session's own) lies is the decoder's to say, and not kept yet.
     let mut places = Vec::new();
@@ -322,7 +346,7 @@ fn index_session(
         current.flush(tx, &places);
     }
     match decoded {
-        Ok(_) => Ok(()),
+        Ok(decoded) => Ok(decoded.branch),
         Err(history_core::DecodeError::TooLarge { .. }) => Err("too_large"),
         Err(history_core::DecodeError::Io { .. }) => Err("unreadable"),
         Err(history_core::DecodeError::Invalid(_)) => Err("undecodable"),

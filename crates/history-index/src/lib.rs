@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 pub mod build;
+pub mod events;
 pub mod projection;
 pub mod store;
 pub mod tokens;

@@ -2,12 +2,17 @@
 //! session indexed by this build whose files are unchanged, whether any of its lines holds every
 //! token of a query, and when those lines happen. Any other session is unknown and is read.
 
-use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use history_core::history::Projection;
+use history_core::paging::From;
 use history_core::search::Known;
-use history_core::{Corpus, Filter, SessionFile, SessionKey, Timestamp};
+use history_core::{Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, Timestamp};
+
+use crate::events::{self, text_hash};
+use crate::store::Candidate;
 
 use crate::build::{fingerprints, indexed, same_files};
 use crate::store::{SessionRow, SessionState, Store};
@@ -119,5 +124,83 @@ impl Projection for Index {
                 }
             })
             .collect()
+    }
+
+    /// The candidate lines' stored events, filtered by role, time and branch and walked in the
+    /// merge order from `from`; each line read by byte range and decoded alone for the texts,
+    /// until `want` events match. A text the line no longer gives (it was rewritten since it
+    /// was stat'ed) or a line that cannot be read leaves the session to a decode.
+    fn hits(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        filter: &Filter,
+        from: From,
+        want: usize,
+        all_branches: bool,
+    ) -> Option<Result<Vec<Event>, HistoryError>> {
+        let source = corpus.source(&file.key.harness)?;
+        let (path, lines) = {
+            let store = self.store.lock().ok()?;
+            let row = store.session(&file.key).ok()??;
+            // Inherited history is not located yet: only a session's own file is.
+            let [witness] = row.witnesses.as_slice() else {
+                return None;
+            };
+            let mut lines: BTreeMap<u64, Candidate> = BTreeMap::new();
+            for query in filter.queries() {
+                let mut fts = String::new();
+                tokens_text(&query_tokens(query)?, &mut fts);
+                for c in store.matching_lines(&file.key, &fts).ok()? {
+                    lines.insert(c.line.seq, c);
+                }
+            }
+            (witness.path.clone(), lines)
+        };
+        let mut order = Vec::new();
+        for c in lines.values().filter(|c| all_branches || c.branch) {
+            for stored in events::decode(&c.events)? {
+                let event = stored.event(c.line.seq, String::new());
+                if filter.in_time(&event) && filter.has_role(&event) {
+                    order.push((stored, c));
+                }
+            }
+        }
+        order.sort_by_key(|(s, c)| (s.timestamp, c.line.seq, s.part));
+        if from == From::Newest {
+            order.reverse();
+        }
+        let mut replayed: HashMap<u64, Vec<Event>> = HashMap::new();
+        let mut hits = Vec::new();
+        for (stored, c) in order {
+            if hits.len() >= want {
+                break;
+            }
+            let seq = c.line.seq;
+            let texts = match replayed.entry(seq) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
+                    let len = usize::try_from(c.line.len).ok()?;
+                    let bytes = source.read_at(&path, c.line.offset, len)?.ok()?;
+                    let mut events = Vec::new();
+                    if !source.replay(seq, &bytes, &mut |e| events.push(e)) {
+                        return None;
+                    }
+                    e.insert(events)
+                }
+            };
+            let i = texts
+                .iter()
+                .position(|e| text_hash(&e.text) == stored.text)?;
+            let mut event = stored.event(seq, std::mem::take(&mut texts[i].text));
+            texts.remove(i);
+            if filter.matches_text(&event.text) {
+                if all_branches {
+                    event.on_active_branch = Some(c.branch);
+                }
+                hits.push(event);
+            }
+        }
+        Some(Ok(hits))
     }
 }

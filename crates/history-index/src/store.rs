@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use history_core::source::LineTime;
 use history_core::{SessionKey, Timestamp};
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
 pub use fingerprint::{
@@ -83,6 +83,10 @@ pub struct LineRecord<'a> {
     pub len: u64,
     /// The time of its events.
     pub time: LineTime,
+    /// Whether it is on the session's selected branch.
+    pub branch: bool,
+    /// Its events but their texts ([`crate::events::encode`]).
+    pub events: &'a [u8],
     /// Its retrieval tokens, separated by spaces.
     pub tokens: &'a str,
 }
@@ -100,6 +104,17 @@ pub struct LineRow {
     pub len: u64,
     /// The time of its events.
     pub time: LineTime,
+}
+
+/// A line that may hold a query's hit, with what a page needs of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// Where it is and when.
+    pub line: LineRow,
+    /// Whether it is on the session's selected branch.
+    pub branch: bool,
+    /// Its events but their texts ([`crate::events::decode`]).
+    pub events: Vec<u8>,
 }
 
 /// Whether a session's lines are in the projection.
@@ -336,6 +351,8 @@ impl Store {
         };
         if version == 0 {
             store.create_schema()?;
+        } else if version < SCHEMA_VERSION {
+            store.upgrade()?;
         } else if !store.has_tables()? {
             return Err(Attempt::Damaged);
         }
@@ -358,7 +375,7 @@ impl Store {
         })
     }
 
-    /// Creates schema v1 in an empty database. Two processes may race to it: the immediate
+    /// Creates the schema in an empty database. Two processes may race to it: the immediate
     /// transaction serializes them and the loser finds the version set.
     fn create_schema(&mut self) -> Result<(), Attempt> {
         let tx = self
@@ -372,7 +389,7 @@ impl Store {
                 // Someone else's database without a version: not ours to write into.
                 return Err(Attempt::Damaged);
             }
-            tx.execute_batch(schema::SCHEMA_V1)?;
+            tx.execute_batch(schema::SCHEMA)?;
             tx.execute_batch(&format!(
                 "PRAGMA application_id = {}; PRAGMA user_version = {SCHEMA_VERSION};",
                 schema::APPLICATION_ID
@@ -383,6 +400,31 @@ impl Store {
         if version > SCHEMA_VERSION {
             return Err(Attempt::Failed(StoreError::Busy));
         }
+        Ok(())
+    }
+
+    /// Replaces an older version's schema, and everything in it, with this one's: the
+    /// projection is rebuilt from the transcripts rather than migrated.
+    fn upgrade(&mut self) -> Result<(), Attempt> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version < SCHEMA_VERSION {
+            tx.execute_batch(&format!(
+                "DROP TRIGGER IF EXISTS lines_gone; DROP TABLE IF EXISTS grams;
+                 DROP TABLE IF EXISTS lines; DROP TABLE IF EXISTS witnesses;
+                 DROP TABLE IF EXISTS sessions;
+                 {}
+                 PRAGMA user_version = {SCHEMA_VERSION};",
+                schema::SCHEMA
+            ))?;
+        }
+        tx.commit()?;
+        if version < SCHEMA_VERSION {
+            self.conn.execute_batch("VACUUM")?;
+        }
+        self.schema_version = SCHEMA_VERSION;
         Ok(())
     }
 
@@ -539,6 +581,17 @@ impl SessionWriter<'_> {
             std::slice::from_ref(line),
         )?;
         self.last = Some(int(line.seq));
+        Ok(())
+    }
+
+    /// Marks the lines at these seqs as off the session's selected branch.
+    pub fn off_branch(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
+        let mut update = self
+            .sp
+            .prepare_cached("UPDATE lines SET branch = 0 WHERE session = ?1 AND seq = ?2")?;
+        for &seq in seqs {
+            update.execute(params![self.id, int(seq)])?;
+        }
         Ok(())
     }
 

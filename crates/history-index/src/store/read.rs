@@ -10,8 +10,8 @@ use history_core::{SessionKey, Timestamp};
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::{
-    int, line_time, place, uint, Fingerprint, LineRow, SessionRow, SessionState, Stats, Store,
-    StoreError, Witness,
+    int, line_time, place, uint, Candidate, Fingerprint, LineRow, SessionRow, SessionState, Stats,
+    Store, StoreError, Witness,
 };
 
 /// An FTS5 query that matches the lines holding every one of `tokens`: an implicit AND of
@@ -150,16 +150,37 @@ impl Store {
         &self,
         key: &SessionKey,
         fts_query: &str,
-    ) -> Result<Vec<LineRow>, StoreError> {
+    ) -> Result<Vec<Candidate>, StoreError> {
         let Some(id) = self.session_id(key)? else {
             return Ok(Vec::new());
         };
+        // A session's lines are written in seq order, so their row ids rise with their seqs:
+        // FTS5 then walks only the stretch of each token's list that can be this session's.
+        let end = |order: &str| -> Result<Option<i64>, StoreError> {
+            Ok(self
+                .conn
+                .prepare_cached(&format!(
+                    "SELECT id FROM lines WHERE session = ?1 ORDER BY seq {order} LIMIT 1"
+                ))?
+                .query_row([id], |r| r.get(0))
+                .optional()?)
+        };
+        let (Some(first), Some(last)) = (end("ASC")?, end("DESC")?) else {
+            return Ok(Vec::new());
+        };
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {LINE_COLUMNS} FROM grams JOIN lines l ON l.id = grams.rowid
-             WHERE grams MATCH ?1 AND l.session = ?2 ORDER BY l.seq"
+            "SELECT {LINE_COLUMNS}, l.branch, l.events FROM grams JOIN lines l ON l.id = grams.rowid
+             WHERE grams MATCH ?1 AND grams.rowid BETWEEN ?2 AND ?3 AND l.session = ?4
+             ORDER BY l.seq"
         ))?;
         let rows = stmt
-            .query_map(params![fts_query, id], |r| line_row(r, 0))?
+            .query_map(params![fts_query, first, last, id], |r| {
+                Ok(Candidate {
+                    line: line_row(r, 0)?,
+                    branch: r.get::<_, i64>(6)? != 0,
+                    events: r.get(7)?,
+                })
+            })?
             .collect::<Result<_, _>>()?;
         Ok(rows)
     }

@@ -1,7 +1,7 @@
-//! Schema v1 and the connection's settings.
+//! The schema and the connection's settings.
 
 /// The schema version this build reads and writes, kept in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Marks the file as this projection's (`PRAGMA application_id`, "NSHX"), so that a database
 /// of anything else found at the path is moved aside rather than written into.
@@ -15,17 +15,19 @@ pub(super) const JOURNAL_SIZE_LIMIT: i64 = 32 * 1024 * 1024;
 /// indexing, it scans instead; and the indexer's transactions are one session each.
 pub(super) const BUSY_TIMEOUT_MS: u64 = 200;
 
-/// The tables every v1 database has.
+/// The tables every database of this version has.
 pub(super) const TABLES: [&str; 4] = ["sessions", "witnesses", "lines", "grams"];
 
-/// Schema v1.
+/// Schema v2 (v1 had no `branch` and `events`: what a page needs without decoding the session).
 ///
 /// Paths are BLOBs of their bytes (a path need not be UTF-8). `lines.id` is the rowid of the
 /// line's row in `grams`; the trigger keeps the two in step for every way a line goes,
 /// including the cascade from its session, since `grams` can have no foreign key. `lines.file`
 /// is the witness ordinal the offset is in: a Codex session's lines come from several files.
 /// Times are nanoseconds since the epoch; `time_kind` is 0 unknown, 1 untimed, 2 at, 3 at most.
-pub(super) const SCHEMA_V1: &str = "
+/// `branch` is 1 for a line on the session's selected branch; `events` holds what the line's
+/// events are but their texts ([`crate::events`]).
+pub(super) const SCHEMA: &str = "
 CREATE TABLE sessions (
     id INTEGER PRIMARY KEY,
     harness TEXT NOT NULL,
@@ -60,6 +62,8 @@ CREATE TABLE lines (
     len INTEGER NOT NULL,
     time_kind INTEGER NOT NULL,
     time_ns INTEGER,
+    branch INTEGER NOT NULL,
+    events BLOB NOT NULL,
     UNIQUE (session, seq)
 ) STRICT;
 CREATE VIRTUAL TABLE grams USING fts5 (

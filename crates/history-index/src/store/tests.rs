@@ -40,6 +40,8 @@ fn line(seq: u64, tokens: &str) -> LineRecord<'_> {
         offset: seq * 10,
         len: 10,
         time: LineTime::At(Timestamp(seq as i64)),
+        branch: true,
+        events: &[],
         tokens,
     }
 }
@@ -257,21 +259,24 @@ fn a_newer_schema_is_read_only_and_left_alone() {
     drop(store);
     let newer = rusqlite::Connection::open(&f.db).unwrap();
     newer
-        .execute_batch("PRAGMA user_version = 2; CREATE TABLE later (x);")
+        .execute_batch(&format!(
+            "PRAGMA user_version = {}; CREATE TABLE later (x);",
+            SCHEMA_VERSION + 1
+        ))
         .unwrap();
     drop(newer);
     let before = all_bytes(&f.db);
 
     let mut store = Store::open_with(&f.db, Check::Quick).unwrap();
     assert!(!store.writable());
-    assert_eq!(store.schema_version(), 2);
+    assert_eq!(store.schema_version(), SCHEMA_VERSION + 1);
     assert_eq!(
         store.session(&key(1)).unwrap().map(|s| s.state),
         Some(SessionState::Indexed)
     );
     let stats = store.stats().unwrap();
     assert!(!stats.writable);
-    assert_eq!(stats.schema_version, 2);
+    assert_eq!(stats.schema_version, SCHEMA_VERSION + 1);
     assert!(matches!(
         store.replace_session(&rec, &[]),
         Err(StoreError::Degraded)
@@ -347,7 +352,7 @@ fn an_append_extends_the_session_from_its_checkpoint() {
             .matching_lines(&key(1), &fts_query([q]).unwrap())
             .unwrap()
             .iter()
-            .map(|l| l.seq)
+            .map(|l| l.line.seq)
             .collect()
     };
     assert_eq!(seqs("aa"), [0, 2]);
@@ -516,7 +521,7 @@ fn several_tokens_are_an_and() {
         .matching_lines(&key(1), &q)
         .unwrap()
         .iter()
-        .map(|l| l.seq)
+        .map(|l| l.line.seq)
         .collect();
     assert_eq!(seqs, [0, 2]);
     let keys = [key(2), key(7), key(1)];
@@ -543,18 +548,41 @@ fn several_tokens_are_an_and() {
 }
 
 #[test]
+fn an_older_schema_is_replaced_by_an_empty_current_one() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let rec = record(f.dir.path(), &key(1), 10);
+    store.replace_session(&rec, &[line(1, "aa")]).unwrap();
+    drop(store);
+    let older = rusqlite::Connection::open(&f.db).unwrap();
+    older
+        .execute_batch(&format!("PRAGMA user_version = {};", SCHEMA_VERSION - 1))
+        .unwrap();
+    drop(older);
+
+    let store = Store::open_with(&f.db, Check::Quick).unwrap();
+    assert!(store.writable());
+    assert_eq!(store.schema_version(), SCHEMA_VERSION);
+    assert!(
+        store.sessions().unwrap().is_empty(),
+        "the old projection is dropped"
+    );
+    drop(store);
+    let version: i64 = rusqlite::Connection::open(&f.db)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+}
+
+#[test]
 fn errors_never_quote_the_query() {
     let f = fixture();
-    let store = Store::open(&f.db).unwrap();
-    store
-        .conn
-        .execute(
-            "INSERT INTO sessions VALUES (1, 'h', 'i', x'', 'indexed', NULL, 'd', 0, 0)",
-            [],
-        )
-        .unwrap();
+    let mut store = Store::open(&f.db).unwrap();
+    let rec = record(f.dir.path(), &key(1), 10);
+    store.replace_session(&rec, &[line(1, "aa")]).unwrap();
     let err = store
-        .matching_lines(&SessionKey::new("h", "i"), "secretword AND (")
+        .matching_lines(&key(1), "secretword AND (")
         .unwrap_err();
     let shown = format!("{err} {err:?}");
     assert!(!shown.contains("secretword"), "{shown}");

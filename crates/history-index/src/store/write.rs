@@ -195,8 +195,8 @@ pub(super) fn put_lines(
     lines: &[LineRecord<'_>],
 ) -> Result<(), StoreError> {
     let mut line = tx.prepare_cached(
-        "INSERT INTO lines (session, seq, file, offset, len, time_kind, time_ns)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO lines (session, seq, file, offset, len, time_kind, time_ns, branch, events)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
     let mut grams = tx.prepare_cached("INSERT INTO grams (rowid, t) VALUES (?1, ?2)")?;
     let mut last = after;
@@ -214,7 +214,9 @@ pub(super) fn put_lines(
             int(l.offset),
             int(l.len),
             kind,
-            ns
+            ns,
+            l.branch,
+            l.events
         ])?;
         let rowid = tx.last_insert_rowid();
         grams.execute(params![rowid, l.tokens])?;
