@@ -181,3 +181,91 @@ fn the_index_answers_from_located_lines_what_a_scan_answers() {
     }
     assert!(located > 0, "no line was ever read by location");
 }
+
+/// `(seq, row id)` of the stored lines of the session whose file is `path`.
+fn stored_rows(db: &Path, path: &Path) -> Vec<(i64, i64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT l.seq, l.id FROM lines l JOIN sessions s ON s.id = l.session
+             WHERE s.root_path = ?1 ORDER BY l.seq",
+        )
+        .unwrap();
+    stmt.query_map([path.as_os_str().as_bytes()], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
+}
+
+#[test]
+fn an_append_that_moves_the_branch_keeps_the_stored_lines_and_moves_their_marks() {
+    let roots = Roots::new();
+    let calls = Arc::new(Mutex::new(Calls::default()));
+    let db = roots.dir.path().join("index.sqlite");
+    let mut store = Store::open(&db).unwrap();
+    let indexing = corpus(&roots, &calls);
+    update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+    let path = roots.root("claude").join("-w-app/abandoned-branch.jsonl");
+    let before = stored_rows(&db, &path);
+    assert!(before.len() >= 6, "{before:?}");
+
+    // A reply to the abandoned branch's last line, later than everything: its leaf now wins,
+    // and the lines of the other branch leave the selected one.
+    let line = r#"{"parentUuid":"a2","isSidechain":false,"userType":"external","cwd":"/w/app","sessionId":"abandoned-branch","version":"2.1.20","gitBranch":"main","type":"user","message":{"role":"user","content":"Keep the sleeps after all, the clock can wait"},"uuid":"u4","timestamp":"2026-03-01T10:00:00.000Z"}"#;
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(f, "{line}").unwrap();
+    drop(f);
+
+    let summary = update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+    assert_eq!(summary.indexed, 1, "{summary:?}");
+    let after = stored_rows(&db, &path);
+    assert_eq!(
+        &after[..before.len()],
+        &before[..],
+        "the stored lines were written again"
+    );
+    assert_eq!(after.len(), before.len() + 1);
+
+    let indexed = History::new(corpus(&roots, &calls)).with_projection(Some(Box::new(Index::new(
+        Store::open(&db).unwrap(),
+        "test",
+    ))));
+    let scanned = History::new(corpus(&roots, &Arc::new(Mutex::new(Calls::default()))));
+    for query in ["clock", "ABANDONED", "sleeps"] {
+        for all_branches in [false, true] {
+            let wildcard = ListRequest {
+                session: Some("claude:*".into()),
+                queries: vec![query.into()],
+                all_branches,
+                ..ListRequest::default()
+            };
+            *calls.lock().unwrap() = Calls::default();
+            let with = page(&indexed, &wildcard);
+            assert_eq!(with, page(&scanned, &wildcard), "{query:?} {all_branches}");
+            assert!(
+                !calls.lock().unwrap().decoded.contains(&path),
+                "{query:?}: the session was decoded"
+            );
+            let texts: Vec<&str> = with["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["text"].as_str().unwrap())
+                .collect();
+            let abandoned_shown = texts.contains(&"Try the ABANDONED approach with sleeps");
+            let other_shown = texts.contains(&"Reset the clock in beforeEach instead");
+            match query {
+                "ABANDONED" => assert!(abandoned_shown, "{texts:?}"),
+                "clock" => assert_eq!(other_shown, all_branches, "{texts:?}"),
+                _ => {}
+            }
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! decoded once, every branch, and each of its lines stored with its location, its time and the
 //! tokens of its events' folded text. One session per transaction.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use history_core::source::{LineTime, Lines};
@@ -14,8 +14,8 @@ use std::sync::mpsc::SyncSender;
 
 use crate::events;
 use crate::store::{
-    checkpoint_hash, Fingerprint, LineRecord, SessionRecord, SessionState, Store, StoreError,
-    Witness,
+    checkpoint_hash, Candidate, Fingerprint, LineRecord, SessionRecord, SessionRow, SessionState,
+    SessionWriter, Store, StoreError, Witness,
 };
 use crate::tokens::{text_tokens, tokens_text, Token};
 
@@ -89,20 +89,30 @@ pub fn update(
         let Some(before) = fingerprints(source, file) else {
             continue;
         };
-        if rows.get(&file.key).is_some_and(|row| {
+        let row = rows.get(&file.key).copied();
+        if row.is_some_and(|row| {
             row.decoder_version == version && same_files(&row.witnesses, &before)
         }) {
             summary.fresh += 1;
-        } else {
-            todo.push((file, source, before));
+            continue;
         }
+        let previous = match row.filter(|row| grew(row, version, &before)) {
+            Some(_) => Some(previous_lines(store, &file.key)?),
+            None => None,
+        };
+        todo.push(Todo {
+            file,
+            source,
+            before,
+            previous,
+        });
     }
     let (tx, rx) = std::sync::mpsc::sync_channel::<Decoded>(LINES_IN_FLIGHT);
     std::thread::scope(|scope| {
         let todo = &todo;
         scope.spawn(move || {
-            for (file, source, before) in todo {
-                let end = index_session(*source, file, before.len(), &tx);
+            for t in todo {
+                let end = index_session(t, &tx);
                 if tx.send(Decoded::End(end)).is_err() {
                     return; // the writer gave up
                 }
@@ -118,6 +128,8 @@ pub fn update(
 /// What the decoding thread hands the writer: a session's lines, then how it ended.
 enum Decoded {
     Line(Line),
+    /// A line the projection already holds as it is now.
+    Same(u64),
     /// The seqs on the selected branch (`None`: every line), or why the session failed.
     End(Result<Option<Vec<u64>>, &'static str>),
 }
@@ -132,8 +144,37 @@ struct Line {
     tokens: String,
 }
 
-/// A session to index: its file, its source, and its files' fingerprints before reading.
-type Todo<'a> = (&'a SessionFile, &'a dyn Transcript, Files);
+/// A session to index.
+struct Todo<'a> {
+    file: &'a SessionFile,
+    source: &'a dyn Transcript,
+    /// Its files' fingerprints before reading.
+    before: Files,
+    /// When its files only grew since it was indexed: its stored lines, by seq, which are
+    /// kept where the new decode gives them unchanged rather than written again.
+    previous: Option<HashMap<u64, Candidate>>,
+}
+
+/// Whether the session's files are those `row` indexed with bytes appended: the same files,
+/// none shorter, each still holding what was indexed of it (its checkpoint's hash).
+fn grew(row: &SessionRow, version: &str, now: &Files) -> bool {
+    row.state == SessionState::Indexed
+        && row.decoder_version == version
+        && row.witnesses.len() == now.len()
+        && row.witnesses.iter().zip(now).all(|(w, (path, f))| {
+            w.path == *path
+                && f.may_extend(&w.fingerprint)
+                && checkpoint_hash(path, w.checkpoint).ok() == Some(w.checkpoint_hash)
+        })
+}
+
+fn previous_lines(store: &Store, key: &SessionKey) -> Result<HashMap<u64, Candidate>, StoreError> {
+    Ok(store
+        .stored_lines(key)?
+        .into_iter()
+        .map(|c| (c.line.seq, c))
+        .collect())
+}
 
 /// A session's files with their fingerprints.
 type Files = Vec<(std::path::PathBuf, Fingerprint)>;
@@ -151,11 +192,12 @@ fn write_all(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), StoreError> {
     let size = |files: &Files| files.iter().map(|(_, f)| f.size).sum::<u64>();
-    let total = todo.iter().map(|(_, _, before)| size(before)).sum();
+    let total = todo.iter().map(|t| size(&t.before)).sum();
     let mut done = 0;
     let mut batch = store.batch()?;
     let mut pending = 0;
-    for (file, source, before) in todo {
+    for t in todo {
+        let (file, before) = (t.file, &t.before);
         progress(done, total);
         done += size(before);
         // Many small sessions to a transaction: FTS5 then merges fewer, smaller segments.
@@ -178,21 +220,30 @@ fn write_all(
                 })
                 .collect(),
         };
-        let mut writer = batch.session(&record)?;
+        let mut writer = match &t.previous {
+            Some(_) => batch.extend(&record)?,
+            None => batch.session(&record)?,
+        };
         let mut written = Ok(());
         let mut seqs = Vec::new();
         let outcome = loop {
             match rx.recv() {
+                Ok(Decoded::Same(seq)) => seqs.push(seq),
                 Ok(Decoded::Line(l)) if written.is_ok() => {
-                    written = writer.line(&LineRecord {
-                        seq: l.seq,
-                        file: 0,
-                        offset: l.offset,
-                        len: l.len,
-                        time: l.time,
-                        branch: true,
-                        events: &l.events,
-                        tokens: &l.tokens,
+                    if t.previous.as_ref().is_some_and(|p| p.contains_key(&l.seq)) {
+                        written = writer.remove_line(l.seq);
+                    }
+                    written = written.and_then(|()| {
+                        writer.line(&LineRecord {
+                            seq: l.seq,
+                            file: 0,
+                            offset: l.offset,
+                            len: l.len,
+                            time: l.time,
+                            branch: true,
+                            events: &l.events,
+                            tokens: &l.tokens,
+                        })
                     });
                     seqs.push(l.seq);
                 }
@@ -203,13 +254,13 @@ fn write_all(
         };
         // Lines are written as they come; the branch is known once all have.
         let written = written.and_then(|()| match &outcome {
-            Ok(Some(branch)) => writer.off_branch(&off(&seqs, branch)),
-            _ => Ok(()),
+            Ok(branch) => settle(&mut writer, t.previous.as_ref(), &seqs, branch.as_deref()),
+            Err(_) => Ok(()),
         });
         // Lines out of seq order, say: the session is scanned at query time.
         let outcome = outcome.and(written.map_err(|_| "unindexable"));
         // A file that changed while it was read is indexed again next time.
-        if fingerprints(*source, file).as_deref() != Some(before.as_slice()) {
+        if fingerprints(t.source, file).as_deref() != Some(before.as_slice()) {
             continue;
         }
         match outcome {
@@ -233,13 +284,34 @@ fn write_all(
     Ok(())
 }
 
-/// The seqs of `written` (increasing) that are not on `branch` (sorted).
-fn off(written: &[u64], branch: &[u64]) -> Vec<u64> {
-    written
-        .iter()
-        .copied()
-        .filter(|seq| branch.binary_search(seq).is_err())
-        .collect()
+/// Once every line of a session is in: marks the lines off `branch` (sorted; `None`: every
+/// line is on it), and of an extended session, removes the stored lines the decode no longer
+/// gave (`seqs`: those it gave, increasing) and moves the branch of those it kept.
+fn settle(
+    writer: &mut SessionWriter<'_>,
+    previous: Option<&HashMap<u64, Candidate>>,
+    seqs: &[u64],
+    branch: Option<&[u64]>,
+) -> Result<(), StoreError> {
+    let on = |seq: &u64| branch.is_none_or(|b| b.binary_search(seq).is_ok());
+    let was = |seq: &u64| previous.and_then(|p| p.get(seq));
+    // A line written now starts on the branch; one kept has its stored mark.
+    let mut moved = Vec::new();
+    for seq in seqs {
+        let marked = was(seq).is_none_or(|c| c.branch);
+        if marked != on(seq) {
+            moved.push((*seq, on(seq)));
+        }
+    }
+    writer.mark_branch(&moved)?;
+    if let Some(previous) = previous {
+        for seq in previous.keys() {
+            if seqs.binary_search(seq).is_err() {
+                writer.remove_line(*seq)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether the store holds the session indexed by this `version` from exactly these files.
@@ -259,15 +331,14 @@ pub(crate) fn indexed(
 #[derive(Default)]
 struct Gathered {
     seq: u64,
-    tokens: Vec<Token>,
+    texts: Vec<String>,
     time: Option<LineTime>,
     events: Vec<u8>,
 }
 
 impl Gathered {
-    fn add(&mut self, event: &Event) {
-        text_tokens(&fold(&event.text), &mut self.tokens);
-        events::encode(event, &mut self.events);
+    fn add(&mut self, event: Event) {
+        events::encode(&event, &mut self.events);
         let this = LineTime::of(event.timestamp);
         self.time = Some(match self.time {
             None => this,
@@ -277,26 +348,43 @@ impl Gathered {
                 None => LineTime::Untimed,
             },
         });
+        self.texts.push(event.text);
     }
 
     /// Hands the line, if there is one, to the writer, and starts afresh; false when the
-    /// writer is gone.
-    fn flush(&mut self, tx: &SyncSender<Decoded>, places: &[(u64, u64)]) -> bool {
+    /// writer is gone. A line stored as it is now (`previous`) is only named.
+    fn flush(
+        &mut self,
+        tx: &SyncSender<Decoded>,
+        places: &[(u64, u64)],
+        previous: Option<&HashMap<u64, Candidate>>,
+    ) -> bool {
         let done = std::mem::take(self);
         if done.seq == 0 {
             return true;
         }
-        let mut tokens = done.tokens;
+        let (offset, len) = places.get(done.seq as usize - 1).copied().unwrap_or((0, 0));
+        let time = done.time.unwrap_or(LineTime::Unknown);
+        let same = previous.and_then(|p| p.get(&done.seq)).is_some_and(|c| {
+            (c.line.offset, c.line.len, c.line.time) == (offset, len, time)
+                && c.events == done.events
+        });
+        if same {
+            return tx.send(Decoded::Same(done.seq)).is_ok();
+        }
+        let mut tokens: Vec<Token> = Vec::new();
+        for text in &done.texts {
+            text_tokens(&fold(text), &mut tokens);
+        }
         tokens.sort_unstable();
         tokens.dedup();
         let mut text = String::new();
         tokens_text(&tokens, &mut text);
-        let (offset, len) = places.get(done.seq as usize - 1).copied().unwrap_or((0, 0));
         tx.send(Decoded::Line(Line {
             seq: done.seq,
             offset,
             len,
-            time: done.time.unwrap_or(LineTime::Unknown),
+            time,
             events: done.events,
             tokens: text,
         }))
@@ -314,11 +402,11 @@ fn latest(t: LineTime) -> Option<history_core::Timestamp> {
 /// Decodes one session, every branch, handing each line to the writer as soon as its events are
 /// in; the reason code of a failure.
 fn index_session(
-    source: &dyn Transcript,
-    file: &SessionFile,
-    files: usize,
+    todo: &Todo<'_>,
     tx: &SyncSender<Decoded>,
 ) -> Result<Option<Vec<u64>>, &'static str> {
+    let (source, file, files) = (todo.source, todo.file, todo.before.len());
+    let previous = todo.previous.as_ref();
     // Where each line of the session's own file is; where inherited history (another file's
     // lines, numbered before the session's own) lies is the decoder's to say, and not kept yet.
     let mut places = Vec::new();
@@ -335,15 +423,15 @@ fn index_session(
         file,
         &mut |event| {
             if event.seq != current.seq && open {
-                open = current.flush(tx, &places);
+                open = current.flush(tx, &places, previous);
                 current.seq = event.seq;
             }
-            current.add(&event);
+            current.add(event);
         },
         None,
     );
     if open {
-        current.flush(tx, &places);
+        current.flush(tx, &places, previous);
     }
     match decoded {
         Ok(decoded) => Ok(decoded.branch),

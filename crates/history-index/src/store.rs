@@ -547,6 +547,22 @@ impl Batch<'_> {
         })
     }
 
+    /// Starts extending `record`'s session, indexed from files that have since grown: its
+    /// stored lines stay unless the writer removes or replaces them.
+    pub fn extend(&mut self, record: &SessionRecord) -> Result<SessionWriter<'_>, StoreError> {
+        let sp = self.tx.savepoint()?;
+        let id = write::upsert(&sp, record, None)?;
+        sp.prepare_cached("DELETE FROM witnesses WHERE session = ?1")?
+            .execute([id])?;
+        write::put_witnesses(&sp, id, &record.witnesses)?;
+        Ok(SessionWriter {
+            sp,
+            id,
+            files: record.witnesses.len(),
+            last: None,
+        })
+    }
+
     /// [`Store::record_failure`] within the batch.
     pub fn record_failure(
         &mut self,
@@ -584,14 +600,22 @@ impl SessionWriter<'_> {
         Ok(())
     }
 
-    /// Marks the lines at these seqs as off the session's selected branch.
-    pub fn off_branch(&mut self, seqs: &[u64]) -> Result<(), StoreError> {
+    /// Marks each line at a seq as on the session's selected branch or off it.
+    pub fn mark_branch(&mut self, marks: &[(u64, bool)]) -> Result<(), StoreError> {
         let mut update = self
             .sp
-            .prepare_cached("UPDATE lines SET branch = 0 WHERE session = ?1 AND seq = ?2")?;
-        for &seq in seqs {
-            update.execute(params![self.id, int(seq)])?;
+            .prepare_cached("UPDATE lines SET branch = ?3 WHERE session = ?1 AND seq = ?2")?;
+        for &(seq, on) in marks {
+            update.execute(params![self.id, int(seq), on])?;
         }
+        Ok(())
+    }
+
+    /// Removes the line at `seq`, if the session has one, with its tokens.
+    pub fn remove_line(&mut self, seq: u64) -> Result<(), StoreError> {
+        self.sp
+            .prepare_cached("DELETE FROM lines WHERE session = ?1 AND seq = ?2")?
+            .execute(params![self.id, int(seq)])?;
         Ok(())
     }
 

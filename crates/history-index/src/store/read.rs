@@ -48,6 +48,15 @@ fn line_row(r: &Row<'_>, at: usize) -> rusqlite::Result<LineRow> {
     })
 }
 
+/// A line row with its branch mark and events after it.
+fn candidate(r: &Row<'_>) -> rusqlite::Result<Candidate> {
+    Ok(Candidate {
+        line: line_row(r, 0)?,
+        branch: r.get::<_, i64>(6)? != 0,
+        events: r.get(7)?,
+    })
+}
+
 fn path(bytes: Vec<u8>) -> PathBuf {
     PathBuf::from(OsString::from_vec(bytes))
 }
@@ -154,18 +163,13 @@ impl Store {
         let Some(id) = self.session_id(key)? else {
             return Ok(Vec::new());
         };
-        // A session's lines are written in seq order, so their row ids rise with their seqs:
-        // FTS5 then walks only the stretch of each token's list that can be this session's.
-        let end = |order: &str| -> Result<Option<i64>, StoreError> {
-            Ok(self
-                .conn
-                .prepare_cached(&format!(
-                    "SELECT id FROM lines WHERE session = ?1 ORDER BY seq {order} LIMIT 1"
-                ))?
-                .query_row([id], |r| r.get(0))
-                .optional()?)
-        };
-        let (Some(first), Some(last)) = (end("ASC")?, end("DESC")?) else {
+        // A session's lines are written together, so their row ids lie close: FTS5 then walks
+        // only the stretch of each token's list that can be this session's.
+        let (first, last): (Option<i64>, Option<i64>) = self
+            .conn
+            .prepare_cached("SELECT min(id), max(id) FROM lines WHERE session = ?1")?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let (Some(first), Some(last)) = (first, last) else {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(&format!(
@@ -174,14 +178,21 @@ impl Store {
              ORDER BY l.seq"
         ))?;
         let rows = stmt
-            .query_map(params![fts_query, first, last, id], |r| {
-                Ok(Candidate {
-                    line: line_row(r, 0)?,
-                    branch: r.get::<_, i64>(6)? != 0,
-                    events: r.get(7)?,
-                })
-            })?
+            .query_map(params![fts_query, first, last, id], candidate)?
             .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    /// Every stored line of the session, by seq, with its branch mark and events.
+    pub fn stored_lines(&self, key: &SessionKey) -> Result<Vec<Candidate>, StoreError> {
+        let Some(id) = self.session_id(key)? else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {LINE_COLUMNS}, l.branch, l.events FROM lines l
+             WHERE l.session = ?1 ORDER BY l.seq"
+        ))?;
+        let rows = stmt.query_map([id], candidate)?.collect::<Result<_, _>>()?;
         Ok(rows)
     }
 
