@@ -70,6 +70,14 @@ pub struct ListArgs {
     /// Only events with a larger seq (one session only); the page then starts at the oldest end.
     #[arg(long)]
     pub after_seq: Option<u64>,
+    /// Only hits before this place of a search across sessions, `TIME,SESSION,SEQ,PART` (an
+    /// `older` recipe's `before`).
+    #[arg(long, value_name = "PLACE")]
+    pub before: Option<String>,
+    /// Only hits after this place of a search across sessions (a `newer` recipe's `after`); the
+    /// page then starts at the oldest end.
+    #[arg(long, value_name = "PLACE")]
+    pub after: Option<String>,
     /// Which end the page or result starts from.
     #[arg(long, value_enum)]
     pub from: Option<FromArg>,

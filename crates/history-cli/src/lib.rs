@@ -21,6 +21,7 @@ use clap::FromArgMatches;
 use history_cache::{Cache, DECODER_VERSION};
 use history_core::harness::{current_session, Env, Harness};
 use history_core::history::RepresentativeCache;
+use history_core::search::Cursor;
 use history_core::time::parse_bound;
 use history_core::{History, HistoryError, ListRequest, ReadRequest, Role, Timestamp};
 
@@ -237,7 +238,22 @@ fn list_request(args: &ListArgs, budget: usize) -> Result<ListRequest, HistoryEr
         limit: args.limit,
         budget,
         all_branches: args.all_branches,
+        before: place("before", &args.before)?,
+        after: place("after", &args.after)?,
     })
+}
+
+/// A place of a search across sessions, as a recipe gives it.
+fn place(flag: &str, text: &Option<String>) -> Result<Option<Cursor>, HistoryError> {
+    text.as_deref()
+        .map(|t| {
+            Cursor::parse(t).ok_or_else(|| {
+                HistoryError::usage(format!(
+                    "--{flag} {t:?} is not a place: TIME,SESSION,SEQ,PART as a recipe gives it"
+                ))
+            })
+        })
+        .transpose()
 }
 
 fn read_request(args: &ReadArgs, budget: usize) -> ReadRequest {

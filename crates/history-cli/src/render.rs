@@ -103,11 +103,17 @@ impl Render for Text {
         if let Some(r) = &doc.newer {
             let _ = writeln!(s, "→ newer: {}", compact(r));
         }
-        if doc.session.is_none() && (doc.has_older || doc.has_newer) {
+        let paged = doc.older.is_some() || doc.newer.is_some();
+        if doc.budget_cut {
+            let _ = writeln!(
+                s,
+                "→ the output budget ended this page: follow a recipe, or raise --budget"
+            );
+        } else if doc.session.is_none() && !paged && (doc.has_older || doc.has_newer) {
             let side = if doc.has_older { "older" } else { "newer" };
             let _ = writeln!(
                 s,
-                "→ more {side} results: narrow with --session, --query, --role, --since/--until, or raise --limit"
+                "→ more {side} sessions: narrow with --session, --role, --since/--until, or raise --limit"
             );
         }
         if doc.items.is_empty() && doc.folded_after.is_none() && !doc.no_sessions {

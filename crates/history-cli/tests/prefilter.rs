@@ -94,6 +94,7 @@ fn differential(root: &Path, n: usize) {
                     all_branches: true,
                     raw_prefilter,
                     projection: None,
+                    bound: None,
                 },
             )
         };

@@ -13,7 +13,7 @@ use crate::model::{Event, Role, SessionFile, SessionKey};
 use crate::overview::{overview, representative, Representative};
 use crate::page::{Coverage, FoldedRun, Item, ListPage, ReadPage, Recipe, Render, SCHEMA_VERSION};
 use crate::paging::{browse, BrowseRequest, From};
-use crate::search::{search, Known, Listing, SearchRequest};
+use crate::search::{search, Bound, Cursor, Known, Listing, SearchRequest, Wanted};
 use crate::selector::{resolve, Selector};
 use crate::time::Timestamp;
 
@@ -42,6 +42,11 @@ pub struct ListRequest {
     pub budget: usize,
     /// Every branch of a branched session, each event marked.
     pub all_branches: bool,
+    /// Only hits before this place (a search of many sessions).
+    pub before: Option<Cursor>,
+    /// Only hits after this place (a search of many sessions); the page then starts at the
+    /// oldest end.
+    pub after: Option<Cursor>,
 }
 
 impl Default for ListRequest {
@@ -58,6 +63,8 @@ impl Default for ListRequest {
             limit: 20,
             budget: crate::budget::DEFAULT_BUDGET,
             all_branches: false,
+            before: None,
+            after: None,
         }
     }
 }
@@ -94,20 +101,17 @@ pub trait Projection: Send + Sync {
     fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known>;
 
     /// The hits of a session it knows ([`Known::Within`]), from the lines it locates rather than
-    /// a decode of the session: of its events that pass `filter`, on the selected branch (or on
-    /// every branch, marked, with `all_branches`), the first `want` from `from`'s end of the
-    /// merge order, or all of them when fewer. `None` when it cannot tell: the session is
-    /// decoded instead. The default always declines.
+    /// a decode of the session: of its events that pass the filter and `admit`, on the selected
+    /// branch (or on every branch, marked, with `all_branches`), the first `count` from `from`'s
+    /// end of the merge order, or all of them when fewer. `None` when it cannot tell: the
+    /// session is decoded instead. The default always declines.
     fn hits(
         &self,
         corpus: &Corpus,
         file: &SessionFile,
-        filter: &Filter,
-        from: From,
-        want: usize,
-        all_branches: bool,
+        wanted: &Wanted<'_>,
     ) -> Option<Result<Vec<Event>, HistoryError>> {
-        let _ = (corpus, file, filter, from, want, all_branches);
+        let _ = (corpus, file, wanted);
         None
     }
 }
@@ -208,7 +212,19 @@ impl History {
             }
         }
         let filter = Filter::new(&req.queries, roles, req.since, req.until);
+        let cursors = req.before.is_some() || req.after.is_some();
+        if req.before.is_some() && req.after.is_some() {
+            return Err(HistoryError::InvalidBounds {
+                message: "--before and --after cannot be used together".into(),
+            });
+        }
         match self.target(req.session.as_deref())? {
+            Target::One { .. } if cursors => Err(HistoryError::InvalidBounds {
+                message: "--before/--after continue a search of many sessions; within one session use --before-seq/--after-seq".into(),
+            }),
+            Target::Many(_) if cursors && !filter.is_search() => Err(HistoryError::InvalidBounds {
+                message: "--before/--after continue a search (--query); the overview of sessions has no such places".into(),
+            }),
             Target::One { file, implicit } => {
                 if req.before_seq.is_some() && req.after_seq.is_some() {
                     return Err(HistoryError::InvalidBounds {
@@ -223,10 +239,14 @@ impl History {
                         message: "--before-seq/--after-seq need one session: seqs from different sessions cannot define a common range".into(),
                     });
                 }
-                let from = req.from.unwrap_or(From::Newest);
+                let default = match req.after {
+                    Some(_) => From::Oldest,
+                    None => From::Newest,
+                };
+                let from = req.from.unwrap_or(default);
                 let listing = self.many_sessions(req, &filter, &sessions, from);
                 let no_sessions = sessions.is_empty() && req.session.is_none();
-                Ok(self.fit_many(listing, &filter, req.budget, from, render, no_sessions))
+                Ok(self.fit_many(listing, &filter, req, from, render, no_sessions))
             }
         }
     }
@@ -392,10 +412,14 @@ impl History {
             coverage: None,
             implicit,
             no_sessions: false,
+            budget_cut: false,
         };
+        // The footer a cut page gets is measured with the frame, whether the page is cut or not.
+        page.budget_cut = true;
         let admitted = fit_list(&mut page, render, req.budget, browse_req.from(), false);
         page.has_older |= admitted.dropped_older;
         page.has_newer |= admitted.dropped_newer;
+        page.budget_cut = admitted.dropped_older || admitted.dropped_newer;
         // When the budget dropped the newest items, the run after them is no longer on the page.
         if admitted.dropped_newer {
             page.folded_after = None;
@@ -444,6 +468,11 @@ impl History {
                     all_branches: req.all_branches,
                     raw_prefilter: true,
                     projection: self.projection.as_deref(),
+                    bound: match (&req.before, &req.after) {
+                        (Some(c), _) => Some(Bound::Before(c)),
+                        (None, Some(c)) => Some(Bound::After(c)),
+                        (None, None) => None,
+                    },
                 },
             );
         }
@@ -463,11 +492,12 @@ impl History {
         &self,
         listing: Listing,
         filter: &Filter,
-        budget: usize,
+        req: &ListRequest,
         from: From,
         render: &dyn Render,
         no_sessions: bool,
     ) -> ListPage {
+        let budget = req.budget;
         let mut notices = Vec::new();
         notices.extend(skipped_notice(&listing.skipped));
         if no_sessions {
@@ -520,10 +550,38 @@ impl History {
             }),
             implicit: false,
             no_sessions,
+            budget_cut: false,
         };
+        if filter.is_search() {
+            // The recipes and the footer, as wide as they can come out, are measured with the
+            // frame: which items fit must not depend on where the page ends.
+            let longest = page
+                .items
+                .iter()
+                .map(item_key)
+                .max_by_key(|k| k.to_string().len());
+            let widest = Cursor {
+                time: Some(Timestamp(0)),
+                session: longest.unwrap_or_else(|| SessionKey::new("", "")),
+                seq: u64::MAX,
+                part: u32::MAX,
+            };
+            page.older = Some(Recipe {
+                before: Some(widest.clone()),
+                ..recipe_base(req)
+            });
+            page.newer = page.older.clone();
+            page.budget_cut = true;
+        }
         let admitted = fit_list(&mut page, render, budget, from, true);
         page.has_older |= admitted.dropped_older;
         page.has_newer |= admitted.dropped_newer;
+        page.budget_cut = admitted.dropped_older || admitted.dropped_newer;
+        page.older = None;
+        page.newer = None;
+        if filter.is_search() {
+            page_on(&mut page, req);
+        }
         page.notice = notice_of(&shown);
         page.coverage = coverage;
         page
@@ -545,6 +603,54 @@ impl History {
         }
         notice
     }
+}
+
+/// The recipes of a search page across sessions: the same search from the page's oldest item
+/// back, or from its newest on. A page that an earlier page's recipe asked for keeps the
+/// bound it came from on its other side: beyond it lies what that page showed.
+fn page_on(page: &mut ListPage, req: &ListRequest) {
+    let place = |item: &Item| Cursor {
+        time: item.event.timestamp,
+        session: item_key(item),
+        seq: item.event.seq,
+        part: item.event.part,
+    };
+    let base = recipe_base(req);
+    let oldest = page.items.first().map(place).or_else(|| req.after.clone());
+    let newest = page.items.last().map(place).or_else(|| req.before.clone());
+    page.has_newer |= req.before.is_some();
+    page.has_older |= req.after.is_some();
+    if page.has_older {
+        page.older = oldest.map(|c| Recipe {
+            before: Some(c),
+            ..base.clone()
+        });
+    }
+    if page.has_newer {
+        page.newer = newest.map(|c| Recipe {
+            after: Some(c),
+            ..base
+        });
+    }
+}
+
+/// A search across sessions as a recipe repeats it.
+fn recipe_base(req: &ListRequest) -> Recipe {
+    Recipe {
+        session: Some(req.session.clone().unwrap_or_else(|| "*".into())),
+        queries: Some(req.queries.clone()),
+        roles: (!req.roles.is_empty()).then(|| req.roles.clone()),
+        since: req.since,
+        until: req.until,
+        all_branches: req.all_branches.then_some(true),
+        ..Recipe::default()
+    }
+}
+
+/// The session an item of a page across sessions names.
+fn item_key(item: &Item) -> SessionKey {
+    let (harness, id) = item.session.split_once(':').unwrap_or(("", &item.session));
+    SessionKey::new(harness, id)
 }
 
 /// What `list` is about, once the selector is known.

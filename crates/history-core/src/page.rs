@@ -6,6 +6,8 @@ use serde::Serialize;
 
 use crate::model::{Event, Role};
 use crate::paging::Fold;
+use crate::search::Cursor;
+use crate::time::Timestamp;
 
 /// The version of the JSON output; fields are only ever added.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -33,9 +35,24 @@ pub struct Recipe {
     /// Only events with a larger seq.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after_seq: Option<u64>,
+    /// The search's texts.
+    #[serde(rename = "query", skip_serializing_if = "Option::is_none")]
+    pub queries: Option<Vec<String>>,
     /// Only these roles.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub roles: Option<Vec<Role>>,
+    /// Only events at or after this time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<Timestamp>,
+    /// Only events before this time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until: Option<Timestamp>,
+    /// Only hits before this place of a search across sessions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<Cursor>,
+    /// Only hits after this place of a search across sessions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Cursor>,
     /// How many items.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<usize>,
@@ -150,6 +167,9 @@ pub struct ListPage {
     /// Whether there were no sessions at all to list (the notice then says where it looked).
     #[serde(skip)]
     pub no_sessions: bool,
+    /// Whether the budget, rather than the limit, left items off the page.
+    #[serde(skip)]
+    pub budget_cut: bool,
 }
 
 /// How a search of many sessions was answered.

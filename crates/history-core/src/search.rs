@@ -37,6 +37,115 @@ impl Hit {
     }
 }
 
+/// A place in the merge order of hits across sessions: where a page of them ended, for the
+/// next page to go on from. Written `TIME,SESSION,SEQ,PART` (`untimed` for no time) on a
+/// command line, and as an object in JSON.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Cursor {
+    /// The event's time.
+    pub time: Option<Timestamp>,
+    /// Its session, qualified (`claude:…`).
+    #[serde(serialize_with = "qualified")]
+    pub session: SessionKey,
+    /// Its seq.
+    pub seq: u64,
+    /// Its part.
+    pub part: u32,
+}
+
+fn qualified<S: serde::Serializer>(key: &SessionKey, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(key)
+}
+
+impl Cursor {
+    /// The place of a hit.
+    pub fn of(hit: &Hit) -> Cursor {
+        Cursor {
+            time: hit.event.timestamp,
+            session: hit.session.clone(),
+            seq: hit.event.seq,
+            part: hit.event.part,
+        }
+    }
+
+    /// The place of an event of `session`, in the merge order ([`Hit::order_key`]).
+    fn key(&self) -> (bool, Option<i64>, &SessionKey, u64, u32) {
+        (
+            self.time.is_some(),
+            self.time.map(|t| t.0),
+            &self.session,
+            self.seq,
+            self.part,
+        )
+    }
+
+    /// Whether an event of `session` lies before this place (`before`) or after it.
+    pub fn admits(&self, before: bool, session: &SessionKey, event: &Event) -> bool {
+        let at = (
+            event.timestamp.is_some(),
+            event.timestamp.map(|t| t.0),
+            session,
+            event.seq,
+            event.part,
+        );
+        match before {
+            true => at < self.key(),
+            false => at > self.key(),
+        }
+    }
+
+    /// Reads the command-line form, `TIME,SESSION,SEQ,PART`; the session is what lies between
+    /// the first comma and the last two.
+    pub fn parse(text: &str) -> Option<Cursor> {
+        let (time, rest) = text.split_once(',')?;
+        let (rest, part) = rest.rsplit_once(',')?;
+        let (session, seq) = rest.rsplit_once(',')?;
+        let (harness, id) = session.split_once(':')?;
+        let time = match time {
+            UNTIMED => None,
+            t => Some(Timestamp::parse_rfc3339(t)?),
+        };
+        Some(Cursor {
+            time,
+            session: SessionKey::new(harness, id),
+            seq: seq.parse().ok()?,
+            part: part.parse().ok()?,
+        })
+    }
+}
+
+impl std::fmt::Display for Cursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.time {
+            Some(t) => write!(f, "{t}")?,
+            None => f.write_str(UNTIMED)?,
+        }
+        write!(f, ",{},{},{}", self.session, self.seq, self.part)
+    }
+}
+
+/// How a place without a time is written.
+const UNTIMED: &str = "untimed";
+
+/// Where a search goes on from: only hits before a place, or only after it.
+#[derive(Clone, Copy, Debug)]
+pub enum Bound<'a> {
+    /// Before it (an `older` page).
+    Before(&'a Cursor),
+    /// After it (a `newer` page).
+    After(&'a Cursor),
+}
+
+impl Bound<'_> {
+    /// Whether an event of `session` lies on the bound's side.
+    pub fn admits(&self, session: &SessionKey, event: &Event) -> bool {
+        match self {
+            Bound::Before(c) => c.admits(true, session, event),
+            Bound::After(c) => c.admits(false, session, event),
+        }
+    }
+}
+
 /// Hits from many sessions, oldest first.
 #[derive(Debug, Default)]
 pub struct Listing {
@@ -81,6 +190,20 @@ pub enum Known {
     },
 }
 
+/// Which hits of one session a search wants ([`Projection::hits`]).
+pub struct Wanted<'a> {
+    /// Queries, roles and time window.
+    pub filter: &'a Filter,
+    /// What else an event must pass: the side of the page's bound it lies on.
+    pub admit: &'a dyn Fn(&Event) -> bool,
+    /// The end the hits are counted from.
+    pub from: From,
+    /// How many, at most, from that end.
+    pub count: usize,
+    /// Every branch, each event marked, rather than the selected one.
+    pub all_branches: bool,
+}
+
 /// What a search asks for.
 pub struct SearchRequest<'a> {
     /// Queries (an OR), roles and time window.
@@ -97,6 +220,8 @@ pub struct SearchRequest<'a> {
     /// A search projection: what it knows of each session spares reading it, and the hits of
     /// a session it knows are read from the lines it locates.
     pub projection: Option<&'a dyn Projection>,
+    /// Only hits on one side of a place in the merge order: the page goes on from there.
+    pub bound: Option<Bound<'a>>,
 }
 
 /// Searches `sessions` for events passing the request's filter, decoding them on every core.
@@ -116,24 +241,29 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
     } = *req;
     let raw = (req.raw_prefilter && filter.is_search()).then(|| RawFilter::new(filter.queries()));
     let raw = raw.as_ref();
-    let keep = |e: &Event| {
-        if filter.matches(e) {
-            Keep::Full
-        } else {
-            Keep::Drop
-        }
-    };
     let known: Option<Vec<Known>> = req.projection.map(|p| p.known(corpus, sessions, filter));
     let known = |i: usize| known.as_ref().and_then(|k| k.get(i)).copied();
     // A session can contribute at most `limit` hits, and one more tells there are others.
     let want = limit.saturating_add(1);
     let decode = |i: usize| {
         let file = &sessions[i];
+        let admit = |e: &Event| req.bound.is_none_or(|b| b.admits(&file.key, e));
         if let (Some(Known::Within { .. }), Some(p)) = (known(i), req.projection) {
-            if let Some(hits) = p.hits(corpus, file, filter, from, want, all_branches) {
+            let wanted = Wanted {
+                filter,
+                admit: &admit,
+                from,
+                count: want,
+                all_branches,
+            };
+            if let Some(hits) = p.hits(corpus, file, &wanted) {
                 return hits;
             }
         }
+        let keep = |e: &Event| match filter.matches(e) && admit(e) {
+            true => Keep::Full,
+            false => Keep::Drop,
+        };
         let test = |line: &[u8]| raw.is_none_or(|r| r.may_match_slice(line));
         let line_test: Option<LineTest<'_>> = raw
             .filter(|r| !r.passes_everything())
@@ -400,5 +530,65 @@ impl Found {
         }
         listing.items = hits;
         listing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_place_reads_back_as_written() {
+        for text in [
+            "2026-05-01T10:00:00.000Z,claude:0f1e-aa,12,0",
+            "untimed,pi:x,1,3",
+            "2026-05-01T10:00:00.000Z,other:an,id,with,commas,7,2",
+        ] {
+            let place = Cursor::parse(text).unwrap();
+            assert_eq!(place.to_string(), text);
+        }
+        let place = Cursor::parse("untimed,other:a,b,7,2").unwrap();
+        assert_eq!(
+            (place.session.id.as_str(), place.seq, place.part),
+            ("a,b", 7, 2)
+        );
+        for bad in [
+            "",
+            "yesterday",
+            "untimed,claude:x,1",
+            "untimed,nokey,1,0",
+            "soon,claude:x,1,0",
+        ] {
+            assert_eq!(Cursor::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_bound_admits_what_lies_on_its_side_in_the_merge_order() {
+        let key = SessionKey::new("claude", "b");
+        let place = Cursor::parse("2026-05-01T10:00:00.000Z,claude:b,5,1").unwrap();
+        let event = |time: Option<&str>, seq, part| Event {
+            seq,
+            part,
+            role: crate::Role::User,
+            kind: "message".into(),
+            timestamp: time.and_then(Timestamp::parse_rfc3339),
+            text: String::new(),
+            visible: true,
+            tool: None,
+            on_active_branch: None,
+        };
+        let t = Some("2026-05-01T10:00:00.000Z");
+        let before = |s: &SessionKey, e: &Event| Bound::Before(&place).admits(s, e);
+        let after = |s: &SessionKey, e: &Event| Bound::After(&place).admits(s, e);
+        assert!(
+            before(&key, &event(None, 99, 0)),
+            "untimed events come first"
+        );
+        assert!(before(&key, &event(t, 5, 0)));
+        assert!(!before(&key, &event(t, 5, 1)) && !after(&key, &event(t, 5, 1)));
+        assert!(after(&key, &event(t, 5, 2)));
+        assert!(before(&SessionKey::new("claude", "a"), &event(t, 9, 0)));
+        assert!(after(&SessionKey::new("codex", "a"), &event(t, 1, 0)));
     }
 }

@@ -253,6 +253,7 @@ fn a_fake_source_is_listed_searched_and_paged() {
         all_branches: false,
         raw_prefilter: true,
         projection: None,
+        bound: None,
     };
     let hits = search(&corpus, &sessions, &req);
     let found: Vec<String> = hits

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use history_core::history::Projection;
 use history_core::paging::From;
-use history_core::search::Known;
+use history_core::search::{Known, Wanted};
 use history_core::{Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, Timestamp};
 
 use crate::events::{self, text_hash};
@@ -134,11 +134,15 @@ impl Projection for Index {
         &self,
         corpus: &Corpus,
         file: &SessionFile,
-        filter: &Filter,
-        from: From,
-        want: usize,
-        all_branches: bool,
+        wanted: &Wanted<'_>,
     ) -> Option<Result<Vec<Event>, HistoryError>> {
+        let Wanted {
+            filter,
+            admit,
+            from,
+            count: want,
+            all_branches,
+        } = *wanted;
         let source = corpus.source(&file.key.harness)?;
         let (path, lines) = {
             let store = self.store.lock().ok()?;
@@ -161,7 +165,7 @@ impl Projection for Index {
         for c in lines.values().filter(|c| all_branches || c.branch) {
             for stored in events::decode(&c.events)? {
                 let event = stored.event(c.line.seq, String::new());
-                if filter.in_time(&event) && filter.has_role(&event) {
+                if filter.in_time(&event) && filter.has_role(&event) && admit(&event) {
                     order.push((stored, c));
                 }
             }
