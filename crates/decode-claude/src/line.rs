@@ -33,6 +33,7 @@ pub(crate) struct Line {
     custom_title: Option<Value>,
     ai_title: Option<Value>,
     cwd: Option<String>,
+    git_branch: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -74,6 +75,7 @@ pub(crate) struct GraphLine {
     custom_title: Option<Value>,
     ai_title: Option<Value>,
     cwd: Option<String>,
+    git_branch: Option<String>,
 }
 
 #[derive(Deserialize, Default, Debug, PartialEq)]
@@ -213,23 +215,30 @@ impl<'de> Deserialize<'de> for BlockOrOther {
     }
 }
 
-/// Title, summary and working directory, as the file's metadata lines leave them.
+/// Title, summary, working directory and git branch, as the file's lines leave them.
 #[derive(Default)]
 pub(crate) struct Titles {
     custom: Option<String>,
     ai: Option<String>,
     summary: Option<String>,
     cwd: Option<String>,
+    git_branch: Option<String>,
+}
+
+/// What a line says of its session's place: its `cwd` and `gitBranch`.
+pub(crate) struct Place<'a> {
+    cwd: &'a Option<String>,
+    git_branch: &'a Option<String>,
 }
 
 impl Titles {
     /// Takes what a line says of the session (a title line's title, the first working
-    /// directory); for a line of the graph, returns its type and uuid.
+    /// directory, the latest git branch); for a line of the graph, returns its type and uuid.
     fn take_in<'a>(
         &mut self,
         kind: Option<&'a str>,
         uuid: Option<&'a str>,
-        cwd: &Option<String>,
+        place: Place<'_>,
         [summary, custom, ai]: [Option<Value>; 3],
     ) -> Option<(&'a str, &'a str)> {
         let kind = kind?;
@@ -240,7 +249,12 @@ impl Titles {
             "user" | "assistant" | "system" | "attachment" | "progress" => {
                 let uuid = uuid?;
                 if self.cwd.is_none() {
-                    self.cwd.clone_from(cwd);
+                    self.cwd.clone_from(place.cwd);
+                }
+                // A session can move to another branch (to open a pull request, say): the
+                // latest is the one its work ended on. `""` is written outside a repository.
+                if let Some(branch) = place.git_branch.as_ref().filter(|b| !b.is_empty()) {
+                    self.git_branch = Some(branch.clone());
                 }
                 return Some((kind, uuid));
             }
@@ -254,6 +268,7 @@ impl Titles {
             title: self.custom.or(self.ai),
             summary: self.summary,
             cwd: self.cwd,
+            git_branch: self.git_branch,
             ..SessionMeta::default()
         }
     }
@@ -271,7 +286,10 @@ pub(crate) fn decode(
     let Some((kind, uuid)) = titles.take_in(
         line.kind.as_deref(),
         line.uuid.as_deref(),
-        &line.cwd,
+        Place {
+            cwd: &line.cwd,
+            git_branch: &line.git_branch,
+        },
         [
             line.summary.take(),
             line.custom_title.take(),
@@ -331,7 +349,10 @@ pub(crate) fn place_in_graph(
     let Some((kind, uuid)) = titles.take_in(
         line.kind.as_deref(),
         line.uuid.as_deref(),
-        &line.cwd,
+        Place {
+            cwd: &line.cwd,
+            git_branch: &line.git_branch,
+        },
         [
             line.summary.take(),
             line.custom_title.take(),

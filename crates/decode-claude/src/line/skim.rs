@@ -35,6 +35,7 @@ impl GraphLine {
                 "customTitle" => line.custom_title = string_value(scan)?,
                 "aiTitle" => line.ai_title = string_value(scan)?,
                 "cwd" => line.cwd = string(scan)?,
+                "gitBranch" => line.git_branch = string(scan)?,
                 _ => scan.skip()?,
             }
             Some(())
@@ -69,6 +70,7 @@ impl Fields {
             "customTitle" => 14,
             "aiTitle" => 15,
             "cwd" => 16,
+            "gitBranch" => 17,
             _ => return Some(()),
         };
         let seen = self.0 & 1 << bit != 0;
