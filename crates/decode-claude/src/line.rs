@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use history_core::{Event, Role, SessionMeta, Timestamp};
 
-use crate::graph::{Graph, Link, NodeKind};
+use crate::graph::{Graph, Kept, Link, NodeKind};
 
 mod skim;
 use crate::render::{self, ToolNames};
@@ -34,6 +34,8 @@ pub(crate) struct Line {
     ai_title: Option<Value>,
     cwd: Option<String>,
     git_branch: Option<String>,
+    compact_metadata: Option<Value>,
+    hook_additional_context: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -76,6 +78,7 @@ pub(crate) struct GraphLine {
     ai_title: Option<Value>,
     cwd: Option<String>,
     git_branch: Option<String>,
+    compact_metadata: Option<Value>,
 }
 
 #[derive(Deserialize, Default, Debug, PartialEq)]
@@ -333,6 +336,7 @@ pub(crate) fn decode(
             response,
             tool_uses: out.tool_uses,
             tool_results: out.tool_results,
+            kept: Kept::of(kind, line.compact_metadata.as_ref()),
         },
     );
 }
@@ -393,6 +397,7 @@ pub(crate) fn place_in_graph(
             response: (kind == "assistant").then_some(response).flatten(),
             tool_uses,
             tool_results,
+            kept: Kept::of(kind, line.compact_metadata.as_ref()),
         },
     );
 }
@@ -466,19 +471,22 @@ fn is_injected(text: &str) -> bool {
     INJECTED_PREFIXES.iter().any(|p| t.starts_with(p))
 }
 
+/// Whether text on a line is what a person typed, and its kind.
+fn typed(line: &Line, text: &str) -> (Role, &'static str) {
+    if line.is_compact_summary {
+        (Role::Context, "summary")
+    } else if line.is_meta || is_injected(text) {
+        (Role::Context, "meta")
+    } else {
+        (Role::User, "message")
+    }
+}
+
 fn user(line: &Line, tools: &mut ToolNames, out: &mut Emitter<'_>) {
     let Some(content) = line.message.as_ref().and_then(|m| m.content.as_ref()) else {
         return;
     };
-    let typed = |text: &str| -> (Role, &'static str) {
-        if line.is_compact_summary {
-            (Role::Context, "summary")
-        } else if line.is_meta || is_injected(text) {
-            (Role::Context, "meta")
-        } else {
-            (Role::User, "message")
-        }
-    };
+    let typed = |text: &str| typed(line, text);
     match content {
         Value::String(text) => {
             let (role, kind) = typed(text);
@@ -536,12 +544,17 @@ fn assistant(line: &Line, tools: &mut ToolNames, out: &mut Emitter<'_>) {
                 str_field("text").unwrap_or("").into(),
                 None,
             ),
-            Some("thinking") => out.emit(
-                Role::Assistant,
-                "reasoning",
-                str_field("thinking").unwrap_or("").into(),
-                None,
-            ),
+            // Newer versions write a thinking block's signature and leave its text out: an
+            // empty reasoning item would only stand in the dialogue's way.
+            Some("thinking") => match str_field("thinking") {
+                Some("") => {}
+                text => out.emit(
+                    Role::Assistant,
+                    "reasoning",
+                    text.unwrap_or("").into(),
+                    None,
+                ),
+            },
             Some("redacted_thinking") => out.emit(
                 Role::Assistant,
                 "reasoning",
@@ -569,8 +582,11 @@ fn assistant(line: &Line, tools: &mut ToolNames, out: &mut Emitter<'_>) {
 }
 
 fn system(line: &Line, out: &mut Emitter<'_>) {
+    // What hooks added to the conversation (`stop_hook_summary`'s `hookAdditionalContext`).
+    let added = render::result_text(line.hook_additional_context.as_ref());
     let text = match &line.content {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        _ if !added.is_empty() => added,
         _ => return,
     };
     let kind = match line.subtype.as_deref() {
@@ -580,16 +596,24 @@ fn system(line: &Line, out: &mut Emitter<'_>) {
     out.emit(Role::Context, kind, text, None);
 }
 
+/// A queued prompt is typed text only in `prompt` mode: in `task-notification` mode (and any
+/// other, or none) the harness queued it itself, as when a background task ends.
+fn queued(line: &Line, att: &Value, out: &mut Emitter<'_>) {
+    let text = render::result_text(att.get("prompt"));
+    let (role, kind) = match att.get("commandMode").and_then(Value::as_str) {
+        Some("prompt") => typed(line, &text),
+        _ => (Role::Context, "meta"),
+    };
+    out.emit(role, kind, text, None);
+}
+
 fn attachment(line: &Line, out: &mut Emitter<'_>) {
     let Some(att) = &line.attachment else {
         return;
     };
     let field = |k: &str| att.get(k);
     match field("type").and_then(Value::as_str) {
-        Some("queued_command") => {
-            let text = render::result_text(field("prompt"));
-            out.emit(Role::User, "message", text, None);
-        }
+        Some("queued_command") => queued(line, att, out),
         Some(_) => {
             let text = ["content", "stdout", "stderr", "blockingError"]
                 .iter()
