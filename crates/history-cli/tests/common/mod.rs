@@ -82,7 +82,7 @@ impl Roots {
     /// harness's root; every file's modification time is set again in path order.
     pub fn with_extra(harness: &str, extra: &Path) -> Roots {
         let roots = Roots::new();
-        copy_tree(extra, &roots.root(harness).to_path_buf());
+        copy_tree(extra, roots.root(harness));
         for (i, file) in roots.files().keys().enumerate() {
             roots.set_mtime(file, i as u64 * 60);
         }
