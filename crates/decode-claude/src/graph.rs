@@ -349,3 +349,68 @@ impl Graph {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line<'a>(seq: u64, parent: Option<&'a str>, logical: Option<&'a str>) -> Link<'a> {
+        Link {
+            seq,
+            parent,
+            logical,
+            kind: NodeKind::Message,
+            foreign: false,
+            response: None,
+            tool_uses: Vec::new(),
+            tool_results: Vec::new(),
+            kept: None,
+        }
+    }
+
+    fn boundary<'a>(seq: u64, logical: &'a str, anchor: &str, kept: &[&str]) -> Link<'a> {
+        Link {
+            kept: Some(Kept {
+                anchor: Some(anchor.to_string()),
+                uuids: kept.iter().map(|k| k.to_string()).collect(),
+            }),
+            ..line(seq, None, Some(logical))
+        }
+    }
+
+    #[test]
+    fn kept_messages_bring_their_boundary_and_summary_onto_the_branch() {
+        let mut g = Graph::default();
+        g.add("u1", line(1, None, None));
+        g.add("u2", line(2, Some("u1"), None));
+        g.add("cb", boundary(3, "u2", "cs", &["u2"]));
+        g.add("cs", line(4, Some("cb"), None));
+        g.add("u3", line(5, Some("u2"), None));
+        assert_eq!(g.select().unwrap().seqs, [1, 2, 3, 4, 5]);
+        let mut without = Graph::default();
+        without.add("u1", line(1, None, None));
+        without.add("cb", boundary(2, "u1", "cs", &["gone"]));
+        without.add("cs", line(3, Some("cb"), None));
+        without.add("u2", line(4, Some("u1"), None));
+        assert_eq!(
+            without.select().unwrap().seqs,
+            [1, 4],
+            "a boundary whose kept lines are off the branch stays off it"
+        );
+    }
+
+    #[test]
+    fn looping_links_around_a_boundary_end() {
+        let mut g = Graph::default();
+        g.add("u1", line(1, None, None));
+        g.add("cb", boundary(2, "l1", "a1", &["u1"]));
+        // The anchor's parents loop without reaching the boundary, and so do the lines
+        // before it.
+        g.add("a1", line(3, Some("a2"), None));
+        g.add("a2", line(4, Some("a1"), None));
+        g.add("l1", line(5, Some("l2"), None));
+        g.add("l2", line(6, Some("l1"), None));
+        g.add("u2", line(7, Some("u1"), None));
+        assert_eq!(g.select().unwrap().seqs, [1, 2, 5, 6, 7]);
+    }
+}
