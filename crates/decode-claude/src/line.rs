@@ -614,10 +614,23 @@ fn attachment(line: &Line, out: &mut Emitter<'_>) {
     let field = |k: &str| att.get(k);
     match field("type").and_then(Value::as_str) {
         Some("queued_command") => queued(line, att, out),
-        Some(_) => {
-            let text = ["content", "stdout", "stderr", "blockingError"]
-                .iter()
-                .filter_map(|k| field(k))
+        Some(kind) => {
+            // What the harness put before the model: hook output, an edited file's snippet,
+            // the bodies of invoked skills, and a mentioned file's body one level down.
+            let file = att
+                .pointer("/content/file/content")
+                .filter(|_| kind == "file");
+            let fields = [
+                "content",
+                "stdout",
+                "stderr",
+                "blockingError",
+                "snippet",
+                "skills",
+            ];
+            let text = file
+                .into_iter()
+                .chain(fields.iter().filter_map(|k| field(k)))
                 .map(|v| render::result_text(Some(v)))
                 .filter(|t| !t.is_empty())
                 .collect::<Vec<_>>()

@@ -297,6 +297,9 @@ fn new_attachment_types_are_context_or_nothing() {
         "- NEWATT-skill: does a thing",
         "NEWATT hook says hello",
         "NEWATT todo\npending\nDoing NEWATT",
+        "1\tNEWATT edited",
+        "NEWATT-skill\n/s/SKILL.md\nNEWATT skill body",
+        "NEWATT file body",
     ] {
         assert!(texts.contains(&expected), "{expected:?} in {texts:?}");
     }
