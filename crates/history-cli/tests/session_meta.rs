@@ -112,3 +112,34 @@ fn overview_and_search_items_carry_them_too() {
         (Some("/w/app"), Some("main"), Some("Greeting test"))
     );
 }
+
+#[test]
+fn hits_answered_from_the_search_index_carry_them_too() {
+    let r = Roots::with_extra("claude", &common::fixtures().join("claude-2026/projects"));
+    let index = r.run_indexed(&["index"]);
+    assert_eq!(index.code, 0, "{index:?}");
+    let args = ["list", "--session", "*", "--query", "METAFIRST", "--json"];
+    let run = r.run_indexed(&args);
+    assert!(
+        run.json()["coverage"]["from_index"].as_u64().unwrap() > 0,
+        "{}",
+        run.stdout
+    );
+    let hits = items(&run);
+    assert!(!hits.is_empty());
+    for hit in &hits {
+        assert_eq!(
+            place(hit),
+            (
+                Some("/w/new"),
+                Some("feature/metafirst"),
+                Some("METAFIRST custom title")
+            )
+        );
+    }
+    assert_eq!(
+        hits,
+        items(&r.run(&args)),
+        "the same items without the index"
+    );
+}
