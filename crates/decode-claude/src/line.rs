@@ -597,11 +597,16 @@ fn system(line: &Line, out: &mut Emitter<'_>) {
 }
 
 /// A queued prompt is typed text only in `prompt` mode: in `task-notification` mode (and any
-/// other, or none) the harness queued it itself, as when a background task ends.
+/// other, or none) the harness queued it itself, as when a background task ends. A prompt
+/// that says it came from elsewhere (an `origin` that is not a person, such as a message
+/// another process posted, or `isMeta`) is not typed either.
 fn queued(line: &Line, att: &Value, out: &mut Emitter<'_>) {
     let text = render::result_text(att.get("prompt"));
+    let origin = att.pointer("/origin/kind").and_then(Value::as_str);
+    let injected = origin.is_some_and(|o| o != "human")
+        || att.get("isMeta").and_then(Value::as_bool) == Some(true);
     let (role, kind) = match att.get("commandMode").and_then(Value::as_str) {
-        Some("prompt") => typed(line, &text),
+        Some("prompt") if !injected => typed(line, &text),
         _ => (Role::Context, "meta"),
     };
     out.emit(role, kind, text, None);

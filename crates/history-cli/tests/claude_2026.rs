@@ -115,10 +115,15 @@ fn task_notifications_and_other_queued_modes_are_context() {
             "5 context:meta",
             "6 context:meta",
             "7 context:meta",
-            "8 assistant:message"
+            "8 context:meta",
+            "9 assistant:message"
         ]
     );
     assert!(all[4].text.starts_with("<task-notification>"));
+    assert_eq!(
+        all[7].text, "TASKNOTE posted by another process",
+        "a prompt-mode command from a peer process is not typed text"
+    );
     assert!(all[4].text.contains("npm run TASKNOTE"));
     let typed = claude(
         &r,
@@ -146,7 +151,7 @@ fn task_notifications_and_other_queued_modes_are_context() {
     );
     let page = browse.json();
     let last = page["items"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(last["seq"], 8);
+    assert_eq!(last["seq"], 9);
     assert_eq!(
         last["folded_before"]["first_seq"], 5,
         "the notifications fold as context: {last}"
