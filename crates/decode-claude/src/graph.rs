@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use serde_json::Value;
+
 /// What a graph node is, for the choice of leaf.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum NodeKind {
@@ -60,6 +62,57 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHa
 pub(crate) struct Graph {
     ids: FastMap<String, u32>,
     nodes: Vec<Node>,
+    /// Compaction boundaries that kept recent messages, with what they kept.
+    boundaries: Vec<Boundary>,
+}
+
+/// A compaction boundary that kept messages where they were in the file (`preservedSegment`,
+/// `preservedMessages`): the conversation goes on from the last kept message, not from the
+/// boundary and its summary.
+struct Boundary {
+    node: u32,
+    /// The line the kept messages follow once the harness loads them: the summary.
+    anchor: Option<u32>,
+    kept: Vec<u32>,
+}
+
+/// What a `compact_boundary` line's `compactMetadata` says it kept.
+#[derive(Default)]
+pub(crate) struct Kept {
+    anchor: Option<String>,
+    uuids: Vec<String>,
+}
+
+impl Kept {
+    /// What a line of type `kind` kept, if it is a boundary that kept anything. The metadata's
+    /// shape varies by version, and an odd one keeps nothing rather than losing the line.
+    pub(crate) fn of(kind: &str, metadata: Option<&Value>) -> Option<Kept> {
+        let metadata = metadata.filter(|_| kind == "system")?;
+        let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        let mut kept = Kept::default();
+        if let Some(messages) = metadata.get("preservedMessages") {
+            kept.anchor = text(messages, "anchorUuid");
+            for key in ["uuids", "allUuids"] {
+                let uuids = messages.get(key).and_then(Value::as_array);
+                kept.uuids.extend(
+                    uuids
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned),
+                );
+            }
+        }
+        if let Some(segment) = metadata.get("preservedSegment") {
+            kept.anchor = kept.anchor.or_else(|| text(segment, "anchorUuid"));
+            kept.uuids.extend(
+                ["headUuid", "tailUuid"]
+                    .into_iter()
+                    .filter_map(|k| text(segment, k)),
+            );
+        }
+        (!kept.uuids.is_empty()).then_some(kept)
+    }
 }
 
 /// One line's place in the graph.
@@ -72,6 +125,8 @@ pub(crate) struct Link<'a> {
     pub(crate) response: Option<String>,
     pub(crate) tool_uses: Vec<String>,
     pub(crate) tool_results: Vec<String>,
+    /// For a compaction boundary, the messages it kept.
+    pub(crate) kept: Option<Kept>,
 }
 
 /// The selected branch.
@@ -86,6 +141,7 @@ impl Graph {
         Graph {
             ids: FastMap::with_capacity_and_hasher(lines, Default::default()),
             nodes: Vec::with_capacity(lines),
+            boundaries: Vec::new(),
         }
     }
 
@@ -120,6 +176,14 @@ impl Graph {
         let logical = link.logical.filter(|p| *p != uuid).map(|p| self.intern(p));
         for p in parent.iter().chain(logical.iter()) {
             self.nodes[*p as usize].has_child = true;
+        }
+        if let Some(kept) = link.kept {
+            let boundary = Boundary {
+                node: me,
+                anchor: kept.anchor.as_deref().map(|a| self.intern(a)),
+                kept: kept.uuids.iter().map(|k| self.intern(k)).collect(),
+            };
+            self.boundaries.push(boundary);
         }
         let node = &mut self.nodes[me as usize];
         *node = Node {
@@ -181,6 +245,7 @@ impl Graph {
             seqs.push(node.seq);
             at = node.parent.or(node.logical);
         }
+        self.add_kept_compactions(&mut on, &mut seqs);
         // Parallel tool calls: the calls of one response form a chain, each result hangs off
         // its own call, and the conversation goes on from only one result. The sibling calls
         // and results still belong to the branch; anything else hanging off it does not.
@@ -212,5 +277,140 @@ impl Graph {
         seqs.sort_unstable();
         seqs.dedup();
         Ok(Branch { seqs, notices })
+    }
+
+    /// A compaction that kept recent messages leaves them linked to the lines before them, and
+    /// the conversation goes on from them: a walk back from the leaf passes the kept messages
+    /// and the history before them, never the boundary or its summary. When a boundary's kept
+    /// messages are on the branch, so are the boundary, the lines from it to its anchor (the
+    /// summary; else its own children) and the lines before it through `logicalParentUuid`
+    /// (the first may hang off a `system` `away_summary` line) that the walk did not pass.
+    fn add_kept_compactions(&self, on: &mut [bool], seqs: &mut Vec<u64>) {
+        let mut add = |i: u32, on: &mut [bool]| {
+            let node = &self.nodes[i as usize];
+            let fresh = node.present && !node.foreign && !on[i as usize];
+            if fresh {
+                on[i as usize] = true;
+                seqs.push(node.seq);
+            }
+            fresh
+        };
+        // One boundary's lines can hold another's kept messages: go round until none is added.
+        let mut added = true;
+        while added {
+            added = false;
+            for b in &self.boundaries {
+                if on[b.node as usize] || !b.kept.iter().any(|&k| on[k as usize]) {
+                    continue;
+                }
+                if !add(b.node, on) {
+                    continue;
+                }
+                added = true;
+                match b.anchor.and_then(|a| self.path_up(a, b.node)) {
+                    Some(path) => path.into_iter().for_each(|i| {
+                        add(i, on);
+                    }),
+                    None => {
+                        let children = (0..self.nodes.len() as u32)
+                            .filter(|&c| self.nodes[c as usize].parent == Some(b.node));
+                        children.for_each(|c| {
+                            add(c, on);
+                        });
+                    }
+                }
+                let mut at = self.nodes[b.node as usize].logical;
+                while let Some(i) = at {
+                    if !add(i, on) {
+                        break;
+                    }
+                    let node = &self.nodes[i as usize];
+                    at = node.parent.or(node.logical);
+                }
+            }
+        }
+    }
+
+    /// The lines from `from` up its parent links to `to` (excluded), if it descends from `to`.
+    fn path_up(&self, from: u32, to: u32) -> Option<Vec<u32>> {
+        let mut path = Vec::new();
+        let mut at = Some(from);
+        while let Some(i) = at {
+            if i == to {
+                return Some(path);
+            }
+            // Parent links can loop in a damaged file.
+            if path.len() > self.nodes.len() {
+                return None;
+            }
+            path.push(i);
+            at = self.nodes[i as usize].parent;
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line<'a>(seq: u64, parent: Option<&'a str>, logical: Option<&'a str>) -> Link<'a> {
+        Link {
+            seq,
+            parent,
+            logical,
+            kind: NodeKind::Message,
+            foreign: false,
+            response: None,
+            tool_uses: Vec::new(),
+            tool_results: Vec::new(),
+            kept: None,
+        }
+    }
+
+    fn boundary<'a>(seq: u64, logical: &'a str, anchor: &str, kept: &[&str]) -> Link<'a> {
+        Link {
+            kept: Some(Kept {
+                anchor: Some(anchor.to_string()),
+                uuids: kept.iter().map(|k| k.to_string()).collect(),
+            }),
+            ..line(seq, None, Some(logical))
+        }
+    }
+
+    #[test]
+    fn kept_messages_bring_their_boundary_and_summary_onto_the_branch() {
+        let mut g = Graph::default();
+        g.add("u1", line(1, None, None));
+        g.add("u2", line(2, Some("u1"), None));
+        g.add("cb", boundary(3, "u2", "cs", &["u2"]));
+        g.add("cs", line(4, Some("cb"), None));
+        g.add("u3", line(5, Some("u2"), None));
+        assert_eq!(g.select().unwrap().seqs, [1, 2, 3, 4, 5]);
+        let mut without = Graph::default();
+        without.add("u1", line(1, None, None));
+        without.add("cb", boundary(2, "u1", "cs", &["gone"]));
+        without.add("cs", line(3, Some("cb"), None));
+        without.add("u2", line(4, Some("u1"), None));
+        assert_eq!(
+            without.select().unwrap().seqs,
+            [1, 4],
+            "a boundary whose kept lines are off the branch stays off it"
+        );
+    }
+
+    #[test]
+    fn looping_links_around_a_boundary_end() {
+        let mut g = Graph::default();
+        g.add("u1", line(1, None, None));
+        g.add("cb", boundary(2, "l1", "a1", &["u1"]));
+        // The anchor's parents loop without reaching the boundary, and so do the lines
+        // before it.
+        g.add("a1", line(3, Some("a2"), None));
+        g.add("a2", line(4, Some("a1"), None));
+        g.add("l1", line(5, Some("l2"), None));
+        g.add("l2", line(6, Some("l1"), None));
+        g.add("u2", line(7, Some("u1"), None));
+        assert_eq!(g.select().unwrap().seqs, [1, 2, 5, 6, 7]);
     }
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use history_core::{Event, Role, SessionMeta, Timestamp};
 
-use crate::graph::{Graph, Link, NodeKind};
+use crate::graph::{Graph, Kept, Link, NodeKind};
 
 mod skim;
 use crate::render::{self, ToolNames};
@@ -33,6 +33,9 @@ pub(crate) struct Line {
     custom_title: Option<Value>,
     ai_title: Option<Value>,
     cwd: Option<String>,
+    git_branch: Option<String>,
+    compact_metadata: Option<Value>,
+    hook_additional_context: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -74,6 +77,8 @@ pub(crate) struct GraphLine {
     custom_title: Option<Value>,
     ai_title: Option<Value>,
     cwd: Option<String>,
+    git_branch: Option<String>,
+    compact_metadata: Option<Value>,
 }
 
 #[derive(Deserialize, Default, Debug, PartialEq)]
@@ -213,23 +218,30 @@ impl<'de> Deserialize<'de> for BlockOrOther {
     }
 }
 
-/// Title, summary and working directory, as the file's metadata lines leave them.
+/// Title, summary, working directory and git branch, as the file's lines leave them.
 #[derive(Default)]
 pub(crate) struct Titles {
     custom: Option<String>,
     ai: Option<String>,
     summary: Option<String>,
     cwd: Option<String>,
+    git_branch: Option<String>,
+}
+
+/// What a line says of its session's place: its `cwd` and `gitBranch`.
+pub(crate) struct Place<'a> {
+    cwd: &'a Option<String>,
+    git_branch: &'a Option<String>,
 }
 
 impl Titles {
     /// Takes what a line says of the session (a title line's title, the first working
-    /// directory); for a line of the graph, returns its type and uuid.
+    /// directory, the latest git branch); for a line of the graph, returns its type and uuid.
     fn take_in<'a>(
         &mut self,
         kind: Option<&'a str>,
         uuid: Option<&'a str>,
-        cwd: &Option<String>,
+        place: Place<'_>,
         [summary, custom, ai]: [Option<Value>; 3],
     ) -> Option<(&'a str, &'a str)> {
         let kind = kind?;
@@ -240,7 +252,12 @@ impl Titles {
             "user" | "assistant" | "system" | "attachment" | "progress" => {
                 let uuid = uuid?;
                 if self.cwd.is_none() {
-                    self.cwd.clone_from(cwd);
+                    self.cwd.clone_from(place.cwd);
+                }
+                // A session can move to another branch (to open a pull request, say): the
+                // latest is the one its work ended on. `""` is written outside a repository.
+                if let Some(branch) = place.git_branch.as_ref().filter(|b| !b.is_empty()) {
+                    self.git_branch = Some(branch.clone());
                 }
                 return Some((kind, uuid));
             }
@@ -254,6 +271,7 @@ impl Titles {
             title: self.custom.or(self.ai),
             summary: self.summary,
             cwd: self.cwd,
+            git_branch: self.git_branch,
             ..SessionMeta::default()
         }
     }
@@ -271,7 +289,10 @@ pub(crate) fn decode(
     let Some((kind, uuid)) = titles.take_in(
         line.kind.as_deref(),
         line.uuid.as_deref(),
-        &line.cwd,
+        Place {
+            cwd: &line.cwd,
+            git_branch: &line.git_branch,
+        },
         [
             line.summary.take(),
             line.custom_title.take(),
@@ -315,6 +336,7 @@ pub(crate) fn decode(
             response,
             tool_uses: out.tool_uses,
             tool_results: out.tool_results,
+            kept: Kept::of(kind, line.compact_metadata.as_ref()),
         },
     );
 }
@@ -331,7 +353,10 @@ pub(crate) fn place_in_graph(
     let Some((kind, uuid)) = titles.take_in(
         line.kind.as_deref(),
         line.uuid.as_deref(),
-        &line.cwd,
+        Place {
+            cwd: &line.cwd,
+            git_branch: &line.git_branch,
+        },
         [
             line.summary.take(),
             line.custom_title.take(),
@@ -372,6 +397,7 @@ pub(crate) fn place_in_graph(
             response: (kind == "assistant").then_some(response).flatten(),
             tool_uses,
             tool_results,
+            kept: Kept::of(kind, line.compact_metadata.as_ref()),
         },
     );
 }
@@ -445,19 +471,22 @@ fn is_injected(text: &str) -> bool {
     INJECTED_PREFIXES.iter().any(|p| t.starts_with(p))
 }
 
+/// Whether text on a line is what a person typed, and its kind.
+fn typed(line: &Line, text: &str) -> (Role, &'static str) {
+    if line.is_compact_summary {
+        (Role::Context, "summary")
+    } else if line.is_meta || is_injected(text) {
+        (Role::Context, "meta")
+    } else {
+        (Role::User, "message")
+    }
+}
+
 fn user(line: &Line, tools: &mut ToolNames, out: &mut Emitter<'_>) {
     let Some(content) = line.message.as_ref().and_then(|m| m.content.as_ref()) else {
         return;
     };
-    let typed = |text: &str| -> (Role, &'static str) {
-        if line.is_compact_summary {
-            (Role::Context, "summary")
-        } else if line.is_meta || is_injected(text) {
-            (Role::Context, "meta")
-        } else {
-            (Role::User, "message")
-        }
-    };
+    let typed = |text: &str| typed(line, text);
     match content {
         Value::String(text) => {
             let (role, kind) = typed(text);
@@ -515,12 +544,17 @@ fn assistant(line: &Line, tools: &mut ToolNames, out: &mut Emitter<'_>) {
                 str_field("text").unwrap_or("").into(),
                 None,
             ),
-            Some("thinking") => out.emit(
-                Role::Assistant,
-                "reasoning",
-                str_field("thinking").unwrap_or("").into(),
-                None,
-            ),
+            // Newer versions write a thinking block's signature and leave its text out: an
+            // empty reasoning item would only stand in the dialogue's way.
+            Some("thinking") => match str_field("thinking") {
+                Some("") => {}
+                text => out.emit(
+                    Role::Assistant,
+                    "reasoning",
+                    text.unwrap_or("").into(),
+                    None,
+                ),
+            },
             Some("redacted_thinking") => out.emit(
                 Role::Assistant,
                 "reasoning",
@@ -548,8 +582,11 @@ fn assistant(line: &Line, tools: &mut ToolNames, out: &mut Emitter<'_>) {
 }
 
 fn system(line: &Line, out: &mut Emitter<'_>) {
+    // What hooks added to the conversation (`stop_hook_summary`'s `hookAdditionalContext`).
+    let added = render::result_text(line.hook_additional_context.as_ref());
     let text = match &line.content {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        _ if !added.is_empty() => added,
         _ => return,
     };
     let kind = match line.subtype.as_deref() {
@@ -559,20 +596,46 @@ fn system(line: &Line, out: &mut Emitter<'_>) {
     out.emit(Role::Context, kind, text, None);
 }
 
+/// A queued prompt is typed text only in `prompt` mode: in `task-notification` mode (and any
+/// other, or none) the harness queued it itself, as when a background task ends. A prompt
+/// that says it came from elsewhere (an `origin` that is not a person, such as a message
+/// another process posted, or `isMeta`) is not typed either.
+fn queued(line: &Line, att: &Value, out: &mut Emitter<'_>) {
+    let text = render::result_text(att.get("prompt"));
+    let origin = att.pointer("/origin/kind").and_then(Value::as_str);
+    let injected = origin.is_some_and(|o| o != "human")
+        || att.get("isMeta").and_then(Value::as_bool) == Some(true);
+    let (role, kind) = match att.get("commandMode").and_then(Value::as_str) {
+        Some("prompt") if !injected => typed(line, &text),
+        _ => (Role::Context, "meta"),
+    };
+    out.emit(role, kind, text, None);
+}
+
 fn attachment(line: &Line, out: &mut Emitter<'_>) {
     let Some(att) = &line.attachment else {
         return;
     };
     let field = |k: &str| att.get(k);
     match field("type").and_then(Value::as_str) {
-        Some("queued_command") => {
-            let text = render::result_text(field("prompt"));
-            out.emit(Role::User, "message", text, None);
-        }
-        Some(_) => {
-            let text = ["content", "stdout", "stderr", "blockingError"]
-                .iter()
-                .filter_map(|k| field(k))
+        Some("queued_command") => queued(line, att, out),
+        Some(kind) => {
+            // What the harness put before the model: hook output, an edited file's snippet,
+            // the bodies of invoked skills, and a mentioned file's body one level down.
+            let file = att
+                .pointer("/content/file/content")
+                .filter(|_| kind == "file");
+            let fields = [
+                "content",
+                "stdout",
+                "stderr",
+                "blockingError",
+                "snippet",
+                "skills",
+            ];
+            let text = file
+                .into_iter()
+                .chain(fields.iter().filter_map(|k| field(k)))
                 .map(|v| render::result_text(Some(v)))
                 .filter(|t| !t.is_empty())
                 .collect::<Vec<_>>()

@@ -9,6 +9,11 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/claude/projects")
 }
 
+/// The fixtures of Claude Code 2.1.78–2.1.207 and a real 2.1.207 transcript.
+fn root_2026() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/claude-2026/projects")
+}
+
 /// Lines a search rules out are read for their structure alone, and such a line is never found
 /// damaged: only the notices may differ (`decode`'s own documentation).
 fn options() -> Options {
@@ -23,4 +28,14 @@ fn the_fixture_sessions_keep_the_transcript_rules() {
 #[test]
 fn damaged_fixtures_keep_the_transcript_rules() {
     check_damage(&decode_claude::HARNESS, &root(), &options());
+}
+
+#[test]
+fn the_2026_fixture_sessions_keep_the_transcript_rules() {
+    check_sessions(&decode_claude::HARNESS, &root_2026(), &options());
+}
+
+#[test]
+fn damaged_2026_fixtures_keep_the_transcript_rules() {
+    check_damage(&decode_claude::HARNESS, &root_2026(), &options());
 }

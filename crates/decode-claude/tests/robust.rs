@@ -9,9 +9,13 @@ use fastrand::Rng;
 use history_core::{SessionFile, SessionKey, Transcript};
 
 fn fixtures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/claude/projects");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let roots = ["claude/projects", "claude-2026/projects"].map(|r| fixtures.join(r));
     let mut out = Vec::new();
-    for project in std::fs::read_dir(root).unwrap().flatten() {
+    for project in roots
+        .iter()
+        .flat_map(|r| std::fs::read_dir(r).unwrap().flatten())
+    {
         for f in std::fs::read_dir(project.path()).unwrap().flatten() {
             if f.path().extension().is_some_and(|e| e == "jsonl") {
                 out.push(f.path());

@@ -80,6 +80,7 @@ pub(crate) fn session(
             title: outcome.title,
             summary: None,
             cwd: head.cwd().map(str::to_owned).or(outcome.cwd),
+            git_branch: head.git_branch().map(str::to_owned),
             ..SessionMeta::default()
         },
         lineage: files,

@@ -57,6 +57,11 @@ impl Header {
         self.meta.get("cwd")?.as_str()
     }
 
+    /// The git branch checked out in the working directory (`git.branch`).
+    pub fn git_branch(&self) -> Option<&str> {
+        self.meta.get("git")?.get("branch")?.as_str()
+    }
+
     /// The instructions the thread started with (`base_instructions`, or the `instructions` of
     /// older files).
     pub fn instructions(&self) -> Option<&str> {

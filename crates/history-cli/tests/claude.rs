@@ -766,7 +766,8 @@ fn a_cut_hit_keeps_its_match_in_view() {
 fn a_budget_cut_page_from_the_oldest_end_continues_where_it_stopped() {
     let r = Roots::new();
     // Seqs 2–10 hold five dialogue events and 11–14 a run of tool calls; from the oldest end, a
-    // small budget admits only the first two events.
+    // small budget admits only the first two events (each item names the session's cwd and
+    // branch as well).
     let page = claude(
         &r,
         &[
@@ -778,7 +779,7 @@ fn a_budget_cut_page_from_the_oldest_end_continues_where_it_stopped() {
             "--from",
             "oldest",
             "--budget",
-            "1100",
+            "1400",
             "--json",
         ],
     )

@@ -284,8 +284,10 @@ impl History {
         let event = loaded.events.into_iter().find(|e| e.part == req.part);
         let canonical = file.key.to_string();
         let session = (!implicit).then(|| canonical.clone());
-        let mut item =
-            event.map(|e| Item::new(canonical.clone(), Some(file.path.display().to_string()), e));
+        let mut item = event.map(|e| {
+            Item::new(canonical.clone(), Some(file.path.display().to_string()), e)
+                .about(&loaded.meta)
+        });
         let total_chars = item.as_ref().map_or(0, |i| i.event.text.chars().count());
         if let Some(item) = item.as_mut() {
             item.event.text = item.event.text.chars().skip(req.offset_chars).collect();
@@ -395,7 +397,8 @@ impl History {
                 .items
                 .into_iter()
                 .map(|item| {
-                    let mut view = Item::new(canonical.clone(), Some(path.clone()), item.event);
+                    let mut view = Item::new(canonical.clone(), Some(path.clone()), item.event)
+                        .about(&loaded.meta);
                     if filter.is_search() {
                         view.focus = filter.first_match(&view.event.text);
                     }
@@ -530,7 +533,8 @@ impl History {
                         hit.session.to_string(),
                         Some(hit.path.display().to_string()),
                         hit.event,
-                    );
+                    )
+                    .about(&hit.meta);
                     if filter.is_search() {
                         item.focus = filter.first_match(&item.event.text);
                     }

@@ -131,6 +131,9 @@ pub struct SessionMeta {
     /// The working directory the session started in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// The git branch checked out there, when the harness records it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
     /// The file the session was forked from, when it names one that exists: the session copied
     /// what it kept of it, so it is not part of its [`crate::Transcript::lineage`].
     #[serde(skip_serializing_if = "Option::is_none")]

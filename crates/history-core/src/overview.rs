@@ -5,7 +5,7 @@ use std::cell::{Cell, RefCell};
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
 use crate::matching::Filter;
-use crate::model::{Event, SessionFile};
+use crate::model::{Event, SessionFile, SessionMeta};
 use crate::paging::From;
 use crate::parallel::ordered_map;
 use crate::search::{Hit, Listing};
@@ -21,6 +21,9 @@ pub struct Representative {
     pub event: Option<Event>,
     /// Notices from decoding.
     pub notices: Vec<String>,
+    /// What the transcript says of the session (working directory, branch, title).
+    #[serde(default)]
+    pub meta: SessionMeta,
     /// The files decoding read (the session's own first), to compare with a cache's witnesses.
     #[serde(skip)]
     pub lineage: Vec<std::path::PathBuf>,
@@ -88,6 +91,7 @@ pub fn representative(
     Ok(Representative {
         event,
         notices: loaded.notices,
+        meta: loaded.meta,
         lineage: loaded.lineage,
     })
 }
@@ -114,11 +118,14 @@ pub fn overview(
                 visited += 1;
                 match result {
                     Ok(Representative {
-                        event: Some(event), ..
+                        event: Some(event),
+                        meta,
+                        ..
                     }) => listing.items.push(Hit {
                         session: file.key.clone(),
                         path: file.path.clone(),
                         event,
+                        meta,
                     }),
                     Ok(_) => {}
                     Err(e) => listing.skipped.push(e),

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::model::{Event, Role};
+use crate::model::{Event, Role, SessionMeta};
 use crate::paging::Fold;
 use crate::search::Cursor;
 use crate::time::Timestamp;
@@ -108,6 +108,15 @@ pub struct Item {
     /// The session's transcript file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The session's working directory, where its transcript records it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The git branch checked out in it, where the transcript records it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    /// The session's title, where it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// The run folded just before this item.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub folded_before: Option<FoldedRun>,
@@ -124,9 +133,21 @@ impl Item {
             event,
             truncated: false,
             path,
+            cwd: None,
+            git_branch: None,
+            title: None,
             folded_before: None,
             focus: None,
         }
+    }
+
+    /// The item, naming where its session ran and what it is called: people look for "the
+    /// session in that repository".
+    pub fn about(mut self, meta: &SessionMeta) -> Item {
+        self.cwd.clone_from(&meta.cwd);
+        self.git_branch.clone_from(&meta.git_branch);
+        self.title.clone_from(&meta.title);
+        self
     }
 }
 

@@ -6,7 +6,7 @@ use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
 use crate::history::Projection;
 use crate::matching::Filter;
-use crate::model::{Event, SessionFile, SessionKey};
+use crate::model::{Event, SessionFile, SessionKey, SessionMeta};
 use crate::paging::From;
 use crate::parallel::{map, ordered_map, workers};
 use crate::prefilter::RawFilter;
@@ -22,6 +22,9 @@ pub struct Hit {
     pub path: PathBuf,
     /// The event.
     pub event: Event,
+    /// What the session's transcript says of it (working directory, branch, title).
+    #[serde(default)]
+    pub meta: SessionMeta,
 }
 
 impl Hit {
@@ -270,7 +273,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             .map(|_| &test as LineTest<'_>);
         corpus
             .load(file, &keep, all_branches, line_test)
-            .map(|loaded| loaded.events)
+            .map(|loaded| (loaded.events, loaded.meta))
     };
     let mut found = Found {
         limit,
@@ -358,7 +361,7 @@ enum Scan {
     /// It cannot hold a hit.
     Out,
     /// It was decoded.
-    Decoded(Result<Vec<Event>, HistoryError>),
+    Decoded(Result<(Vec<Event>, SessionMeta), HistoryError>),
     /// Its hits, if any, lie within this span: decode it if that can matter.
     Later(Span),
 }
@@ -453,10 +456,10 @@ struct Found {
 }
 
 impl Found {
-    fn add(&mut self, file: &SessionFile, result: Result<Vec<Event>, HistoryError>) {
+    fn add(&mut self, file: &SessionFile, result: Result<(Vec<Event>, SessionMeta), HistoryError>) {
         self.decoded += 1;
         match result {
-            Ok(mut events) => {
+            Ok((mut events, meta)) => {
                 self.total += events.len();
                 // A session can contribute at most `limit` items from the chosen end of the
                 // merge order (which its seq order need not follow: untimed events go first).
@@ -470,6 +473,7 @@ impl Found {
                     session: file.key.clone(),
                     path: file.path.clone(),
                     event,
+                    meta: meta.clone(),
                 }));
             }
             Err(e) => self.skipped.push(e),

@@ -35,6 +35,9 @@ impl GraphLine {
                 "customTitle" => line.custom_title = string_value(scan)?,
                 "aiTitle" => line.ai_title = string_value(scan)?,
                 "cwd" => line.cwd = string(scan)?,
+                "gitBranch" => line.git_branch = string(scan)?,
+                // Compaction boundaries are few, and their metadata is left to serde.
+                "compactMetadata" => return None,
                 _ => scan.skip()?,
             }
             Some(())
@@ -69,6 +72,7 @@ impl Fields {
             "customTitle" => 14,
             "aiTitle" => 15,
             "cwd" => 16,
+            "gitBranch" => 17,
             _ => return Some(()),
         };
         let seen = self.0 & 1 << bit != 0;
@@ -190,10 +194,9 @@ mod tests {
 
     /// Every line of the fixtures and the real sample, and damaged copies of them.
     fn lines() -> Vec<String> {
-        let fixtures =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/claude");
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
         let mut files = Vec::new();
-        let mut dirs = vec![fixtures];
+        let mut dirs = vec![fixtures.join("claude"), fixtures.join("claude-2026")];
         while let Some(dir) = dirs.pop() {
             for entry in std::fs::read_dir(dir).unwrap().flatten() {
                 let path = entry.path();

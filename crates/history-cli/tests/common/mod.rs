@@ -78,6 +78,17 @@ impl Roots {
         roots
     }
 
+    /// [`Roots::new`] with `extra`, a directory laid out as `harness`'s root, copied into that
+    /// harness's root; every file's modification time is set again in path order.
+    pub fn with_extra(harness: &str, extra: &Path) -> Roots {
+        let roots = Roots::new();
+        copy_tree(extra, roots.root(harness));
+        for (i, file) in roots.files().keys().enumerate() {
+            roots.set_mtime(file, i as u64 * 60);
+        }
+        roots
+    }
+
     /// Sets a file's modification time to `BASE + offset` seconds.
     pub fn set_mtime(&self, rel: &Path, offset: u64) {
         let file = fs::File::options()
