@@ -9,7 +9,7 @@ use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
 use crate::harness::{Env, Harness};
 use crate::matching::Filter;
-use crate::model::{Event, Role, SessionFile, SessionKey};
+use crate::model::{Event, Role, SessionFile, SessionKey, SessionMeta};
 use crate::overview::{overview, representative, Representative};
 use crate::page::{Coverage, FoldedRun, Item, ListPage, ReadPage, Recipe, Render, SCHEMA_VERSION};
 use crate::paging::{browse, BrowseRequest, From};
@@ -100,8 +100,8 @@ pub trait Projection: Send + Sync {
     /// never rule out a hit wrongly.
     fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known>;
 
-    /// The hits of a session it knows ([`Known::Within`]), from the lines it locates rather than
-    /// a decode of the session: of its events that pass the filter and `admit`, on the selected
+    /// The hits of a session it knows ([`Known::Within`]) and what the session is about, from
+    /// the lines it locates rather than a decode of the session: of its events that pass the filter and `admit`, on the selected
     /// branch (or on every branch, marked, with `all_branches`), the first `count` from `from`'s
     /// end of the merge order, or all of them when fewer. `None` when it cannot tell: the
     /// session is decoded instead. The default always declines.
@@ -110,7 +110,7 @@ pub trait Projection: Send + Sync {
         corpus: &Corpus,
         file: &SessionFile,
         wanted: &Wanted<'_>,
-    ) -> Option<Result<Vec<Event>, HistoryError>> {
+    ) -> Option<Result<(Vec<Event>, SessionMeta), HistoryError>> {
         let _ = (corpus, file, wanted);
         None
     }

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use history_core::source::{LineTime, Lines};
-use history_core::{fold, Corpus, Event, SessionFile, Transcript};
+use history_core::{fold, Corpus, Event, SessionFile, SessionMeta, Transcript};
 
 use history_core::SessionKey;
 
@@ -130,9 +130,13 @@ enum Decoded {
     Line(Line),
     /// A line the projection already holds as it is now.
     Same(u64),
-    /// The seqs on the selected branch (`None`: every line), or why the session failed.
-    End(Result<Option<Vec<u64>>, &'static str>),
+    /// The seqs on the selected branch (`None`: every line) and what the session is about, or
+    /// why it failed.
+    End(Result<Ended, &'static str>),
 }
+
+/// What a session's decode ended with: its branch and what it is about.
+type Ended = (Option<Vec<u64>>, SessionMeta);
 
 /// One line, ready to store.
 struct Line {
@@ -254,7 +258,10 @@ fn write_all(
         };
         // Lines are written as they come; the branch is known once all have.
         let written = written.and_then(|()| match &outcome {
-            Ok(branch) => settle(&mut writer, t.previous.as_ref(), &seqs, branch.as_deref()),
+            Ok((branch, meta)) => {
+                settle(&mut writer, t.previous.as_ref(), &seqs, branch.as_deref())?;
+                writer.set_meta(meta)
+            }
             Err(_) => Ok(()),
         });
         // Lines out of seq order, say: the session is scanned at query time.
@@ -401,10 +408,7 @@ fn latest(t: LineTime) -> Option<history_core::Timestamp> {
 
 /// Decodes one session, every branch, handing each line to the writer as soon as its events are
 /// in; the reason code of a failure.
-fn index_session(
-    todo: &Todo<'_>,
-    tx: &SyncSender<Decoded>,
-) -> Result<Option<Vec<u64>>, &'static str> {
+fn index_session(todo: &Todo<'_>, tx: &SyncSender<Decoded>) -> Result<Ended, &'static str> {
     let (source, file, files) = (todo.source, todo.file, todo.before.len());
     let previous = todo.previous.as_ref();
     // Where each line of the session's own file is; where inherited history (another file's
@@ -434,7 +438,7 @@ fn index_session(
         current.flush(tx, &places, previous);
     }
     match decoded {
-        Ok(decoded) => Ok(decoded.branch),
+        Ok(decoded) => Ok((decoded.branch, decoded.meta)),
         Err(history_core::DecodeError::TooLarge { .. }) => Err("too_large"),
         Err(history_core::DecodeError::Io { .. }) => Err("unreadable"),
         Err(history_core::DecodeError::Invalid(_)) => Err("undecodable"),

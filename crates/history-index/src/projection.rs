@@ -9,7 +9,9 @@ use std::sync::Mutex;
 use history_core::history::Projection;
 use history_core::paging::From;
 use history_core::search::{Known, Wanted};
-use history_core::{Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, Timestamp};
+use history_core::{
+    Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, SessionMeta, Timestamp,
+};
 
 use crate::events::{self, text_hash};
 use crate::store::Candidate;
@@ -135,7 +137,7 @@ impl Projection for Index {
         corpus: &Corpus,
         file: &SessionFile,
         wanted: &Wanted<'_>,
-    ) -> Option<Result<Vec<Event>, HistoryError>> {
+    ) -> Option<Result<(Vec<Event>, SessionMeta), HistoryError>> {
         let Wanted {
             filter,
             admit,
@@ -144,9 +146,10 @@ impl Projection for Index {
             all_branches,
         } = *wanted;
         let source = corpus.source(&file.key.harness)?;
-        let (path, lines) = {
+        let (path, lines, meta) = {
             let store = self.store.lock().ok()?;
             let row = store.session(&file.key).ok()??;
+            let meta = store.session_meta(&file.key).ok()??;
             // Inherited history is not located yet: only a session's own file is.
             let [witness] = row.witnesses.as_slice() else {
                 return None;
@@ -159,7 +162,7 @@ impl Projection for Index {
                     lines.insert(c.line.seq, c);
                 }
             }
-            (witness.path.clone(), lines)
+            (witness.path.clone(), lines, meta)
         };
         let mut order = Vec::new();
         for c in lines.values().filter(|c| all_branches || c.branch) {
@@ -205,6 +208,6 @@ impl Projection for Index {
                 hits.push(event);
             }
         }
-        Some(Ok(hits))
+        Some(Ok((hits, meta)))
     }
 }

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use history_core::source::LineTime;
-use history_core::{SessionKey, Timestamp};
+use history_core::{SessionKey, SessionMeta, Timestamp};
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
@@ -608,6 +608,15 @@ impl SessionWriter<'_> {
         for &(seq, on) in marks {
             update.execute(params![self.id, int(seq), on])?;
         }
+        Ok(())
+    }
+
+    /// Records what the session is about.
+    pub fn set_meta(&mut self, meta: &SessionMeta) -> Result<(), StoreError> {
+        let json = serde_json::to_string(meta).unwrap_or_default();
+        self.sp
+            .prepare_cached("UPDATE sessions SET meta = ?2 WHERE id = ?1")?
+            .execute(params![self.id, json])?;
         Ok(())
     }
 

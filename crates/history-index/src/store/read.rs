@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
-use history_core::{SessionKey, Timestamp};
+use history_core::{SessionKey, SessionMeta, Timestamp};
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::{
@@ -181,6 +181,16 @@ impl Store {
             .query_map(params![fts_query, first, last, id], candidate)?
             .collect::<Result<_, _>>()?;
         Ok(rows)
+    }
+
+    /// What the stored session is about; `None` when it is not stored or says nothing.
+    pub fn session_meta(&self, key: &SessionKey) -> Result<Option<SessionMeta>, StoreError> {
+        let json: Option<Option<String>> = self
+            .conn
+            .prepare_cached("SELECT meta FROM sessions WHERE harness = ?1 AND session_id = ?2")?
+            .query_row(params![key.harness, key.id], |r| r.get(0))
+            .optional()?;
+        Ok(json.flatten().and_then(|j| serde_json::from_str(&j).ok()))
     }
 
     /// Every stored line of the session, by seq, with its branch mark and events.

@@ -25,7 +25,8 @@ pub(super) const TABLES: [&str; 4] = ["sessions", "witnesses", "lines", "grams"]
 /// including the cascade from its session, since `grams` can have no foreign key. `lines.file`
 /// is the witness ordinal the offset is in: a Codex session's lines come from several files.
 /// Times are nanoseconds since the epoch; `time_kind` is 0 unknown, 1 untimed, 2 at, 3 at most.
-/// `branch` is 1 for a line on the session's selected branch; `events` holds what the line's
+/// `sessions.meta` is what a decode says the session is about (its directory, branch and
+/// title, as JSON), which a hit names. `branch` is 1 for a line on the session's selected branch; `events` holds what the line's
 /// events are but their texts ([`crate::events`]).
 pub(super) const SCHEMA: &str = "
 CREATE TABLE sessions (
@@ -38,6 +39,7 @@ CREATE TABLE sessions (
     decoder_version TEXT NOT NULL,
     indexed_at INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
+    meta TEXT,
     UNIQUE (harness, session_id)
 ) STRICT;
 CREATE TABLE witnesses (
