@@ -80,6 +80,9 @@ pub(crate) fn session(
             title: outcome.title,
             summary: None,
             cwd: head.cwd().map(str::to_owned).or(outcome.cwd),
+            parent: head
+                .parent()
+                .map(|id| format!("{}:{id}", crate::HARNESS.name)),
             ..SessionMeta::default()
         },
         lineage: files,
