@@ -81,6 +81,9 @@ pub(crate) fn session(
             summary: None,
             cwd: head.cwd().map(str::to_owned).or(outcome.cwd),
             git_branch: head.git_branch().map(str::to_owned),
+            parent: head
+                .parent()
+                .map(|id| format!("{}:{id}", crate::HARNESS.name)),
             ..SessionMeta::default()
         },
         lineage: files,

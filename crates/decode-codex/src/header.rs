@@ -62,6 +62,35 @@ impl Header {
         self.meta.get("git")?.get("branch")?.as_str()
     }
 
+    /// The thread that spawned this one, for a sub-agent: `parent_thread_id`, else the
+    /// `source.subagent.thread_spawn` that names it.
+    pub fn parent(&self) -> Option<&str> {
+        self.meta
+            .get("parent_thread_id")
+            .and_then(Value::as_str)
+            .or_else(|| self.thread_spawn()?.get("parent_thread_id")?.as_str())
+            .filter(|id| !id.trim().is_empty())
+    }
+
+    /// Where a spawned sub-agent sits in its agent tree (`/root/reviewer`): the address the
+    /// messages its parent sends it carry (multi-agent v2).
+    pub fn agent_path(&self) -> Option<&str> {
+        let spawn = self.thread_spawn()?;
+        self.meta
+            .get("agent_path")
+            .and_then(Value::as_str)
+            .or_else(|| spawn.get("agent_path")?.as_str())
+            .filter(|path| !path.trim().is_empty())
+    }
+
+    /// `source.subagent.thread_spawn`: the thread was spawned by another one.
+    fn thread_spawn(&self) -> Option<&Value> {
+        self.meta
+            .get("source")?
+            .get("subagent")?
+            .get("thread_spawn")
+    }
+
     /// The instructions the thread started with (`base_instructions`, or the `instructions` of
     /// older files).
     pub fn instructions(&self) -> Option<&str> {

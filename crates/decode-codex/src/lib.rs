@@ -40,8 +40,19 @@
 //! events (or `item_completed` items in paginated files, or the items themselves in early
 //! files), each message shown once although Codex logs it both as an item and as an event.
 //! Developer messages and injected blocks (`<environment_context>`, AGENTS.md, …) are
-//! `context`; tool calls (`"<tool>: <command or input>"`) and outputs are `tool`. A
-//! `thread_rolled_back` takes the turns it removes off the session's branch.
+//! `context`; tool calls (`"<tool>: <command or input>"`) and outputs are `tool`, the
+//! multi-agent `collab_*_end` events being the outputs of the `spawn_agent`, `send_input`,
+//! `wait_agent` and `close_agent` calls they end. A `thread_rolled_back` takes the turns it
+//! removes off the session's branch; a `compacted` line of the context windows of 0.125+ leaves
+//! a `compacted: window N` marker. The `session_meta` lines after the first (re-written every
+//! turn by Codex Desktop, or copied from a fork's parent) show nothing.
+//!
+//! # Sub-agents
+//!
+//! A spawned sub-agent (`source.subagent.thread_spawn`) is a session of its own: it inherits
+//! nothing, its prompts are what its parent sent it (its `user_message`s, or in multi-agent v2
+//! the `inter_agent_communication` addressed to it), and its
+//! [`SessionMeta::parent`](history_core::SessionMeta::parent) names the parent thread.
 //!
 //! # Searches
 //!

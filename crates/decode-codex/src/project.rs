@@ -81,6 +81,9 @@ pub(crate) struct Projection<'s> {
     next_part: u32,
     title: Option<String>,
     cwd: Option<String>,
+    /// A spawned sub-agent's address in its agent tree: what its parent sends there is its
+    /// prompt.
+    agent_path: Option<String>,
     /// Whether the line being projected delivers its events.
     emit: bool,
     /// Whether the values a structural read left out of the line being projected give it an
@@ -142,6 +145,7 @@ impl<'s> Projection<'s> {
             next_part: 0,
             title: None,
             cwd: None,
+            agent_path: None,
             emit: true,
             hidden: false,
         }
@@ -151,6 +155,7 @@ impl<'s> Projection<'s> {
     pub fn header(&mut self, seq: u64, header: &Header, emit: bool) {
         self.advance(seq);
         self.emit = emit;
+        self.agent_path = header.agent_path().map(str::to_owned);
         if let Some(text) = header.instructions() {
             let at = At {
                 seq,
@@ -224,14 +229,30 @@ impl<'s> Projection<'s> {
             "compacted" => self.compacted(at, payload),
             "inter_agent_communication" => {
                 if let Some(text) = str_at(payload, "content") {
-                    self.push(at.event(Role::Context, "message", text));
+                    // A sub-agent's prompts are what its parent sends it; the reports of
+                    // other agents are context.
+                    let role = match self.prompted(payload) {
+                        true => Role::User,
+                        false => Role::Context,
+                    };
+                    self.push(at.event(role, "message", text));
                 }
             }
             "world_state" => self.push(at.event(Role::Context, "meta", world_state(payload))),
-            // session_meta lines after the header are copies from a fork's parent;
-            // turn_context, token usage and unknown types show nothing.
+            // Later session_meta lines are the thread's own, re-written after every turn start
+            // (Desktop 0.137+), or copies from a fork's parent: neither is dialogue. Turn
+            // contexts, token usage and unknown types show nothing either.
             _ => {}
         }
+    }
+
+    /// Whether an agent message is addressed to this thread by another agent: a spawned
+    /// sub-agent's prompt.
+    fn prompted(&self, payload: &Value) -> bool {
+        let Some(own) = self.agent_path.as_deref() else {
+            return false;
+        };
+        str_at(payload, "recipient") == Some(own) && str_at(payload, "author") != Some(own)
     }
 
     // ----- delivery -------------------------------------------------------------------------
@@ -523,6 +544,9 @@ impl<'s> Projection<'s> {
     }
 
     fn compacted(&mut self, at: At, payload: &Value) {
+        if let Some(text) = window(payload) {
+            self.push(at.event(Role::Context, "meta", text));
+        }
         for text in summaries(payload) {
             self.push(at.event(Role::Context, "summary", text));
         }
@@ -587,6 +611,10 @@ impl<'s> Projection<'s> {
                 let tool = msg.get("invocation").and_then(|i| str_at(i, "tool"));
                 let output = mcp_output(msg);
                 self.tool_output(at, msg, tool, output.parts, output.failed);
+            }
+            kind if is_collab_end(kind) => {
+                let output = collab_output(msg);
+                self.tool_output(at, msg, Some(kind), output.parts, output.failed);
             }
             "view_image_tool_call" => {
                 let path = str_at(msg, "path").unwrap_or_default();
@@ -702,7 +730,7 @@ pub(crate) fn gives_text(site: Site<'_>, value: &Value) -> bool {
     let shows = |text: &str| !text.trim().is_empty();
     let any = |mut texts: Vec<String>| texts.iter_mut().any(|t| shows(t));
     match site {
-        Site::Line("compacted") => !summaries(value).is_empty(),
+        Site::Line("compacted") => window(value).is_some() || !summaries(value).is_empty(),
         Site::Line("inter_agent_communication") => str_at(value, "content").is_some_and(shows),
         Site::Line("world_state") => shows(&world_state(value)),
         Site::Item("message" | "agent_message") => texts(value.get("content")).any(shows),
@@ -717,6 +745,7 @@ pub(crate) fn gives_text(site: Site<'_>, value: &Value) -> bool {
         Site::Event("exec_command_end") => shows(&exec_output(value)),
         Site::Event("patch_apply_end") => shows(&patch_output(value)),
         Site::Event("mcp_tool_call_end") => any(mcp_output(value).parts),
+        Site::Event(kind) if is_collab_end(kind) => any(collab_output(value).parts),
         Site::TurnItem("Plan") => shows(plan(value)),
         _ => false,
     }
@@ -737,6 +766,48 @@ fn summaries(payload: &Value) -> Vec<&str> {
         .flat_map(|item| texts(item.get("content")))
         .filter(|text| render::is_summary(text))
         .collect()
+}
+
+/// The marker a compaction of Codex's context windows (0.125+) leaves: `compacted: window N`.
+/// Its `replacement_history` repeats messages already shown, so the marker is all it adds.
+fn window(payload: &Value) -> Option<String> {
+    // Older files put the number under `window_id`.
+    let number = ["window_number", "window_id"]
+        .iter()
+        .find_map(|k| payload.get(*k)?.as_u64());
+    let id = str_at(payload, "window_id").filter(|id| !id.trim().is_empty());
+    match (number, id) {
+        (Some(n), _) => Some(format!("compacted: window {n}")),
+        (None, Some(id)) => Some(format!("compacted: window {id}")),
+        (None, None) => None,
+    }
+}
+
+/// Whether an event ends a multi-agent tool call (`collab_agent_spawn_end`,
+/// `collab_waiting_end`, `collab_agent_interaction_end`, `collab_close_end`…): the output of the
+/// `spawn_agent`, `wait_agent`, `send_input` or `close_agent` call it names.
+pub(crate) fn is_collab_end(kind: &str) -> bool {
+    kind.starts_with("collab_") && kind.ends_with("_end")
+}
+
+/// What a multi-agent tool call's end event reports: its prompt, the agents' names, roles and
+/// statuses and their last messages (ids left out). A wait lists each agent twice, by thread
+/// (`statuses`) and with its name (`agent_statuses`): the named list is shown.
+fn collab_output(msg: &Value) -> render::Output {
+    let shown: serde_json::Map<String, Value> = msg
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !(*k == "statuses" && msg.get("agent_statuses").is_some()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let status = msg.get("status");
+    let failed = status.and_then(Value::as_str) == Some("not_found")
+        || status.and_then(|s| s.get("errored")).is_some();
+    render::Output {
+        parts: vec![render::strings(&Value::Object(shown))],
+        failed,
+    }
 }
 
 fn world_state(payload: &Value) -> String {

@@ -289,6 +289,7 @@ impl Rules {
             What::Compacted => match key {
                 "message" => What::Text,
                 "replacement_history" => What::History,
+                "window_number" | "window_id" => What::All,
                 _ => What::Nothing,
             },
             What::HistoryItem => match key {
@@ -352,6 +353,8 @@ impl Rules {
             )
             | ("patch_apply_end", "stdout" | "stderr") => What::Text,
             ("mcp_tool_call_end", "result") => What::McpResult,
+            (kind, "call_id") if project::is_collab_end(kind) => What::All,
+            (kind, _) if project::is_collab_end(kind) => What::Strings,
             _ => What::Nothing,
         }
     }

@@ -281,7 +281,11 @@ fn a_subagent_is_its_own_thread_not_its_root_session() {
         at(&events, 3)[0].text,
         "Review src/lib.rs for overflow bugs."
     );
-    assert_eq!(at(&events, 3)[0].role, Role::Context);
+    assert_eq!(
+        at(&events, 3)[0].role,
+        Role::User,
+        "what the parent sends a sub-agent is its prompt"
+    );
     assert_eq!(
         texts(&events, Role::Assistant),
         ["No overflow: the inputs are u8 widened to u32."]
@@ -376,4 +380,331 @@ fn successive_rollbacks_remove_the_turns_still_in_force() {
     lines.extend(turn("F"));
     assert_eq!(kept(&lines), ["thread_rolled_back: 99", "F", "re F"]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ----- Codex 0.125–0.142 -----------------------------------------------------------------------
+
+const PARENT: &str = "019ef000-0000-7000-8000-000000000012";
+
+#[test]
+fn session_meta_rewritten_every_turn_is_one_session_and_no_dialogue() {
+    let path = rule("session-meta-every-turn");
+    let (events, decoded) = decode(&path);
+    for copy in [7, 15] {
+        assert!(at(&events, copy).is_empty(), "the copy on line {copy}");
+    }
+    let instructions: Vec<_> = events.iter().filter(|e| e.kind == "instructions").collect();
+    assert_eq!(instructions.len(), 1, "the header's instructions only");
+    assert_eq!(instructions[0].seq, 1);
+    assert_eq!(
+        texts(&events, Role::User),
+        [
+            "why does the parser read one line at a time?",
+            "and the copies of session_meta?"
+        ]
+    );
+    assert_eq!(decoded.lineage, [path]);
+    assert_eq!(decoded.branch, None);
+    assert!(decoded.notices.is_empty(), "{:?}", decoded.notices);
+    let found = common::codex()
+        .discover()
+        .into_iter()
+        .filter(|f| f.key.id == "019ef000-0000-7000-8000-000000000011")
+        .count();
+    assert_eq!(found, 1);
+}
+
+#[test]
+fn multi_agent_tools_and_their_end_events_are_tools() {
+    let (events, decoded) = decode(&rule("multi-agent-parent"));
+    let tools: Vec<(u64, &str, &str)> = events
+        .iter()
+        .filter(|e| e.role == Role::Tool)
+        .map(|e| (e.seq, e.kind.as_str(), e.tool.as_deref().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            (6, "tool_call", "spawn_agent"),
+            (8, "tool_output", "spawn_agent"),
+            (10, "tool_call", "send_input"),
+            (11, "tool_output", "send_input"),
+            (13, "tool_call", "wait_agent"),
+            (14, "tool_output", "wait_agent"),
+            (17, "tool_call", "close_agent"),
+            (18, "tool_output", "close_agent"),
+            (20, "tool_call", "close_agent"),
+            (21, "tool_error", "close_agent"),
+        ],
+        "an end event shows the call's output once: the output items after them are holes"
+    );
+    let spawned = at(&events, 8)[0];
+    assert_eq!(
+        spawned.text,
+        "Ada\nreviewer\nReview src/lib.rs for overflow bugs.\npending_init"
+    );
+    assert_eq!(
+        at(&events, 14)[0].text,
+        "Ada\nreviewer\nNo overflow: the inputs are widened first.",
+        "each agent once, by name"
+    );
+    let notice = at(&events, 16)[0];
+    assert_eq!((notice.role, notice.visible), (Role::Context, false));
+    assert!(notice.text.starts_with("<subagent_notification>"));
+    assert_eq!(
+        texts(&events, Role::User),
+        ["review lib.rs with a helper agent"]
+    );
+    assert!(at(&events, 7).is_empty(), "begin events show nothing");
+    assert_eq!(decoded.meta.parent, None);
+}
+
+#[test]
+fn a_spawned_child_is_prompted_by_its_parent_and_names_it() {
+    let path = rule("multi-agent-child");
+    let (events, decoded) = decode(&path);
+    let prompts: Vec<(u64, &str)> = events
+        .iter()
+        .filter(|e| e.role == Role::User)
+        .map(|e| (e.seq, e.text.as_str()))
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            (6, "Review src/lib.rs for overflow bugs."),
+            (15, "Also check src/main.rs.")
+        ]
+    );
+    assert!(prompts.iter().all(|(seq, _)| at(&events, *seq)[0].visible));
+    assert_eq!(
+        decoded.meta.parent.as_deref(),
+        Some(&*format!("codex:{PARENT}"))
+    );
+    assert_eq!(decoded.lineage, [path], "nothing inherited from the parent");
+    assert_eq!(events[0].seq, 3, "its own developer message comes first");
+    let v2 = decode(&rule("subagent")).1;
+    assert_eq!(
+        v2.meta.parent.as_deref(),
+        Some("codex:019c8a4c-ed82-79a1-aa28-7738fc5ab61a")
+    );
+}
+
+#[test]
+fn a_mid_turn_compaction_leaves_a_marker_and_the_turn_goes_on() {
+    let (events, decoded) = decode(&rule("compacted-window-mid-turn"));
+    let marker = at(&events, 9);
+    assert_eq!(
+        rows(&marker.iter().map(|e| (*e).clone()).collect::<Vec<_>>()),
+        [(
+            9,
+            0,
+            "context".to_string(),
+            "meta".to_string(),
+            "compacted: window 1".to_string()
+        )]
+    );
+    assert_eq!(
+        at(&events, 19)[0].text,
+        "compacted: window 2",
+        "a number under window_id"
+    );
+    let count = |text: &str| events.iter().filter(|e| e.text == text).count();
+    assert_eq!(
+        count("summarize the design doc"),
+        1,
+        "the replacement history is no dialogue"
+    );
+    assert_eq!(
+        texts(&events, Role::Assistant),
+        [
+            "The design doc describes a two-pass reader.",
+            "The second pass resolves references."
+        ]
+    );
+    assert_eq!(
+        decoded.branch, None,
+        "what came before the compaction stays"
+    );
+}
+
+#[test]
+fn a_rollback_after_an_aborted_turn_removes_that_turn() {
+    let (events, decoded) = decode(&rule("rollback-after-abort"));
+    let branch = decoded.branch.expect("a rollback");
+    let on: Vec<&str> = events
+        .iter()
+        .filter(|e| branch.binary_search(&e.seq).is_ok())
+        .filter(|e| e.visible)
+        .map(|e| e.text.as_str())
+        .collect();
+    assert_eq!(
+        on,
+        [
+            "first question",
+            "first answer",
+            "second question, edited",
+            "edited answer"
+        ]
+    );
+    for gone in 8..=13 {
+        assert!(branch.binary_search(&gone).is_err(), "line {gone}");
+    }
+    assert!(
+        branch.binary_search(&14).is_ok(),
+        "the rollback itself stays"
+    );
+}
+
+#[test]
+fn an_mcp_end_event_shows_the_result_once_and_errors_as_errors() {
+    let (events, _) = decode(&rule("mcp-tool-call-end"));
+    let tools: Vec<(u64, &str, &str, &str)> = events
+        .iter()
+        .filter(|e| e.role == Role::Tool)
+        .map(|e| {
+            let tool = e.tool.as_deref().unwrap_or("");
+            (e.seq, e.kind.as_str(), tool, e.text.as_str())
+        })
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            (
+                5,
+                "tool_call",
+                "mcp__github__get_issue",
+                "mcp__github__get_issue: number=42"
+            ),
+            (
+                6,
+                "tool_output",
+                "mcp__github__get_issue",
+                "Issue 42: the cache forgets deleted files"
+            ),
+            (
+                8,
+                "tool_call",
+                "mcp__github__get_issue",
+                "mcp__github__get_issue: number=9999"
+            ),
+            (
+                9,
+                "tool_error",
+                "mcp__github__get_issue",
+                "tool call failed: issue 9999 does not exist"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn tool_search_calls_and_outputs_are_tools() {
+    let (events, _) = decode(&rule("tool-search"));
+    let call = at(&events, 5)[0];
+    assert_eq!((call.role, call.kind.as_str()), (Role::Tool, "tool_call"));
+    assert_eq!(call.tool.as_deref(), Some("tool_search"));
+    assert_eq!(call.text, "tool_search: calendar events");
+    let output = at(&events, 6)[0];
+    assert_eq!(
+        (output.role, output.kind.as_str()),
+        (Role::Tool, "tool_output")
+    );
+    assert_eq!(output.tool.as_deref(), Some("tool_search"));
+    assert!(
+        output.text.contains("calendar_list_events"),
+        "{}",
+        output.text
+    );
+}
+
+#[test]
+fn a_patch_end_event_is_the_patch_output_and_a_failure_an_error() {
+    let (events, _) = decode(&rule("patch-apply-end"));
+    let tools: Vec<(u64, &str)> = events
+        .iter()
+        .filter(|e| e.role == Role::Tool)
+        .map(|e| (e.seq, e.kind.as_str()))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            (5, "tool_call"),
+            (6, "tool_output"),
+            (8, "tool_call"),
+            (9, "tool_error"),
+        ]
+    );
+    assert_eq!(
+        at(&events, 6)[0].text,
+        "Success. Updated the following files:\nM src/lib.rs\n"
+    );
+    assert!(events
+        .iter()
+        .filter(|e| e.role == Role::Tool)
+        .all(|e| e.tool.as_deref() == Some("apply_patch")));
+}
+
+#[test]
+fn an_image_in_a_tool_output_is_a_placeholder() {
+    let (events, _) = decode(&rule("image-in-tool-output"));
+    let output: Vec<(u32, &str, &str)> = at(&events, 6)
+        .iter()
+        .map(|e| (e.part, e.kind.as_str(), e.text.as_str()))
+        .collect();
+    assert_eq!(
+        output,
+        [
+            (0, "tool_output", "shot.png, 640x480"),
+            (1, "tool_output", "[image]")
+        ]
+    );
+    assert!(at(&events, 6)
+        .iter()
+        .all(|e| e.tool.as_deref() == Some("view_image")));
+}
+
+#[test]
+fn a_last_line_without_its_newline_is_read_while_codex_writes() {
+    let path = rule("last-line-without-newline");
+    assert!(!std::fs::read(&path).unwrap().ends_with(b"\n"));
+    let (events, decoded) = decode(&path);
+    let last = events.last().unwrap();
+    assert_eq!(
+        (last.seq, last.role, last.text.as_str()),
+        (
+            6,
+            Role::Assistant,
+            "Still running: the last line has no newline yet."
+        )
+    );
+    assert!(decoded.notices.is_empty(), "{:?}", decoded.notices);
+}
+
+#[test]
+fn real_0142_sample_shows_typed_text_as_user_and_the_rest_in_its_place() {
+    let (events, decoded) = common::decode_sample();
+    assert!(decoded.notices.is_empty(), "{:?}", decoded.notices);
+    let users: Vec<&Event> = events.iter().filter(|e| e.role == Role::User).collect();
+    assert_eq!(users.len(), 17, "one per user_message");
+    for e in &users {
+        assert!(!e.text.trim_start().starts_with('<'), "{}", e.text);
+        assert!(!e.text.contains("AGENTS.md instructions"), "{}", e.text);
+    }
+    let copies = [
+        35, 45, 140, 173, 189, 199, 211, 216, 225, 234, 243, 253, 262, 881, 928, 1004, 1305,
+    ];
+    for seq in copies {
+        assert!(
+            at(&events, seq).is_empty(),
+            "session_meta copy on line {seq}"
+        );
+    }
+    assert_eq!(at(&events, 1318)[0].text, "compacted: window 1");
+    assert_eq!(at(&events, 1318).len(), 1);
+    assert!(events.iter().all(|e| e.seq <= 1326));
+    assert_eq!(
+        events.iter().filter(|e| e.kind == "instructions").count(),
+        1
+    );
+    assert_eq!(decoded.meta.parent, None);
 }

@@ -25,3 +25,14 @@ fn every_fixture() {
         insta::assert_snapshot!(*name, out);
     }
 }
+
+#[test]
+fn the_0142_sample() {
+    let (events, decoded) = common::decode_sample();
+    let mut out = common::render(&events);
+    for notice in &decoded.notices {
+        writeln!(out, "notice: {notice}").unwrap();
+    }
+    writeln!(out, "meta: {:?}", decoded.meta).unwrap();
+    insta::assert_snapshot!("real-sample-0142", out);
+}

@@ -15,6 +15,13 @@ fn the_fixture_sessions_keep_the_transcript_rules() {
 }
 
 #[test]
+fn the_newest_sample_keeps_the_transcript_rules() {
+    let samples = root().join("../../samples/pi");
+    check_sessions(&decode_pi::HARNESS, &samples, &Options::default());
+    check_damage(&decode_pi::HARNESS, &samples, &Options::default());
+}
+
+#[test]
 fn damaged_fixtures_keep_the_transcript_rules() {
     check_damage(&decode_pi::HARNESS, &root(), &Options::default());
 }

@@ -445,7 +445,7 @@ fn discovery_reads_the_header_id() {
         .iter()
         .all(|f| !f.path.ends_with("todo-ext-state.jsonl")));
     assert!(files.iter().all(|f| f.key.harness == "pi"));
-    assert_eq!(files.len(), 21);
+    assert_eq!(files.len(), 28);
 
     let dir = scratch("header-id").join("--p--");
     fs::create_dir_all(&dir).unwrap();
@@ -559,4 +559,251 @@ fn the_default_root() {
         Some(PathBuf::from("/home/me/.pi/agent/sessions"))
     );
     assert_eq!(decode_pi::HARNESS.root(None, &env(&[])), None);
+}
+
+// ----- pi v3 of 2026 ---------------------------------------------------------------------------
+
+#[test]
+fn a_tree_branch_abandoned_for_a_later_custom_entry_leaves_a_hole() {
+    let id = "tree-branch-custom-leaf";
+    let (events, decoded) = decode(id);
+    assert_eq!(
+        decoded.branch,
+        Some(vec![2, 3, 9]),
+        "lines 4–8 are the abandoned branch"
+    );
+    assert!(
+        at(&events, 9).is_empty(),
+        "an extension's custom entry shows nothing"
+    );
+    assert!(
+        at(&events, 4)[0].text == "Write the changelog.",
+        "the abandoned branch is still streamed"
+    );
+    let tree = pi().tree(&file(id).path).unwrap();
+    let leaf = tree.active_path().last().unwrap();
+    assert_eq!((leaf.seq, leaf.entry_type.as_str()), (9, "custom"));
+    assert!(decoded.notices.is_empty(), "{:?}", decoded.notices);
+    words_are_in_their_lines(&file(id).path, &events);
+}
+
+#[test]
+fn a_fork_child_keeps_the_earlier_times_of_the_entries_it_copied() {
+    let id = "fork-child-earlier-timestamps";
+    let (events, decoded) = decode(id);
+    assert_eq!(decoded.meta.forked_from, Some(file("fork-parent").path));
+    assert_eq!(decoded.branch, Some(vec![2, 3, 4, 5]));
+    let time = |seq: u64| at(&events, seq)[0].timestamp.unwrap().to_string();
+    assert_eq!(
+        time(2),
+        "2026-03-02T09:00:01.000Z",
+        "before the header's 2026-04-21"
+    );
+    assert_eq!(time(4), "2026-04-21T12:00:05.000Z");
+    assert_eq!(at(&events, 2)[0].role, Role::User);
+    assert!(decoded.notices.is_empty(), "{:?}", decoded.notices);
+}
+
+#[test]
+fn session_info_names_the_session() {
+    let id = "session-info-name";
+    let (events, decoded) = decode(id);
+    assert_eq!(
+        decoded.meta.title.as_deref(),
+        Some("subagent: find flaky test")
+    );
+    assert!(at(&events, 2).is_empty(), "a blank name shows nothing");
+    assert_eq!(
+        kinds(&at(&events, 4)),
+        [(Role::Context, "meta".to_string())]
+    );
+    assert_eq!(decoded.branch, Some(vec![2, 3, 4, 5]));
+}
+
+#[test]
+fn custom_messages_are_context_whether_displayed_or_not() {
+    let id = "custom-message-display";
+    let (events, _) = decode(id);
+    for seq in [3, 4] {
+        let e = at(&events, seq);
+        assert_eq!(
+            kinds(&e),
+            [(Role::Context, "meta".to_string())],
+            "line {seq}"
+        );
+        assert!(!e[0].visible);
+    }
+    assert_eq!(at(&events, 3)[0].text, "Reminder: 2 open todos");
+    let users: Vec<&str> = events
+        .iter()
+        .filter(|e| e.role == Role::User)
+        .map(|e| e.text.as_str())
+        .collect();
+    assert_eq!(users, ["Summarize the open todos."]);
+}
+
+#[test]
+fn extension_entries_are_tree_nodes_and_extension_tools_are_tools() {
+    let id = "extension-entries-and-tools";
+    let (events, decoded) = decode(id);
+    assert!(at(&events, 3).is_empty() && at(&events, 11).is_empty());
+    assert_eq!(decoded.branch, Some((2..=12).collect()));
+    let calls: Vec<(&str, &str)> = at(&events, 4)
+        .iter()
+        .map(|e| (e.tool.as_deref().unwrap(), e.text.as_str()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("web_search", "web_search: pi coding agent extensions"),
+            ("fetch_content", "fetch_content: https://example.com/pi"),
+            (
+                "multi_grep",
+                r#"multi_grep: {"patterns":["spawn_pi","subagent"],"path":"src"}"#
+            ),
+            (
+                "spawn_pi",
+                r#"spawn_pi: {"task":"review src/ext.ts","name":"reviewer"}"#
+            ),
+            (
+                "subagent",
+                r#"subagent: {"agent":"scout","task":"list extension hooks"}"#
+            ),
+            (
+                "ask_user_question",
+                r#"ask_user_question: {"question":"Keep the old hooks?","options":["yes","no"]}"#
+            ),
+        ]
+    );
+    let outputs: Vec<&str> = (5..=10)
+        .map(|seq| at(&events, seq)[0].tool.as_deref().unwrap())
+        .collect();
+    assert_eq!(
+        outputs,
+        [
+            "web_search",
+            "fetch_content",
+            "multi_grep",
+            "spawn_pi",
+            "subagent",
+            "ask_user_question"
+        ]
+    );
+    assert!(events
+        .iter()
+        .filter(|e| e.role == Role::Tool)
+        .all(|e| !e.visible));
+    words_are_in_their_lines(&file(id).path, &events);
+}
+
+#[test]
+fn a_compaction_kept_from_an_assistant_entry_with_details_and_usage() {
+    let id = "compaction-from-assistant";
+    let (events, decoded) = decode(id);
+    assert_eq!(
+        decoded.branch,
+        Some((2..=8).collect()),
+        "the whole path stays visible"
+    );
+    let summary = at(&events, 7);
+    assert_eq!(kinds(&summary), [(Role::Context, "summary".to_string())]);
+    assert!(summary[0].text.contains("**Turn Context (split turn):**"));
+    let tree = pi().tree(&file(id).path).unwrap();
+    let kept = tree
+        .entry("b0000006")
+        .unwrap()
+        .first_kept_id
+        .clone()
+        .unwrap();
+    let kept = tree.entry(&kept).unwrap();
+    assert_eq!((kept.seq, kept.entry_type.as_str()), (5, "message"));
+    assert_eq!(
+        at(&events, 5)[0].kind,
+        "tool_call",
+        "an assistant's tool call"
+    );
+    assert!(decoded.notices.is_empty(), "{:?}", decoded.notices);
+}
+
+#[test]
+fn signatures_raw_stop_reasons_errors_aborts_and_empty_results() {
+    let id = "assistant-signatures-and-stop-reasons";
+    let (events, decoded) = decode(id);
+    assert_eq!(
+        kinds(&at(&events, 3)),
+        [
+            (Role::Assistant, "reasoning".to_string()),
+            (Role::Assistant, "message".to_string()),
+            (Role::Tool, "tool_call".to_string())
+        ]
+    );
+    assert_eq!(
+        at(&events, 3)[0].text,
+        "**Running the linter**",
+        "not its signature"
+    );
+    assert!(events
+        .iter()
+        .all(|e| !e.text.contains("REDACTED") && !e.text.contains("msg_")));
+    assert!(
+        at(&events, 4).is_empty(),
+        "an empty tool result shows nothing"
+    );
+    let error = at(&events, 5);
+    assert_eq!(kinds(&error), [(Role::Context, "error".to_string())]);
+    assert_eq!(error[0].text, "Provider error: 502 Bad Gateway");
+    assert_eq!(
+        kinds(&at(&events, 7)),
+        [(Role::Context, "error".to_string())]
+    );
+    assert_eq!(at(&events, 9)[0].text, "Clippy is clean.");
+    assert_eq!(decoded.branch, Some((2..=9).collect()));
+    assert!(decoded.notices.is_empty(), "{:?}", decoded.notices);
+}
+
+#[test]
+fn the_april_2026_sample() {
+    let id = "019dbe19-ca83-74b3-b3ca-230160eb3875";
+    let samples = Pi::new(common::samples_root());
+    let sample = samples
+        .discover()
+        .into_iter()
+        .find(|f| f.key.id == id)
+        .unwrap();
+    let (events, decoded) = decode_file(&samples, &sample);
+    assert!(decoded.notices.is_empty(), "{:?}", decoded.notices);
+    assert_eq!(
+        decoded.meta.cwd.as_deref(),
+        Some("/Users/raquezha/Developer/pi.dev")
+    );
+    let users = events.iter().filter(|e| e.role == Role::User).count();
+    assert_eq!(users, 35);
+    let branch = decoded.branch.clone().unwrap();
+    assert_eq!(
+        branch,
+        (2..=238).collect::<Vec<u64>>(),
+        "one linear path: every entry"
+    );
+    let summary = at(&events, 217);
+    assert_eq!(kinds(&summary), [(Role::Context, "summary".to_string())]);
+    let tree = samples.tree(&sample.path).unwrap();
+    let kept = tree
+        .entry("8ea269ec")
+        .unwrap()
+        .first_kept_id
+        .clone()
+        .unwrap();
+    let kept_seq = tree.seq_of(&kept).unwrap();
+    assert!(
+        at(&events, kept_seq).iter().all(|e| e.role != Role::User),
+        "a split turn keeps from an assistant entry"
+    );
+    assert!(
+        events.iter().all(|e| !e.text.contains("REDACTED")),
+        "signatures are not text"
+    );
+    let tools: Vec<&str> = events.iter().filter_map(|e| e.tool.as_deref()).collect();
+    for tool in ["read", "bash", "edit", "write", "multi_grep"] {
+        assert!(tools.contains(&tool), "{tool}");
+    }
 }

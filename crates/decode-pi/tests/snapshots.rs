@@ -22,3 +22,15 @@ fn every_fixture_session() {
         insta::assert_snapshot!(name, common::render(&file, &events, &decoded));
     }
 }
+
+#[test]
+fn the_april_2026_sample() {
+    let pi = decode_pi::Pi::new(common::samples_root());
+    let files = pi.discover();
+    assert_eq!(files.len(), 1);
+    let (events, decoded) = common::decode_file(&pi, &files[0]);
+    insta::assert_snapshot!(
+        "raquezha-pi.dev-april-2026",
+        common::render(&files[0], &events, &decoded)
+    );
+}

@@ -193,3 +193,94 @@ fn small_budgets_end_and_fit() {
         );
     }
 }
+
+/// The fixture roots with the newest real samples copied in (Codex Desktop 0.142, pi of April
+/// 2026), beside the fixtures of older versions (Codex 0.104 and the G1–G4 generations, pi v1
+/// to v3 of 2025–2026, Claude Code 2.1.7).
+#[test]
+fn the_overview_and_a_search_over_old_and_new_versions() {
+    let r = Roots::with_samples();
+    let new = [
+        "codex:019ef35b-2300-75e0-98d6-8e4dce14050f",
+        "pi:019dbe19-ca83-74b3-b3ca-230160eb3875",
+    ];
+    let overview = r.run(&["list", "--limit", "500", "--json"]).json();
+    let items = overview["items"].as_array().unwrap();
+    for session in new {
+        let item = items
+            .iter()
+            .find(|i| i["session"] == session)
+            .unwrap_or_else(|| panic!("{session} is not in the overview"));
+        assert_eq!(item["role"], "user", "{item}");
+    }
+    let codex = items.iter().find(|i| i["session"] == new[0]).unwrap();
+    assert_eq!(codex["text"], "check out main and pull the latest\n");
+    for old in [
+        "codex:019c8bfe-ec25-79e0-97d7-bda6a9c575ff",
+        "codex:4f1c3a7e-2b8d-4c55-9e61-0a1b2c3d4e01",
+        "pi:019f86d0-2b56-72c1-b90f-60a707fde7d7",
+        "pi:v1-linear",
+    ] {
+        assert!(items.iter().any(|i| i["session"] == old), "{old}");
+    }
+    let times: Vec<&str> = items
+        .iter()
+        .map(|i| i["timestamp"].as_str().unwrap_or(""))
+        .collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    assert_eq!(times, sorted);
+
+    // One query with hits in old and new files of both harnesses.
+    let run = r
+        .run(&[
+            "list",
+            "--session",
+            "*",
+            "--query",
+            "README",
+            "--limit",
+            "2000",
+            "--budget",
+            "10000000",
+            "--json",
+        ])
+        .json();
+    let hits = run["items"].as_array().unwrap();
+    let sessions: std::collections::BTreeSet<&str> = hits
+        .iter()
+        .map(|i| i["session"].as_str().unwrap())
+        .collect();
+    for session in new.iter().chain(&[
+        "codex:4f1c3a7e-2b8d-4c55-9e61-0a1b2c3d4e01",
+        "pi:fork-parent",
+    ]) {
+        assert!(
+            sessions.contains(session),
+            "no hit in {session}: {sessions:?}"
+        );
+    }
+    let times: Vec<&str> = hits
+        .iter()
+        .map(|i| i["timestamp"].as_str().unwrap_or(""))
+        .collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    assert_eq!(times, sorted, "merged by time");
+    // The copies of the Desktop sample's session_meta are no hits, though they hold its text.
+    let copies = r.run(&[
+        "list",
+        "--session",
+        new[0],
+        "--query",
+        "You are Codex, a coding agent",
+        "--budget",
+        "10000000",
+        "--json",
+    ]);
+    assert_eq!(
+        copies.positions(),
+        [(1, 0), (285, 0)],
+        "the header's instructions and a tool output that printed them; none of the 17 copies"
+    );
+}

@@ -138,4 +138,8 @@ pub struct SessionMeta {
     /// what it kept of it, so it is not part of its [`crate::Transcript::lineage`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<PathBuf>,
+    /// The session that started this one, qualified (`codex:<thread id>`): a sub-agent names
+    /// the thread that spawned it. Its history is not inherited, so it is no part of the lineage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
 }

@@ -43,7 +43,65 @@ pub const FIXTURES: &[(&str, &str)] = &[
         "history-base-missing",
         "019f2a10-0000-7000-8000-000000000010.jsonl",
     ),
+    (
+        "session-meta-every-turn",
+        "019ef000-0000-7000-8000-000000000011.jsonl",
+    ),
+    (
+        "multi-agent-parent",
+        "019ef000-0000-7000-8000-000000000012.jsonl",
+    ),
+    (
+        "multi-agent-child",
+        "019ef000-0000-7000-8000-000000000013.jsonl",
+    ),
+    (
+        "compacted-window-mid-turn",
+        "019ef000-0000-7000-8000-000000000014.jsonl",
+    ),
+    (
+        "rollback-after-abort",
+        "019ef000-0000-7000-8000-000000000015.jsonl",
+    ),
+    (
+        "mcp-tool-call-end",
+        "019ef000-0000-7000-8000-000000000016.jsonl",
+    ),
+    ("tool-search", "019ef000-0000-7000-8000-000000000017.jsonl"),
+    (
+        "patch-apply-end",
+        "019ef000-0000-7000-8000-000000000018.jsonl",
+    ),
+    (
+        "image-in-tool-output",
+        "019ef000-0000-7000-8000-000000000019.jsonl",
+    ),
+    (
+        "last-line-without-newline",
+        "019ef000-0000-7000-8000-00000000001a.jsonl",
+    ),
 ];
+
+/// The root of the newest real sample (Codex Desktop 0.142, `fixtures/samples/codex`): kept out
+/// of the fixture root, whose every line the matching tests try against every word.
+pub fn samples_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/samples/codex")
+}
+
+/// The 0.142 sample.
+pub fn sample_0142() -> PathBuf {
+    samples_root()
+        .join("2026/06/23/rollout-2026-06-23T07-21-36-019ef35b-2300-75e0-98d6-8e4dce14050f.jsonl")
+}
+
+/// Decodes the 0.142 sample, which must succeed.
+pub fn decode_sample() -> (Vec<Event>, Decoded) {
+    let path = sample_0142();
+    let (events, decoded) = try_decode(&Codex::new(samples_root()), &path);
+    let decoded = decoded.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    check_order(&events);
+    (events, decoded)
+}
 
 /// The fixture of a rule named in [`FIXTURES`].
 pub fn rule(name: &str) -> PathBuf {

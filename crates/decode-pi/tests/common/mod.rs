@@ -12,6 +12,12 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/pi/sessions")
 }
 
+/// The root of the newest real sample (pi v3 of April 2026, `fixtures/samples/pi`): kept out of
+/// the fixture root, whose every line the matching tests try against every word.
+pub fn samples_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/samples/pi")
+}
+
 pub fn pi() -> Pi {
     Pi::new(root())
 }
@@ -44,11 +50,16 @@ pub fn at(events: &[Event], seq: u64) -> Vec<&Event> {
 
 /// A path shown relative to the fixture root, for snapshots.
 pub fn shown(path: &Path) -> String {
-    let root = root().canonicalize().unwrap_or_else(|_| root());
     let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    path.strip_prefix(&root)
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| path.display().to_string())
+    [root(), samples_root()]
+        .iter()
+        .find_map(|root| {
+            let root = root.canonicalize().unwrap_or_else(|_| root.clone());
+            path.strip_prefix(&root)
+                .ok()
+                .map(|p| p.display().to_string())
+        })
+        .unwrap_or_else(|| path.display().to_string())
 }
 
 /// One line per event, `seq.part mark role kind [tool] time | text`, where the mark is `*` on

@@ -89,6 +89,23 @@ impl Roots {
         roots
     }
 
+    /// [`Roots::new`] with the newest real samples (`fixtures/samples/<harness>`) copied into
+    /// the roots of their harnesses: old and new versions side by side. Every file then gets
+    /// its modification time in path order, as in [`Roots::new`].
+    pub fn with_samples() -> Roots {
+        let roots = Roots::new();
+        for (harness, root) in &roots.roots {
+            let samples = fixtures().join("samples").join(harness.name);
+            if samples.is_dir() {
+                copy_tree(&samples, root);
+            }
+        }
+        for (i, file) in roots.files().keys().enumerate() {
+            roots.set_mtime(file, i as u64 * 60);
+        }
+        roots
+    }
+
     /// Sets a file's modification time to `BASE + offset` seconds.
     pub fn set_mtime(&self, rel: &Path, offset: u64) {
         let file = fs::File::options()
