@@ -176,6 +176,8 @@ fn open(
         History::from_registry(registry, &|h| args::root_flag(matches, h), env)
             .with_current(current, host)
             .with_cache(cache)
+            // Only JSON shows where items are and how to reopen their sessions.
+            .with_locations(cli.common.json)
             .with_empty_hint(format!(
                 "To try the bundled demo, from the repository: cargo run --release -- list {}",
                 demo.join(" ")

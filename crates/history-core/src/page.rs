@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::location::{Location, Resume};
 use crate::model::{Event, Role};
 use crate::paging::Fold;
 
@@ -88,9 +89,16 @@ pub struct Item {
     pub event: Event,
     /// Whether the text was cut.
     pub truncated: bool,
-    /// The session's transcript file.
+    /// The transcript file the event's line is in (for history a session inherits, the file
+    /// it inherits from).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The line of `path` the event was decoded from, and where its bytes are.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+    /// How to reopen the session in its agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume: Option<Resume>,
     /// The run folded just before this item.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub folded_before: Option<FoldedRun>,
@@ -107,6 +115,8 @@ impl Item {
             event,
             truncated: false,
             path,
+            location: None,
+            resume: None,
             folded_before: None,
             focus: None,
         }
