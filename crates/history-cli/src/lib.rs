@@ -13,9 +13,11 @@
 
 mod args;
 mod index;
+pub mod mcp;
 pub mod render;
 
 use std::ffi::OsString;
+use std::io::{BufRead, Write};
 
 use clap::FromArgMatches;
 use history_cache::{Cache, DECODER_VERSION};
@@ -48,9 +50,35 @@ pub struct Output {
     pub wants_index: Option<Vec<OsString>>,
 }
 
+/// The streams of a command that serves requests (`mcp`), and how it starts a background index
+/// update.
+pub struct Io<'a> {
+    /// Where requests come from; its end ends the command.
+    pub input: &'a mut dyn BufRead,
+    /// Where responses go.
+    pub output: &'a mut dyn Write,
+    /// Starts `notesoup-history` with these arguments in the background (the binary's detached
+    /// `index --background`).
+    pub start_index: &'a dyn Fn(&[OsString]),
+}
+
 /// Runs the command line `argv` (its first item the program's name) over `registry`, looking
-/// environment variables up with `env`.
+/// environment variables up with `env`. `mcp` reads no requests here: see [`run_io`].
 pub fn run<I, T>(registry: &[&Harness], argv: I, env: Env<'_>) -> Output
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let io = Io {
+        input: &mut std::io::empty(),
+        output: &mut std::io::sink(),
+        start_index: &|_| {},
+    };
+    run_io(registry, argv, env, io)
+}
+
+/// [`run`], with the streams that `mcp` serves on.
+pub fn run_io<I, T>(registry: &[&Harness], argv: I, env: Env<'_>, io: Io<'_>) -> Output
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -81,6 +109,15 @@ where
         Err(e) => return clap_error(e, &fail),
     };
     let index = index::Settings::new(cli.common.no_index, env);
+    if let Command::Mcp = cli.command {
+        return match open(registry, &matches, &cli, env) {
+            Ok(_) => {
+                serve_mcp(registry, &matches, &cli, env, &index, io);
+                Output::default()
+            }
+            Err(e) => fail(&e),
+        };
+    }
     let mut wants_index = None;
     let result = open(registry, &matches, &cli, env).and_then(|history| match &cli.command {
         Command::List(a) => list_request(a, cli.common.budget).and_then(|req| {
@@ -102,6 +139,7 @@ where
         Command::Index(a) => index.update(history.corpus(), a.background, json),
         Command::Doctor => index.doctor(json),
         Command::Reindex(a) => index.reindex(history.corpus(), &a.dirs, json),
+        Command::Mcp => unreachable!("served above"),
     });
     match result {
         Ok((stdout, found)) => Output {
@@ -112,6 +150,36 @@ where
         },
         Err(e) => fail(&e),
     }
+}
+
+/// Serves MCP until `io.input` ends: each call gets a history of its own (with the search index
+/// for a search), exactly as one run of `list` or `read` would.
+fn serve_mcp(
+    registry: &[&Harness],
+    matches: &clap::ArgMatches,
+    cli: &Cli,
+    env: Env<'_>,
+    index: &index::Settings,
+    io: Io<'_>,
+) {
+    let history = |search: bool| {
+        open(registry, matches, cli, env).map(|h| {
+            h.with_locations(true)
+                .with_projection(search.then(|| index.projection()).flatten())
+        })
+    };
+    let wants_index = |page: &history_core::page::ListPage| {
+        index.updates_in_background() && page.coverage.is_some_and(|c| c.scanned > c.unindexable)
+    };
+    let argv = background_argv(registry, matches);
+    let start_index = || (io.start_index)(&argv);
+    let backend = mcp::Backend {
+        history: &history,
+        wants_index: &wants_index,
+        start_index: &start_index,
+        budget: cli.common.budget,
+    };
+    mcp::serve(&backend, io.input, io.output);
 }
 
 /// `index --background` with the root flags this run was given.
@@ -203,7 +271,7 @@ pub(crate) fn cache_version() -> String {
     format!("{DECODER_VERSION} build {build}")
 }
 
-fn list_request(args: &ListArgs, budget: usize) -> Result<ListRequest, HistoryError> {
+pub(crate) fn list_request(args: &ListArgs, budget: usize) -> Result<ListRequest, HistoryError> {
     let now = Timestamp::now();
     let bound = |flag: &str, v: &Option<String>| -> Result<Option<Timestamp>, HistoryError> {
         v.as_deref()
@@ -242,7 +310,7 @@ fn list_request(args: &ListArgs, budget: usize) -> Result<ListRequest, HistoryEr
     })
 }
 
-fn read_request(args: &ReadArgs, budget: usize) -> ReadRequest {
+pub(crate) fn read_request(args: &ReadArgs, budget: usize) -> ReadRequest {
     ReadRequest {
         session: args.session.clone(),
         seq: args.seq,
