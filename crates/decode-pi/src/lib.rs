@@ -164,14 +164,12 @@ impl Transcript for Pi {
         decode::line_time(line)
     }
 
-    /// `pi --session <file>`: pi opens a session file from any directory.
+    /// `pi --session <file>`: pi opens a session file from any directory (so the path is
+    /// absolute, whatever root it was found under).
     fn resume(&self, file: &SessionFile) -> Option<Resume> {
+        let path = std::path::absolute(&file.path).unwrap_or_else(|_| file.path.clone());
         Some(Resume {
-            argv: vec![
-                "pi".into(),
-                "--session".into(),
-                file.path.display().to_string(),
-            ],
+            argv: vec!["pi".into(), "--session".into(), path.display().to_string()],
             cwd: None,
         })
     }
