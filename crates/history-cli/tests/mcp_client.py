@@ -185,9 +185,21 @@ async def main():
     print("ok")
 
 
+def failures(error):
+    """The errors inside the task groups the client runs in."""
+    inner = getattr(error, "exceptions", None)
+    if inner is None:
+        yield error
+    else:
+        for e in inner:
+            yield from failures(e)
+
+
 if __name__ == "__main__":
     try:
         asyncio.run(main())
-    except AssertionError as e:
-        print(f"check failed: {e}", file=sys.stderr)
+    except Exception as error:
+        for e in failures(error):
+            kind = "check failed" if isinstance(e, AssertionError) else type(e).__name__
+            print(f"{kind}: {e}", file=sys.stderr)
         sys.exit(1)
