@@ -1,6 +1,7 @@
 //! The `notesoup-history` command as a library: parse the arguments, make one call into
 //! `history-core`, render the page. [`run`] is the whole command; the binary only prints what it
-//! returns, and tests call it with harnesses of their own.
+//! returns, and tests call it with harnesses of their own. [`run_io`] also serves `mcp`
+//! ([`mcp`]), which answers requests read from a stream with the same calls and pages.
 //!
 //! ```
 //! let env = |_: &str| None::<String>;
