@@ -27,6 +27,7 @@ use std::path::PathBuf;
 
 use history_core::harness::Harness;
 use history_core::json::repair_surrogates;
+use history_core::location::Resume;
 use history_core::source::{parse_object_str, Damage, LineTest, LineTime, Lines};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
 
@@ -75,6 +76,15 @@ impl Transcript for Claude {
         decode(file, sink, lines)
     }
 
+    /// `claude --resume <id>`, run in the session's directory: Claude looks a session up in the
+    /// project of the directory it runs in.
+    fn resume(&self, file: &SessionFile) -> Option<Resume> {
+        Some(Resume {
+            argv: vec!["claude".into(), "--resume".into(), file.key.id.clone()],
+            cwd: first_cwd(&file.path),
+        })
+    }
+
     fn line_time(&self, line: &[u8]) -> LineTime {
         if let Some(time) = LineTime::under_key(line, "timestamp") {
             return time;
@@ -105,6 +115,32 @@ impl Transcript for Claude {
         }
         true
     }
+}
+
+/// How many lines [`Transcript::resume`] reads looking for the session's directory: the first
+/// lines that are not snapshots or summaries carry it.
+const CWD_LINES: usize = 64;
+
+/// The working directory the session's first lines name (every dialogue line carries `cwd`).
+fn first_cwd(path: &std::path::Path) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Cwd {
+        #[serde(default)]
+        cwd: Option<String>,
+    }
+    let mut lines = Lines::open_head(path).ok()?;
+    for _ in 0..CWD_LINES {
+        let line = lines.next_line().ok()??;
+        let cwd = std::str::from_utf8(line.bytes)
+            .ok()
+            .and_then(parse::<Cwd>)
+            .and_then(|c| c.cwd)
+            .filter(|c| !c.is_empty());
+        if cwd.is_some() {
+            return cwd;
+        }
+    }
+    None
 }
 
 /// Parses a line as an object, repairing lone surrogate escapes (an emoji cut in half) first

@@ -8,11 +8,12 @@
 
 use std::path::{Path, PathBuf};
 
+use history_core::location::Origin;
 use history_core::source::{parse_object, Damage, Line, LineTest};
 use history_core::{DecodeError, Decoded, Event, SessionMeta};
 use serde_json::{Map, Value};
 
-use crate::header::{self, line_len};
+use crate::header::{self, line_len, HistoryBase};
 use crate::lineage::{self, Ancestor};
 use crate::project::Projection;
 use crate::{prune, reader};
@@ -203,11 +204,7 @@ fn inherit(
             .as_ref()
             .and_then(|(v, _)| v.get("ordinal"))
             .and_then(Value::as_u64);
-        let past = match (ordinal, base.end_ordinal) {
-            (Some(ordinal), Some(limit)) => ordinal >= limit,
-            _ => base.end_byte.is_some_and(|limit| start >= limit),
-        };
-        if past {
+        if past_base(ordinal, start, &base) {
             break;
         }
         kept = line.seq;
@@ -230,6 +227,86 @@ fn inherit(
             .map(|n| format!("inherited history in {name}: {n}")),
     );
     Ok(kept)
+}
+
+/// Whether an ancestor's line (its `ordinal`, and the byte it starts at) lies past the history
+/// its child inherits.
+fn past_base(ordinal: Option<u64>, start: u64, base: &HistoryBase) -> bool {
+    match (ordinal, base.end_ordinal) {
+        (Some(ordinal), Some(limit)) => ordinal >= limit,
+        _ => base.end_byte.is_some_and(|limit| start >= limit),
+    }
+}
+
+/// The file and line each of `seqs` of the session whose file is `path` comes from: the seqs of
+/// inherited history from the ancestor lines [`inherit`] reads them from (counted the same way),
+/// every other seq from the session's own line `seq - K`.
+pub(crate) fn origins(root: &Path, path: &Path, seqs: &[u64]) -> Vec<Option<Origin>> {
+    let head = reader::open_head(path)
+        .ok()
+        .and_then(|mut lines| header::read(&mut lines, &mut Vec::new()).ok().flatten());
+    // Oldest first: each ancestor and how many of its lines are inherited.
+    let mut inherited: Vec<(PathBuf, u64)> = Vec::new();
+    if let Some(head) = head {
+        let ancestors = lineage::ancestors(root, path, &head, &mut Vec::new());
+        for ancestor in ancestors.into_iter().rev() {
+            let file = ancestor.path.clone();
+            inherited.push((file, inherited_lines(ancestor)));
+        }
+    }
+    seqs.iter()
+        .map(|&seq| {
+            let mut before = 0;
+            for (file, n) in &inherited {
+                if seq <= before + n {
+                    return (seq > before).then(|| Origin {
+                        path: file.clone(),
+                        line: seq - before,
+                    });
+                }
+                before += n;
+            }
+            (seq > before).then(|| Origin {
+                path: path.to_path_buf(),
+                line: seq - before,
+            })
+        })
+        .collect()
+}
+
+/// How many lines of an ancestor its child inherits: what [`inherit`] returns, without
+/// decoding them.
+fn inherited_lines(ancestor: Ancestor) -> u64 {
+    let Ancestor {
+        mut lines,
+        header,
+        base,
+        ..
+    } = ancestor;
+    if let (Some(ordinal), Some(limit)) = (header.ordinal, base.end_ordinal) {
+        if ordinal >= limit {
+            return 0;
+        }
+    }
+    let mut kept = header.seq;
+    let mut end = header.end;
+    while let Ok(Some(line)) = lines.next_line() {
+        let start = end;
+        end += line_len(line.bytes, line.terminated);
+        // Only an ordinal limit needs the line parsed.
+        let ordinal = match base.end_ordinal {
+            Some(_) if !line.bytes.trim_ascii().is_empty() => {
+                parse_object::<Map<String, Value>>(line.bytes)
+                    .and_then(|v| v.get("ordinal").and_then(Value::as_u64))
+            }
+            _ => None,
+        };
+        if past_base(ordinal, start, &base) {
+            break;
+        }
+        kept = line.seq;
+    }
+    kept
 }
 
 #[cfg(test)]

@@ -80,6 +80,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use history_core::harness::Harness;
+use history_core::location::{Origin, Resume};
 use history_core::source::{parse_object, LineTest, LineTime};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
 use serde_json::{Map, Value};
@@ -101,7 +102,8 @@ pub const HARNESS: Harness = Harness {
     root_about: "Codex's sessions directory",
     default_root_about: "$CODEX_HOME/sessions, ~/.codex/sessions",
     default_root: |env| default_root(env),
-    session_env: None,
+    // Codex sets it for the commands its shell tool runs (openai/codex#10096).
+    session_env: Some("CODEX_THREAD_ID"),
     open: |root| Box::new(Codex::new(root)),
 };
 
@@ -167,6 +169,19 @@ impl Transcript for Codex {
     /// A compressed file is read from its start.
     fn read_at(&self, path: &Path, offset: u64, len: usize) -> Option<std::io::Result<Vec<u8>>> {
         (!reader::is_compressed(path)).then(|| history_core::source::read_at(path, offset, len))
+    }
+
+    /// Inherited history maps back to the ancestors' lines ([the seqs](crate#seqs)).
+    fn origins(&self, file: &SessionFile, seqs: &[u64]) -> Vec<Option<Origin>> {
+        decode::origins(&self.root, &file.path, seqs)
+    }
+
+    /// `codex resume <thread id>`: Codex finds the rollout by its id from any directory.
+    fn resume(&self, file: &SessionFile) -> Option<Resume> {
+        Some(Resume {
+            argv: vec!["codex".into(), "resume".into(), file.key.id.clone()],
+            cwd: None,
+        })
     }
 
     /// Every event carries its line's `timestamp`; a header's instructions, the header's.

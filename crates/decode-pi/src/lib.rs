@@ -56,6 +56,7 @@ mod tree;
 use std::path::{Path, PathBuf};
 
 use history_core::harness::Harness;
+use history_core::location::Resume;
 use history_core::source::{LineTest, LineTime};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
 
@@ -75,7 +76,8 @@ pub const HARNESS: Harness = Harness {
     root_about: "pi's sessions directory",
     default_root_about: "$PI_CODING_AGENT_DIR/sessions, ~/.pi/agent/sessions",
     default_root: |env| default_root(env),
-    session_env: None,
+    // pi sets it for the commands its bash tool runs.
+    session_env: Some("PI_SESSION_ID"),
     open: |root| Box::new(Pi::new(root)),
 };
 
@@ -165,5 +167,15 @@ impl Transcript for Pi {
     fn replay(&self, seq: u64, line: &[u8], sink: &mut dyn FnMut(Event)) -> bool {
         decode::replay(seq, line, sink);
         true
+    }
+
+    /// `pi --session <file>`: pi opens a session file from any directory (so the path is
+    /// absolute, whatever root it was found under).
+    fn resume(&self, file: &SessionFile) -> Option<Resume> {
+        let path = std::path::absolute(&file.path).unwrap_or_else(|_| file.path.clone());
+        Some(Resume {
+            argv: vec!["pi".into(), "--session".into(), path.display().to_string()],
+            cwd: None,
+        })
     }
 }

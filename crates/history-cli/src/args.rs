@@ -28,6 +28,8 @@ pub enum Command {
     Doctor,
     /// Rebuild the search index, or only the sessions under the given directories.
     Reindex(ReindexArgs),
+    /// Serve history_list and history_read to agents over MCP, on stdin and stdout.
+    Mcp,
 }
 
 #[derive(Args, Debug)]

@@ -1,6 +1,7 @@
 //! The `notesoup-history` command as a library: parse the arguments, make one call into
 //! `history-core`, render the page. [`run`] is the whole command; the binary only prints what it
-//! returns, and tests call it with harnesses of their own.
+//! returns, and tests call it with harnesses of their own. [`run_io`] also serves `mcp`
+//! ([`mcp`]), which answers requests read from a stream with the same calls and pages.
 //!
 //! ```
 //! let env = |_: &str| None::<String>;
@@ -13,9 +14,11 @@
 
 mod args;
 mod index;
+pub mod mcp;
 pub mod render;
 
 use std::ffi::OsString;
+use std::io::{BufRead, Write};
 
 use clap::FromArgMatches;
 use history_cache::{Cache, DECODER_VERSION};
@@ -49,9 +52,35 @@ pub struct Output {
     pub wants_index: Option<Vec<OsString>>,
 }
 
+/// The streams of a command that serves requests (`mcp`), and how it starts a background index
+/// update.
+pub struct Io<'a> {
+    /// Where requests come from; its end ends the command.
+    pub input: &'a mut dyn BufRead,
+    /// Where responses go.
+    pub output: &'a mut dyn Write,
+    /// Starts `notesoup-history` with these arguments in the background (the binary's detached
+    /// `index --background`).
+    pub start_index: &'a dyn Fn(&[OsString]),
+}
+
 /// Runs the command line `argv` (its first item the program's name) over `registry`, looking
-/// environment variables up with `env`.
+/// environment variables up with `env`. `mcp` reads no requests here: see [`run_io`].
 pub fn run<I, T>(registry: &[&Harness], argv: I, env: Env<'_>) -> Output
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let io = Io {
+        input: &mut std::io::empty(),
+        output: &mut std::io::sink(),
+        start_index: &|_| {},
+    };
+    run_io(registry, argv, env, io)
+}
+
+/// [`run`], with the streams that `mcp` serves on.
+pub fn run_io<I, T>(registry: &[&Harness], argv: I, env: Env<'_>, io: Io<'_>) -> Output
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -82,6 +111,15 @@ where
         Err(e) => return clap_error(e, &fail),
     };
     let index = index::Settings::new(cli.common.no_index, env);
+    if let Command::Mcp = cli.command {
+        return match open(registry, &matches, &cli, env) {
+            Ok(_) => {
+                serve_mcp(registry, &matches, &cli, env, &index, io);
+                Output::default()
+            }
+            Err(e) => fail(&e),
+        };
+    }
     let mut wants_index = None;
     let result = open(registry, &matches, &cli, env).and_then(|history| match &cli.command {
         Command::List(a) => list_request(a, cli.common.budget).and_then(|req| {
@@ -103,6 +141,7 @@ where
         Command::Index(a) => index.update(history.corpus(), a.background, json),
         Command::Doctor => index.doctor(json),
         Command::Reindex(a) => index.reindex(history.corpus(), &a.dirs, json),
+        Command::Mcp => unreachable!("served above"),
     });
     match result {
         Ok((stdout, found)) => Output {
@@ -113,6 +152,36 @@ where
         },
         Err(e) => fail(&e),
     }
+}
+
+/// Serves MCP until `io.input` ends: each call gets a history of its own (with the search index
+/// for a search), exactly as one run of `list` or `read` would.
+fn serve_mcp(
+    registry: &[&Harness],
+    matches: &clap::ArgMatches,
+    cli: &Cli,
+    env: Env<'_>,
+    index: &index::Settings,
+    io: Io<'_>,
+) {
+    let history = |search: bool| {
+        open(registry, matches, cli, env).map(|h| {
+            h.with_locations(true)
+                .with_projection(search.then(|| index.projection()).flatten())
+        })
+    };
+    let wants_index = |page: &history_core::page::ListPage| {
+        index.updates_in_background() && page.coverage.is_some_and(|c| c.scanned > c.unindexable)
+    };
+    let argv = background_argv(registry, matches);
+    let start_index = || (io.start_index)(&argv);
+    let backend = mcp::Backend {
+        history: &history,
+        wants_index: &wants_index,
+        start_index: &start_index,
+        budget: cli.common.budget,
+    };
+    mcp::serve(&backend, io.input, io.output);
 }
 
 /// `index --background` with the root flags this run was given.
@@ -177,6 +246,8 @@ fn open(
         History::from_registry(registry, &|h| args::root_flag(matches, h), env)
             .with_current(current, host)
             .with_cache(cache)
+            // Only JSON shows where items are and how to reopen their sessions.
+            .with_locations(cli.common.json)
             .with_empty_hint(format!(
                 "To try the bundled demo, from the repository: cargo run --release -- list {}",
                 demo.join(" ")
@@ -202,7 +273,7 @@ pub(crate) fn cache_version() -> String {
     format!("{DECODER_VERSION} build {build}")
 }
 
-fn list_request(args: &ListArgs, budget: usize) -> Result<ListRequest, HistoryError> {
+pub(crate) fn list_request(args: &ListArgs, budget: usize) -> Result<ListRequest, HistoryError> {
     let now = Timestamp::now();
     let bound = |flag: &str, v: &Option<String>| -> Result<Option<Timestamp>, HistoryError> {
         v.as_deref()
@@ -256,7 +327,7 @@ fn place(flag: &str, text: &Option<String>) -> Result<Option<Cursor>, HistoryErr
         .transpose()
 }
 
-fn read_request(args: &ReadArgs, budget: usize) -> ReadRequest {
+pub(crate) fn read_request(args: &ReadArgs, budget: usize) -> ReadRequest {
     ReadRequest {
         session: args.session.clone(),
         seq: args.seq,

@@ -20,7 +20,12 @@ fn main() -> ExitCode {
     }));
     std::panic::catch_unwind(|| {
         let env = |k: &str| std::env::var(k).ok();
-        let out = history_cli::run(&history_cli::HARNESSES, std::env::args_os(), &env);
+        let io = history_cli::Io {
+            input: &mut std::io::stdin().lock(),
+            output: &mut std::io::stdout().lock(),
+            start_index: &start_background_index,
+        };
+        let out = history_cli::run_io(&history_cli::HARNESSES, std::env::args_os(), &env, io);
         if let Some(argv) = &out.wants_index {
             start_background_index(argv);
         }

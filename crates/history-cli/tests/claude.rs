@@ -779,7 +779,7 @@ fn a_budget_cut_page_from_the_oldest_end_continues_where_it_stopped() {
             "--from",
             "oldest",
             "--budget",
-            "1400",
+            "1600",
             "--json",
         ],
     )

@@ -149,7 +149,8 @@ fn shrink(item: &mut Item, room: usize, cost: impl Fn(&Item) -> usize) -> bool {
         None => original.clone(),
     };
     item.truncated = true;
-    let overhead = cost(item) + CUT_MARKER.len();
+    let base = cost(item);
+    let overhead = base + CUT_MARKER.len();
     if overhead >= room {
         item.event.text = original;
         item.truncated = false;
@@ -165,8 +166,16 @@ fn shrink(item: &mut Item, room: usize, cost: impl Fn(&Item) -> usize) -> bool {
         if c <= room || allowed == 0 {
             return c <= room;
         }
-        allowed = allowed.saturating_sub((c - room).max(allowed / 8).max(1));
+        allowed = smaller(allowed, c - base, room - base);
     }
+}
+
+/// The next text allowance after `allowed` bytes of text cost `spent` bytes of output where only
+/// `fits` were left: scaled by that ratio, since a renderer may spend several bytes on one byte
+/// of text (escapes, or the text shown twice), and smaller by one at least.
+fn smaller(allowed: usize, spent: usize, fits: usize) -> usize {
+    let scaled = (allowed as u128 * fits as u128 / spent.max(1) as u128) as usize;
+    scaled.min(allowed.saturating_sub(1))
 }
 
 /// Cuts the read item's text so the output fits in `budget`; returns how many characters of it
@@ -192,7 +201,11 @@ pub fn fit_read(page: &mut ReadPage, render: &dyn Render, budget: usize) -> Opti
         if total <= budget || allowed == 0 {
             return Some(chars.min(full_len));
         }
-        allowed = allowed.saturating_sub((total - budget).max(allowed / 8).max(1));
+        allowed = smaller(
+            allowed,
+            total.saturating_sub(overhead),
+            budget.saturating_sub(overhead),
+        );
     }
 }
 

@@ -126,6 +126,7 @@ pub struct History {
     host: Option<String>,
     cache: Option<Box<dyn RepresentativeCache>>,
     empty_hint: Option<String>,
+    locations: bool,
 }
 
 impl History {
@@ -139,6 +140,7 @@ impl History {
             host: None,
             cache: None,
             empty_hint: None,
+            locations: true,
         }
     }
 
@@ -189,6 +191,13 @@ impl History {
     /// What to add to the notice when there are no sessions at all (how to try a demo, say).
     pub fn with_empty_hint(mut self, hint: impl Into<String>) -> History {
         self.empty_hint = Some(hint.into());
+        self
+    }
+
+    /// Whether items say where their lines are and how to reopen their sessions (the default);
+    /// a front end that shows neither can spare the reads that takes.
+    pub fn with_locations(mut self, locations: bool) -> History {
+        self.locations = locations;
         self
     }
 
@@ -288,6 +297,9 @@ impl History {
             Item::new(canonical.clone(), Some(file.path.display().to_string()), e)
                 .about(&loaded.meta)
         });
+        if let Some(item) = item.as_mut().filter(|_| self.locations) {
+            crate::location::fill(&self.corpus, std::slice::from_mut(item), &[&file]);
+        }
         let total_chars = item.as_ref().map_or(0, |i| i.event.text.chars().count());
         if let Some(item) = item.as_mut() {
             item.event.text = item.event.text.chars().skip(req.offset_chars).collect();
@@ -419,6 +431,10 @@ impl History {
         };
         // The footer a cut page gets is measured with the frame, whether the page is cut or not.
         page.budget_cut = true;
+        if self.locations {
+            let files = vec![&file; page.items.len()];
+            crate::location::fill(&self.corpus, &mut page.items, &files);
+        }
         let admitted = fit_list(&mut page, render, req.budget, browse_req.from(), false);
         page.has_older |= admitted.dropped_older;
         page.has_newer |= admitted.dropped_newer;
@@ -522,6 +538,16 @@ impl History {
                 shown.push(unindexed_notice(listing.scanned));
             }
         }
+        let files: Vec<SessionFile> = listing
+            .items
+            .iter()
+            .map(|hit| SessionFile {
+                key: hit.session.clone(),
+                path: hit.path.clone(),
+                modified: 0,
+                size: 0,
+            })
+            .collect();
         let mut page = ListPage {
             schema_version: SCHEMA_VERSION,
             session: None,
@@ -556,6 +582,10 @@ impl History {
             no_sessions,
             budget_cut: false,
         };
+        if self.locations {
+            let files: Vec<&SessionFile> = files.iter().collect();
+            crate::location::fill(&self.corpus, &mut page.items, &files);
+        }
         if filter.is_search() {
             // The recipes and the footer, as wide as they can come out, are measured with the
             // frame: which items fit must not depend on where the page ends.

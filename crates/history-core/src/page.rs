@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::location::{Location, Resume};
 use crate::model::{Event, Role, SessionMeta};
 use crate::paging::Fold;
 use crate::search::Cursor;
@@ -105,7 +106,8 @@ pub struct Item {
     pub event: Event,
     /// Whether the text was cut.
     pub truncated: bool,
-    /// The session's transcript file.
+    /// The transcript file the event's line is in (for history a session inherits, the file
+    /// it inherits from).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// The session's working directory, where its transcript records it.
@@ -117,6 +119,12 @@ pub struct Item {
     /// The session's title, where it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The line of `path` the event was decoded from, and where its bytes are.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+    /// How to reopen the session in its agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume: Option<Resume>,
     /// The run folded just before this item.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub folded_before: Option<FoldedRun>,
@@ -136,6 +144,8 @@ impl Item {
             cwd: None,
             git_branch: None,
             title: None,
+            location: None,
+            resume: None,
             folded_before: None,
             focus: None,
         }

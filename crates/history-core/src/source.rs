@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::DecodeError;
+use crate::location::{Origin, Resume};
 use crate::model::{Event, SessionFile, SessionMeta};
 use crate::time::Timestamp;
 
@@ -64,6 +65,28 @@ pub trait Transcript: Send + Sync {
     fn line_time(&self, line: &[u8]) -> LineTime {
         let _ = line;
         LineTime::Unknown
+    }
+
+    /// The file and line each of `seqs` of the session in `file` was decoded from, in the order
+    /// asked; `None` where it cannot be told. The default, where a seq is the line number in the
+    /// session's own file, suits every source whose seqs are that; a source whose sessions
+    /// inherit lines from other files maps those seqs back to them.
+    fn origins(&self, file: &SessionFile, seqs: &[u64]) -> Vec<Option<Origin>> {
+        seqs.iter()
+            .map(|&line| {
+                Some(Origin {
+                    path: file.path.clone(),
+                    line,
+                })
+            })
+            .collect()
+    }
+
+    /// How to reopen the session in its agent, where the agent can (cheap: it may read the
+    /// file's first lines, never the whole file). The default: it cannot be told.
+    fn resume(&self, file: &SessionFile) -> Option<Resume> {
+        let _ = file;
+        None
     }
 
     /// Decodes one raw line alone, as line `seq`, for a search projection that stored

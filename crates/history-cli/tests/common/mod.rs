@@ -147,6 +147,28 @@ impl Roots {
         cmd
     }
 
+    /// Adds a Claude session whose one message is `chars` characters long; returns its id and text.
+    pub fn big_session(&self, chars: usize) -> (String, String) {
+        let text: String = (0..chars)
+            .map(|i| match i {
+                _ if i % 100 == 99 => '\n',
+                _ if i % 37 == 0 => 'é',
+                _ if i % 53 == 0 => '✓',
+                _ => (b'a' + (i % 26) as u8) as char,
+            })
+            .collect();
+        let id = "big-message".to_string();
+        let line = serde_json::json!({
+            "parentUuid": null, "isSidechain": false, "type": "user", "uuid": "u1",
+            "sessionId": id, "cwd": "/w/big", "timestamp": "2026-03-02T10:00:00.000Z",
+            "message": {"role": "user", "content": text},
+        });
+        let dir = self.root("claude").join("-w-big");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{id}.jsonl")), format!("{line}\n")).unwrap();
+        (id, text)
+    }
+
     /// The copy of a harness's root.
     pub fn root(&self, harness: &str) -> &Path {
         let (_, root) = self.roots.iter().find(|(h, _)| h.name == harness).unwrap();
