@@ -204,7 +204,9 @@ fn the_overview_and_a_search_over_old_and_new_versions() {
         "codex:019ef35b-2300-75e0-98d6-8e4dce14050f",
         "pi:019dbe19-ca83-74b3-b3ca-230160eb3875",
     ];
-    let overview = r.run(&["list", "--limit", "500", "--json"]).json();
+    let overview = r
+        .run(&["list", "--limit", "500", "--budget", "10000000", "--json"])
+        .json();
     let items = overview["items"].as_array().unwrap();
     for session in new {
         let item = items

@@ -600,11 +600,16 @@ impl History {
                 seq: u64::MAX,
                 part: u32::MAX,
             };
-            page.older = Some(Recipe {
-                before: Some(widest.clone()),
+            let recipe = Recipe {
+                before: Some(widest),
                 ..recipe_base(req)
-            });
-            page.newer = page.older.clone();
+            };
+            // The budget can only cut the end away from `from`: elsewhere a recipe comes from
+            // the limit or from the bound the page was asked from.
+            let older = page.has_older || req.after.is_some() || from == From::Newest;
+            let newer = page.has_newer || req.before.is_some() || from == From::Oldest;
+            page.older = older.then(|| recipe.clone());
+            page.newer = newer.then_some(recipe);
             page.budget_cut = true;
         }
         let admitted = fit_list(&mut page, render, budget, from, true);
