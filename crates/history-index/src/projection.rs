@@ -20,6 +20,10 @@ use crate::build::{fingerprints, indexed, same_files};
 use crate::store::{SessionRow, SessionState, Store};
 use crate::tokens::{query_tokens, tokens_text};
 
+/// The most queries (an OR) whose hits are read from located lines; a search for more decodes
+/// the sessions it cannot rule out.
+const MAX_LOCATED_QUERIES: usize = 8;
+
 /// A store, consulted for one decoder version.
 pub struct Index {
     store: Mutex<Store>,
@@ -145,6 +149,10 @@ impl Projection for Index {
             count: want,
             all_branches,
         } = *wanted;
+        // Each query is a statement per session: past a few, a decode costs less.
+        if filter.queries().len() > MAX_LOCATED_QUERIES {
+            return None;
+        }
         let source = corpus.source(&file.key.harness)?;
         let (path, lines, meta) = {
             let store = self.store.lock().ok()?;

@@ -70,12 +70,22 @@ impl Store {
             .optional()?)
     }
 
-    /// The stored sessions among `keys`: each one's row id, with its index in `keys`.
+    /// The stored sessions among `keys`: each one's row id, with its index in `keys`. One
+    /// statement for them all: each statement is a read transaction, with its file locks.
     fn ids_of(&self, keys: &[SessionKey]) -> Result<HashMap<i64, usize>, StoreError> {
-        let mut wanted = HashMap::with_capacity(keys.len());
+        let mut index: HashMap<(&str, &str), usize> = HashMap::with_capacity(keys.len());
         for (i, key) in keys.iter().enumerate() {
-            if let Some(id) = self.session_id(key)? {
-                wanted.entry(id).or_insert(i);
+            index.entry((&key.harness, &key.id)).or_insert(i);
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, harness, session_id FROM sessions")?;
+        let mut rows = stmt.query([])?;
+        let mut wanted = HashMap::with_capacity(keys.len());
+        while let Some(r) = rows.next()? {
+            let (harness, session): (String, String) = (r.get(1)?, r.get(2)?);
+            if let Some(&i) = index.get(&(harness.as_str(), session.as_str())) {
+                wanted.insert(r.get(0)?, i);
             }
         }
         Ok(wanted)
