@@ -120,6 +120,13 @@ pub fn update(
         });
         write_all(store, todo, rx, version, &mut summary, progress)
     })?;
+    // After an update that wrote much of the index, its tokens lie in many small segments;
+    // merging them costs a few seconds per GiB of transcripts, and small updates leave it to
+    // FTS5's own merges.
+    let covered: u64 = store.sessions()?.iter().map(|r| r.bytes).sum();
+    if summary.bytes > 0 && summary.bytes.saturating_mul(4) >= covered {
+        store.optimize()?;
+    }
     store.checkpoint()?;
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)

@@ -295,6 +295,15 @@ impl Store {
         Ok(self.conn.execute_batch("VACUUM")?)
     }
 
+    /// Merges the token index into one segment. A search seeks every token in every segment
+    /// once per session it reads: after a build from nothing that left hundreds, a frequent
+    /// term's lines cost 1 ms per session to find, and 0.15 ms once merged.
+    pub fn optimize(&mut self) -> Result<(), StoreError> {
+        let tx = self.write_transaction()?;
+        tx.execute_batch("INSERT INTO grams (grams) VALUES ('optimize')")?;
+        Ok(tx.commit()?)
+    }
+
     /// Copies the write-ahead log into the database and empties it, so that what an update
     /// wrote does not linger in the log for every reader to map.
     pub fn checkpoint(&mut self) -> Result<(), StoreError> {
