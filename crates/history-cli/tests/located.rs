@@ -109,14 +109,42 @@ fn page(history: &History, req: &ListRequest) -> Value {
     v
 }
 
+/// The fixtures, indexed through counting sources.
+struct Indexed {
+    roots: Roots,
+    calls: Arc<Mutex<Calls>>,
+    db: PathBuf,
+    store: Store,
+    indexing: Corpus,
+}
+
+impl Indexed {
+    fn new() -> Indexed {
+        let roots = Roots::new();
+        let calls = Arc::new(Mutex::new(Calls::default()));
+        let db = roots.dir.path().join("index.sqlite");
+        let mut store = Store::open(&db).unwrap();
+        let indexing = corpus(&roots, &calls);
+        update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+        Indexed {
+            roots,
+            calls,
+            db,
+            store,
+            indexing,
+        }
+    }
+}
+
 #[test]
 fn the_index_answers_from_located_lines_what_a_scan_answers() {
-    let roots = Roots::new();
-    let calls = Arc::new(Mutex::new(Calls::default()));
-    let db = roots.dir.path().join("index.sqlite");
-    let mut store = Store::open(&db).unwrap();
-    let indexing = corpus(&roots, &calls);
-    update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+    let Indexed {
+        roots,
+        calls,
+        db,
+        store,
+        ..
+    } = Indexed::new();
     // What the index cannot cover: sessions it failed, those built from several files, and
     // compressed files, which cannot be read at a line.
     let rows = store.sessions().unwrap();
@@ -202,12 +230,13 @@ fn stored_rows(db: &Path, path: &Path) -> Vec<(i64, i64)> {
 
 #[test]
 fn an_append_that_moves_the_branch_keeps_the_stored_lines_and_moves_their_marks() {
-    let roots = Roots::new();
-    let calls = Arc::new(Mutex::new(Calls::default()));
-    let db = roots.dir.path().join("index.sqlite");
-    let mut store = Store::open(&db).unwrap();
-    let indexing = corpus(&roots, &calls);
-    update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+    let Indexed {
+        roots,
+        calls,
+        db,
+        mut store,
+        indexing,
+    } = Indexed::new();
     let path = roots.root("claude").join("-w-app/abandoned-branch.jsonl");
     let before = stored_rows(&db, &path);
     assert!(before.len() >= 6, "{before:?}");
