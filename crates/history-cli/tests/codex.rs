@@ -315,6 +315,10 @@ fn a_spawned_child_s_prompts_are_what_its_parent_sent_it() {
             "Also check src/main.rs."
         ]
     );
+    // Each item names the thread that spawned it.
+    for item in users.json()["items"].as_array().unwrap() {
+        assert_eq!(item["parent"], PARENT, "{item}");
+    }
     // Nothing of the parent is inherited: its prompt is not in the child.
     let hit = codex(
         &r,

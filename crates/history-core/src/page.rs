@@ -119,6 +119,9 @@ pub struct Item {
     /// The session's title, where it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The session that started this one (a sub-agent's parent thread), qualified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
     /// The line of `path` the event was decoded from, and where its bytes are.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub location: Option<Location>,
@@ -144,6 +147,7 @@ impl Item {
             cwd: None,
             git_branch: None,
             title: None,
+            parent: None,
             location: None,
             resume: None,
             folded_before: None,
@@ -157,6 +161,7 @@ impl Item {
         self.cwd.clone_from(&meta.cwd);
         self.git_branch.clone_from(&meta.git_branch);
         self.title.clone_from(&meta.title);
+        self.parent.clone_from(&meta.parent);
         self
     }
 }
