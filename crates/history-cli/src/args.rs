@@ -30,6 +30,17 @@ pub enum Command {
     Reindex(ReindexArgs),
     /// Serve history_list and history_read to agents over MCP, on stdin and stdout.
     Mcp,
+    /// Print a shell's completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff): `notesoup-history man > notesoup-history.1`.
+    Man,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Args, Debug)]

@@ -79,6 +79,30 @@ where
     run_io(registry, argv, env, io)
 }
 
+/// What `completions` and `man` print: documents of the command line itself, which need no
+/// transcripts.
+fn documents(registry: &[&Harness], command: &Command) -> Option<String> {
+    let mut out = Vec::new();
+    let mut cmd = args::command(registry);
+    match command {
+        Command::Completions(a) => {
+            clap_complete::generate(a.shell, &mut cmd, "notesoup-history", &mut out);
+        }
+        Command::Man => {
+            let man = clap_mangen::Man::new(cmd.clone());
+            man.render(&mut out).ok()?;
+            // A section per subcommand, so that `man` says what each one takes.
+            for sub in cmd.get_subcommands_mut() {
+                let name = format!("notesoup-history-{}", sub.get_name());
+                let sub = sub.clone().display_name(name);
+                clap_mangen::Man::new(sub).render(&mut out).ok()?;
+            }
+        }
+        _ => return None,
+    }
+    String::from_utf8(out).ok()
+}
+
 /// [`run`], with the streams that `mcp` serves on.
 pub fn run_io<I, T>(registry: &[&Harness], argv: I, env: Env<'_>, io: Io<'_>) -> Output
 where
@@ -110,6 +134,12 @@ where
         Ok(cli) => cli,
         Err(e) => return clap_error(e, &fail),
     };
+    if let Some(stdout) = documents(registry, &cli.command) {
+        return Output {
+            stdout,
+            ..Output::default()
+        };
+    }
     let index = index::Settings::new(cli.common.no_index, env);
     if let Command::Mcp = cli.command {
         return match open(registry, &matches, &cli, env) {
@@ -141,7 +171,9 @@ where
         Command::Index(a) => index.update(history.corpus(), a.background, json),
         Command::Doctor => index.doctor(json),
         Command::Reindex(a) => index.reindex(history.corpus(), &a.dirs, json),
-        Command::Mcp => unreachable!("served above"),
+        Command::Mcp | Command::Completions(_) | Command::Man => {
+            unreachable!("answered above")
+        }
     });
     match result {
         Ok((stdout, found)) => Output {
