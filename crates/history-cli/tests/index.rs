@@ -818,3 +818,25 @@ fn a_search_brings_the_index_up_to_date_in_the_background() {
         (all, 0)
     );
 }
+
+#[test]
+fn roots_named_relatively_index_the_same_sessions_from_any_directory() {
+    let roots = roots();
+    let _guard = Guard(&roots);
+    // `index` run from the temporary directory with the roots relative to it…
+    let mut cmd = roots.cmd();
+    cmd.current_dir(roots.dir.path())
+        .env_remove("NOTESOUP_HISTORY_INDEX")
+        .arg("index");
+    for (harness, root) in roots.roots() {
+        let relative = root.strip_prefix(roots.dir.path()).unwrap();
+        cmd.env(harness.root_env, relative);
+    }
+    assert!(cmd.output().unwrap().status.success());
+    // …serves a search run from elsewhere with the same roots named absolutely.
+    let run = roots.run_with(
+        &["list", "--query", "prefix twin", "--json"],
+        &[("NOTESOUP_HISTORY_INDEX", "read")],
+    );
+    assert_eq!(coverage(&run), (session_count(&roots), 0), "{}", run.stdout);
+}

@@ -75,8 +75,12 @@ impl Harness {
     /// The root to read: the flag's value, else `root_env`, else the agent's default. Empty
     /// variables count as unset.
     pub fn root(&self, flag: Option<PathBuf>, env: Env<'_>) -> Option<PathBuf> {
-        flag.or_else(|| set(env, self.root_env).map(PathBuf::from))
-            .or_else(|| (self.default_root)(env))
+        let root = flag
+            .or_else(|| set(env, self.root_env).map(PathBuf::from))
+            .or_else(|| (self.default_root)(env))?;
+        // Absolute, so that the paths the search index and the overview cache key on are the
+        // same from whatever directory a root is named relatively.
+        Some(std::path::absolute(&root).unwrap_or(root))
     }
 }
 
