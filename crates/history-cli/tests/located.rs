@@ -1,5 +1,6 @@
 //! A search the index answers reads the lines its page needs, located by the index and decoded
-//! alone, and never decodes a session it covers, yet gives what a search without it gives.
+//! alone, and never decodes a session it covers, yet gives what a search without it gives,
+//! down to where each item's line is.
 
 mod common;
 
@@ -161,13 +162,18 @@ fn the_index_answers_from_located_lines_what_a_scan_answers() {
         covered.len() >= 10,
         "the fixtures cover few sessions: {covered:?}"
     );
-    let indexed = History::new(corpus(&roots, &calls)).with_projection(Some(Box::new(Index::new(
-        Store::open(&db).unwrap(),
-        "test",
-    ))));
-    let scanned = History::new(corpus(&roots, &Arc::new(Mutex::new(Calls::default()))));
+    let indexed = History::new(corpus(&roots, &calls))
+        .with_locations(true)
+        .with_projection(Some(Box::new(Index::new(
+            Store::open(&db).unwrap(),
+            "test",
+        ))));
+    let scanned =
+        History::new(corpus(&roots, &Arc::new(Mutex::new(Calls::default())))).with_locations(true);
 
     let mut located = 0;
+    // Items whose line's place the pages compared.
+    let mut with_places = 0;
     let queries = [
         "the", "git", "test", "review", "ls -la", "agents", "Hello", "STRASSE", "ß",
     ];
@@ -193,6 +199,8 @@ fn the_index_answers_from_located_lines_what_a_scan_answers() {
                 *calls.lock().unwrap() = Calls::default();
                 let with = page(&indexed, &req);
                 assert_eq!(with, page(&scanned, &req), "{query:?} {from:?} {limit}");
+                let items = with["items"].as_array().unwrap();
+                with_places += items.iter().filter(|i| i["byte_offset"].is_u64()).count();
                 let calls = calls.lock().unwrap();
                 let decoded_covered: Vec<_> = calls
                     .decoded
@@ -208,6 +216,10 @@ fn the_index_answers_from_located_lines_what_a_scan_answers() {
         }
     }
     assert!(located > 0, "no line was ever read by location");
+    assert!(
+        with_places > 100,
+        "only {with_places} items said where their line is"
+    );
 }
 
 /// `(seq, row id)` of the stored lines of the session whose file is `path`.
@@ -262,11 +274,14 @@ fn an_append_that_moves_the_branch_keeps_the_stored_lines_and_moves_their_marks(
     );
     assert_eq!(after.len(), before.len() + 1);
 
-    let indexed = History::new(corpus(&roots, &calls)).with_projection(Some(Box::new(Index::new(
-        Store::open(&db).unwrap(),
-        "test",
-    ))));
-    let scanned = History::new(corpus(&roots, &Arc::new(Mutex::new(Calls::default()))));
+    let indexed = History::new(corpus(&roots, &calls))
+        .with_locations(true)
+        .with_projection(Some(Box::new(Index::new(
+            Store::open(&db).unwrap(),
+            "test",
+        ))));
+    let scanned =
+        History::new(corpus(&roots, &Arc::new(Mutex::new(Calls::default())))).with_locations(true);
     for query in ["clock", "ABANDONED", "sleeps"] {
         for all_branches in [false, true] {
             let wildcard = ListRequest {

@@ -9,11 +9,11 @@ use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
 use crate::harness::{Env, Harness};
 use crate::matching::Filter;
-use crate::model::{Event, Role, SessionFile, SessionKey, SessionMeta};
+use crate::model::{Event, Role, SessionFile, SessionKey};
 use crate::overview::{overview, representative, Representative};
 use crate::page::{Coverage, FoldedRun, Item, ListPage, ReadPage, Recipe, Render, SCHEMA_VERSION};
 use crate::paging::{browse, BrowseRequest, From};
-use crate::search::{search, Bound, Cursor, Known, Listing, SearchRequest, Wanted};
+use crate::search::{search, Bound, Cursor, Known, Listing, SearchRequest, SessionHits, Wanted};
 use crate::selector::{resolve, Selector};
 use crate::time::Timestamp;
 
@@ -110,7 +110,7 @@ pub trait Projection: Send + Sync {
         corpus: &Corpus,
         file: &SessionFile,
         wanted: &Wanted<'_>,
-    ) -> Option<Result<(Vec<Event>, SessionMeta), HistoryError>> {
+    ) -> Option<Result<SessionHits, HistoryError>> {
         let _ = (corpus, file, wanted);
         None
     }
@@ -561,6 +561,7 @@ impl History {
                         hit.event,
                     )
                     .about(&hit.meta);
+                    item.location = hit.location;
                     if filter.is_search() {
                         item.focus = filter.first_match(&item.event.text);
                     }

@@ -104,20 +104,27 @@ pub(crate) fn fill(corpus: &Corpus, items: &mut [Item], files: &[&SessionFile]) 
         }
     }
     let found = crate::parallel::map(&sessions, |(file, at)| {
-        let seqs: Vec<u64> = at.iter().map(|&i| items[i].event.seq).collect();
+        // What a search already located is not looked for again.
+        let unknown: Vec<usize> = at
+            .iter()
+            .copied()
+            .filter(|&i| items[i].location.is_none())
+            .collect();
+        let seqs: Vec<u64> = unknown.iter().map(|&i| items[i].event.seq).collect();
         let resume = corpus
             .source(&file.key.harness)
             .and_then(|s| s.resume(file));
-        (locate(corpus, file, &seqs), resume)
+        (unknown, locate(corpus, file, &seqs), resume)
     });
-    for ((_, at), (located, resume)) in sessions.iter().zip(found) {
-        for (&i, place) in at.iter().zip(located) {
-            let item = &mut items[i];
+    for ((_, at), (unknown, located, resume)) in sessions.iter().zip(found) {
+        for (&i, place) in unknown.iter().zip(located) {
             if let Some((path, location)) = place {
-                item.path = Some(path.display().to_string());
-                item.location = Some(location);
+                items[i].path = Some(path.display().to_string());
+                items[i].location = Some(location);
             }
-            item.resume.clone_from(&resume);
+        }
+        for &i in at {
+            items[i].resume.clone_from(&resume);
         }
     }
 }

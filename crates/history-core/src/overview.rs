@@ -126,6 +126,7 @@ pub fn overview(
                         path: file.path.clone(),
                         event,
                         meta,
+                        location: None,
                     }),
                     Ok(_) => {}
                     Err(e) => listing.skipped.push(e),

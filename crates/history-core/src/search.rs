@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
 use crate::history::Projection;
+use crate::location::Location;
 use crate::matching::Filter;
 use crate::model::{Event, SessionFile, SessionKey, SessionMeta};
 use crate::paging::From;
@@ -25,7 +26,15 @@ pub struct Hit {
     /// What the session's transcript says of it (working directory, branch, title).
     #[serde(default)]
     pub meta: SessionMeta,
+    /// Where the event's line is in `path`, when the search already knows (a projection that
+    /// read it by its byte range).
+    #[serde(skip)]
+    pub location: Option<Location>,
 }
+
+/// The hits of one session, each with where its line is when that is known, and what the
+/// session is about.
+pub type SessionHits = (Vec<(Event, Option<Location>)>, SessionMeta);
 
 impl Hit {
     /// The merge order: untimed first, then by time, qualified id, seq and part.
@@ -273,7 +282,10 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             .map(|_| &test as LineTest<'_>);
         corpus
             .load(file, &keep, all_branches, line_test)
-            .map(|loaded| (loaded.events, loaded.meta))
+            .map(|loaded| {
+                let events = loaded.events.into_iter().map(|e| (e, None)).collect();
+                (events, loaded.meta)
+            })
     };
     let mut found = Found {
         limit,
@@ -361,7 +373,7 @@ enum Scan {
     /// It cannot hold a hit.
     Out,
     /// It was decoded.
-    Decoded(Result<(Vec<Event>, SessionMeta), HistoryError>),
+    Decoded(Result<SessionHits, HistoryError>),
     /// Its hits, if any, lie within this span: decode it if that can matter.
     Later(Span),
 }
@@ -456,25 +468,27 @@ struct Found {
 }
 
 impl Found {
-    fn add(&mut self, file: &SessionFile, result: Result<(Vec<Event>, SessionMeta), HistoryError>) {
+    fn add(&mut self, file: &SessionFile, result: Result<SessionHits, HistoryError>) {
         self.decoded += 1;
         match result {
             Ok((mut events, meta)) => {
                 self.total += events.len();
                 // A session can contribute at most `limit` items from the chosen end of the
                 // merge order (which its seq order need not follow: untimed events go first).
-                events.sort_by_key(|e| (e.timestamp, e.seq, e.part));
+                events.sort_by_key(|(e, _)| (e.timestamp, e.seq, e.part));
                 let n = events.len();
                 let range = match self.from {
                     From::Newest => n.saturating_sub(self.limit)..n,
                     From::Oldest => 0..self.limit.min(n),
                 };
-                self.hits.extend(events.drain(range).map(|event| Hit {
-                    session: file.key.clone(),
-                    path: file.path.clone(),
-                    event,
-                    meta: meta.clone(),
-                }));
+                self.hits
+                    .extend(events.drain(range).map(|(event, location)| Hit {
+                        session: file.key.clone(),
+                        path: file.path.clone(),
+                        event,
+                        meta: meta.clone(),
+                        location,
+                    }));
             }
             Err(e) => self.skipped.push(e),
         }

@@ -7,11 +7,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use history_core::history::Projection;
+use history_core::location::Location;
 use history_core::paging::From;
-use history_core::search::{Known, Wanted};
-use history_core::{
-    Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, SessionMeta, Timestamp,
-};
+use history_core::search::{Known, SessionHits, Wanted};
+use history_core::{Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, Timestamp};
 
 use crate::events::{self, text_hash};
 use crate::store::Candidate;
@@ -141,7 +140,7 @@ impl Projection for Index {
         corpus: &Corpus,
         file: &SessionFile,
         wanted: &Wanted<'_>,
-    ) -> Option<Result<(Vec<Event>, SessionMeta), HistoryError>> {
+    ) -> Option<Result<SessionHits, HistoryError>> {
         let Wanted {
             filter,
             admit,
@@ -213,7 +212,13 @@ impl Projection for Index {
                 if all_branches {
                     event.on_active_branch = Some(c.branch);
                 }
-                hits.push(event);
+                // A seq is the line of the session's own file, the only one it is read from.
+                let location = Location {
+                    line: seq,
+                    byte_offset: c.line.offset,
+                    byte_len: c.line.len,
+                };
+                hits.push((event, Some(location)));
             }
         }
         Some(Ok((hits, meta)))
