@@ -383,6 +383,26 @@ fn bounds_and_usage_errors() {
         (&["list", "--from", "middle"], "usage"),
         (&["list", "--bogus"], "usage"),
         (&["list", "--current", "nocolon"], "usage"),
+        (
+            &["list", "--since", "2026-03-02", "--until", "2026-03-01"],
+            "usage",
+        ),
+        (
+            &["list", "--since", "2026-03-01", "--until", "2026-03-01"],
+            "usage",
+        ),
+        (
+            &[
+                "read",
+                "--session",
+                "abandoned-branch",
+                "--seq",
+                "2",
+                "--offset-chars",
+                "1000",
+            ],
+            "usage",
+        ),
     ];
     for (args, code) in cases {
         let text = claude(&r, args);

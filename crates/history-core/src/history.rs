@@ -220,6 +220,13 @@ impl History {
                 roles.push(*role);
             }
         }
+        if let (Some(since), Some(until)) = (req.since, req.until) {
+            if since >= until {
+                return Err(HistoryError::usage(format!(
+                    "--since ({since}) must be before --until ({until}): nothing lies between"
+                )));
+            }
+        }
         let filter = Filter::new(&req.queries, roles, req.since, req.until);
         let cursors = req.before.is_some() || req.after.is_some();
         if req.before.is_some() && req.after.is_some() {
@@ -301,6 +308,12 @@ impl History {
             crate::location::fill(&self.corpus, std::slice::from_mut(item), &[&file]);
         }
         let total_chars = item.as_ref().map_or(0, |i| i.event.text.chars().count());
+        if item.is_some() && req.offset_chars > total_chars {
+            return Err(HistoryError::usage(format!(
+                "--offset-chars {} is past the end of the event's text ({total_chars} characters)",
+                req.offset_chars
+            )));
+        }
         if let Some(item) = item.as_mut() {
             item.event.text = item.event.text.chars().skip(req.offset_chars).collect();
         }
