@@ -137,6 +137,18 @@ impl Indexed {
     }
 }
 
+/// The fixtures searched with the index at `db` (through sources counting into `calls`), and
+/// without it; both locate their items.
+fn histories(roots: &Roots, calls: &Arc<Mutex<Calls>>, db: &Path) -> (History, History) {
+    let index = Index::new(Store::open(db).unwrap(), "test");
+    let indexed = History::new(corpus(roots, calls))
+        .with_locations(true)
+        .with_projection(Some(Box::new(index)));
+    let uncounted = Arc::new(Mutex::new(Calls::default()));
+    let scanned = History::new(corpus(roots, &uncounted)).with_locations(true);
+    (indexed, scanned)
+}
+
 #[test]
 fn the_index_answers_from_located_lines_what_a_scan_answers() {
     let Indexed {
@@ -162,14 +174,7 @@ fn the_index_answers_from_located_lines_what_a_scan_answers() {
         covered.len() >= 10,
         "the fixtures cover few sessions: {covered:?}"
     );
-    let indexed = History::new(corpus(&roots, &calls))
-        .with_locations(true)
-        .with_projection(Some(Box::new(Index::new(
-            Store::open(&db).unwrap(),
-            "test",
-        ))));
-    let scanned =
-        History::new(corpus(&roots, &Arc::new(Mutex::new(Calls::default())))).with_locations(true);
+    let (indexed, scanned) = histories(&roots, &calls, &db);
 
     let mut located = 0;
     // Items whose line's place the pages compared.
@@ -274,14 +279,7 @@ fn an_append_that_moves_the_branch_keeps_the_stored_lines_and_moves_their_marks(
     );
     assert_eq!(after.len(), before.len() + 1);
 
-    let indexed = History::new(corpus(&roots, &calls))
-        .with_locations(true)
-        .with_projection(Some(Box::new(Index::new(
-            Store::open(&db).unwrap(),
-            "test",
-        ))));
-    let scanned =
-        History::new(corpus(&roots, &Arc::new(Mutex::new(Calls::default())))).with_locations(true);
+    let (indexed, scanned) = histories(&roots, &calls, &db);
     for query in ["clock", "ABANDONED", "sleeps"] {
         for all_branches in [false, true] {
             let wildcard = ListRequest {

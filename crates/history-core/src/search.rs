@@ -38,15 +38,21 @@ pub type SessionHits = (Vec<(Event, Option<Location>)>, SessionMeta);
 
 impl Hit {
     /// The merge order: untimed first, then by time, qualified id, seq and part.
-    pub fn order_key(&self) -> (bool, Option<i64>, &SessionKey, u64, u32) {
-        (
-            self.event.timestamp.is_some(),
-            self.event.timestamp.map(|t| t.0),
+    pub fn order_key(&self) -> OrderKey<'_> {
+        order_key(
+            self.event.timestamp,
             &self.session,
             self.event.seq,
             self.event.part,
         )
     }
+}
+
+/// A place in the merge order ([`Hit::order_key`]).
+pub type OrderKey<'a> = (bool, Option<i64>, &'a SessionKey, u64, u32);
+
+fn order_key(time: Option<Timestamp>, session: &SessionKey, seq: u64, part: u32) -> OrderKey<'_> {
+    (time.is_some(), time.map(|t| t.0), session, seq, part)
 }
 
 /// A place in the merge order of hits across sessions: where a page of them ended, for the
@@ -80,30 +86,9 @@ impl Cursor {
         }
     }
 
-    /// The place of an event of `session`, in the merge order ([`Hit::order_key`]).
-    fn key(&self) -> (bool, Option<i64>, &SessionKey, u64, u32) {
-        (
-            self.time.is_some(),
-            self.time.map(|t| t.0),
-            &self.session,
-            self.seq,
-            self.part,
-        )
-    }
-
-    /// Whether an event of `session` lies before this place (`before`) or after it.
-    pub fn admits(&self, before: bool, session: &SessionKey, event: &Event) -> bool {
-        let at = (
-            event.timestamp.is_some(),
-            event.timestamp.map(|t| t.0),
-            session,
-            event.seq,
-            event.part,
-        );
-        match before {
-            true => at < self.key(),
-            false => at > self.key(),
-        }
+    /// Its place in the merge order ([`Hit::order_key`]).
+    fn key(&self) -> OrderKey<'_> {
+        order_key(self.time, &self.session, self.seq, self.part)
     }
 
     /// Reads the command-line form, `TIME,SESSION,SEQ,PART`; the session is what lies between
@@ -151,9 +136,11 @@ pub enum Bound<'a> {
 impl Bound<'_> {
     /// Whether an event of `session` lies on the bound's side.
     pub fn admits(&self, session: &SessionKey, event: &Event) -> bool {
+        let key =
+            |session, event: &Event| order_key(event.timestamp, session, event.seq, event.part);
         match self {
-            Bound::Before(c) => c.admits(true, session, event),
-            Bound::After(c) => c.admits(false, session, event),
+            Bound::Before(c) => key(session, event) < c.key(),
+            Bound::After(c) => key(session, event) > c.key(),
         }
     }
 }

@@ -82,6 +82,7 @@ pub fn update(
         rows.iter().map(|r| (&r.key, r)).collect();
     // What to index, decided up front, so that one thread decodes while this one writes.
     let mut todo = Vec::new();
+    let mut fresh_bytes = 0;
     for file in &sessions {
         let Some(source) = corpus.source(&file.key.harness) else {
             continue;
@@ -94,6 +95,7 @@ pub fn update(
             row.decoder_version == version && same_files(&row.witnesses, &before)
         }) {
             summary.fresh += 1;
+            fresh_bytes += row.map_or(0, |r| r.bytes);
             continue;
         }
         let previous = match row.filter(|row| grew(row, version, &before)) {
@@ -123,7 +125,7 @@ pub fn update(
     // After an update that wrote much of the index, its tokens lie in many small segments;
     // merging them costs a few seconds per GiB of transcripts, and small updates leave it to
     // FTS5's own merges.
-    let covered: u64 = store.sessions()?.iter().map(|r| r.bytes).sum();
+    let covered = fresh_bytes + summary.bytes;
     if summary.bytes > 0 && summary.bytes.saturating_mul(4) >= covered {
         store.optimize()?;
     }
