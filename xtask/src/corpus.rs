@@ -162,6 +162,10 @@ struct Job {
 }
 
 /// Writes the corpus described by `options` and its `expected.json`.
+/// The generator's version, in `expected.json`: a corpus written by another version is
+/// written again rather than measured as if it were this one's.
+pub const GENERATOR: u64 = 2;
+
 pub fn generate(options: &Options) -> Result<Summary> {
     let total = options.mib * MIB;
     let big = options.big_mib.unwrap_or(options.mib / 8.0) * MIB;
@@ -428,6 +432,7 @@ fn finish(
         "schema_version": 1,
         "seed": options.seed,
         "mib": options.mib,
+        "generator": GENERATOR,
         "roots": {"claude": "claude", "codex": "codex", "pi": "pi"},
         "big_session": big_transcript.0,
         "big_file": big_transcript.1,

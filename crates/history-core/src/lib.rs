@@ -23,6 +23,7 @@ pub mod fingerprint;
 pub mod harness;
 pub mod history;
 pub mod json;
+pub(crate) mod letters;
 pub mod location;
 pub mod matching;
 pub mod model;

@@ -6,8 +6,10 @@
 //! of the query contains the key, and each letter of the key came from one of:
 //! - the same letter in the file, in either case (found by an ASCII case-insensitive search);
 //! - a JSON escape (`\u0061`), or a non-ASCII character whose full case folding yields ASCII
-//!   letters (`K` Kelvin → `k`, `ſ` → `s`, `ß` → `ss`, `ﬁ` → `fi`, `İ` → `i̇`…): when any such
-//!   *hatch* for a letter of the query appears in the file, the file is a candidate;
+//!   letters (`K` Kelvin → `k`, `ſ` → `s`, `ß` → `ss`, `ﬁ` → `fi`, `İ` → `i̇`…), a *hatch*:
+//!   where one occurs, the letters of the run through it are read in place ([`crate::letters`])
+//!   and the key looked for among them, so that German text or ligatures cost what plain text
+//!   costs.
 //!
 //! Digits, punctuation, spaces and non-ASCII characters are never required: decoders render
 //! numbers and join fields in their own way. A query with no required segment passes every file.
@@ -19,6 +21,7 @@
 use std::io::Read;
 
 use crate::ascii_search::{surprisal, Caseless};
+use crate::letters;
 use crate::pairs::Pairs;
 use crate::source::MAX_LINE_BYTES;
 
@@ -62,8 +65,10 @@ pub struct RawFilter {
     hatches: Hatches,
     /// Some query has no required segment: every file is a candidate.
     always: bool,
-    /// The longest pattern, in bytes: reads overlap by this much less one.
+    /// The most bytes a match can take: reads overlap by this much less one.
     overlap: usize,
+    /// The longest segment, in letters: how far the letters around a hatch are read.
+    reach: usize,
 }
 
 /// How rarely a segment of ASCII letters should occur in text: the sum of its letters'
@@ -133,7 +138,8 @@ impl Hatches {
     }
 }
 
-/// The longest hatch (`\uXXXX`), in bytes.
+/// The longest hatch (`\uXXXX`), in bytes, and the most bytes that one letter of a match can
+/// take in a file.
 const LONGEST_HATCH: usize = 6;
 
 impl RawFilter {
@@ -164,19 +170,21 @@ impl RawFilter {
         let mut letters: Vec<char> = per_query.iter().flatten().flat_map(|s| s.chars()).collect();
         letters.sort_unstable();
         letters.dedup();
+        let reach = per_query
+            .iter()
+            .flatten()
+            .map(String::len)
+            .max()
+            .unwrap_or(1);
         RawFilter {
             always: per_query.is_empty() || per_query.iter().any(Vec::is_empty) || !compiled,
             single: per_query.iter().all(|s| s.len() == 1),
             keys,
             segments,
             hatches: Hatches::new(&letters),
-            overlap: per_query
-                .iter()
-                .flatten()
-                .map(String::len)
-                .chain([LONGEST_HATCH])
-                .max()
-                .unwrap_or(1),
+            // A match, each of its letters written out or escaped, fits in one read.
+            overlap: LONGEST_HATCH * reach,
+            reach,
         }
     }
 
@@ -188,53 +196,81 @@ impl RawFilter {
     /// Whether the bytes `open` yields can hold a hit. Reads with a bounded buffer and stops as
     /// soon as the answer is known; an error answers yes (the decoder will report it).
     ///
-    /// A first read looks for the keys and the hatches, one search each per chunk: a file with
-    /// neither is out. When a key turns up and its query has other segments, `open` is called
-    /// again and the file read for every segment of every query.
+    /// A first read looks for the keys, written out or running through a hatch, in one pass
+    /// per chunk: a file without any is out. When a key turns up and its query has other
+    /// segments, `open` is called again and the file read for every segment of every query.
     pub fn may_match<R: Read>(&self, mut open: impl FnMut() -> std::io::Result<R>) -> bool {
         if self.always {
             return true;
         }
-        let mut key = false;
-        let first = self.read(open(), |chunk| match self.quick(chunk) {
-            Some(Quick::Hatch) => true,
-            Some(Quick::Key) => {
-                key = true;
-                true
-            }
-            None => false,
-        });
-        if !first || !key || self.single {
+        let first = self.read(open(), |chunk| self.first_key(chunk, 0, false).is_some());
+        if !first || self.single {
             return first;
         }
         let mut found = self.nothing_found();
-        self.read(open(), |chunk| self.thorough(chunk, &mut found))
+        self.read(open(), |chunk| self.segments_seen(chunk, &mut found))
     }
 
-    /// Whether `bytes`, all there is, can hold a hit.
+    /// Whether `bytes`, one or more whole lines, can hold a hit.
     pub fn may_match_slice(&self, bytes: &[u8]) -> bool {
-        self.always
-            || match self.quick(bytes) {
-                None => false,
-                Some(Quick::Hatch) => true,
-                Some(Quick::Key) => self.key_line(bytes),
-            }
+        self.always || (self.first_key(bytes, 0, true).is_some() && self.key_line(bytes))
     }
 
-    /// Whether `bytes`, known to hold a key, can hold a hit: every segment of a query is there,
-    /// or a hatch is.
-    fn key_line(&self, bytes: &[u8]) -> bool {
-        self.single || self.has_segments(bytes) || self.first_hatch(bytes, 0).is_some()
+    /// Whether `line`, known to hold a key, can hold a hit: every segment of a query is there.
+    fn key_line(&self, line: &[u8]) -> bool {
+        self.single || self.has_segments(line, true)
     }
 
     /// Whether some query has all of its segments in `bytes`.
-    fn has_segments(&self, bytes: &[u8]) -> bool {
-        self.segments
-            .iter()
-            .any(|query| query.iter().all(|segment| segment.is_match(bytes)))
+    fn has_segments(&self, bytes: &[u8], start_known: bool) -> bool {
+        self.segments.iter().any(|query| {
+            query
+                .iter()
+                .all(|segment| self.holds(bytes, segment, start_known))
+        })
     }
 
-    /// Streams `reader` chunk by chunk (overlapping, so that no pattern is split) until `look`
+    /// Whether the letters of `segment` are in `bytes`: written out, or running through a hatch.
+    /// `start_known`: `bytes` starts at a line's start.
+    fn holds(&self, bytes: &[u8], segment: &Caseless, start_known: bool) -> bool {
+        segment.is_match(bytes) || {
+            let mut run = Vec::new();
+            let mut at = 0;
+            loop {
+                let Some(i) = self.first_hatch(bytes, at) else {
+                    break false;
+                };
+                if self.runs_through(
+                    bytes,
+                    i,
+                    start_known,
+                    std::slice::from_ref(segment),
+                    &mut run,
+                ) {
+                    break true;
+                }
+                at = i + 1;
+            }
+        }
+    }
+
+    /// Whether one of `needles` is in the run of letters through the hatch at `at`, or that run
+    /// cannot be known from `bytes`.
+    fn runs_through(
+        &self,
+        bytes: &[u8],
+        at: usize,
+        start_known: bool,
+        needles: &[Caseless],
+        run: &mut Vec<u8>,
+    ) -> bool {
+        !letters::run_through(bytes, at, self.reach, start_known, run)
+            || needles
+                .iter()
+                .any(|n| memchr::memmem::find(run, n.needle()).is_some())
+    }
+
+    /// Streams `reader` chunk by chunk (overlapping, so that no match is split) until `look`
     /// says yes; false at the end. An error opening or reading answers yes.
     fn read<R: Read>(
         &self,
@@ -302,9 +338,9 @@ impl RawFilter {
         }
     }
 
-    /// [`RawFilter::candidate_lines`] over whole lines in memory: only the lines around a hatch
-    /// or a key are looked at, and once a key shows that no query has every segment somewhere
-    /// in `lines`, only those around a hatch.
+    /// [`RawFilter::candidate_lines`] over whole lines in memory: only the lines that hold a key
+    /// are looked at, and none once it shows that no query has every segment somewhere in
+    /// `lines`.
     fn lines_in(&self, lines: &[u8], found: &mut impl FnMut(&[u8])) {
         if self.always {
             for line in lines.split(|&b| b == b'\n') {
@@ -317,30 +353,23 @@ impl RawFilter {
         }
         let mut segments_here = self.single.then_some(true);
         let mut at = 0;
-        while at < lines.len() {
-            let mark = if segments_here == Some(false) {
-                self.first_hatch(lines, at).map(|i| (i, Quick::Hatch))
-            } else {
-                self.first_mark(lines, at)
-            };
-            let Some((m, what)) = mark else { break };
-            if what == Quick::Key && !*segments_here.get_or_insert_with(|| self.has_segments(lines))
-            {
-                at = m + 1;
-                continue;
+        while let Some(m) = self.first_key(lines, at, true) {
+            if !*segments_here.get_or_insert_with(|| self.has_segments(lines, true)) {
+                return;
             }
             let start = memchr::memrchr(b'\n', &lines[..m]).map_or(0, |i| i + 1);
             let end = memchr::memchr(b'\n', &lines[m..]).map_or(lines.len(), |i| m + i);
             let line = trim_cr(&lines[start..end]);
-            if what == Quick::Hatch || self.key_line(line) {
+            if self.key_line(line) {
                 found(line);
             }
             at = end + 1;
         }
     }
 
-    /// The first hatch or key at or after `at`, and which.
-    fn first_mark(&self, haystack: &[u8], mut at: usize) -> Option<(usize, Quick)> {
+    /// The first place at or after `at` where a key is written out or runs through a hatch.
+    fn first_key(&self, haystack: &[u8], mut at: usize, start_known: bool) -> Option<usize> {
+        let mut run = Vec::new();
         loop {
             let (i, pair) = match self.keys.as_slice() {
                 [key] => self.hatches.starts.find_with(key, haystack, at)?,
@@ -354,11 +383,11 @@ impl RawFilter {
                     }
                 }
             };
-            if !pair {
-                return Some((i, Quick::Key));
-            }
-            if self.hatches.at(&haystack[i..]) {
-                return Some((i, Quick::Hatch));
+            if !pair
+                || (self.hatches.at(&haystack[i..])
+                    && self.runs_through(haystack, i, start_known, &self.keys, &mut run))
+            {
+                return Some(i);
             }
             at = i + 1;
         }
@@ -379,23 +408,12 @@ impl RawFilter {
         self.segments.iter().map(|s| vec![false; s.len()]).collect()
     }
 
-    /// What one chunk holds of the keys and hatches.
-    fn quick(&self, chunk: &[u8]) -> Option<Quick> {
-        self.first_mark(chunk, 0).map(|(_, what)| what)
-    }
-
-    /// Looks at one chunk for hatches and every segment, remembering which were seen; true once
-    /// a hatch occurs or a query has all of its segments.
-    fn thorough(&self, chunk: &[u8], found: &mut [Vec<bool>]) -> bool {
-        self.first_hatch(chunk, 0).is_some() || self.segments_seen(chunk, found)
-    }
-
     /// Looks at one chunk for every segment, remembering which were seen; true once a query has
     /// all of its segments.
     fn segments_seen(&self, chunk: &[u8], found: &mut [Vec<bool>]) -> bool {
         self.segments.iter().zip(found).any(|(patterns, found)| {
             for (p, f) in patterns.iter().zip(found.iter_mut()) {
-                *f = *f || p.is_match(chunk);
+                *f = *f || self.holds(chunk, p, false);
             }
             found.iter().all(|f| *f)
         })
@@ -418,15 +436,6 @@ pub fn word_missing_from_line(text: &str, line: &[u8]) -> Option<String> {
 /// A line without the `\r` before its newline.
 fn trim_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-/// What a quick look at a chunk found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Quick {
-    /// A hatch: the file is a candidate.
-    Hatch,
-    /// A key: the file is a candidate if its query's other segments are there too.
-    Key,
 }
 
 #[cfg(test)]
@@ -508,6 +517,92 @@ mod tests {
         assert!(passes(&["strasse"], r#"Stra\u00dfe"#));
         assert!(passes(&["file"], "\u{FB01}le"));
         assert!(!passes(&["strasse"], "only strase and stras se"));
+        assert!(passes(&["asse"], r#"gro\u00dfe Stra\u00DFe"#));
+        assert!(
+            passes(&["fish"], "a \u{FB01}sh"),
+            "a ligature inside the key"
+        );
+    }
+
+    #[test]
+    fn a_hatch_the_key_does_not_run_through_rules_nothing_in() {
+        let german =
+            "Die Gr\u{00F6}\u{00DF}e der Stra\u{00DF}e, \u{FB01}nde die Datei bei 3 \u{212A}.";
+        let escaped = r#"Die Gr\u00f6\u00dfe der Stra\u00dfe, \ufb01nde die Datei bei 3 \u212a."#;
+        for text in [german, escaped] {
+            assert!(!passes(&["zq-never-written-zq"], text), "{text}");
+            assert!(!passes(&["strassen"], text), "{text}");
+            assert!(!passes(&["findet datei"], text), "{text}");
+            assert!(passes(&["grösse"], text), "{text}");
+            assert!(passes(&["strasse datei"], text), "{text}");
+            assert!(passes(&["finde"], text), "{text}");
+            assert!(passes(&["3 k."], text), "{text}");
+        }
+    }
+
+    /// Hands out its bytes a few at a time.
+    struct Trickle<'a>(&'a [u8], usize);
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(self.0.len()).min(buf.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_match_through_a_hatch_is_never_ruled_out() {
+        // Random words of letters and hatches, written out or escaped, in lines, read in
+        // chunks of any size: every substring of a word's folding passes.
+        let mut rng = fastrand::Rng::with_seed(0xfeed);
+        let pieces: Vec<String> = ["a", "s", "t", "K", "i"]
+            .into_iter()
+            .map(String::from)
+            .chain(ASCII_FOLDING.iter().map(|(c, _)| c.to_string()))
+            .collect();
+        for round in 0..300 {
+            let mut raw = String::new();
+            let mut words = Vec::new();
+            for _ in 0..rng.usize(1..40) {
+                let mut word = String::new();
+                for _ in 0..rng.usize(1..6) {
+                    let p = &pieces[rng.usize(..pieces.len())];
+                    word.push_str(p);
+                    if rng.bool() {
+                        raw.push_str(p);
+                    } else {
+                        for u in p.encode_utf16() {
+                            raw.push_str(&format!("\\u{u:04x}"));
+                        }
+                    }
+                }
+                words.push(fold(&word));
+                raw.push_str([" ", "\\n", "\n", "\\\\", "\"", "x1 "][rng.usize(..6)]);
+            }
+            for word in &words {
+                for run in word.split(|c: char| !c.is_ascii_alphabetic()) {
+                    if run.is_empty() {
+                        continue;
+                    }
+                    let from = rng.usize(..run.len());
+                    let to = rng.usize(from + 1..=run.len());
+                    let key = &run[from..to];
+                    let f = RawFilter::new(&[key.to_string()]);
+                    assert!(
+                        f.may_match_slice(raw.as_bytes()),
+                        "round {round}: {key} in {raw}"
+                    );
+                    assert!(passes(&[key], &raw), "round {round}: {key} in {raw}");
+                    // Read a few bytes at a time: the chunks start anywhere.
+                    let step = rng.usize(1..9);
+                    assert!(
+                        f.may_match(|| Ok(Trickle(raw.as_bytes(), step))),
+                        "round {round}: {key} in {raw}, {step} bytes a read"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

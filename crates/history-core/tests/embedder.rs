@@ -358,7 +358,7 @@ fn the_kit_notices_a_line_time_that_disagrees_with_decoding() {
 }
 
 #[test]
-#[should_panic(expected = "matches in a full read but is missing")]
+#[should_panic(expected = "passes but its part 0 is not emitted")]
 fn the_kit_notices_a_line_test_that_loses_hits() {
     const LOSING: Harness = harness("live", |root| {
         Box::new(Live {

@@ -50,6 +50,27 @@ pub fn esc(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(&s[start..]);
 }
 
+/// Appends `s` JSON-escaped with every non-ASCII character as `\uXXXX` (UTF-16).
+pub fn esc_ascii(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for piece in s.split_inclusive(|c: char| !c.is_ascii()) {
+        let (ascii, last) = match piece.chars().next_back() {
+            Some(c) if !c.is_ascii() => (&piece[..piece.len() - c.len_utf8()], Some(c)),
+            _ => (piece, None),
+        };
+        esc(out, ascii.as_bytes());
+        for unit in last
+            .iter()
+            .flat_map(|c| c.encode_utf16(&mut [0; 2]).to_vec())
+        {
+            out.extend_from_slice(b"\\u");
+            for shift in [12, 8, 4, 0] {
+                out.push(HEX[usize::from((unit >> shift) & 15)]);
+            }
+        }
+    }
+}
+
 /// Appends `s` as a quoted JSON string.
 pub fn str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
@@ -303,6 +324,17 @@ mod tests {
             String::from_utf8(out).unwrap(),
             serde_json::to_string(s).unwrap()
         );
+    }
+
+    #[test]
+    fn ascii_escapes_like_serde() {
+        let s = "Stra\u{DF}e \u{212A} \u{FB01} 😀 a\"b";
+        let mut out = b"\"".to_vec();
+        esc_ascii(&mut out, s);
+        out.push(b'"');
+        let back: String = serde_json::from_slice(&out).unwrap();
+        assert_eq!(back, s);
+        assert!(out.is_ascii());
     }
 
     #[test]

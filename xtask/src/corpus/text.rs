@@ -79,10 +79,13 @@ impl Pools {
         pool[start..end].trim_matches([' ', '\n'])
     }
 
-    /// Appends about `len` bytes of filler, JSON-escaped.
+    /// Appends about `len` bytes of filler, JSON-escaped (now and then every non-ASCII character
+    /// too).
     pub fn fill(&self, rng: &mut Rng, style: Style, len: usize, out: &mut Vec<u8>) {
         let mut left = len;
         let mut first = true;
+        // Some writers escape every non-ASCII character (`\u00df`), as `ensure_ascii` does.
+        let ascii = rng.chance(0.2);
         while left > 0 {
             let s = self.slice(rng, style, left);
             if s.is_empty() {
@@ -91,7 +94,11 @@ impl Pools {
             if !first {
                 out.extend_from_slice(if style == Style::Prose { b" " } else { b"\\n" });
             }
-            json::esc(out, s.as_bytes());
+            if ascii {
+                json::esc_ascii(out, s);
+            } else {
+                json::esc(out, s.as_bytes());
+            }
             left = left.saturating_sub(s.len() + 1);
             first = false;
         }
@@ -314,7 +321,7 @@ fn prose_chunk(rng: &mut Rng, s: &mut String) {
     for _ in 0..sentences {
         let verb = rng.pick(VERBS);
         let noun = rng.pick(NOUNS);
-        let line = match rng.below(12) {
+        let line = match rng.below(15) {
             0 => format!("Let me {verb} the {noun} in `{}` first.", path(rng)),
             1 => format!("I'll {verb} `{}` {}.", snake(rng), rng.pick(REASONS)),
             2 => format!(
@@ -360,6 +367,21 @@ fn prose_chunk(rng: &mut Rng, s: &mut String) {
                 "I think we should {verb} the {noun} and then {} the {}.",
                 rng.pick(VERBS),
                 rng.pick(NOUNS)
+            ),
+            // German, and text pasted from PDFs: characters whose case folding yields ASCII
+            // letters (ß, ẞ, ſ, the ligatures, the Kelvin sign), which a search must see through.
+            12 => format!(
+                "Die Größe der Straßenkarte ist gemäß `{}` zu groß, also {verb} ich das Maß; GRÜẞE aus der Hauptstraße.",
+                path(rng)
+            ),
+            13 => format!(
+                "Aus dem PDF kopiert: die Konﬁguration ﬁndet `{}` nicht, der Zugriﬀ schlägt fehl, die Oberﬂäche bleibt leer und die Eﬃzienz sinkt.",
+                snake(rng)
+            ),
+            14 => format!(
+                "Der Sensor meldet {} K an {} Meßpunkten; die Anmerkung „daß dieſe Zeile ſteht“ bleibt.",
+                rng.range(2, 400),
+                rng.range(3, 90)
             ),
             _ => format!(
                 "This is \"{}\" behaviour, not a bug in the {noun}.",
