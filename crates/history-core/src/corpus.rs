@@ -99,7 +99,7 @@ impl Corpus {
             || source
                 .lineage(file)
                 .iter()
-                .any(|path| raw.may_match(|| source.open_raw(path)))
+                .any(|path| raw.may_match(|| crate::source::open_raw(source, path)))
     }
 
     /// [`Corpus::may_match`] for `filter`'s queries, as one test of a session.

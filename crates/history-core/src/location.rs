@@ -134,7 +134,7 @@ fn read_spans(
     path: &std::path::Path,
     lines: &[u64],
 ) -> std::io::Result<Vec<Option<Location>>> {
-    line_spans(source.open_raw(path)?, lines)
+    line_spans(crate::source::open_raw(source, path)?, lines)
 }
 
 /// The [`Location`] of each of `lines` (1-based) in `reader`, in the order asked; `None` for a

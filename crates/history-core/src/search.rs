@@ -429,8 +429,7 @@ fn hit_span(corpus: &Corpus, file: &SessionFile, raw: &RawFilter) -> Option<Span
             let s = Span::of(source.line_time(line));
             span = Some(span.map_or(s, |span| span.cover(s)));
         };
-        let scanned = source
-            .open_raw(&path)
+        let scanned = crate::source::open_raw(source, &path)
             .and_then(|reader| raw.candidate_lines(reader, &mut add));
         if scanned.is_err() {
             return Some(Span::ANY);

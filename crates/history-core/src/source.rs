@@ -385,6 +385,44 @@ pub fn open_transcript(path: &Path) -> Result<File, DecodeError> {
     Ok(file)
 }
 
+/// Opens the bytes of a transcript file for a raw read, through its harness's
+/// [`Transcript::open_raw`], refusing what a decoder refuses before reading it: a file over
+/// [`MAX_FILE_BYTES`] is not read at all, and a stream (decompressed bytes included) ends in an
+/// error past that many bytes. Both errors are of the kind [`std::io::ErrorKind::FileTooLarge`].
+pub fn open_raw<'a>(
+    source: &'a dyn Transcript,
+    path: &Path,
+) -> std::io::Result<Box<dyn Read + 'a>> {
+    if std::fs::metadata(path)?.len() > MAX_FILE_BYTES {
+        return Err(over_limit());
+    }
+    Ok(Box::new(Capped {
+        inner: source.open_raw(path)?,
+        left: MAX_FILE_BYTES,
+    }))
+}
+
+fn over_limit() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::FileTooLarge,
+        "the file is over the 512 MiB limit",
+    )
+}
+
+/// A stream that fails once it has yielded more than `left` bytes.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.left = self.left.checked_sub(n as u64).ok_or_else(over_limit)?;
+        Ok(n)
+    }
+}
+
 /// Opens a file for reading without updating its access time where the system allows it
 /// (`O_NOATIME` needs the file's owner); elsewhere, a plain read-only open.
 pub fn open_untouched(path: &Path) -> std::io::Result<File> {

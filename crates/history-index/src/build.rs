@@ -424,7 +424,11 @@ fn index_session(todo: &Todo<'_>, tx: &SyncSender<Decoded>) -> Result<Ended, &'s
     // lines, numbered before the session's own) lies is the decoder's to say, and not kept yet.
     let mut places = Vec::new();
     if files == 1 {
-        let reader = source.open_raw(&file.path).map_err(|_| "unreadable")?;
+        let reader =
+            history_core::source::open_raw(source, &file.path).map_err(|e| match e.kind() {
+                std::io::ErrorKind::FileTooLarge => "too_large",
+                _ => "unreadable",
+            })?;
         let mut lines = Lines::new(std::io::BufReader::new(reader), String::new());
         while let Some(line) = lines.next_line().map_err(|_| "too_large")? {
             places.push((line.offset, line.bytes.len() as u64));
