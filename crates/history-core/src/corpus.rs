@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use crate::error::HistoryError;
 use crate::matching::Filter;
 use crate::model::{Event, SessionFile, SessionMeta};
+use crate::paging::From;
 use crate::prefilter::RawFilter;
 use crate::source::{LineTest, Transcript};
 
@@ -21,11 +22,36 @@ pub enum Keep {
     Full,
 }
 
+/// How many of the events a load keeps whole may keep their text, and which: those that stream
+/// past first (a page from the oldest end), or last (from the newest). The others lose it as
+/// the session streams by, so that a load holds a page's worth of text whatever the session's
+/// size; [`Corpus::refill`] gives the few that turn out to be wanted their text back.
+#[derive(Clone, Copy, Debug)]
+pub struct Texts {
+    /// Which end's texts are kept.
+    pub from: From,
+    /// How many.
+    pub count: usize,
+}
+
+impl Texts {
+    /// Room for a page of `limit` items and the one after it. (Where some of them lie off the
+    /// session's branch, the page's items before them are read again.)
+    pub fn page(from: From, limit: usize) -> Texts {
+        Texts {
+            from,
+            count: limit.saturating_add(1),
+        }
+    }
+}
+
 /// One session's events, on its selected branch (or every branch, marked).
 #[derive(Debug)]
 pub struct Loaded {
     /// The events kept, in `(seq, part)` order.
     pub events: Vec<Event>,
+    /// The positions of the events kept whole whose text a [`Texts`] window took, sorted.
+    pub textless: Vec<(u64, u32)>,
     /// Notices from decoding.
     pub notices: Vec<String>,
     /// Title, summary, working directory.
@@ -118,6 +144,18 @@ impl Corpus {
         all_branches: bool,
         lines: Option<LineTest<'_>>,
     ) -> Result<Loaded, HistoryError> {
+        self.load_within(file, keep, all_branches, lines, None)
+    }
+
+    /// [`Corpus::load`], keeping the text of no more events than `texts` says.
+    pub fn load_within(
+        &self,
+        file: &SessionFile,
+        keep: &dyn Fn(&Event) -> Keep,
+        all_branches: bool,
+        lines: Option<LineTest<'_>>,
+        texts: Option<Texts>,
+    ) -> Result<Loaded, HistoryError> {
         let unavailable = |reason: String| HistoryError::HistoryUnavailable {
             session: file.key.to_string(),
             reason,
@@ -125,18 +163,38 @@ impl Corpus {
         let source = self
             .source(&file.key.harness)
             .ok_or_else(|| unavailable("no decoder for this harness".into()))?;
-        let mut events = Vec::new();
+        let mut events: Vec<Event> = Vec::new();
+        let mut textless = Vec::new();
+        // The events that still have their text, oldest first.
+        let mut whole = std::collections::VecDeque::new();
         let mut sink = |mut event: Event| match keep(&event) {
             Keep::Drop => {}
             Keep::Meta => {
                 event.text = String::new();
                 events.push(event);
             }
-            Keep::Full => events.push(event),
+            Keep::Full => {
+                match texts {
+                    Some(t) if t.from == From::Oldest && whole.len() >= t.count => {
+                        event.text = String::new();
+                        textless.push(event.position());
+                    }
+                    _ => whole.push_back(events.len()),
+                }
+                events.push(event);
+                if texts.is_some_and(|t| t.from == From::Newest && whole.len() > t.count) {
+                    if let Some(i) = whole.pop_front() {
+                        let e: &mut Event = &mut events[i];
+                        e.text = String::new();
+                        textless.push(e.position());
+                    }
+                }
+            }
         };
         let decoded = source
             .decode(file, &mut sink, lines)
             .map_err(|e| unavailable(e.to_string()))?;
+        textless.sort_unstable();
         if let Some(branch) = &decoded.branch {
             let on = |e: &Event| branch.binary_search(&e.seq).is_ok();
             if all_branches {
@@ -154,9 +212,40 @@ impl Corpus {
         events.sort_by_key(Event::position);
         Ok(Loaded {
             events,
+            textless,
             notices: decoded.notices,
             meta: decoded.meta,
             lineage: decoded.lineage,
         })
+    }
+
+    /// Gives those of `events` (of `loaded`'s session, `file`) whose text a [`Texts`] window
+    /// took their text back, decoding the session again for them alone.
+    pub fn refill<'e>(
+        &self,
+        file: &SessionFile,
+        textless: &[(u64, u32)],
+        events: impl IntoIterator<Item = &'e mut Event>,
+    ) -> Result<(), HistoryError> {
+        let mut wanted: Vec<&mut Event> = events
+            .into_iter()
+            .filter(|e| textless.binary_search(&e.position()).is_ok())
+            .collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        wanted.sort_by_key(|e| e.position());
+        let positions: Vec<(u64, u32)> = wanted.iter().map(|e| e.position()).collect();
+        let keep = |e: &Event| match positions.binary_search(&e.position()) {
+            Ok(_) => Keep::Full,
+            Err(_) => Keep::Drop,
+        };
+        let again = self.load(file, &keep, true, None)?;
+        for full in again.events {
+            if let Ok(i) = positions.binary_search(&full.position()) {
+                wanted[i].text = full.text;
+            }
+        }
+        Ok(())
     }
 }

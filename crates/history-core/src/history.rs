@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::budget::{fit_list, fit_read, MIN_BUDGET};
-use crate::corpus::{Corpus, Keep};
+use crate::corpus::{Corpus, Keep, Texts};
 use crate::error::HistoryError;
 use crate::harness::{Env, Harness};
 use crate::matching::Filter;
@@ -394,12 +394,6 @@ impl History {
         render: &dyn Render,
     ) -> Result<ListPage, HistoryError> {
         let fold = filter.queries().is_empty() && filter.roles.is_empty();
-        let keep = |e: &Event| match (filter.matches(e), fold && !e.visible) {
-            (false, _) => Keep::Drop,
-            (true, true) => Keep::Meta,
-            (true, false) => Keep::Full,
-        };
-        let loaded = self.corpus.load(&file, &keep, req.all_branches, None)?;
         let browse_req = BrowseRequest {
             before_seq: req.before_seq,
             after_seq: req.after_seq,
@@ -407,7 +401,23 @@ impl History {
             limit: req.limit,
             fold,
         };
-        let browsed = browse(loaded.events, &browse_req);
+        // Only an item within the seq bounds can be on the page, and only a page's worth of
+        // them keeps its text while the session streams by.
+        let within = |e: &Event| {
+            req.before_seq.is_none_or(|b| e.seq < b) && req.after_seq.is_none_or(|a| e.seq > a)
+        };
+        let keep = |e: &Event| match (filter.matches(e), fold && !e.visible || !within(e)) {
+            (false, _) => Keep::Drop,
+            (true, true) => Keep::Meta,
+            (true, false) => Keep::Full,
+        };
+        let texts = Texts::page(browse_req.from(), req.limit);
+        let loaded = self
+            .corpus
+            .load_within(&file, &keep, req.all_branches, None, Some(texts))?;
+        let mut browsed = browse(loaded.events, &browse_req);
+        let items = browsed.items.iter_mut().map(|i| &mut i.event);
+        self.corpus.refill(&file, &loaded.textless, items)?;
         let canonical = file.key.to_string();
         let base = Recipe {
             session: (!implicit).then(|| canonical.clone()),

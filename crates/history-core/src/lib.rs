@@ -31,7 +31,7 @@ pub mod overview;
 pub mod page;
 pub mod paging;
 pub(crate) mod pairs;
-pub(crate) mod parallel;
+pub mod parallel;
 pub mod prefilter;
 pub mod scan;
 pub mod search;
@@ -41,7 +41,7 @@ pub mod source;
 pub mod testing;
 pub mod time;
 
-pub use corpus::{Corpus, Keep, Loaded};
+pub use corpus::{Corpus, Keep, Loaded, Texts};
 pub use error::{DecodeError, HistoryError};
 pub use history::{History, ListRequest, ReadRequest};
 pub use matching::{fold, Filter};

@@ -10,8 +10,10 @@ use crate::paging::From;
 use crate::parallel::ordered_map;
 use crate::search::{Hit, Listing};
 
-/// How much text of tool and context events a representative's decode keeps in case no dialogue
-/// is found on the session's branch.
+/// How much text a representative's decode keeps: the dialogue first, and the tool and context
+/// events that come before any dialogue (in case none is found on the session's branch). What
+/// comes after is kept without its text, and the chosen event's text read again if it was not
+/// kept, so that a session of any size costs this much.
 const KEPT_TEXT: usize = 4 << 20;
 
 /// A session's representative and what decoding it said.
@@ -41,25 +43,22 @@ pub fn representative(
 ) -> Result<Representative, HistoryError> {
     let admits = |e: &Event| filter.in_time(e) && filter.has_role(e);
     // Only a session with no visible event on its branch shows a tool or context event, its
-    // latest: the texts of those that stream before any visible event are kept for that case
-    // (a few megabytes at most), so that the session is decoded once.
+    // latest: the texts of those that stream before any visible event are kept for that case,
+    // so that the session is decoded once.
     let seen_visible = Cell::new(false);
     let kept = Cell::new(0);
     let stripped = RefCell::new(Vec::new());
-    let keep = |e: &Event| match (admits(e), e.visible) {
-        (false, _) => Keep::Drop,
-        (true, true) => {
-            seen_visible.set(true);
-            Keep::Full
+    let keep = |e: &Event| {
+        if !admits(e) {
+            return Keep::Drop;
         }
-        (true, false) => {
+        seen_visible.set(seen_visible.get() || e.visible);
+        if (e.visible || !seen_visible.get()) && kept.get() + e.text.len() <= KEPT_TEXT {
             kept.set(kept.get() + e.text.len());
-            if !seen_visible.get() && kept.get() <= KEPT_TEXT {
-                Keep::Full
-            } else {
-                stripped.borrow_mut().push(e.position());
-                Keep::Meta
-            }
+            Keep::Full
+        } else {
+            stripped.borrow_mut().push(e.position());
+            Keep::Meta
         }
     };
     let loaded = corpus.load(file, &keep, false, None)?;
@@ -74,8 +73,8 @@ pub fn representative(
     let event = match chosen.or(loaded.events.last()) {
         Some(e) if !stripped.borrow().contains(&e.position()) => Some(e.clone()),
         None => None,
-        // Its text was not kept (the session's visible events all lie off its branch, or many
-        // megabytes of tool output came first): read it again, keeping just that one.
+        // Its text was not kept (many megabytes of text came first): read it again, keeping
+        // just that one.
         Some(last) => {
             let at = last.position();
             let only = |e: &Event| {

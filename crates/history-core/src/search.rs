@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::corpus::{Corpus, Keep};
+use crate::corpus::{Corpus, Keep, Texts};
 use crate::error::HistoryError;
 use crate::history::Projection;
 use crate::location::Location;
@@ -267,12 +267,13 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         let line_test: Option<LineTest<'_>> = raw
             .filter(|r| !r.passes_everything())
             .map(|_| &test as LineTest<'_>);
-        corpus
-            .load(file, &keep, all_branches, line_test)
-            .map(|loaded| {
-                let events = loaded.events.into_iter().map(|e| (e, None)).collect();
-                (events, loaded.meta)
-            })
+        let texts = Texts::page(from, want);
+        let mut loaded = corpus.load_within(file, &keep, all_branches, line_test, Some(texts))?;
+        loaded.events.sort_by_key(merge_order);
+        let wanted = share(loaded.events.len(), from, want);
+        corpus.refill(file, &loaded.textless, &mut loaded.events[wanted])?;
+        let events = loaded.events.into_iter().map(|e| (e, None)).collect();
+        Ok((events, loaded.meta))
     };
     let mut found = Found {
         limit,
@@ -438,6 +439,19 @@ fn hit_span(corpus: &Corpus, file: &SessionFile, raw: &RawFilter) -> Option<Span
     span
 }
 
+/// A session's events in the merge order, as far as one session can tell it.
+fn merge_order(e: &Event) -> (Option<Timestamp>, u64, u32) {
+    (e.timestamp, e.seq, e.part)
+}
+
+/// The range of `count` items at the `from` end of `n` in merge order.
+fn share(n: usize, from: From, count: usize) -> std::ops::Range<usize> {
+    match from {
+        From::Newest => n.saturating_sub(count)..n,
+        From::Oldest => 0..count.min(n),
+    }
+}
+
 /// The hits gathered so far.
 struct Found {
     limit: usize,
@@ -461,12 +475,8 @@ impl Found {
                 self.total += events.len();
                 // A session can contribute at most `limit` items from the chosen end of the
                 // merge order (which its seq order need not follow: untimed events go first).
-                events.sort_by_key(|(e, _)| (e.timestamp, e.seq, e.part));
-                let n = events.len();
-                let range = match self.from {
-                    From::Newest => n.saturating_sub(self.limit)..n,
-                    From::Oldest => 0..self.limit.min(n),
-                };
+                events.sort_by_key(|(e, _)| merge_order(e));
+                let range = share(events.len(), self.from, self.limit);
                 self.hits
                     .extend(events.drain(range).map(|(event, location)| Hit {
                         session: file.key.clone(),
@@ -475,6 +485,15 @@ impl Found {
                         meta: meta.clone(),
                         location,
                     }));
+                // Only the best `limit` + 1 can matter (the page, and whether there is more):
+                // the others go, so that what is held does not grow with the sessions read.
+                let best = self.limit.saturating_add(1);
+                if self.hits.len() > best.saturating_mul(4) {
+                    self.hits.sort_by(|a, b| a.order_key().cmp(&b.order_key()));
+                    let keep = share(self.hits.len(), self.from, best);
+                    self.hits.drain(keep.end..);
+                    self.hits.drain(..keep.start);
+                }
             }
             Err(e) => self.skipped.push(e),
         }
