@@ -65,13 +65,18 @@ impl Projection for Index {
         // Failed sessions that this build recorded from the files they have now: an update
         // would fail them again.
         let mut failed = vec![false; sessions.len()];
+        // The freshness check stats every file and reads the headers that name ancestors: on
+        // every core.
+        let nows = history_core::parallel::map(sessions, |file| {
+            corpus
+                .source(&file.key.harness)
+                .and_then(|source| fingerprints(source, file))
+        });
         let fresh: Vec<bool> = sessions
             .iter()
+            .zip(nows)
             .enumerate()
-            .map(|(i, file)| {
-                let now = corpus
-                    .source(&file.key.harness)
-                    .and_then(|source| fingerprints(source, file));
+            .map(|(i, (file, now))| {
                 let Some(now) = now else {
                     return false;
                 };
