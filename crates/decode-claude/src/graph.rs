@@ -16,20 +16,86 @@ pub(crate) enum NodeKind {
     Other,
 }
 
+/// One line (or a uuid only named as a parent), small: a session of a million lines keeps a
+/// million of these. Response and tool-call ids are [`Names`].
 struct Node {
     seq: u64,
     parent: Option<u32>,
     /// The parent across a compaction boundary.
     logical: Option<u32>,
+    /// The API response an assistant line is part of (`message.id`).
+    response: Option<u32>,
+    tool_uses: Box<[u32]>,
+    tool_results: Box<[u32]>,
     kind: NodeKind,
     foreign: bool,
-    /// The API response an assistant line is part of (`message.id`).
-    response: Option<String>,
-    tool_uses: Vec<String>,
-    tool_results: Vec<String>,
     /// Whether the node appeared as a line (not only as someone's parent).
     present: bool,
     has_child: bool,
+}
+
+/// Strings given numbers in the order first seen: each is stored once however many lines name
+/// it. Uuids in their canonical form (lowercase hex, hyphens at 8-4-4-4-12, as Claude Code
+/// writes them) are kept as the 128-bit number they spell; any other id as text.
+#[derive(Default)]
+struct Names {
+    uuids: FastMap<u128, u32>,
+    others: FastMap<Box<str>, u32>,
+}
+
+impl Names {
+    fn with_capacity(n: usize) -> Names {
+        Names {
+            uuids: FastMap::with_capacity_and_hasher(n, Default::default()),
+            others: FastMap::default(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.uuids.len() + self.others.len()
+    }
+
+    fn get(&self, name: &str) -> Option<u32> {
+        match canonical_uuid(name) {
+            Some(n) => self.uuids.get(&n).copied(),
+            None => self.others.get(name).copied(),
+        }
+    }
+
+    /// The number of `name`, and whether it is new.
+    fn intern(&mut self, name: &str) -> (u32, bool) {
+        if let Some(i) = self.get(name) {
+            return (i, false);
+        }
+        let i = self.len() as u32;
+        match canonical_uuid(name) {
+            Some(n) => self.uuids.insert(n, i),
+            None => self.others.insert(name.into(), i),
+        };
+        (i, true)
+    }
+}
+
+/// The number a uuid in canonical form spells; `None` for any other text (so that two ids that
+/// differ only in case stay two ids).
+fn canonical_uuid(s: &str) -> Option<u128> {
+    let b = s.as_bytes();
+    if b.len() != 36 || [8, 13, 18, 23].iter().any(|&i| b[i] != b'-') {
+        return None;
+    }
+    let mut n: u128 = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if matches!(i, 8 | 13 | 18 | 23) {
+            continue;
+        }
+        let digit = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            _ => return None,
+        };
+        n = n << 4 | u128::from(digit);
+    }
+    Some(n)
 }
 
 /// A fast hash for uuids (FxHash's mixing, eight bytes at a time): the keys are the user's own
@@ -60,7 +126,10 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHa
 /// The lines of one file, by interned uuid.
 #[derive(Default)]
 pub(crate) struct Graph {
-    ids: FastMap<String, u32>,
+    /// The lines' uuids, numbered as their nodes are.
+    ids: Names,
+    /// Response and tool-call ids.
+    names: Names,
     nodes: Vec<Node>,
     /// Compaction boundaries that kept recent messages, with what they kept.
     boundaries: Vec<Boundary>,
@@ -139,31 +208,34 @@ impl Graph {
     /// A graph with room for about `lines` lines.
     pub(crate) fn with_capacity(lines: usize) -> Graph {
         Graph {
-            ids: FastMap::with_capacity_and_hasher(lines, Default::default()),
+            ids: Names::with_capacity(lines),
+            names: Names::default(),
             nodes: Vec::with_capacity(lines),
             boundaries: Vec::new(),
         }
     }
 
     fn intern(&mut self, uuid: &str) -> u32 {
-        if let Some(&i) = self.ids.get(uuid) {
-            return i;
+        let (i, new) = self.ids.intern(uuid);
+        if new {
+            self.nodes.push(Node {
+                seq: 0,
+                parent: None,
+                logical: None,
+                response: None,
+                tool_uses: Box::default(),
+                tool_results: Box::default(),
+                kind: NodeKind::Other,
+                foreign: false,
+                present: false,
+                has_child: false,
+            });
         }
-        let i = self.nodes.len() as u32;
-        self.ids.insert(uuid.to_string(), i);
-        self.nodes.push(Node {
-            seq: 0,
-            parent: None,
-            logical: None,
-            kind: NodeKind::Other,
-            foreign: false,
-            response: None,
-            tool_uses: Vec::new(),
-            tool_results: Vec::new(),
-            present: false,
-            has_child: false,
-        });
         i
+    }
+
+    fn names(&mut self, names: &[String]) -> Box<[u32]> {
+        names.iter().map(|n| self.names.intern(n).0).collect()
     }
 
     /// Records a line. The first line with a given uuid wins; replays are ignored.
@@ -185,16 +257,19 @@ impl Graph {
             };
             self.boundaries.push(boundary);
         }
+        let response = link.response.map(|r| self.names.intern(&r).0);
+        let tool_uses = self.names(&link.tool_uses);
+        let tool_results = self.names(&link.tool_results);
         let node = &mut self.nodes[me as usize];
         *node = Node {
             seq: link.seq,
             parent,
             logical,
+            response,
+            tool_uses,
+            tool_results,
             kind: link.kind,
             foreign: link.foreign,
-            response: link.response,
-            tool_uses: link.tool_uses,
-            tool_results: link.tool_results,
             present: true,
             has_child: node.has_child,
         };
@@ -249,18 +324,22 @@ impl Graph {
         // Parallel tool calls: the calls of one response form a chain, each result hangs off
         // its own call, and the conversation goes on from only one result. The sibling calls
         // and results still belong to the branch; anything else hanging off it does not.
-        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-        for (i, n) in self.nodes.iter().enumerate() {
-            if let (true, false, Some(p)) = (n.present, n.foreign, n.parent) {
-                children.entry(p).or_default().push(i as u32);
-            }
-        }
+        // (parent, child) for every present line, sorted: a parent's children are one run.
+        let mut children: Vec<(u32, u32)> = (self.nodes.iter().enumerate())
+            .filter_map(|(i, n)| match (n.present, n.foreign, n.parent) {
+                (true, false, Some(p)) => Some((p, i as u32)),
+                _ => None,
+            })
+            .collect();
+        children.sort_unstable();
         let mut queue: Vec<u32> = (0..self.nodes.len() as u32)
             .filter(|&i| on[i as usize])
             .collect();
         while let Some(p) = queue.pop() {
             let parent = &self.nodes[p as usize];
-            for &c in children.get(&p).into_iter().flatten() {
+            let first = children.partition_point(|&(q, _)| q < p);
+            let run = children[first..].iter().take_while(|&&(q, _)| q == p);
+            for &(_, c) in run {
                 let child = &self.nodes[c as usize];
                 let same_response = child.response.is_some() && child.response == parent.response;
                 let answers = child
@@ -397,6 +476,31 @@ mod tests {
             [1, 4],
             "a boundary whose kept lines are off the branch stays off it"
         );
+    }
+
+    #[test]
+    fn ids_are_numbers_only_in_their_canonical_form() {
+        let uuid = "0c0ffee0-0000-4000-8000-00000000beef";
+        assert_eq!(
+            canonical_uuid(uuid),
+            Some(0x0c0ffee0_0000_4000_8000_00000000beef)
+        );
+        for other in [
+            "0C0FFEE0-0000-4000-8000-00000000BEEF",
+            "0c0ffee0000040008000000000000beef",
+            "0c0ffee0-0000-4000-8000-00000000beeg",
+            "u1",
+        ] {
+            assert_eq!(canonical_uuid(other), None, "{other}");
+        }
+        let mut names = Names::default();
+        assert_eq!(names.intern(uuid), (0, true));
+        assert_eq!(
+            names.intern("0C0FFEE0-0000-4000-8000-00000000BEEF"),
+            (1, true)
+        );
+        assert_eq!(names.intern(uuid), (0, false));
+        assert_eq!(names.intern("u1"), (2, true));
     }
 
     #[test]

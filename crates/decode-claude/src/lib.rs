@@ -162,8 +162,9 @@ fn decode(
     wanted: Option<LineTest<'_>>,
 ) -> Result<Decoded, DecodeError> {
     let mut lines = Lines::open(&file.path)?;
-    // Lines run to a few kilobytes: room for a line per 2 KiB saves regrowing the graph.
-    let mut graph = graph::Graph::with_capacity((file.size / 2048).min(1 << 20) as usize);
+    // Lines run to a few kilobytes: room for a line per 8 KiB saves most of the graph's
+    // regrowing without reserving much that a file of long lines never fills.
+    let mut graph = graph::Graph::with_capacity((file.size / 8192).min(1 << 20) as usize);
     let mut damage = Damage::default();
     let mut meta = line::Titles::default();
     let mut tools = render::ToolNames::default();
