@@ -14,6 +14,21 @@ const BUFFER: usize = 256 * 1024;
 /// file than its first lines.
 const HEAD_BUFFER: usize = 16 * 1024;
 
+/// The largest window a compressed rollout may need, as a power of two (16 MiB): decompressing
+/// holds a window's worth of bytes, and Codex compresses at level 3, whose window is 2 MiB. A
+/// file that needs more is refused with zstd's reason rather than allowed 128 MiB, zstd's own
+/// limit.
+const WINDOW_LOG_MAX: u32 = 24;
+
+/// A decompressing reader of `file` with a bounded window.
+fn decompress<R: io::Read>(
+    file: R,
+) -> io::Result<zstd::stream::read::Decoder<'static, BufReader<R>>> {
+    let mut decoder = zstd::stream::read::Decoder::new(file)?;
+    decoder.window_log_max(WINDOW_LOG_MAX)?;
+    Ok(decoder)
+}
+
 /// Whether a path names a compressed rollout (`….jsonl.zst`).
 pub(crate) fn is_compressed(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "zst")
@@ -46,7 +61,7 @@ fn open_buffered(path: &Path, buffer: usize) -> Result<LineReader, DecodeError> 
     };
     let file = open_transcript(path)?;
     let reader: Box<dyn BufRead> = if is_compressed(path) {
-        let decoder = zstd::stream::read::Decoder::new(file).map_err(io)?;
+        let decoder = decompress(file).map_err(io)?;
         Box::new(BufReader::with_capacity(buffer, decoder))
     } else {
         Box::new(BufReader::with_capacity(buffer, file))
@@ -58,7 +73,7 @@ fn open_buffered(path: &Path, buffer: usize) -> Result<LineReader, DecodeError> 
 pub(crate) fn open_raw(path: &Path) -> io::Result<Box<dyn Read>> {
     let file = open_untouched(path)?;
     Ok(if is_compressed(path) {
-        Box::new(zstd::stream::read::Decoder::new(file)?)
+        Box::new(decompress(file)?)
     } else {
         Box::new(file)
     })

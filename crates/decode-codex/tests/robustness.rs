@@ -229,3 +229,29 @@ fn a_truncated_zst_keeps_what_it_could_read() {
     );
     fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_zst_that_needs_a_huge_window_is_refused_not_allocated() {
+    let dir = common::temp_dir("huge-window-zst");
+    let plain = fs::read(common::fixture(
+        "019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl.zst",
+    ))
+    .map(|z| zstd::stream::decode_all(&z[..]).unwrap())
+    .unwrap();
+    // What `zstd --long=27` writes: a frame whose decoder must hold a 128 MiB window.
+    let mut encoder = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
+    encoder.window_log(27).unwrap();
+    encoder.long_distance_matching(true).unwrap();
+    encoder.write_all(&plain).unwrap();
+    let huge = write(&dir, &format!("{NAME}.zst"), &encoder.finish().unwrap());
+    let err = try_decode(&common::codex(), &huge)
+        .1
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("memory"), "{err}");
+    // Codex's own level 3 decodes.
+    let usual = zstd::stream::encode_all(&plain[..], 3).unwrap();
+    let usual = write(&dir, &format!("{NAME}.zst"), &usual);
+    assert!(try_decode(&common::codex(), &usual).1.is_ok());
+    fs::remove_dir_all(&dir).unwrap();
+}
