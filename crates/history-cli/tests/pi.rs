@@ -198,11 +198,12 @@ fn roots_come_from_flags_then_environment() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     // A flag beats the environment.
+    let empty = r.dir.path().join("home");
     let flag = pi(
         &r,
         &[
             "--pi-root",
-            "/nonexistent",
+            empty.to_str().unwrap(),
             "list",
             "--session",
             "pi:*",
