@@ -108,7 +108,7 @@ fn every_fixture_browses() {
             &["list", "--session", &format!("pi:{id}"), "--limit", "50"],
         );
         assert!(run.code <= 1, "{id}: {}", run.stderr);
-        out.push_str(&format!("===== {id}\n{}", run.stdout));
+        out.push_str(&format!("===== {id}\n{}", run.shown()));
     }
     assert_snapshot!("pi_browse_all", out);
 }

@@ -47,6 +47,18 @@ impl Run {
             .collect()
     }
 
+    /// What a terminal shows of the run: standard error's lines, each marked `stderr│ `, then
+    /// standard output; snapshots keep notices in view this way.
+    pub fn shown(&self) -> String {
+        let mut out: String = self
+            .stderr
+            .lines()
+            .map(|l| format!("stderr│ {l}\n"))
+            .collect();
+        out.push_str(&self.stdout);
+        out
+    }
+
     pub fn texts(&self) -> Vec<String> {
         self.json()["items"]
             .as_array()
