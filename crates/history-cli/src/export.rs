@@ -147,15 +147,27 @@ fn capitalized(word: &str) -> String {
     })
 }
 
-/// What the session is called: its title, else its first line of text, else its id.
+/// The longest title, in characters, a first prompt gives.
+const TITLE_CHARS: usize = 80;
+
+/// What the session is called: its title, else the first line of its first prompt (cut), else
+/// its id.
 fn title(head: &Head) -> String {
-    head.meta
-        .title
-        .as_deref()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(|t| t.lines().next().unwrap_or(t).to_string())
-        .unwrap_or_else(|| format!("Session {}", head.session))
+    let first_line = |text: &str| {
+        let line = text.trim().lines().next().unwrap_or("").trim().to_string();
+        (!line.is_empty()).then_some(line)
+    };
+    if let Some(title) = head.meta.title.as_deref().and_then(first_line) {
+        return title;
+    }
+    match head.first_prompt.as_deref().and_then(first_line) {
+        Some(line) if line.chars().count() > TITLE_CHARS => {
+            let cut: String = line.chars().take(TITLE_CHARS).collect();
+            format!("{}…", cut.trim_end())
+        }
+        Some(line) => line,
+        None => format!("Session {}", head.session),
+    }
 }
 
 impl Document for Markdown<'_> {

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
 use crate::location::Resume;
-use crate::model::{Event, SessionFile, SessionMeta};
+use crate::model::{Event, Role, SessionFile, SessionMeta};
 use crate::time::Timestamp;
 
 /// What `export` asks for.
@@ -45,7 +45,15 @@ pub struct Head {
     pub notices: Vec<String>,
     /// How to reopen the session in its agent, where it can be told.
     pub resume: Option<Resume>,
+    /// The first prompt on the selected branch, where one is among the first few a person
+    /// typed: what a document without a title is called by.
+    pub first_prompt: Option<String>,
 }
+
+/// How many prompts the first decode keeps the text of, looking for the first on the branch
+/// (the ones before it may lie on an abandoned one): a few, so that no long session's prompts
+/// all sit in memory.
+const PROMPTS_KEPT: usize = 8;
 
 /// Where an export goes: the head once, then each event in `(seq, part)` order.
 pub trait Document {
@@ -62,7 +70,26 @@ pub fn export(
     all_branches: bool,
     doc: &mut dyn Document,
 ) -> Result<usize, HistoryError> {
-    let outline = corpus.load(file, &|_| Keep::Meta, all_branches, None)?;
+    let prompts = std::cell::Cell::new(0);
+    let keep = |e: &Event| {
+        if e.visible && e.role == Role::User && prompts.get() < PROMPTS_KEPT {
+            prompts.set(prompts.get() + 1);
+            Keep::Full
+        } else {
+            Keep::Meta
+        }
+    };
+    let outline = corpus.load(file, &keep, all_branches, None)?;
+    let first_prompt = outline
+        .events
+        .iter()
+        .find(|e| {
+            e.visible
+                && e.role == Role::User
+                && !e.text.trim().is_empty()
+                && e.on_active_branch != Some(false)
+        })
+        .map(|e| e.text.clone());
     let source =
         corpus
             .source(&file.key.harness)
@@ -81,6 +108,7 @@ pub fn export(
         events: outline.events.len(),
         notices: outline.notices.clone(),
         resume: source.resume(file),
+        first_prompt,
     });
     // The events that belong, in order, with their branch mark.
     let wanted: Vec<((u64, u32), Option<bool>)> = outline
