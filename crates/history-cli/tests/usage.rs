@@ -154,6 +154,21 @@ fn a_current_session_that_no_longer_exists_gives_way_to_every_session() {
 }
 
 #[test]
+fn reading_a_current_session_that_no_longer_exists_names_its_variable() {
+    let r = Roots::new();
+    let run = r.run_with(
+        &["read", "--seq", "1"],
+        &[("CLAUDE_CODE_SESSION_ID", "gone-since-yesterday")],
+    );
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "error: no session matches \"claude:gone-since-yesterday (the current session, named by \
+         CLAUDE_CODE_SESSION_ID; name one with --session)\" (unknown_session)\n"
+    );
+}
+
+#[test]
 fn notices_and_no_matching_events_go_to_stderr() {
     let r = Roots::new();
     let none = r.run(&["list", "--session", "*", "--query", "zqxj-not-anywhere"]);

@@ -306,7 +306,10 @@ impl History {
             (None, Some(cur)) => (cur.to_string(), true),
             (None, None) => ("*".to_string(), false),
         };
-        let Target::One { file, implicit } = self.select(&text, implicit, None)? else {
+        let target = self
+            .select(&text, implicit, None)
+            .map_err(|e| self.explain_current(e, implicit))?;
+        let Target::One { file, implicit } = target else {
             return Err(HistoryError::InvalidSession {
                 message: "read needs one session".into(),
             });
@@ -398,12 +401,30 @@ impl History {
                 ))
             }
         };
-        let Target::One { file, .. } = self.select(&text, selector.is_none(), None)? else {
+        let target = self
+            .select(&text, selector.is_none(), None)
+            .map_err(|e| self.explain_current(e, selector.is_none()))?;
+        let Target::One { file, .. } = target else {
             return Err(HistoryError::InvalidSession {
                 message: "export writes one session".into(),
             });
         };
         crate::export::export(&self.corpus, &file, req.all_branches, doc)
+    }
+
+    /// An unknown current session that the environment named, said with its variable: the
+    /// person never typed that id.
+    fn explain_current(&self, e: HistoryError, implicit: bool) -> HistoryError {
+        match (e, &self.current_source) {
+            (HistoryError::UnknownSession { selector }, Some(var)) if implicit => {
+                HistoryError::UnknownSession {
+                    selector: format!(
+                        "{selector} (the current session, named by {var}; name one with --session)"
+                    ),
+                }
+            }
+            (e, _) => e,
+        }
     }
 
     /// What `list` is about, and what to say of it: a current session the environment named is
