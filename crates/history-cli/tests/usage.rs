@@ -330,3 +330,31 @@ fn list_help_groups_its_options_and_ends_with_examples_and_exit_codes() {
     assert_eq!(run.code, 0);
     insta::assert_snapshot!("list_help", run.stdout);
 }
+
+#[test]
+fn cwd_gives_the_same_hits_with_the_search_index() {
+    let r = Roots::new();
+    // Three letters at least: the index holds trigrams, and a shorter query is a scan.
+    let args = [
+        "list",
+        "--session",
+        "*",
+        "--query",
+        "the",
+        "--cwd",
+        "/home/u",
+        "--json",
+    ];
+    let plain = r.run(&args).json();
+    let built = r.run_indexed(&["index"]);
+    assert_eq!(built.code, 0, "{built:?}");
+    let indexed = r.run_indexed(&args).json();
+    r.wait_background();
+    assert!(
+        indexed["coverage"]["from_index"].as_u64().unwrap() > 0,
+        "{indexed}"
+    );
+    assert!(!plain["items"].as_array().unwrap().is_empty());
+    assert_eq!(indexed["items"], plain["items"]);
+    assert_eq!(indexed["older"], plain["older"]);
+}
