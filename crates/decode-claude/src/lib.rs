@@ -85,6 +85,18 @@ impl Transcript for Claude {
         })
     }
 
+    /// The first lines of the conversation graph carry it; a session whose first lines do not
+    /// is decoded for it.
+    fn cwd(&self, file: &SessionFile) -> Option<String> {
+        match graph_cwd(&file.path) {
+            Some(found) => found,
+            None => {
+                let nothing: LineTest<'_> = &|_: &[u8]| false;
+                decode(file, &mut |_| {}, Some(nothing)).ok()?.meta.cwd
+            }
+        }
+    }
+
     fn line_time(&self, line: &[u8]) -> LineTime {
         if let Some(time) = LineTime::under_key(line, "timestamp") {
             return time;
@@ -138,6 +150,46 @@ fn first_cwd(path: &std::path::Path) -> Option<String> {
             .filter(|c| !c.is_empty());
         if cwd.is_some() {
             return cwd;
+        }
+    }
+    None
+}
+
+/// The session's working directory as a decode records it ([`line::Titles`]: the first `cwd`
+/// of a line of the conversation graph), from the file's first lines: `Some(cwd)` when they
+/// tell, `None` when the answer lies further in (or the file cannot be read here).
+fn graph_cwd(path: &std::path::Path) -> Option<Option<String>> {
+    #[derive(serde::Deserialize)]
+    struct Place {
+        #[serde(default, rename = "type")]
+        kind: Option<String>,
+        #[serde(default)]
+        uuid: Option<String>,
+        #[serde(default)]
+        cwd: Option<String>,
+    }
+    let mut lines = Lines::open_head(path).ok()?;
+    for _ in 0..CWD_LINES {
+        let Some(line) = lines.next_line().ok()? else {
+            // The whole file is read: no line of it says.
+            return Some(None);
+        };
+        if line.bytes.trim_ascii().is_empty() {
+            continue;
+        }
+        let Some(place) = simdutf8::basic::from_utf8(line.bytes)
+            .ok()
+            .and_then(parse::<Place>)
+        else {
+            // A damaged line: whether a decode would take anything from it is its business.
+            return None;
+        };
+        let in_graph = matches!(
+            place.kind.as_deref(),
+            Some("user" | "assistant" | "system" | "attachment" | "progress")
+        ) && place.uuid.is_some();
+        if in_graph && place.cwd.is_some() {
+            return Some(place.cwd);
         }
     }
     None

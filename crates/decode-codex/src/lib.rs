@@ -176,6 +176,23 @@ impl Transcript for Codex {
         decode::origins(&self.root, &file.path, seqs)
     }
 
+    /// The header's `cwd`; a rollout whose header names none (the earliest generations) is
+    /// decoded for the `<cwd>` of its environment context.
+    fn cwd(&self, file: &SessionFile) -> Option<String> {
+        let head = reader::open_head(&file.path)
+            .and_then(|mut lines| header::read(&mut lines, &mut Vec::new()));
+        if let Ok(Some(head)) = &head {
+            if let Some(cwd) = head.cwd() {
+                return Some(cwd.to_owned());
+            }
+        }
+        let nothing: LineTest<'_> = &|_: &[u8]| false;
+        decode::session(&self.root, &file.path, &mut |_| {}, Some(nothing))
+            .ok()?
+            .meta
+            .cwd
+    }
+
     /// `codex resume <thread id>`: Codex finds the rollout by its id from any directory.
     fn resume(&self, file: &SessionFile) -> Option<Resume> {
         Some(Resume {

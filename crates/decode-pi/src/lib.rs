@@ -160,6 +160,20 @@ impl Transcript for Pi {
         self.decode_lines(file, sink, lines)
     }
 
+    /// The header on the first line names it; a file that opens without one is decoded for it.
+    fn cwd(&self, file: &SessionFile) -> Option<String> {
+        match discover::read_header(&file.path) {
+            Some(header) => header.cwd,
+            None => {
+                let nothing: LineTest<'_> = &|_: &[u8]| false;
+                self.decode_lines(file, &mut |_| {}, Some(nothing))
+                    .ok()?
+                    .meta
+                    .cwd
+            }
+        }
+    }
+
     fn line_time(&self, line: &[u8]) -> LineTime {
         decode::line_time(line)
     }

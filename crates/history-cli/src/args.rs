@@ -19,9 +19,12 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Browse one session, search sessions, or show the recent-sessions overview.
+    #[command(after_help = LIST_AFTER_HELP)]
     List(ListArgs),
     /// Show one event in full.
     Read(ReadArgs),
+    /// Write a whole session as a document (Markdown, or JSON Lines), with no budget.
+    Export(ExportArgs),
     /// Bring the search index up to date (searches also start this in the background).
     Index(IndexArgs),
     /// Say where the search index is and what it holds.
@@ -35,6 +38,21 @@ pub enum Command {
     /// Print the manual page (roff): `notesoup-history man > notesoup-history.1`.
     Man,
 }
+
+/// What `list --help` ends with: what a person does first, and what the exit code says.
+const LIST_AFTER_HELP: &str = "\
+Examples:
+  notesoup-history list                                  the recent sessions, each by its first prompt
+  notesoup-history list --cwd . --query deploy           search the sessions that ran here or below
+  notesoup-history list --session '*' --query deploy     search every session
+  notesoup-history list --session claude:4f2a            browse one session (an id or a unique prefix)
+  notesoup-history list --session claude:4f2a --before-seq 27
+                                                         page back, as the page's `older` recipe says
+  notesoup-history read --session claude:4f2a --seq 31   one event in full
+  notesoup-history export --session claude:4f2a > s.md   the whole session as Markdown
+
+Exit codes: 0 a result with items, 1 a valid request with none (as grep does), 2 an error (one
+line on stderr; with --json, an {\"error\":…} object on stdout).";
 
 #[derive(Args, Debug)]
 pub struct CompletionsArgs {
@@ -63,43 +81,72 @@ pub struct ListArgs {
     /// The session: an id or unique prefix, optionally `claude:`/`codex:`/`pi:`-qualified;
     /// anything with `*` selects many (`*`, `pi:*`, `claude:4f2*`). Default: the current session,
     /// else `*`.
+    #[arg(help_heading = "Selection")]
     #[arg(long)]
     pub session: Option<String>,
     /// Literal, case-insensitive text to find; repeat for any of several.
+    #[arg(help_heading = "Filters")]
     #[arg(long = "query", short = 'q')]
     pub queries: Vec<String>,
     /// Only events of this role (user, assistant, tool, context); repeatable.
+    #[arg(help_heading = "Filters")]
     #[arg(long = "role")]
     pub roles: Vec<String>,
     /// Only events at or after this time (RFC 3339, a date, or an age like 7d, 3h).
+    #[arg(help_heading = "Filters")]
     #[arg(long)]
     pub since: Option<String>,
     /// Only events before this time (RFC 3339, a date, or an age like 7d, 3h).
+    #[arg(help_heading = "Filters")]
     #[arg(long)]
     pub until: Option<String>,
     /// Only events with a smaller seq (one session only).
+    #[arg(help_heading = "Paging")]
     #[arg(long)]
     pub before_seq: Option<u64>,
     /// Only events with a larger seq (one session only); the page then starts at the oldest end.
+    #[arg(help_heading = "Paging")]
     #[arg(long)]
     pub after_seq: Option<u64>,
     /// Only hits before this place of a search across sessions, `TIME,SESSION,SEQ,PART` (an
     /// `older` recipe's `before`).
+    #[arg(help_heading = "Paging")]
     #[arg(long, value_name = "PLACE")]
     pub before: Option<String>,
     /// Only hits after this place of a search across sessions (a `newer` recipe's `after`); the
     /// page then starts at the oldest end.
+    #[arg(help_heading = "Paging")]
     #[arg(long, value_name = "PLACE")]
     pub after: Option<String>,
     /// Which end the page or result starts from.
+    #[arg(help_heading = "Paging")]
     #[arg(long, value_enum)]
     pub from: Option<FromArg>,
     /// How many items at most.
+    #[arg(help_heading = "Paging")]
+    // `-1` is a value here, so that it is refused for what it is rather than as an unknown flag.
+    #[arg(allow_negative_numbers = true, value_parser = at_least_one)]
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
     /// Every branch of a branched session, each event marked with whether it is on the active one.
+    #[arg(help_heading = "Filters")]
     #[arg(long)]
     pub all_branches: bool,
+    /// Only sessions that ran in this directory or below it (`.`: here); without --session,
+    /// every such session rather than the current one.
+    #[arg(help_heading = "Selection")]
+    #[arg(long, value_name = "PATH")]
+    pub cwd: Option<PathBuf>,
+}
+
+/// A count of items: a page of none would answer nothing.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) if text.starts_with('-') => Err("must be at least 1".into()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -119,22 +166,49 @@ pub struct ReadArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The session: an id or unique prefix, optionally qualified. Default: the current session.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// The document: Markdown to read, or JSON Lines (the session, then one item per event).
+    #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
+    pub format: ExportFormat,
+    /// Every branch of a branched session, each event marked with whether it is on the active one.
+    #[arg(long)]
+    pub all_branches: bool,
+}
+
+/// What `export` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// A Markdown document.
+    Markdown,
+    /// JSON Lines.
+    Json,
+}
+
+#[derive(Args, Debug)]
 pub struct Common {
     /// The output budget in bytes; the whole output fits in it.
+    #[arg(help_heading = "Output")]
     #[arg(long, global = true, default_value_t = history_core::budget::DEFAULT_BUDGET)]
     pub budget: usize,
     /// Print one JSON object instead of text.
+    #[arg(help_heading = "Output")]
     #[arg(long, global = true)]
     pub json: bool,
     /// The session you are working in, as HARNESS:ID (default: $NOTESOUP_CURRENT_SESSION, or
     /// what the agent sets, such as $CLAUDE_CODE_SESSION_ID for Claude Code).
+    #[arg(help_heading = "Selection")]
     #[arg(long, global = true)]
     pub current: Option<String>,
     /// The harness you are working in, tried first for unqualified ids (default: $NOTESOUP_HOST).
+    #[arg(help_heading = "Selection")]
     #[arg(long, global = true)]
     pub host: Option<String>,
     /// Neither read nor update the search index: scan the transcripts (also
     /// NOTESOUP_HISTORY_INDEX=off).
+    #[arg(help_heading = "Sources")]
     #[arg(long, global = true)]
     pub no_index: bool,
 }
@@ -163,6 +237,7 @@ pub fn command(registry: &[&Harness]) -> clap::Command {
                 .global(true)
                 .value_name("DIR")
                 .value_parser(clap::value_parser!(PathBuf))
+                .help_heading("Sources")
                 .help(format!(
                     "{} (default: ${}, {})",
                     h.root_about, h.root_env, h.default_root_about

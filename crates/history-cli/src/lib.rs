@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 mod args;
+mod export;
 mod index;
 pub mod mcp;
 pub mod render;
@@ -22,8 +23,9 @@ use std::io::{BufRead, Write};
 
 use clap::FromArgMatches;
 use history_cache::{Cache, DECODER_VERSION};
-use history_core::harness::{current_session, Env, Harness};
+use history_core::harness::{current_session, current_source, Env, Harness};
 use history_core::history::RepresentativeCache;
+use history_core::place::Place;
 use history_core::search::Cursor;
 use history_core::time::parse_bound;
 use history_core::{History, HistoryError, ListRequest, ReadRequest, Role, Timestamp};
@@ -71,12 +73,17 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    // What a command streams (`export`) is printed like what it returns.
+    let mut streamed = Vec::new();
     let io = Io {
         input: &mut std::io::empty(),
-        output: &mut std::io::sink(),
+        output: &mut streamed,
         start_index: &|_| {},
     };
-    run_io(registry, argv, env, io)
+    let mut out = run_io(registry, argv, env, io);
+    out.stdout
+        .insert_str(0, &String::from_utf8_lossy(&streamed));
+    out
 }
 
 /// What `completions` and `man` print: documents of the command line itself, which need no
@@ -150,6 +157,12 @@ where
             Err(e) => fail(&e),
         };
     }
+    if let Command::Export(a) = &cli.command {
+        return match open(registry, &matches, &cli, env) {
+            Ok(history) => export(&history, a, json, io.output),
+            Err(e) => fail(&e),
+        };
+    }
     let mut wants_index = None;
     let result = open(registry, &matches, &cli, env).and_then(|history| match &cli.command {
         Command::List(a) => list_request(a, cli.common.budget).and_then(|req| {
@@ -162,28 +175,87 @@ where
             {
                 wants_index = Some(background_argv(registry, &matches));
             }
-            Ok((printer.list(&page), !page.items.is_empty()))
+            let (results, said) = printer.list_streams(&page);
+            Ok((results, said, !page.items.is_empty()))
         }),
         Command::Read(a) => {
             let page = history.read(&read_request(a, cli.common.budget), printer)?;
-            Ok((printer.read(&page), page.item.is_some()))
+            let (results, said) = printer.read_streams(&page);
+            Ok((results, said, page.item.is_some()))
         }
-        Command::Index(a) => index.update(history.corpus(), a.background, json),
-        Command::Doctor => index.doctor(json),
-        Command::Reindex(a) => index.reindex(history.corpus(), &a.dirs, json),
-        Command::Mcp | Command::Completions(_) | Command::Man => {
+        Command::Index(a) => with_nothing_said(index.update(history.corpus(), a.background, json)),
+        Command::Doctor => with_nothing_said(index.doctor(json)),
+        Command::Reindex(a) => with_nothing_said(index.reindex(history.corpus(), &a.dirs, json)),
+        Command::Mcp | Command::Completions(_) | Command::Man | Command::Export(_) => {
             unreachable!("answered above")
         }
     });
     match result {
-        Ok((stdout, found)) => Output {
+        Ok((stdout, stderr, found)) => Output {
             stdout,
-            stderr: String::new(),
+            stderr,
             code: if found { 0 } else { 1 },
             wants_index,
         },
         Err(e) => fail(&e),
     }
+}
+
+/// Streams `export`'s document to `output`; what decoding said goes to standard error.
+fn export(
+    history: &History,
+    args: &args::ExportArgs,
+    json: bool,
+    output: &mut dyn Write,
+) -> Output {
+    let req = history_core::export::ExportRequest {
+        session: args.session.clone(),
+        all_branches: args.all_branches,
+    };
+    let json = json || args.format == args::ExportFormat::Json;
+    // A line-buffered terminal or pipe would make each line of a long document a write.
+    let mut output = std::io::BufWriter::with_capacity(64 * 1024, output);
+    let output: &mut dyn Write = &mut output;
+    // A closed pipe (`| head`) ends the document early, as it ends any command's output.
+    let (answer, notices) = if json {
+        let mut doc = export::JsonLines::new(output);
+        let answer = history.export(&req, &mut doc);
+        let _ = doc.finish();
+        (answer, Vec::new())
+    } else {
+        let mut doc = export::Markdown::new(output);
+        let answer = history.export(&req, &mut doc);
+        (answer, doc.finish().unwrap_or_default())
+    };
+    match answer {
+        Ok(events) => Output {
+            stderr: notices.iter().map(|n| format!("notice: {n}\n")).collect(),
+            code: if events > 0 { 0 } else { 1 },
+            ..Output::default()
+        },
+        Err(e) => {
+            let printer: &dyn Printer = if json { &Json } else { &Text };
+            let text = printer.error(&e);
+            let (stdout, stderr) = if json {
+                (text, String::new())
+            } else {
+                (String::new(), text)
+            };
+            Output {
+                stdout,
+                stderr,
+                code: 2,
+                ..Output::default()
+            }
+        }
+    }
+}
+
+/// An answer that has nothing to say on standard error.
+fn with_nothing_said(
+    answer: Result<(String, bool), HistoryError>,
+) -> Result<(String, String, bool), HistoryError> {
+    answer.map(|(out, found)| (out, String::new(), found))
 }
 
 /// Serves MCP until `io.input` ends: each call gets a history of its own (with the search index
@@ -233,7 +305,8 @@ fn clap_error(e: clap::Error, fail: &dyn Fn(&HistoryError) -> Output) -> Output 
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Output {
-            stdout: e.render().to_string(),
+            // Help that ends with text of its own (`after_help`) has no newline to end on.
+            stdout: format!("{}\n", e.render().to_string().trim_end()),
             ..Output::default()
         },
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => Output {
@@ -241,18 +314,40 @@ fn clap_error(e: clap::Error, fail: &dyn Fn(&HistoryError) -> Output) -> Output 
             code: 2,
             ..Output::default()
         },
-        _ => {
-            let message = e
-                .render()
-                .to_string()
-                .lines()
-                .next()
-                .unwrap_or("bad arguments")
-                .trim_start_matches("error: ")
-                .to_string();
-            fail(&HistoryError::usage(message))
+        _ => fail(&HistoryError::usage(one_line(&e.render().to_string()))),
+    }
+}
+
+/// clap's error as one line: its message, what it lists below it (the arguments that are
+/// missing) and its tip (`to pass '-1' as a value, use '-- -1'`), without the usage and the
+/// pointer to `--help` that follow.
+fn one_line(rendered: &str) -> String {
+    let mut line = String::new();
+    let mut listing = false;
+    for part in rendered.lines().map(str::trim) {
+        if part.starts_with("Usage:") || part.starts_with("For more information") {
+            break;
+        }
+        if part.is_empty() {
+            listing = false;
+            continue;
+        }
+        let part = part.trim_start_matches("error: ");
+        if line.is_empty() {
+            line.push_str(part);
+            listing = part.ends_with(':');
+        } else if listing {
+            line.push_str(if line.ends_with(':') { " " } else { ", " });
+            line.push_str(part);
+        } else {
+            line.push_str("; ");
+            line.push_str(part);
         }
     }
+    if line.is_empty() {
+        line.push_str("bad arguments");
+    }
+    line
 }
 
 /// Every harness's source, who is asking, and the overview cache.
@@ -262,7 +357,11 @@ fn open(
     cli: &Cli,
     env: Env<'_>,
 ) -> Result<History, HistoryError> {
+    for h in registry {
+        h.check_named_root(args::root_flag(matches, h).as_deref(), env)?;
+    }
     let current = current_session(cli.common.current.as_deref(), registry, env)?;
+    let source = current_source(cli.common.current.as_deref(), registry, env);
     let host = cli
         .common
         .host
@@ -277,6 +376,7 @@ fn open(
     Ok(
         History::from_registry(registry, &|h| args::root_flag(matches, h), env)
             .with_current(current, host)
+            .with_current_source(source.map(str::to_owned))
             .with_cache(cache)
             // Only JSON shows where items are and how to reopen their sessions.
             .with_locations(cli.common.json)
@@ -343,7 +443,23 @@ pub(crate) fn list_request(args: &ListArgs, budget: usize) -> Result<ListRequest
         all_branches: args.all_branches,
         before: place("before", &args.before)?,
         after: place("after", &args.after)?,
+        cwd: args.cwd.as_deref().map(directory).transpose()?,
     })
+}
+
+/// The directory `--cwd` names, relative to the one the command runs in.
+fn directory(path: &std::path::Path) -> Result<Place, HistoryError> {
+    let base = match std::env::current_dir() {
+        Ok(here) => here,
+        Err(_) if path.is_absolute() => std::path::PathBuf::from("/"),
+        Err(e) => {
+            return Err(HistoryError::usage(format!(
+                "--cwd {}: the current directory cannot be told ({e})",
+                path.display()
+            )))
+        }
+    };
+    Ok(Place::new(path, &base))
 }
 
 /// A place of a search across sessions, as a recipe gives it.

@@ -287,6 +287,7 @@ impl<'a> Server<'a> {
                 .map_or(Ok(20), usize::try_from)
                 .map_err(|_| HistoryError::usage("limit is too large"))?,
             all_branches: false,
+            cwd: args.string("cwd")?.map(Into::into),
         };
         let req = crate::list_request(&list, budget)?;
         let search = req.queries.iter().any(|q| !q.is_empty());
@@ -354,6 +355,7 @@ const LIST_PARAMS: &[&str] = &[
     "after",
     "from",
     "limit",
+    "cwd",
 ];
 const READ_PARAMS: &[&str] = &["session", "seq", "part", "offset_chars"];
 
@@ -593,7 +595,8 @@ pub fn tools() -> Value {
                     "before": { "type": "object", "description": "Many sessions: only hits before this place (from an older recipe)." },
                     "after": { "type": "object", "description": "Many sessions: only hits after this place (from a newer recipe)." },
                     "from": { "type": "string", "enum": ["newest", "oldest"], "description": "The end the page starts from." },
-                    "limit": { "type": "integer", "minimum": 0, "default": 20, "description": "Items at most; folded runs do not count." }
+                    "limit": { "type": "integer", "minimum": 1, "default": 20, "description": "Items at most; folded runs do not count." },
+                    "cwd": { "type": "string", "description": "Only sessions that ran in this directory or below it." }
                 },
                 "additionalProperties": false
             },

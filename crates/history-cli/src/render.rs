@@ -11,6 +11,18 @@ use history_core::HistoryError;
 pub trait Printer: Render {
     /// An error, as the command prints it.
     fn error(&self, error: &HistoryError) -> String;
+
+    /// A list page as the command prints it: the results for standard output, and what it says
+    /// about them (notices, that nothing matched) for standard error, so that a pipe gets
+    /// results only. The default keeps everything in the results.
+    fn list_streams(&self, doc: &ListPage) -> (String, String) {
+        (self.list(doc), String::new())
+    }
+
+    /// [`Printer::list_streams`] for a read page.
+    fn read_streams(&self, doc: &ReadPage) -> (String, String) {
+        (self.read(doc), String::new())
+    }
 }
 
 /// The default, human-readable printer.
@@ -91,6 +103,42 @@ impl Render for Text {
         if let Some(notice) = &doc.notice {
             let _ = writeln!(s, "notice: {notice}\n");
         }
+        s.push_str(&self.list_results(doc));
+        s.push_str(empty_line(doc));
+        s
+    }
+
+    fn read(&self, doc: &ReadPage) -> String {
+        let mut s = String::new();
+        if let Some(notice) = &doc.notice {
+            let _ = writeln!(s, "notice: {notice}\n");
+        }
+        if doc.item.is_none() {
+            s.push_str(NO_EVENT);
+            s.push('\n');
+        }
+        s.push_str(&self.read_results(doc));
+        s
+    }
+}
+
+/// What a list page says when nothing matched.
+fn empty_line(doc: &ListPage) -> &'static str {
+    if doc.items.is_empty() && doc.folded_after.is_none() && !doc.no_sessions {
+        "no matching events\n"
+    } else {
+        ""
+    }
+}
+
+/// What a read page says when the event is not there.
+const NO_EVENT: &str = "no event at that seq and part\n";
+
+impl Text {
+    /// A list page's items, folded runs, recipes and footers: everything but what it says
+    /// about them.
+    fn list_results(&self, doc: &ListPage) -> String {
+        let mut s = String::new();
         for item in &doc.items {
             s.push_str(&self.item(item, doc.implicit));
         }
@@ -116,34 +164,26 @@ impl Render for Text {
                 "→ more {side} sessions: narrow with --session, --role, --since/--until, or raise --limit"
             );
         }
-        if doc.items.is_empty() && doc.folded_after.is_none() && !doc.no_sessions {
-            s.push_str("no matching events\n");
-        }
         s
     }
 
-    fn read(&self, doc: &ReadPage) -> String {
+    /// A read page's event and recipes.
+    fn read_results(&self, doc: &ReadPage) -> String {
         let mut s = String::new();
-        if let Some(notice) = &doc.notice {
-            let _ = writeln!(s, "notice: {notice}\n");
-        }
-        match &doc.item {
-            Some(item) => {
-                let mut d = detail(item);
-                if doc.parts > 1 {
-                    let _ = write!(d, " · part {} of {}", item.event.part, doc.parts);
-                }
-                if doc.offset_chars > 0 {
-                    let _ = write!(d, " · from character {}", doc.offset_chars);
-                }
-                let _ = write!(
-                    s,
-                    "{}\n{d}\n{}\n\n",
-                    header(item, doc.implicit),
-                    item.event.text
-                );
+        if let Some(item) = &doc.item {
+            let mut d = detail(item);
+            if doc.parts > 1 {
+                let _ = write!(d, " · part {} of {}", item.event.part, doc.parts);
             }
-            None => s.push_str("no event at that seq and part\n\n"),
+            if doc.offset_chars > 0 {
+                let _ = write!(d, " · from character {}", doc.offset_chars);
+            }
+            let _ = write!(
+                s,
+                "{}\n{d}\n{}\n\n",
+                header(item, doc.implicit),
+                item.event.text
+            );
         }
         if let Some(next) = &doc.next {
             let _ = writeln!(s, "→ continue: {}", compact(next));
@@ -157,6 +197,25 @@ impl Printer for Text {
     fn error(&self, error: &HistoryError) -> String {
         format!("error: {} ({})\n", error, error.code())
     }
+
+    fn list_streams(&self, doc: &ListPage) -> (String, String) {
+        let mut said = notice_line(doc.notice.as_deref());
+        said.push_str(empty_line(doc));
+        (self.list_results(doc), said)
+    }
+
+    fn read_streams(&self, doc: &ReadPage) -> (String, String) {
+        let mut said = notice_line(doc.notice.as_deref());
+        if doc.item.is_none() {
+            said.push_str(NO_EVENT);
+        }
+        (self.read_results(doc), said)
+    }
+}
+
+/// A notice as standard error carries it.
+fn notice_line(notice: Option<&str>) -> String {
+    notice.map_or_else(String::new, |n| format!("notice: {n}\n"))
 }
 
 #[derive(Serialize)]

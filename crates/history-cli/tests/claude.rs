@@ -15,7 +15,7 @@ fn overview_snapshot() {
     let r = Roots::new();
     let run = claude(&r, &["list"]);
     assert_eq!(run.code, 0);
-    assert_snapshot!("claude_overview", run.stdout);
+    assert_snapshot!("claude_overview", run.shown());
     let json = claude(&r, &["list", "--json", "--limit", "3"]);
     assert_snapshot!("claude_overview_json", json.stdout);
 }
@@ -50,7 +50,7 @@ fn browse_every_fixture() {
             ],
         );
         assert_eq!(run.code, 0, "{id}: {}", run.stderr);
-        all.push_str(&format!("===== {id}\n{}", run.stdout));
+        all.push_str(&format!("===== {id}\n{}", run.shown()));
     }
     assert_snapshot!("claude_browse_all", all);
 }
@@ -248,11 +248,12 @@ fn damaged_lines_give_events_and_a_notice() {
         .contains("skipped 4 unreadable lines"));
     let text = claude(&r, &["list", "--session", "non-json-line"]);
     assert!(
-        text.stdout
+        text.stderr
             .starts_with("notice: skipped 4 unreadable lines"),
         "{}",
-        text.stdout
+        text.stderr
     );
+    assert!(!text.stdout.contains("notice"), "{}", text.stdout);
 }
 
 #[test]
@@ -934,10 +935,11 @@ fn no_sessions_points_at_the_demo() {
         .arg("list")
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout.contains("no sessions found"), "{stdout}");
-    assert!(stdout.contains("fixtures/demo"), "{stdout}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert!(stderr.contains("no sessions found"), "{stderr}");
+    assert!(stderr.contains("fixtures/demo"), "{stderr}");
 }
 
 #[test]

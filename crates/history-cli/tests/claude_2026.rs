@@ -468,7 +468,7 @@ fn overview_and_search_over_old_and_new_versions() {
     let r = roots();
     let overview = claude(&r, &["list", "--limit", "40"]);
     assert_eq!(overview.code, 0, "{}", overview.stderr);
-    assert_snapshot!("claude_2026_mixed_overview", overview.stdout);
+    assert_snapshot!("claude_2026_mixed_overview", overview.shown());
     let json = claude(&r, &["list", "--limit", "40", "--json"]).json();
     let sessions: Vec<&str> = json["items"]
         .as_array()

@@ -29,7 +29,7 @@ fn every_fixture_browses() {
     for id in sorted {
         let run = codex(&r, &["list", "--session", &id, "--limit", "50"]);
         assert!(run.code <= 1, "{id}: {}", run.stderr);
-        out.push_str(&format!("===== {id}\n{}", run.stdout));
+        out.push_str(&format!("===== {id}\n{}", run.shown()));
     }
     assert_snapshot!("codex_browse_all", out);
 }

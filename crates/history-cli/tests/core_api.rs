@@ -31,13 +31,22 @@ fn through_core<P: Printer>(
 }
 
 fn list<P: Printer>(h: &History, req: &ListRequest, printer: &P) -> String {
-    let answer = h.list(req, printer).map(|page| printer.list(&page));
+    let answer = h
+        .list(req, printer)
+        .map(|page| both(printer.list_streams(&page)));
     through_core(printer, answer)
 }
 
 fn read<P: Printer>(h: &History, req: &ReadRequest, printer: &P) -> String {
-    let answer = h.read(req, printer).map(|page| printer.read(&page));
+    let answer = h
+        .read(req, printer)
+        .map(|page| both(printer.read_streams(&page)));
     through_core(printer, answer)
+}
+
+/// Standard output, then standard error, as [`binary`] gives them.
+fn both((stdout, stderr): (String, String)) -> String {
+    stdout + &stderr
 }
 
 fn binary(r: &Roots, args: &[&str], current: Option<&str>) -> String {
@@ -46,14 +55,10 @@ fn binary(r: &Roots, args: &[&str], current: Option<&str>) -> String {
         all.extend(["--current", c]);
     }
     let run = r.run(&all);
-    // Errors go to stderr as text and to stdout as JSON.
+    // Results go to stdout, what is said about them and errors to stderr (errors as JSON to
+    // stdout with --json).
     let root = r.dir.path().display().to_string();
-    let out = if run.stdout.is_empty() {
-        run.stderr
-    } else {
-        run.stdout
-    };
-    out.replace("[ROOT]", &root)
+    both((run.stdout, run.stderr)).replace("[ROOT]", &root)
 }
 
 /// Each case: the request as the binary takes it, and as the core takes it.

@@ -480,10 +480,28 @@ fn the_current_session_is_the_default() {
     let result: Value = serde_json::from_str(&replies[1]).unwrap();
     let page = &result["result"]["structuredContent"];
     assert_eq!(page["session"], "claude:parallel-tool-results");
+    // An agent is told which session that was, and how to search every one.
+    let text = page["text"].as_str().unwrap();
     assert!(
-        page["text"].as_str().unwrap().starts_with("seq "),
-        "{}",
-        page["text"]
+        text.starts_with(
+            "notice: listing the current session claude:parallel-tool-results (named by \
+             CLAUDE_CODE_SESSION_ID); --session '*' lists every session\n\nseq 1 | user"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        page["notice"],
+        text.lines().next().unwrap().trim_start_matches("notice: ")
+    );
+    // One that no longer exists: every session, with a notice that says so.
+    let stale = [("CLAUDE_CODE_SESSION_ID", "gone")];
+    let replies = serve_raw(&r, &stale, &lines);
+    let result: Value = serde_json::from_str(&replies[1]).unwrap();
+    let page = &result["result"]["structuredContent"];
+    assert!(page.get("session").is_none(), "{page}");
+    assert!(
+        page["notice"].as_str().unwrap().contains("was not found"),
+        "{page}"
     );
     // No current session: every session.
     let replies = serve_raw(&r, &[], &lines);

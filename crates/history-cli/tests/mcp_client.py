@@ -165,7 +165,8 @@ async def current_session(args):
             await session.initialize()
             _, page = await call(session, "history_list", {"limit": 3})
             check(page["session"] == f"claude:{args.current}", f"current session {page.get('session')}")
-            check(page["text"].startswith("seq "), "implicit headers leave the session out")
+            check(page["notice"].startswith(f"listing the current session claude:{args.current} (named by CLAUDE_CODE_SESSION_ID)"), "the notice names the session and its variable")
+            check(page["text"].split("\n\n", 1)[1].startswith("seq "), "implicit headers leave the session out")
 
 
 async def auto_negotiation(args):

@@ -194,6 +194,7 @@ fn its_flag_and_its_agent_s_variable_come_from_the_descriptor() {
         .contains("the notes directory (default: $NOTESOUP_HISTORY_NOTES_ROOT, ~/.notes)"));
 
     let elsewhere = w.dir.path().join("nowhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
     let flag = w.run(
         &[
             "list",
@@ -209,6 +210,10 @@ fn its_flag_and_its_agent_s_variable_come_from_the_descriptor() {
     // The agent's variable makes its session the current one: headers leave the session out.
     let current = w.run(&["list"], &[("NOTES_SESSION_ID", "garden")]);
     assert!(current.stdout.starts_with("seq 1 | user"), "{current:?}");
+    assert!(
+        current.stderr.contains("(named by NOTES_SESSION_ID)"),
+        "the notice names the descriptor's variable: {current:?}"
+    );
     let qualified = w.run(&["read", "--seq", "1"], &[("NOTES_SESSION_ID", "garden")]);
     assert!(qualified.stdout.contains("when to plant tomatoes?"));
 }

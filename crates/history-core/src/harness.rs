@@ -84,6 +84,45 @@ impl Harness {
     }
 }
 
+impl Harness {
+    /// Checks the root the caller named, by `flag` or by [`Harness::root_env`]: a root named
+    /// explicitly that is not a directory is a mistake worth stopping for (a typo reads as an
+    /// empty history), while the agent's default root may well be missing (no Claude Code on
+    /// this machine) and is simply empty.
+    pub fn check_named_root(
+        &self,
+        flag: Option<&std::path::Path>,
+        env: Env<'_>,
+    ) -> Result<(), HistoryError> {
+        let (named, how) = match (flag, set(env, self.root_env)) {
+            (Some(path), _) => (path.to_path_buf(), format!("--{}", self.root_flag)),
+            (None, Some(var)) => (PathBuf::from(var), self.root_env.to_string()),
+            (None, None) => return Ok(()),
+        };
+        match std::fs::metadata(&named) {
+            Ok(m) if m.is_dir() => Ok(()),
+            Ok(_) => Err(HistoryError::usage(format!(
+                "{how} {}: not a directory",
+                named.display()
+            ))),
+            Err(e) => Err(HistoryError::usage(format!(
+                "{how} {}: {}",
+                named.display(),
+                io_reason(&e)
+            ))),
+        }
+    }
+}
+
+/// An I/O error as a short reason, without the `(os error 2)` a person has no use for.
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
 impl std::fmt::Debug for Harness {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Harness").field("name", &self.name).finish()
@@ -118,4 +157,24 @@ pub fn current_session(
         let id = set(env, h.session_env?)?;
         Some(SessionKey::new(h.name, id))
     }))
+}
+
+/// The variable that named the session [`current_session`] finds, when the environment named it
+/// rather than `explicit`: `NOTESOUP_CURRENT_SESSION`, or the agent's
+/// [`Harness::session_env`]. A front end says so, since a person who did not type the id
+/// cannot otherwise tell why only one session was searched.
+pub fn current_source(
+    explicit: Option<&str>,
+    registry: &[&Harness],
+    env: Env<'_>,
+) -> Option<&'static str> {
+    if explicit.is_some() {
+        return None;
+    }
+    if set(env, "NOTESOUP_CURRENT_SESSION").is_some() {
+        return Some("NOTESOUP_CURRENT_SESSION");
+    }
+    registry
+        .iter()
+        .find_map(|h| h.session_env.filter(|var| set(env, var).is_some()))
 }

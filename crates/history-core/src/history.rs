@@ -7,12 +7,14 @@ use std::path::PathBuf;
 use crate::budget::{fit_list, fit_read, MIN_BUDGET};
 use crate::corpus::{Corpus, Keep, Texts};
 use crate::error::HistoryError;
+use crate::export::{Document, ExportRequest};
 use crate::harness::{Env, Harness};
 use crate::matching::Filter;
 use crate::model::{Event, Role, SessionFile, SessionKey};
 use crate::overview::{overview, representative, Representative};
 use crate::page::{Coverage, FoldedRun, Item, ListPage, ReadPage, Recipe, Render, SCHEMA_VERSION};
 use crate::paging::{browse, BrowseRequest, From};
+use crate::place::Place;
 use crate::search::{search, Bound, Cursor, Known, Listing, SearchRequest, SessionHits, Wanted};
 use crate::selector::{resolve, Selector};
 use crate::time::Timestamp;
@@ -47,6 +49,9 @@ pub struct ListRequest {
     /// Only hits after this place (a search of many sessions); the page then starts at the
     /// oldest end.
     pub after: Option<Cursor>,
+    /// Only sessions that ran in this directory or below it; with no selector, every such
+    /// session rather than the current one.
+    pub cwd: Option<Place>,
 }
 
 impl Default for ListRequest {
@@ -65,6 +70,7 @@ impl Default for ListRequest {
             all_branches: false,
             before: None,
             after: None,
+            cwd: None,
         }
     }
 }
@@ -123,6 +129,8 @@ pub struct History {
     /// Each harness and the root it reads, for the notice when there is nothing to list.
     roots: Vec<(String, Option<PathBuf>)>,
     current: Option<SessionKey>,
+    /// The variable that named `current`, when the environment named it.
+    current_source: Option<String>,
     host: Option<String>,
     cache: Option<Box<dyn RepresentativeCache>>,
     empty_hint: Option<String>,
@@ -137,6 +145,7 @@ impl History {
             corpus,
             projection: None,
             current: None,
+            current_source: None,
             host: None,
             cache: None,
             empty_hint: None,
@@ -173,6 +182,14 @@ impl History {
     pub fn with_current(mut self, current: Option<SessionKey>, host: Option<String>) -> History {
         self.host = current.as_ref().map(|k| k.harness.clone()).or(host);
         self.current = current;
+        self
+    }
+
+    /// The environment variable that named the current session
+    /// ([`crate::harness::current_source`]): a list of that session then says so, and when the
+    /// session no longer exists lists every session instead of failing on an id nobody typed.
+    pub fn with_current_source(mut self, variable: Option<String>) -> History {
+        self.current_source = variable;
         self
     }
 
@@ -214,6 +231,11 @@ impl History {
     /// Answers `list`: the page, fitted to the budget as `render` renders it.
     pub fn list(&self, req: &ListRequest, render: &dyn Render) -> Result<ListPage, HistoryError> {
         check_budget(req.budget)?;
+        if req.limit == 0 {
+            return Err(HistoryError::usage(
+                "--limit must be at least 1: a page of no items answers nothing",
+            ));
+        }
         let mut roles = Vec::new();
         for role in &req.roles {
             if !roles.contains(role) {
@@ -234,7 +256,8 @@ impl History {
                 message: "--before and --after cannot be used together".into(),
             });
         }
-        match self.target(req.session.as_deref())? {
+        let (target, said) = self.target(req.session.as_deref(), req.cwd.as_ref())?;
+        match target {
             Target::One { .. } if cursors => Err(HistoryError::InvalidBounds {
                 message: "--before/--after continue a search of many sessions; within one session use --before-seq/--after-seq".into(),
             }),
@@ -247,7 +270,7 @@ impl History {
                         message: "--before-seq and --after-seq cannot be used together".into(),
                     });
                 }
-                self.one_session(req, &filter, file, implicit, render)
+                self.one_session(req, &filter, file, implicit, said, render)
             }
             Target::Many(sessions) => {
                 if req.before_seq.is_some() || req.after_seq.is_some() {
@@ -255,14 +278,10 @@ impl History {
                         message: "--before-seq/--after-seq need one session: seqs from different sessions cannot define a common range".into(),
                     });
                 }
-                let default = match req.after {
-                    Some(_) => From::Oldest,
-                    None => From::Newest,
-                };
-                let from = req.from.unwrap_or(default);
+                let from = many_from(req);
                 let listing = self.many_sessions(req, &filter, &sessions, from);
-                let no_sessions = sessions.is_empty() && req.session.is_none();
-                Ok(self.fit_many(listing, &filter, req, from, render, no_sessions))
+                let no_sessions = sessions.is_empty() && req.session.is_none() && req.cwd.is_none();
+                Ok(self.fit_many(listing, &filter, req, render, no_sessions, said))
             }
         }
     }
@@ -282,7 +301,15 @@ impl History {
                 "read needs --session (no current session is known)",
             ));
         }
-        let Target::One { file, implicit } = self.target(selector)? else {
+        let (text, implicit) = match (selector, &self.current) {
+            (Some(s), _) => (s.to_string(), false),
+            (None, Some(cur)) => (cur.to_string(), true),
+            (None, None) => ("*".to_string(), false),
+        };
+        let target = self
+            .select(&text, implicit, None)
+            .map_err(|e| self.explain_current(e, implicit))?;
+        let Target::One { file, implicit } = target else {
             return Err(HistoryError::InvalidSession {
                 message: "read needs one session".into(),
             });
@@ -350,22 +377,125 @@ impl History {
         Ok(page)
     }
 
-    /// What a selector is about: one session, or many.
-    fn target(&self, selector: Option<&str>) -> Result<Target, HistoryError> {
-        let harnesses = self.corpus.harnesses();
-        let (text, implicit) = match (selector, &self.current) {
-            (Some(s), _) => (s.to_string(), false),
-            (None, Some(cur)) => (cur.to_string(), true),
-            (None, None) => ("*".to_string(), false),
+    /// Answers `export`: the whole session, streamed into `doc` with no budget
+    /// ([`crate::export`]); how many events it held.
+    pub fn export(
+        &self,
+        req: &ExportRequest,
+        doc: &mut dyn Document,
+    ) -> Result<usize, HistoryError> {
+        let selector = req.session.as_deref();
+        if selector.is_some_and(|s| s.contains('*')) {
+            return Err(HistoryError::InvalidSession {
+                message:
+                    "export writes one session; take a session from a list instead of a wildcard"
+                        .into(),
+            });
+        }
+        let text = match (selector, &self.current) {
+            (Some(s), _) => s.to_string(),
+            (None, Some(current)) => current.to_string(),
+            (None, None) => {
+                return Err(HistoryError::usage(
+                    "export needs --session (no current session is known)",
+                ))
+            }
         };
-        match Selector::parse(&text, &harnesses)? {
-            Selector::Many(pattern) => Ok(Target::Many(
+        let target = self
+            .select(&text, selector.is_none(), None)
+            .map_err(|e| self.explain_current(e, selector.is_none()))?;
+        let Target::One { file, .. } = target else {
+            return Err(HistoryError::InvalidSession {
+                message: "export writes one session".into(),
+            });
+        };
+        crate::export::export(&self.corpus, &file, req.all_branches, doc)
+    }
+
+    /// An unknown current session that the environment named, said with its variable: the
+    /// person never typed that id.
+    fn explain_current(&self, e: HistoryError, implicit: bool) -> HistoryError {
+        match (e, &self.current_source) {
+            (HistoryError::UnknownSession { selector }, Some(var)) if implicit => {
+                HistoryError::UnknownSession {
+                    selector: format!(
+                        "{selector} (the current session, named by {var}; name one with --session)"
+                    ),
+                }
+            }
+            (e, _) => e,
+        }
+    }
+
+    /// What `list` is about, and what to say of it: a current session the environment named is
+    /// named back with its variable, and one that no longer exists gives way to every session.
+    fn target(
+        &self,
+        selector: Option<&str>,
+        place: Option<&Place>,
+    ) -> Result<(Target, Option<String>), HistoryError> {
+        let current = match (selector, &self.current, place) {
+            (Some(s), _, _) => return Ok((self.select(s, false, place)?, None)),
+            // Sessions asked for by place are every session there, not the caller's own.
+            (None, None, _) | (None, Some(_), Some(_)) => {
+                return Ok((self.select("*", false, place)?, None))
+            }
+            (None, Some(current), None) => current.to_string(),
+        };
+        let Some(var) = &self.current_source else {
+            return Ok((self.select(&current, true, None)?, None));
+        };
+        match self.select(&current, true, None) {
+            Ok(target) => Ok((
+                target,
+                Some(format!(
+                    "listing the current session {current} (named by {var}); --session '*' lists every session"
+                )),
+            )),
+            Err(HistoryError::UnknownSession { .. }) => Ok((
+                self.select("*", false, None)?,
+                Some(format!(
+                    "the current session {current} (named by {var}) was not found: listing every session (--session '*')"
+                )),
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// What a selector is about: one session, or many; with `place`, only sessions there.
+    fn select(
+        &self,
+        text: &str,
+        implicit: bool,
+        place: Option<&Place>,
+    ) -> Result<Target, HistoryError> {
+        let harnesses = self.corpus.harnesses();
+        let there = |file: &SessionFile| {
+            place.is_none_or(|place| {
                 self.corpus
+                    .source(&file.key.harness)
+                    .and_then(|source| source.cwd(file))
+                    .is_some_and(|cwd| place.contains(&cwd))
+            })
+        };
+        match Selector::parse(text, &harnesses)? {
+            Selector::Many(pattern) => {
+                let matching: Vec<SessionFile> = self
+                    .corpus
                     .discover_in(pattern.harness())
                     .into_iter()
                     .filter(|s| pattern.matches(&s.key))
-                    .collect(),
-            )),
+                    .collect();
+                // Each test may read a file's first lines: on every core.
+                let keep = crate::parallel::map(&matching, there);
+                Ok(Target::Many(
+                    matching
+                        .into_iter()
+                        .zip(keep)
+                        .filter_map(|(file, keep)| keep.then_some(file))
+                        .collect(),
+                ))
+            }
             Selector::One { harness, id } => {
                 let sessions = self.corpus.discover_in(harness.as_deref());
                 let file = resolve(
@@ -373,8 +503,13 @@ impl History {
                     &id,
                     &sessions,
                     self.host.as_deref(),
-                    &text,
+                    text,
                 )?;
+                if let Some(place) = place.filter(|_| !there(file)) {
+                    return Err(HistoryError::UnknownSession {
+                        selector: format!("{text} under {}", place.path().display()),
+                    });
+                }
                 Ok(Target::One {
                     file: file.clone(),
                     implicit,
@@ -391,6 +526,7 @@ impl History {
         filter: &Filter,
         file: SessionFile,
         implicit: bool,
+        said: Option<String>,
         render: &dyn Render,
     ) -> Result<ListPage, HistoryError> {
         let fold = filter.queries().is_empty() && filter.roles.is_empty();
@@ -446,7 +582,7 @@ impl History {
             has_newer: browsed.has_newer,
             older: None,
             newer: None,
-            notice: notice_of(&loaded.notices),
+            notice: notice_of(&said.into_iter().chain(loaded.notices).collect::<Vec<_>>()),
             coverage: None,
             implicit,
             no_sessions: false,
@@ -535,12 +671,13 @@ impl History {
         listing: Listing,
         filter: &Filter,
         req: &ListRequest,
-        from: From,
         render: &dyn Render,
         no_sessions: bool,
+        said: Option<String>,
     ) -> ListPage {
+        let from = many_from(req);
         let budget = req.budget;
-        let mut notices = Vec::new();
+        let mut notices: Vec<String> = said.into_iter().collect();
         notices.extend(skipped_notice(&listing.skipped));
         if no_sessions {
             notices.push(self.no_sessions_notice());
@@ -697,6 +834,16 @@ fn page_on(page: &mut ListPage, req: &ListRequest) {
     }
 }
 
+/// The end a page of many sessions starts from: the one asked for, else the oldest when it
+/// goes on after a place, else the newest.
+fn many_from(req: &ListRequest) -> From {
+    let default = match req.after {
+        Some(_) => From::Oldest,
+        None => From::Newest,
+    };
+    req.from.unwrap_or(default)
+}
+
 /// A search across sessions as a recipe repeats it.
 fn recipe_base(req: &ListRequest) -> Recipe {
     Recipe {
@@ -706,6 +853,7 @@ fn recipe_base(req: &ListRequest) -> Recipe {
         since: req.since,
         until: req.until,
         all_branches: req.all_branches.then_some(true),
+        cwd: req.cwd.as_ref().map(|p| p.path().display().to_string()),
         ..Recipe::default()
     }
 }

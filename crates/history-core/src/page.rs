@@ -69,6 +69,9 @@ pub struct Recipe {
     /// Where in its text to start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset_chars: Option<usize>,
+    /// Only sessions that ran in this directory or below it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 /// A folded run of tool/context events, with the recipe that lists it.

@@ -89,6 +89,15 @@ pub trait Transcript: Send + Sync {
         None
     }
 
+    /// The session's working directory, exactly as [`Decoded::meta`] gives it, for selecting
+    /// sessions by place before any is decoded. The default decodes the session for its
+    /// structure alone (no line is wanted); a source that can read it off the file's first lines
+    /// overrides it. [`crate::testing`] checks that the two agree.
+    fn cwd(&self, file: &SessionFile) -> Option<String> {
+        let nothing: LineTest<'_> = &|_: &[u8]| false;
+        self.decode(file, &mut |_| {}, Some(nothing)).ok()?.meta.cwd
+    }
+
     /// Decodes one raw line alone, as line `seq`, for a search projection that stored
     /// everything of the line's events but their texts, so that a query reads only the lines
     /// its page needs. Among the events it emits, in order, must be events with the texts of

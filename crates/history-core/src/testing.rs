@@ -29,6 +29,8 @@
 //! 6. **A line decoded alone gives its events' texts** ([`Transcript::replay`]): for a session
 //!    read from its own file alone, damaged or not, the texts of each line's events are, in
 //!    part order, among the texts its replay emits, in the same order.
+//! 7. **[`Transcript::cwd`] names the working directory a decode does** ([`Decoded::meta`]),
+//!    so that selecting sessions by place before decoding them selects what a decode would.
 //!
 //! Every random choice comes from one seed, [`DEFAULT_SEED`] unless `NOTESOUP_KIT_SEED` names
 //! another (decimal or `0x…`); a failure names it, so that it reproduces.
@@ -169,6 +171,7 @@ pub fn check_session(corpus: &Corpus, file: &SessionFile, options: &Options) {
     let mut rng = Rng::with_seed(options.seed ^ session_salt(file));
     let session = Session::read(corpus, source, file, options, at);
     session.check_lineage();
+    session.check_cwd();
     session.check_line_times();
     if let Some(lines) = &session.lines {
         check_replay(&session.at, source, lines, &session.by_position);
@@ -308,6 +311,18 @@ impl<'a> Session<'a> {
             assert_eq!(
                 loaded.lineage, self.lineage,
                 "{}: the lineage of a load differs from Transcript::lineage",
+                self.at
+            );
+        }
+    }
+
+    /// Rule 7.
+    fn check_cwd(&self) {
+        if let Ok(decoded) = &self.decoded {
+            assert_eq!(
+                self.source.cwd(self.file),
+                decoded.meta.cwd,
+                "{}: Transcript::cwd differs from Decoded::meta's",
                 self.at
             );
         }

@@ -47,6 +47,18 @@ impl Run {
             .collect()
     }
 
+    /// What a terminal shows of the run: standard error's lines, each marked `stderr│ `, then
+    /// standard output; snapshots keep notices in view this way.
+    pub fn shown(&self) -> String {
+        let mut out: String = self
+            .stderr
+            .lines()
+            .map(|l| format!("stderr│ {l}\n"))
+            .collect();
+        out.push_str(&self.stdout);
+        out
+    }
+
     pub fn texts(&self) -> Vec<String> {
         self.json()["items"]
             .as_array()
@@ -185,13 +197,15 @@ impl Roots {
         self.run_with(args, &[])
     }
 
-    /// Runs with the roots of every harness but `harness` pointed nowhere, so that the other
-    /// harnesses' fixtures do not change the results.
+    /// Runs with the roots of every harness but `harness` pointed at an empty directory, so
+    /// that the other harnesses' fixtures do not change the results.
     pub fn run_only(&self, harness: &str, args: &[&str]) -> Run {
+        let empty = self.dir.path().join("empty");
+        fs::create_dir_all(&empty).unwrap();
         let mut all = Vec::new();
         for other in HARNESSES.iter().filter(|h| h.name != harness) {
             all.push(format!("--{}", other.root_flag));
-            all.push("/nonexistent".to_string());
+            all.push(empty.display().to_string());
         }
         all.extend(args.iter().map(|a| a.to_string()));
         let all: Vec<&str> = all.iter().map(String::as_str).collect();
