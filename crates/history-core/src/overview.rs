@@ -24,6 +24,9 @@ pub struct Representative {
     /// What the transcript says of the session (working directory, branch, title).
     #[serde(default)]
     pub meta: SessionMeta,
+    /// How many events of the session's branch the filter admits.
+    #[serde(default)]
+    pub events: usize,
     /// The files decoding read (the session's own first), to compare with a cache's witnesses.
     #[serde(skip)]
     pub lineage: Vec<std::path::PathBuf>,
@@ -90,6 +93,7 @@ pub fn representative(
     };
     Ok(Representative {
         event,
+        events: loaded.events.len(),
         notices: loaded.notices,
         meta: loaded.meta,
         lineage: loaded.lineage,
@@ -120,6 +124,7 @@ pub fn overview(
                     Ok(Representative {
                         event: Some(event),
                         meta,
+                        events,
                         ..
                     }) => listing.items.push(Hit {
                         session: file.key.clone(),
@@ -127,6 +132,7 @@ pub fn overview(
                         event,
                         meta,
                         location: None,
+                        session_events: Some(events),
                     }),
                     Ok(_) => {}
                     Err(e) => listing.skipped.push(e),

@@ -30,6 +30,10 @@ pub struct Hit {
     /// read it by its byte range).
     #[serde(skip)]
     pub location: Option<Location>,
+    /// For an overview's representative: how many events its session has that the overview's
+    /// filter admits.
+    #[serde(skip)]
+    pub session_events: Option<usize>,
 }
 
 /// The hits of one session, each with where its line is when that is known, and what the
@@ -475,6 +479,7 @@ impl Found {
                         event,
                         meta: meta.clone(),
                         location,
+                        session_events: None,
                     }));
             }
             Err(e) => self.skipped.push(e),
