@@ -100,6 +100,29 @@ pub struct ListArgs {
     /// Every branch of a branched session, each event marked with whether it is on the active one.
     #[arg(long)]
     pub all_branches: bool,
+    /// One entry per session with a hit of --query: its hit count, first and last hit, best
+    /// hit and resume command, by the latest hit; --limit counts sessions. Without --session it
+    /// searches every session.
+    #[arg(long)]
+    pub sessions: bool,
+    /// The text layout: a block per item, or a line per item (per session in the overview).
+    /// Default: lines on a terminal, blocks otherwise.
+    #[arg(long, value_enum, value_name = "LAYOUT")]
+    pub format: Option<FormatArg>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Lines,
+    Blocks,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    #[default]
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Args, Debug)]
@@ -137,6 +160,13 @@ pub struct Common {
     /// NOTESOUP_HISTORY_INDEX=off).
     #[arg(long, global = true)]
     pub no_index: bool,
+    /// Color, highlighted matches, local times with their age and one line per session: on a
+    /// terminal (auto, unless NO_COLOR is set), always, or never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    pub color: ColorArg,
+    /// End each item and session with its transcript file (and line, where known).
+    #[arg(long, global = true)]
+    pub show_path: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
