@@ -575,3 +575,49 @@ fn session_level_search_refuses_what_it_cannot_do() {
         .json();
     assert_eq!(one["sessions"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn sessions_from_the_search_index_are_the_sessions_from_a_scan() {
+    let r = Roots::with_samples();
+    let args = [
+        "list",
+        "--sessions",
+        "--query",
+        "the",
+        "--limit",
+        "1000",
+        "--budget",
+        "100000000",
+        "--json",
+    ];
+    let scanned = r.run(&args).json();
+    assert_eq!(r.run_indexed(&["index"]).code, 0);
+    let indexed = r.run_indexed(&args).json();
+    assert!(
+        indexed["coverage"]["from_index"].as_u64() > Some(0),
+        "{}",
+        indexed["coverage"]
+    );
+    assert_eq!(indexed["sessions"], scanned["sessions"]);
+}
+
+#[test]
+fn a_search_in_lines_is_a_line_per_hit_with_its_match_in_view() {
+    let r = Roots::new();
+    let run = r.run(&[
+        "list",
+        "--session",
+        "*",
+        "--query",
+        "login",
+        "--format",
+        "lines",
+        "--limit",
+        "4",
+    ]);
+    assert_eq!(run.code, 0);
+    assert_snapshot!("search_lines", run.stdout);
+    for line in run.stdout.lines().filter(|l| l.contains(" seq ")) {
+        assert!(line.to_lowercase().contains("login"), "{line}");
+    }
+}
