@@ -334,6 +334,7 @@ fn text_printer(
         width: terminal.width,
         show_path: cli.common.show_path,
         filter: Some(history_core::Filter::new(queries, Vec::new(), None, None)),
+        home: env("HOME").filter(|h| h.len() > 1),
     }
 }
 

@@ -51,6 +51,8 @@ pub struct Text {
     pub show_path: bool,
     /// The search whose matches are highlighted.
     pub filter: Option<Filter>,
+    /// The home directory, which lines write as `~` where a directory lies in it.
+    pub home: Option<String>,
 }
 
 /// The width lines are cut to when the terminal's is not known.
@@ -231,10 +233,15 @@ impl Text {
 
     /// Where a session ran, as a line shows it: its directory's last components (a line has
     /// no room for a long one) and its branch.
-    fn short_place(cwd: Option<&str>, branch: Option<&str>) -> String {
-        let cwd = cwd.map(|c| match screen::columns(c) > PLACE {
-            true => format!("…{}", tail_columns(c, PLACE - 1)),
-            false => c.to_string(),
+    fn short_place(&self, cwd: Option<&str>, branch: Option<&str>) -> String {
+        let home = |c: &str| {
+            let rest = self.home.as_deref().and_then(|h| c.strip_prefix(h))?;
+            (rest.is_empty() || rest.starts_with('/')).then(|| format!("~{rest}"))
+        };
+        let cwd = cwd.map(|c| home(c).unwrap_or_else(|| c.to_string()));
+        let cwd = cwd.map(|c| match screen::columns(&c) > PLACE {
+            true => format!("…{}", tail_columns(&c, PLACE - 1)),
+            false => c,
         });
         Text::place(cwd.as_deref(), branch)
     }
@@ -274,7 +281,7 @@ impl Text {
         }
         let mut tail = String::new();
         if item.representative {
-            let place = Text::short_place(item.cwd.as_deref(), item.git_branch.as_deref());
+            let place = self.short_place(item.cwd.as_deref(), item.git_branch.as_deref());
             let _ = write!(lead, "  {}", self.paint(Paint::Dim, &place));
             if let Some(n) = item.session_events {
                 let _ = write!(
@@ -462,7 +469,7 @@ impl RenderSessions for Text {
                 s
             }
             Layout::Lines => {
-                let place = Text::short_place(m.cwd.as_deref(), m.git_branch.as_deref());
+                let place = self.short_place(m.cwd.as_deref(), m.git_branch.as_deref());
                 let mut lead =
                     self.paint(Paint::Dim, &format!("{:>8}", self.short_when(m.last_hit)));
                 let _ = write!(

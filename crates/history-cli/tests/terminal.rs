@@ -621,3 +621,36 @@ fn a_search_in_lines_is_a_line_per_hit_with_its_match_in_view() {
         assert!(line.to_lowercase().contains("login"), "{line}");
     }
 }
+
+#[test]
+fn lines_write_the_home_directory_as_a_tilde() {
+    let r = Roots::new();
+    let args = [
+        "list",
+        "--session",
+        "claude:abandoned-branch",
+        "--format",
+        "lines",
+    ];
+    let overview = [
+        "list",
+        "--session",
+        "claude:abandoned*",
+        "--format",
+        "lines",
+    ];
+    let home = r.run_with(&overview, &[("HOME", "/w")]);
+    assert!(home.stdout.contains("  ~/app (main)  "), "{}", home.stdout);
+    let elsewhere = r.run_with(&overview, &[("HOME", "/wo")]);
+    assert!(
+        elsewhere.stdout.contains("  /w/app (main)  "),
+        "{}",
+        elsewhere.stdout
+    );
+    let blocks = r.run_with(&args[..3], &[("HOME", "/w")]);
+    assert!(
+        blocks.stdout.contains("cd /w/app && claude"),
+        "blocks keep the path: {}",
+        blocks.stdout
+    );
+}
