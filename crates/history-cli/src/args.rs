@@ -106,7 +106,8 @@ pub struct ListArgs {
     #[arg(long)]
     pub sessions: bool,
     /// The text layout: a block per item, or a line per item (per session in the overview).
-    /// Default: lines on a terminal, blocks otherwise.
+    /// Default: on a terminal, lines for the overview and --sessions and blocks for events;
+    /// piped, blocks.
     #[arg(long, value_enum, value_name = "LAYOUT")]
     pub format: Option<FormatArg>,
 }
