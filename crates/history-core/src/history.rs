@@ -326,19 +326,14 @@ impl History {
             Target::Many(sessions) => sessions,
             Target::One { file, .. } => vec![file],
         };
-        // Every hit of every session, so that counts and the set of sessions are exact.
-        let listing = search(
+        // Every session and every hit of each, so that the set of sessions and the counts are
+        // exact.
+        let listing = crate::sessions::gather(
             &self.corpus,
             &sessions,
-            &SearchRequest {
-                filter: &filter,
-                limit: usize::MAX,
-                from: From::Newest,
-                all_branches: req.all_branches,
-                raw_prefilter: true,
-                projection: self.projection.as_deref(),
-                bound: None,
-            },
+            &filter,
+            req.all_branches,
+            self.projection.as_deref(),
         );
         let from = req.from.unwrap_or(From::Newest);
         let mut notices: Vec<String> = skipped_notice(&listing.skipped).into_iter().collect();
@@ -354,7 +349,7 @@ impl History {
             scanned: listing.scanned,
             unindexable: listing.unindexable,
         };
-        let mut summaries = crate::sessions::summarize(listing.items);
+        let mut summaries = listing.summaries;
         let matched = summaries.len();
         let kept = req.limit.min(matched);
         match from {

@@ -6,9 +6,16 @@
 //! of all its hits. The page policy on top (order by the latest hit, the limit, the budget)
 //! is [`crate::History::sessions`].
 
+use crate::corpus::{Corpus, Keep};
+use crate::error::HistoryError;
+use crate::history::Projection;
 use crate::matching::Filter;
-use crate::model::{Event, Role, SessionKey, SessionMeta};
-use crate::search::Hit;
+use crate::model::{Event, Role, SessionFile, SessionKey, SessionMeta};
+use crate::paging::From;
+use crate::parallel::map;
+use crate::prefilter::RawFilter;
+use crate::search::{Hit, Known, Wanted};
+use crate::source::LineTest;
 use crate::time::Timestamp;
 
 /// How many bytes of a best hit's text a snippet keeps before its match.
@@ -61,23 +68,141 @@ pub fn summarize(hits: Vec<Hit>) -> Vec<Summary> {
     let mut out: Vec<Summary> = by_session
         .into_values()
         .filter_map(|hits| {
-            let times = || hits.iter().filter_map(|h| h.event.timestamp);
-            let (first_hit, last_hit) = (times().min(), times().max());
-            let count = hits.len();
-            let best = hits.into_iter().max_by(|a, b| rank(a).cmp(&rank(b)))?;
-            Some(Summary {
-                session: best.session,
-                path: best.path,
-                meta: best.meta,
-                hits: count,
-                first_hit,
-                last_hit,
-                best: best.event,
-            })
+            let first = hits.first()?;
+            let file = SessionFile {
+                key: first.session.clone(),
+                path: first.path.clone(),
+                modified: 0,
+                size: 0,
+            };
+            let meta = first.meta.clone();
+            summary(&file, hits.into_iter().map(|h| h.event).collect(), meta)
         })
         .collect();
-    out.sort_by(|a, b| (a.last_hit, &a.session).cmp(&(b.last_hit, &b.session)));
+    sort(&mut out);
     out
+}
+
+/// The order of a session-level search: by the latest hit, then by qualified id.
+fn sort(summaries: &mut [Summary]) {
+    summaries.sort_by(|a, b| (a.last_hit, &a.session).cmp(&(b.last_hit, &b.session)));
+}
+
+/// One session's hits summed up; `None` when it has none.
+fn summary(file: &SessionFile, events: Vec<Event>, meta: SessionMeta) -> Option<Summary> {
+    let times = || events.iter().filter_map(|e| e.timestamp);
+    let (first_hit, last_hit) = (times().min(), times().max());
+    let hits = events.len();
+    let hit = |event: Event| Hit {
+        session: file.key.clone(),
+        path: file.path.clone(),
+        event,
+        meta: SessionMeta::default(),
+        location: None,
+        session_events: None,
+    };
+    let best = events
+        .into_iter()
+        .map(hit)
+        .max_by(|a, b| rank(a).cmp(&rank(b)))?;
+    Some(Summary {
+        session: file.key.clone(),
+        path: file.path.clone(),
+        meta,
+        hits,
+        first_hit,
+        last_hit,
+        best: best.event,
+    })
+}
+
+/// Every session of a session-level search summed up, and how the search was answered.
+#[derive(Debug, Default)]
+pub struct Gathered {
+    /// One summary per session with a hit, ordered as [`summarize`] orders them.
+    pub summaries: Vec<Summary>,
+    /// Sessions that could not be loaded and were skipped.
+    pub skipped: Vec<HistoryError>,
+    /// How many sessions a search projection answered for without their files being read.
+    pub from_index: usize,
+    /// How many sessions were read to find out.
+    pub scanned: usize,
+    /// How many of those the projection cannot take in.
+    pub unindexable: usize,
+}
+
+/// Sums up every session of `sessions` with a hit of `filter`, on every core. It rules sessions
+/// out as a search does (what a projection knows, then the raw bytes), reads the hits of a
+/// session a projection knows from the lines it locates, and decodes the rest; each session's
+/// hits are summed up as soon as they are read, so that only its best hit keeps its text.
+pub fn gather(
+    corpus: &Corpus,
+    sessions: &[SessionFile],
+    filter: &Filter,
+    all_branches: bool,
+    projection: Option<&dyn Projection>,
+) -> Gathered {
+    let raw = RawFilter::new(filter.queries());
+    let known: Option<Vec<Known>> = projection.map(|p| p.known(corpus, sessions, filter));
+    let known = |i: usize| known.as_ref().and_then(|k| k.get(i)).copied();
+    let indices: Vec<usize> = (0..sessions.len()).collect();
+    let read = map(&indices, |&i| {
+        let file = &sessions[i];
+        let within = matches!(known(i), Some(Known::Within { .. }));
+        if known(i) == Some(Known::NoHit) {
+            return None;
+        }
+        if let (true, Some(p)) = (within, projection) {
+            let wanted = Wanted {
+                filter,
+                admit: &|_| true,
+                from: From::Newest,
+                count: usize::MAX,
+                all_branches,
+            };
+            if let Some(hits) = p.hits(corpus, file, &wanted) {
+                return Some(hits.map(|(events, meta)| {
+                    summary(file, events.into_iter().map(|(e, _)| e).collect(), meta)
+                }));
+            }
+        }
+        if !within && !corpus.may_match(file, &raw) {
+            return None;
+        }
+        let keep = |e: &Event| match filter.matches(e) {
+            true => Keep::Full,
+            false => Keep::Drop,
+        };
+        let test = |line: &[u8]| raw.may_match_slice(line);
+        let line_test: Option<LineTest<'_>> =
+            (!raw.passes_everything()).then_some(&test as LineTest<'_>);
+        Some(
+            corpus
+                .load(file, &keep, all_branches, line_test)
+                .map(|loaded| summary(file, loaded.events, loaded.meta)),
+        )
+    });
+    let counted = |k: Known| !matches!(k, Known::Unknown | Known::Unindexable);
+    let from_index = (0..sessions.len())
+        .filter(|&i| known(i).is_some_and(counted))
+        .count();
+    let mut gathered = Gathered {
+        from_index,
+        scanned: sessions.len() - from_index,
+        unindexable: (0..sessions.len())
+            .filter(|&i| known(i) == Some(Known::Unindexable))
+            .count(),
+        ..Gathered::default()
+    };
+    for result in read.into_iter().flatten() {
+        match result {
+            Ok(Some(s)) => gathered.summaries.push(s),
+            Ok(None) => {}
+            Err(e) => gathered.skipped.push(e),
+        }
+    }
+    sort(&mut gathered.summaries);
+    gathered
 }
 
 /// The part of `text` around the first match of `filter`, at most [`SNIPPET`] bytes of it
