@@ -286,8 +286,9 @@ impl Text {
             if let Some(n) = item.session_events {
                 let _ = write!(
                     lead,
-                    "  {} events",
-                    self.paint(Paint::Number, &n.to_string())
+                    "  {} event{}",
+                    self.paint(Paint::Number, &n.to_string()),
+                    if n == 1 { "" } else { "s" }
                 );
             }
             if let Some(r) = item.resume.as_ref() {
