@@ -137,6 +137,18 @@ pub struct ListArgs {
     #[arg(help_heading = "Selection")]
     #[arg(long, value_name = "PATH")]
     pub cwd: Option<PathBuf>,
+    /// One entry per session with a hit of --query: its hit count, first and last hit, best
+    /// hit and resume command, by the latest hit; --limit counts sessions. Without --session it
+    /// searches every session.
+    #[arg(help_heading = "Output")]
+    #[arg(long)]
+    pub sessions: bool,
+    /// The text layout: a block per item, or a line per item (per session in the overview).
+    /// Default: on a terminal, lines for the overview and --sessions and blocks for events;
+    /// piped, blocks.
+    #[arg(help_heading = "Output")]
+    #[arg(long, value_enum, value_name = "LAYOUT")]
+    pub format: Option<FormatArg>,
 }
 
 /// A count of items: a page of none would answer nothing.
@@ -147,6 +159,20 @@ fn at_least_one(text: &str) -> Result<usize, String> {
         Err(_) if text.starts_with('-') => Err("must be at least 1".into()),
         Err(e) => Err(e.to_string()),
     }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Lines,
+    Blocks,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    #[default]
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Args, Debug)]
@@ -211,6 +237,15 @@ pub struct Common {
     #[arg(help_heading = "Sources")]
     #[arg(long, global = true)]
     pub no_index: bool,
+    /// Color, highlighted matches, local times with their age and one line per session: on a
+    /// terminal (auto, unless NO_COLOR is set), always, or never.
+    #[arg(help_heading = "Output")]
+    #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    pub color: ColorArg,
+    /// End each item and session with its transcript file (and line, where known).
+    #[arg(help_heading = "Output")]
+    #[arg(long, global = true)]
+    pub show_path: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

@@ -13,10 +13,14 @@
 #![deny(missing_docs)]
 
 mod args;
+mod command_line;
 mod export;
 mod index;
 pub mod mcp;
 pub mod render;
+pub mod screen;
+
+pub use screen::Terminal;
 
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
@@ -30,8 +34,8 @@ use history_core::search::Cursor;
 use history_core::time::parse_bound;
 use history_core::{History, HistoryError, ListRequest, ReadRequest, Role, Timestamp};
 
-use args::{Cli, Command, ListArgs, ReadArgs};
-use render::{Json, Printer, Text};
+use args::{Cli, ColorArg, Command, FormatArg, ListArgs, ReadArgs};
+use render::{Json, Layout, Printer, Text};
 
 /// The harnesses the command reads, in the order they are tried.
 pub const HARNESSES: [&Harness; 3] = [
@@ -116,9 +120,26 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    run_on(registry, argv, env, io, &Terminal::piped())
+}
+
+/// [`run_io`] for output that goes where `terminal` says: on a terminal (or with `--color
+/// always`) text gets color, local times and lines; piped, it stays plain.
+pub fn run_on<I, T>(
+    registry: &[&Harness],
+    argv: I,
+    env: Env<'_>,
+    io: Io<'_>,
+    terminal: &Terminal,
+) -> Output
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
     let json = argv.iter().any(|a| a == "--json");
-    let printer: &dyn Printer = if json { &Json } else { &Text };
+    let plain = Text::default();
+    let printer: &dyn Printer = if json { &Json } else { &plain };
     let fail = |error: &HistoryError| {
         let text = printer.error(error);
         let (stdout, stderr) = if json {
@@ -151,7 +172,11 @@ where
     if let Command::Mcp = cli.command {
         return match open(registry, &matches, &cli, env) {
             Ok(_) => {
-                serve_mcp(registry, &matches, &cli, env, &index, io);
+                let text = Text {
+                    prefix: recipe_prefix(registry, &matches, &cli),
+                    ..Text::default()
+                };
+                serve_mcp(registry, &matches, &cli, env, &index, io, &text);
                 Output::default()
             }
             Err(e) => fail(&e),
@@ -163,8 +188,19 @@ where
             Err(e) => fail(&e),
         };
     }
+    let text = text_printer(registry, &matches, &cli, env, terminal);
+    let printer: &dyn Printer = if json { &Json } else { &text };
     let mut wants_index = None;
     let result = open(registry, &matches, &cli, env).and_then(|history| match &cli.command {
+        Command::List(a) if a.sessions => list_request(a, cli.common.budget).and_then(|req| {
+            let history = history.with_projection(index.projection());
+            let render: &dyn history_core::page::RenderSessions = if json { &Json } else { &text };
+            let page = history.sessions(&req, render)?;
+            if index.updates_in_background() && page.coverage.scanned > page.coverage.unindexable {
+                wants_index = Some(background_argv(registry, &matches));
+            }
+            Ok((render.sessions(&page), String::new(), !page.sessions.is_empty()))
+        }),
         Command::List(a) => list_request(a, cli.common.budget).and_then(|req| {
             // Only a search consults the index: other pages need not open it.
             let search = req.queries.iter().any(|q| !q.is_empty());
@@ -234,7 +270,8 @@ fn export(
             ..Output::default()
         },
         Err(e) => {
-            let printer: &dyn Printer = if json { &Json } else { &Text };
+            let plain = Text::default();
+            let printer: &dyn Printer = if json { &Json } else { &plain };
             let text = printer.error(&e);
             let (stdout, stderr) = if json {
                 (text, String::new())
@@ -267,6 +304,7 @@ fn serve_mcp(
     env: Env<'_>,
     index: &index::Settings,
     io: Io<'_>,
+    text: &Text,
 ) {
     let history = |search: bool| {
         open(registry, matches, cli, env).map(|h| {
@@ -284,6 +322,7 @@ fn serve_mcp(
         wants_index: &wants_index,
         start_index: &start_index,
         budget: cli.common.budget,
+        text,
     };
     mcp::serve(&backend, io.input, io.output);
 }
@@ -350,6 +389,70 @@ fn one_line(rendered: &str) -> String {
     line
 }
 
+/// The text printer for this run: plain as CONTRACT §9 has it when piped; for a person at a
+/// terminal (or `--color always`), local times with ages, one line per session, and color unless
+/// `--color never` or `NO_COLOR` says otherwise.
+fn text_printer(
+    registry: &[&Harness],
+    matches: &clap::ArgMatches,
+    cli: &Cli,
+    env: Env<'_>,
+    terminal: &Terminal,
+) -> Text {
+    let color = cli.common.color;
+    let people = terminal.is_terminal || color == ColorArg::Always;
+    let no_color = env("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let dumb = env("TERM").is_some_and(|t| t == "dumb");
+    let (format, queries) = match &cli.command {
+        Command::List(a) => (a.format, a.queries.as_slice()),
+        _ => (None, &[][..]),
+    };
+    let (layout, sessions_layout) = match format {
+        Some(FormatArg::Lines) => (Layout::Lines, Layout::Lines),
+        Some(FormatArg::Blocks) => (Layout::Blocks, Layout::Blocks),
+        // Events are read whole; what stands for a session is skimmed.
+        None if people => (Layout::Blocks, Layout::Lines),
+        None => (Layout::Blocks, Layout::Blocks),
+    };
+    Text {
+        prefix: recipe_prefix(registry, matches, cli),
+        layout,
+        sessions_layout,
+        color: match color {
+            ColorArg::Always => true,
+            ColorArg::Never => false,
+            ColorArg::Auto => terminal.is_terminal && !no_color && !dumb,
+        },
+        clock: people.then(|| screen::Clock {
+            now: terminal.now,
+            zone: terminal.zone.clone(),
+        }),
+        width: terminal.width,
+        show_path: cli.common.show_path,
+        filter: Some(history_core::Filter::new(queries, Vec::new(), None, None)),
+        home: env("HOME").filter(|h| h.len() > 1),
+    }
+}
+
+/// What a pasted recipe must repeat to mean the same: the program, and the roots and the
+/// current session this run was given by flag.
+fn recipe_prefix(registry: &[&Harness], matches: &clap::ArgMatches, cli: &Cli) -> Vec<String> {
+    let mut prefix = vec![command_line::PROGRAM.to_string()];
+    for h in registry {
+        if let Some(root) = args::root_flag(matches, h) {
+            prefix.push(format!("--{}", h.root_flag));
+            prefix.push(root.display().to_string());
+        }
+    }
+    if let Some(current) = &cli.common.current {
+        prefix.extend(["--current".to_string(), current.clone()]);
+    }
+    if let Some(host) = &cli.common.host {
+        prefix.extend(["--host".to_string(), host.clone()]);
+    }
+    prefix
+}
+
 /// Every harness's source, who is asking, and the overview cache.
 fn open(
     registry: &[&Harness],
@@ -378,8 +481,9 @@ fn open(
             .with_current(current, host)
             .with_current_source(source.map(str::to_owned))
             .with_cache(cache)
-            // Only JSON shows where items are and how to reopen their sessions.
-            .with_locations(cli.common.json)
+            // Only JSON and --show-path show where items' lines are; text shows how to reopen
+            // sessions, which takes no such read.
+            .with_locations(cli.common.json || cli.common.show_path)
             .with_empty_hint(format!(
                 "To try the bundled demo, from the repository: cargo run --release -- list {}",
                 demo.join(" ")

@@ -4,7 +4,7 @@
 //! valid request with none, 2 an error.
 #![forbid(unsafe_code)]
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -25,7 +25,14 @@ fn main() -> ExitCode {
             output: &mut std::io::stdout().lock(),
             start_index: &start_background_index,
         };
-        let out = history_cli::run_io(&history_cli::HARNESSES, std::env::args_os(), &env, io);
+        let terminal = terminal(&env);
+        let out = history_cli::run_on(
+            &history_cli::HARNESSES,
+            std::env::args_os(),
+            &env,
+            io,
+            &terminal,
+        );
         if let Some(argv) = &out.wants_index {
             start_background_index(argv);
         }
@@ -42,6 +49,24 @@ fn main() -> ExitCode {
         ExitCode::from(out.code)
     })
     .unwrap_or(ExitCode::from(2))
+}
+
+/// Whether standard output is a terminal and how wide: decided here, once, so that the library
+/// renders for whatever it is told (and tests can tell it a terminal).
+fn terminal(env: &dyn Fn(&str) -> Option<String>) -> history_cli::Terminal {
+    let stdout = std::io::stdout();
+    let is_terminal = stdout.is_terminal();
+    let width = is_terminal
+        .then(|| rustix::termios::tcgetwinsize(&stdout).ok())
+        .flatten()
+        .map(|size| usize::from(size.ws_col))
+        .filter(|w| *w > 0)
+        .or_else(|| env("COLUMNS")?.parse().ok());
+    history_cli::Terminal {
+        is_terminal,
+        width,
+        ..history_cli::Terminal::piped()
+    }
 }
 
 /// Starts one detached `notesoup-history index --background` (as git starts its auto gc): the

@@ -46,6 +46,9 @@ pub struct Backend<'a> {
     pub start_index: &'a dyn Fn(),
     /// The budget of one whole response, in bytes.
     pub budget: usize,
+    /// The text that answers carry: the CLI's plain text, its recipes command lines that repeat
+    /// the roots the server was given.
+    pub text: &'a Text,
 }
 
 /// Serves requests from `input` until it ends, writing responses to `output`.
@@ -237,6 +240,7 @@ impl<'a> Server<'a> {
         };
         let render = Mcp {
             structured: self.structured(),
+            text: self.backend.text,
         };
         // The page fits the budget that the response's frame leaves, less room for what the
         // core writes after it admitted the items (recipes, the line that says more results
@@ -259,7 +263,7 @@ impl<'a> Server<'a> {
         &mut self,
         arguments: &Map<String, Value>,
         budget: usize,
-        render: &Mcp,
+        render: &Mcp<'_>,
     ) -> Result<String, HistoryError> {
         let args = Arguments::new(arguments, LIST_PARAMS)?;
         let list = ListArgs {
@@ -288,6 +292,8 @@ impl<'a> Server<'a> {
                 .map_err(|_| HistoryError::usage("limit is too large"))?,
             all_branches: false,
             cwd: args.string("cwd")?.map(Into::into),
+            sessions: false,
+            format: None,
         };
         let req = crate::list_request(&list, budget)?;
         let search = req.queries.iter().any(|q| !q.is_empty());
@@ -305,7 +311,7 @@ impl<'a> Server<'a> {
         &mut self,
         arguments: &Map<String, Value>,
         budget: usize,
-        render: &Mcp,
+        render: &Mcp<'_>,
     ) -> Result<String, HistoryError> {
         let args = Arguments::new(arguments, READ_PARAMS)?;
         let read = ReadArgs {
@@ -460,9 +466,11 @@ fn whole(value: &Value) -> Option<u64> {
 /// The MCP rendering of a page: one tool result whose text content is the CLI's text and whose
 /// structured content (from 2025-06-18 on) is the CLI's JSON with that text in a `text` field.
 /// What it measures is what it sends, so the core fits the whole result to the budget.
-pub struct Mcp {
+pub struct Mcp<'a> {
     /// Whether the result carries `structuredContent`.
     pub structured: bool,
+    /// The text printer.
+    pub text: &'a Text,
 }
 
 /// A string's bytes inside a JSON string literal.
@@ -471,7 +479,7 @@ fn escaped(s: &str) -> String {
     quoted[1..quoted.len() - 1].to_string()
 }
 
-impl Mcp {
+impl Mcp<'_> {
     fn result(&self, text: String, structured: Value, is_error: bool) -> String {
         let mut result = Map::new();
         result.insert("content".into(), json!([{ "type": "text", "text": text }]));
@@ -488,15 +496,15 @@ impl Mcp {
 
     /// An error as a tool result: the CLI's line of text, and its JSON error object.
     pub fn error(&self, error: &HistoryError) -> String {
-        let text = Text.error(error).trim_end().to_string();
+        let text = self.text.error(error).trim_end().to_string();
         let structured = serde_json::from_str(&Json.error(error)).unwrap_or(Value::Null);
         self.result(text, structured, true)
     }
 }
 
-impl Render for Mcp {
+impl Render for Mcp<'_> {
     fn item(&self, item: &history_core::page::Item, implicit: bool) -> String {
-        let text = escaped(&Text.item(item, implicit));
+        let text = escaped(&self.text.item(item, implicit));
         if !self.structured {
             return text;
         }
@@ -505,12 +513,12 @@ impl Render for Mcp {
 
     fn list(&self, page: &ListPage) -> String {
         let structured = serde_json::to_value(page).unwrap_or(Value::Null);
-        self.result(Text.list(page), structured, false)
+        self.result(self.text.list(page), structured, false)
     }
 
     fn read(&self, page: &ReadPage) -> String {
         let structured = serde_json::to_value(page).unwrap_or(Value::Null);
-        self.result(Text.read(page), structured, false)
+        self.result(self.text.read(page), structured, false)
     }
 }
 

@@ -4,8 +4,14 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use history_core::page::{FoldedRun, Item, ListPage, ReadPage, Render};
-use history_core::HistoryError;
+use history_core::location::Resume;
+use history_core::page::{
+    FoldedRun, Item, ListPage, ReadPage, Recipe, Render, RenderSessions, SessionMatch, SessionsPage,
+};
+use history_core::{Filter, HistoryError, Timestamp};
+
+use crate::command_line;
+use crate::screen::{self, Clock, Paint};
 
 /// A renderer of pages that also renders errors.
 pub trait Printer: Render {
@@ -25,76 +31,339 @@ pub trait Printer: Render {
     }
 }
 
-/// The default, human-readable printer.
-pub struct Text;
+/// How text output lays out items.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// A block per item: a header line, a detail line and the text (CONTRACT §9).
+    #[default]
+    Blocks,
+    /// A line per item (per session, in the overview), its text cut to the rest of the line.
+    Lines,
+}
+
+/// The human-readable printer. Its default is the plain text of CONTRACT §9 that scripts and
+/// snapshot tests read; a person at a terminal gets color, local times and lines.
+#[derive(Clone, Debug, Default)]
+pub struct Text {
+    /// The words every command-line recipe starts with: the program, then the flags of this run
+    /// that a recipe must repeat to mean the same (the roots). Empty: the program alone.
+    pub prefix: Vec<String>,
+    /// How events are laid out (a browse or a search).
+    pub layout: Layout,
+    /// How what stands for a whole session is laid out: the overview's representatives and a
+    /// session-level search's sessions.
+    pub sessions_layout: Layout,
+    /// Whether to color the output (and highlight the matches of `filter`).
+    pub color: bool,
+    /// Local times with their age, rather than UTC as the transcripts store them.
+    pub clock: Option<Clock>,
+    /// How many columns a line may take, where known.
+    pub width: Option<usize>,
+    /// Whether every item and session also names its transcript file.
+    pub show_path: bool,
+    /// The search whose matches are highlighted.
+    pub filter: Option<Filter>,
+    /// The home directory, which lines write as `~` where a directory lies in it.
+    pub home: Option<String>,
+}
+
+/// The width lines are cut to when the terminal's is not known.
+const DEFAULT_WIDTH: usize = 120;
+
+/// How many characters of a session id a line shows.
+const SHORT_ID: usize = 8;
+
+/// How many columns of a working directory a line shows.
+const PLACE: usize = 32;
+
+/// The end of `text` that takes at most `width` columns.
+fn tail_columns(text: &str, width: usize) -> &str {
+    let mut cols = 0;
+    let mut start = text.len();
+    for (i, c) in text.char_indices().rev() {
+        cols += screen::columns(&c.to_string());
+        if cols > width {
+            break;
+        }
+        start = i;
+    }
+    &text[start..]
+}
 
 /// The `--json` printer: one object, `schema_version` 1.
 pub struct Json;
 
+/// The JSON printer's compact form of a value.
 fn compact<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-fn fold_line(folded: &FoldedRun) -> String {
-    let fold = &folded.run;
-    let roles: Vec<&str> = fold.roles.iter().map(|r| r.as_str()).collect();
-    let range = if fold.first_seq == fold.last_seq {
-        format!("seq {}", fold.first_seq)
-    } else {
-        format!("seq {}–{}", fold.first_seq, fold.last_seq)
-    };
-    let mut what = roles.join(", ");
-    if !fold.tools.is_empty() {
-        let _ = write!(what, "; {}", fold.tools.join(", "));
+impl Text {
+    fn layout_of(&self, item: &Item) -> Layout {
+        match item.representative {
+            true => self.sessions_layout,
+            false => self.layout,
+        }
     }
-    format!(
-        "  ⋯ {} folded ({range}: {what}) → expand: {}\n\n",
-        fold.count,
-        compact(&folded.expand)
-    )
+
+    fn paint(&self, paint: Paint, text: &str) -> String {
+        screen::paint(self.color, paint, text)
+    }
+
+    /// A recipe as the command line a person pastes (JSON keeps the selector objects).
+    fn recipe(&self, recipe: &Recipe) -> String {
+        command_line::recipe(&self.prefix, recipe)
+    }
+
+    /// A next step: `→ name: what`, on a line of its own.
+    fn step(&self, name: &str, what: &str) -> String {
+        format!(
+            "{} {what}\n",
+            self.paint(Paint::Recipe, &format!("→ {name}:"))
+        )
+    }
+
+    /// The next steps that end a block standing for a session, or an item with its file.
+    fn trailer(&self, resume: Option<&Resume>, path: Option<&str>, line: Option<u64>) -> String {
+        let mut s = String::new();
+        if let Some(r) = resume {
+            s.push_str(&self.step("resume", &command_line::resume(r)));
+        }
+        if let Some(p) = path.filter(|_| self.show_path) {
+            let at = line.map(|l| format!("{p}:{l}")).unwrap_or_else(|| p.into());
+            s.push_str(&self.step("file", &at));
+        }
+        s
+    }
+
+    fn when(&self, t: Option<Timestamp>) -> String {
+        match (t, &self.clock) {
+            (None, _) => "(no time)".to_string(),
+            (Some(t), Some(clock)) => clock.when(t),
+            (Some(t), None) => t.to_string(),
+        }
+    }
+
+    /// A time as short as a line wants it: its age, or the UTC minute without a clock.
+    fn short_when(&self, t: Option<Timestamp>) -> String {
+        match (t, &self.clock) {
+            (None, _) => "untimed".to_string(),
+            (Some(t), Some(clock)) => clock.age(t),
+            (Some(t), None) => {
+                let s = t.to_string();
+                format!("{}Z", s.get(..16).unwrap_or(&s).replace('T', " "))
+            }
+        }
+    }
+
+    fn fold_line(&self, folded: &FoldedRun) -> String {
+        let fold = &folded.run;
+        let roles: Vec<&str> = fold.roles.iter().map(|r| r.as_str()).collect();
+        let range = if fold.first_seq == fold.last_seq {
+            format!("seq {}", fold.first_seq)
+        } else {
+            format!("seq {}–{}", fold.first_seq, fold.last_seq)
+        };
+        let mut what = roles.join(", ");
+        if !fold.tools.is_empty() {
+            let _ = write!(what, "; {}", fold.tools.join(", "));
+        }
+        let end = match self.layout {
+            Layout::Blocks => "\n\n",
+            Layout::Lines => "\n",
+        };
+        format!(
+            "  {} {} {}{end}",
+            self.paint(
+                Paint::Dim,
+                &format!("⋯ {} folded ({range}: {what})", fold.count)
+            ),
+            self.paint(Paint::Recipe, "→ expand:"),
+            self.recipe(&folded.expand),
+        )
+    }
+
+    fn header(&self, item: &Item, implicit: bool) -> String {
+        let mut h = String::new();
+        if !implicit {
+            let _ = write!(
+                h,
+                "session {} | ",
+                self.paint(Paint::Session, &item.session)
+            );
+        }
+        let _ = write!(
+            h,
+            "seq {}",
+            self.paint(Paint::Number, &item.event.seq.to_string())
+        );
+        if item.event.part > 0 {
+            let _ = write!(h, " | part {}", item.event.part);
+        }
+        let role = item.event.role;
+        let _ = write!(h, " | {}", self.paint(Paint::Role(role), role.as_str()));
+        h
+    }
+
+    fn detail(&self, item: &Item) -> String {
+        let mut d = self.when(item.event.timestamp);
+        let _ = write!(d, " · {}", item.event.kind);
+        if let Some(tool) = &item.event.tool {
+            let _ = write!(d, " · {tool}");
+        }
+        if item.event.on_active_branch == Some(false) {
+            d.push_str(" · off the active branch");
+        }
+        self.paint(Paint::Dim, &d)
+    }
+
+    fn text(&self, text: &str) -> String {
+        screen::highlight(self.color, self.filter.as_ref(), text)
+    }
+
+    fn block(&self, item: &Item, implicit: bool) -> String {
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            "{}\n{}\n{}\n",
+            self.header(item, implicit),
+            self.detail(item),
+            self.text(&item.event.text)
+        );
+        let resume = item.resume.as_ref().filter(|_| item.representative);
+        s.push_str(&self.trailer(resume, item.path.as_deref(), item.location.map(|l| l.line)));
+        s.push('\n');
+        s
+    }
+
+    /// The short form of a qualified id, and the full id where that is longer.
+    fn short_session(&self, session: &str) -> String {
+        let (harness, id) = session.split_once(':').unwrap_or(("", session));
+        let short: String = id.chars().take(SHORT_ID).collect();
+        format!("{harness} {}", self.paint(Paint::Session, &short))
+    }
+
+    /// Where a session ran, as a line shows it: its directory's last components (a line has
+    /// no room for a long one) and its branch.
+    fn short_place(&self, cwd: Option<&str>, branch: Option<&str>) -> String {
+        let home = |c: &str| {
+            let rest = self.home.as_deref().and_then(|h| c.strip_prefix(h))?;
+            (rest.is_empty() || rest.starts_with('/')).then(|| format!("~{rest}"))
+        };
+        let cwd = cwd.map(|c| home(c).unwrap_or_else(|| c.to_string()));
+        let cwd = cwd.map(|c| match screen::columns(&c) > PLACE {
+            true => format!("…{}", tail_columns(&c, PLACE - 1)),
+            false => c,
+        });
+        Text::place(cwd.as_deref(), branch)
+    }
+
+    /// Where a session ran: its directory and branch.
+    fn place(cwd: Option<&str>, branch: Option<&str>) -> String {
+        match (cwd, branch) {
+            (Some(c), Some(b)) => format!("{c} ({b})"),
+            (Some(c), None) => c.to_string(),
+            (None, Some(b)) => format!("({b})"),
+            (None, None) => "-".to_string(),
+        }
+    }
+
+    /// `lead` and then as much of `text` (one line, its match in view) as fits before `tail`
+    /// within the line's width; at least a few words of it.
+    fn fit_line(&self, lead: &str, text: &str, focus: Option<usize>, tail: &str) -> String {
+        let width = self.width.unwrap_or(DEFAULT_WIDTH);
+        let used = screen::columns(&strip(lead)) + screen::columns(&strip(tail)) + 2;
+        let room = width.saturating_sub(used).max(24);
+        let shown = screen::one_line(text, focus, room);
+        let mut line = format!("{lead}  {}", self.text(&shown));
+        if !tail.is_empty() {
+            let _ = write!(line, "  {tail}");
+        }
+        line.push('\n');
+        line
+    }
+
+    fn line(&self, item: &Item, implicit: bool) -> String {
+        let mut lead = self.paint(
+            Paint::Dim,
+            &format!("{:>8}", self.short_when(item.event.timestamp)),
+        );
+        if !implicit {
+            let _ = write!(lead, "  {}", self.short_session(&item.session));
+        }
+        let mut tail = String::new();
+        if item.representative {
+            let place = self.short_place(item.cwd.as_deref(), item.git_branch.as_deref());
+            let _ = write!(lead, "  {}", self.paint(Paint::Dim, &place));
+            if let Some(n) = item.session_events {
+                let _ = write!(
+                    lead,
+                    "  {} event{}",
+                    self.paint(Paint::Number, &n.to_string()),
+                    if n == 1 { "" } else { "s" }
+                );
+            }
+            if let Some(r) = item.resume.as_ref() {
+                tail = self.paint(Paint::Recipe, &format!("→ {}", resume_here(r)));
+            }
+        } else {
+            let role = item.event.role;
+            let _ = write!(
+                lead,
+                "  seq {} {}",
+                self.paint(Paint::Number, &item.event.seq.to_string()),
+                self.paint(Paint::Role(role), role.as_str())
+            );
+        }
+        if let Some(p) = item.path.as_deref().filter(|_| self.show_path) {
+            let at = item
+                .location
+                .map(|l| format!("{p}:{}", l.line))
+                .unwrap_or_else(|| p.into());
+            tail = [tail, self.paint(Paint::Dim, &at)]
+                .join(" ")
+                .trim()
+                .to_string();
+        }
+        self.fit_line(&lead, &item.event.text, item.focus, &tail)
+    }
 }
 
-fn header(item: &Item, implicit: bool) -> String {
-    let mut h = String::new();
-    if !implicit {
-        let _ = write!(h, "session {} | ", item.session);
-    }
-    let _ = write!(h, "seq {}", item.event.seq);
-    if item.event.part > 0 {
-        let _ = write!(h, " | part {}", item.event.part);
-    }
-    let _ = write!(h, " | {}", item.event.role);
-    h
+/// A resume command as a line shows it: the line names the directory already.
+fn resume_here(r: &Resume) -> String {
+    r.argv
+        .iter()
+        .map(|w| command_line::quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
-fn detail(item: &Item) -> String {
-    let mut d = match item.event.timestamp {
-        Some(t) => t.to_string(),
-        None => "(no time)".to_string(),
-    };
-    let _ = write!(d, " · {}", item.event.kind);
-    if let Some(tool) = &item.event.tool {
-        let _ = write!(d, " · {tool}");
+/// `text` without its SGR color codes, to count the columns it takes.
+fn strip(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\x1b[") {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        match rest.find('m') {
+            Some(end) => rest = &rest[end + 1..],
+            None => rest = "",
+        }
     }
-    if item.event.on_active_branch == Some(false) {
-        d.push_str(" · off the active branch");
-    }
-    d
+    out.push_str(rest);
+    out
 }
 
 impl Render for Text {
     fn item(&self, item: &Item, implicit: bool) -> String {
         let mut s = String::new();
         if let Some(fold) = &item.folded_before {
-            s.push_str(&fold_line(fold));
+            s.push_str(&self.fold_line(fold));
         }
-        let _ = write!(
-            s,
-            "{}\n{}\n{}\n\n",
-            header(item, implicit),
-            detail(item),
-            item.event.text
-        );
+        match self.layout_of(item) {
+            Layout::Blocks => s.push_str(&self.block(item, implicit)),
+            Layout::Lines => s.push_str(&self.line(item, implicit)),
+        }
         s
     }
 
@@ -143,13 +412,20 @@ impl Text {
             s.push_str(&self.item(item, doc.implicit));
         }
         if let Some(fold) = &doc.folded_after {
-            s.push_str(&fold_line(fold));
+            s.push_str(&self.fold_line(fold));
+        }
+        if doc
+            .items
+            .last()
+            .is_some_and(|i| self.layout_of(i) == Layout::Lines)
+        {
+            s.push('\n');
         }
         if let Some(r) = &doc.older {
-            let _ = writeln!(s, "→ older: {}", compact(r));
+            s.push_str(&self.step("older", &self.recipe(r)));
         }
         if let Some(r) = &doc.newer {
-            let _ = writeln!(s, "→ newer: {}", compact(r));
+            s.push_str(&self.step("newer", &self.recipe(r)));
         }
         let paged = doc.older.is_some() || doc.newer.is_some();
         if doc.budget_cut {
@@ -164,6 +440,9 @@ impl Text {
                 "→ more {side} sessions: narrow with --session, --role, --since/--until, or raise --limit"
             );
         }
+        if doc.session.is_some() {
+            s.push_str(&self.trailer(doc.resume.as_ref(), None, None));
+        }
         s
     }
 
@@ -171,7 +450,7 @@ impl Text {
     fn read_results(&self, doc: &ReadPage) -> String {
         let mut s = String::new();
         if let Some(item) = &doc.item {
-            let mut d = detail(item);
+            let mut d = self.detail(item);
             if doc.parts > 1 {
                 let _ = write!(d, " · part {} of {}", item.event.part, doc.parts);
             }
@@ -181,14 +460,108 @@ impl Text {
             let _ = write!(
                 s,
                 "{}\n{d}\n{}\n\n",
-                header(item, doc.implicit),
+                self.header(item, doc.implicit),
                 item.event.text
             );
         }
         if let Some(next) = &doc.next {
-            let _ = writeln!(s, "→ continue: {}", compact(next));
+            s.push_str(&self.step("continue", &self.recipe(next)));
         }
-        let _ = writeln!(s, "→ neighborhood: {}", compact(&doc.neighborhood));
+        s.push_str(&self.step("neighborhood", &self.recipe(&doc.neighborhood)));
+        if let Some(item) = &doc.item {
+            s.push_str(&self.trailer(
+                item.resume.as_ref(),
+                item.path.as_deref(),
+                item.location.map(|l| l.line),
+            ));
+        }
+        s
+    }
+}
+
+impl RenderSessions for Text {
+    fn session(&self, m: &SessionMatch) -> String {
+        let place = Text::place(m.cwd.as_deref(), m.git_branch.as_deref());
+        let hits = format!(
+            "{} hit{}",
+            self.paint(Paint::Number, &m.hits.to_string()),
+            if m.hits == 1 { "" } else { "s" }
+        );
+        match self.sessions_layout {
+            Layout::Blocks => {
+                let mut s = format!(
+                    "session {} | {hits} | {}\n",
+                    self.paint(Paint::Session, &m.session),
+                    self.paint(Paint::Dim, &place)
+                );
+                let span = match (m.first_hit, m.last_hit) {
+                    (Some(a), Some(b)) if a != b => {
+                        format!("{} – {}", self.when(Some(a)), self.when(Some(b)))
+                    }
+                    (_, last) => self.when(last),
+                };
+                let _ = writeln!(s, "{}", self.paint(Paint::Dim, &span));
+                let _ = writeln!(s, "{}", self.header(&m.best, true));
+                let _ = writeln!(s, "{}", self.text(&m.best.event.text));
+                s.push_str(&self.step("hits", &self.recipe(&m.list)));
+                s.push_str(&self.step("read", &self.recipe(&m.read)));
+                s.push_str(&self.trailer(m.resume.as_ref(), m.path.as_deref(), None));
+                s.push('\n');
+                s
+            }
+            Layout::Lines => {
+                let place = self.short_place(m.cwd.as_deref(), m.git_branch.as_deref());
+                let mut lead =
+                    self.paint(Paint::Dim, &format!("{:>8}", self.short_when(m.last_hit)));
+                let _ = write!(
+                    lead,
+                    "  {}  {}  {hits}",
+                    self.short_session(&m.session),
+                    self.paint(Paint::Dim, &place)
+                );
+                let (first, last) = (self.short_when(m.first_hit), self.short_when(m.last_hit));
+                if m.first_hit.is_some() && first != last {
+                    let _ = write!(
+                        lead,
+                        " {}",
+                        self.paint(Paint::Dim, &format!("since {first}"))
+                    );
+                }
+                let mut tail = String::new();
+                if let Some(r) = m.resume.as_ref() {
+                    tail = self.paint(Paint::Recipe, &format!("→ {}", resume_here(r)));
+                }
+                if let Some(p) = m.path.as_deref().filter(|_| self.show_path) {
+                    tail = [tail, self.paint(Paint::Dim, p)]
+                        .join(" ")
+                        .trim()
+                        .to_string();
+                }
+                self.fit_line(&lead, &m.best.event.text, m.best.focus, &tail)
+            }
+        }
+    }
+
+    fn sessions(&self, page: &SessionsPage) -> String {
+        let mut s = String::new();
+        if let Some(notice) = &page.notice {
+            let _ = writeln!(s, "notice: {notice}\n");
+        }
+        for m in &page.sessions {
+            s.push_str(&self.session(m));
+        }
+        if self.sessions_layout == Layout::Lines && !page.sessions.is_empty() {
+            s.push('\n');
+        }
+        if page.budget_cut {
+            let _ = writeln!(s, "→ the output budget ended this page: raise --budget, or narrow with --session, --role, --since/--until");
+        } else if page.has_older || page.has_newer {
+            let side = if page.has_older { "older" } else { "newer" };
+            let _ = writeln!(s, "→ more sessions with {side} hits: raise --limit, or narrow with --session, --role, --since/--until");
+        }
+        if page.sessions.is_empty() && !page.no_sessions {
+            s.push_str("no matching sessions\n");
+        }
         s
     }
 }
@@ -231,6 +604,16 @@ struct ErrorBody<'a> {
     candidates: Option<&'a [String]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     session: Option<&'a str>,
+}
+
+impl RenderSessions for Json {
+    fn session(&self, session: &SessionMatch) -> String {
+        compact(session) + ","
+    }
+
+    fn sessions(&self, page: &SessionsPage) -> String {
+        compact(page) + "\n"
+    }
 }
 
 impl Render for Json {

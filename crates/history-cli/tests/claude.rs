@@ -435,7 +435,8 @@ fn the_current_session_is_implicit() {
         env.stdout
     );
     assert!(
-        env.stdout.contains("→ older: {\"before_seq\":7}"),
+        env.stdout
+            .contains("→ older: notesoup-history list --before-seq 7\n"),
         "{}",
         env.stdout
     );

@@ -172,5 +172,7 @@ fn text_output_shows_no_locations() {
     let r = Roots::new();
     let text = r.run(&["list", "--session", "claude:70fc6d83"]);
     assert_eq!(text.code, 0);
-    assert!(!text.stdout.contains("byte_offset") && !text.stdout.contains("--resume"));
+    assert!(!text.stdout.contains("byte_offset") && !text.stdout.contains("\"line\""));
+    // What a person needs of it is a command line: how to resume the session.
+    assert!(text.stdout.contains("\n→ resume: cd "), "{}", text.stdout);
 }

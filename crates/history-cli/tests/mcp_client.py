@@ -107,7 +107,12 @@ async def main_session(args):
                     if not page["has_older"]:
                         break
                     recipe = page["older"]
-                    check(f"→ older: {json.dumps(recipe, separators=(',', ':'), ensure_ascii=False)}" in page["text"], "the text shows the recipe")
+                    # The text shows the recipe as the command line it stands for.
+                    # (after the root flags the server was given, which it repeats).
+                    older = next((l for l in page["text"].splitlines() if l.startswith("→ older: ")), "")
+                    check(older.startswith("→ older: notesoup-history list ")
+                          and older.endswith(f" --session {first} --before-seq {recipe['before_seq']}"),
+                          f"the text shows the recipe: {older}")
                     args_ = {**recipe, "limit": 1}
                 item = page["items"][0] if page["items"] else None
                 if item:

@@ -88,7 +88,7 @@ pub fn cut(text: &mut String, max_bytes: usize) -> bool {
 pub const MIN_BUDGET: usize = 1024;
 
 /// Room kept for recipe numbers that are filled in after admission.
-const FRAME_SLACK: usize = 96;
+pub(crate) const FRAME_SLACK: usize = 96;
 
 /// The least room a hit's share of the budget gets.
 const MIN_SHARE: usize = 600;
@@ -110,8 +110,21 @@ pub fn fit_list(
     from: From,
     fair_share: bool,
 ) -> Admitted {
+    fit_list_framed(page, render, budget, from, fair_share, FRAME_SLACK)
+}
+
+/// [`fit_list`] for a page whose frame already holds its recipes as wide as they can come out:
+/// only `slack` more bytes are kept for what admission fills in.
+pub(crate) fn fit_list_framed(
+    page: &mut ListPage,
+    render: &dyn Render,
+    budget: usize,
+    from: From,
+    fair_share: bool,
+    slack: usize,
+) -> Admitted {
     let mut items = std::mem::take(&mut page.items);
-    let frame = render.list(page).len() + FRAME_SLACK;
+    let frame = render.list(page).len() + slack;
     let implicit = page.implicit;
     let cost = |i: &Item| render.item(i, implicit).len();
     let room = budget.saturating_sub(frame);

@@ -12,7 +12,10 @@ use crate::harness::{Env, Harness};
 use crate::matching::Filter;
 use crate::model::{Event, Role, SessionFile, SessionKey};
 use crate::overview::{overview, representative, Representative};
-use crate::page::{Coverage, FoldedRun, Item, ListPage, ReadPage, Recipe, Render, SCHEMA_VERSION};
+use crate::page::{
+    Coverage, FoldedRun, Item, ListPage, ReadPage, Recipe, Render, RenderSessions, SessionMatch,
+    SessionsPage, SCHEMA_VERSION,
+};
 use crate::paging::{browse, BrowseRequest, From};
 use crate::place::Place;
 use crate::search::{search, Bound, Cursor, Known, Listing, SearchRequest, SessionHits, Wanted};
@@ -135,6 +138,7 @@ pub struct History {
     cache: Option<Box<dyn RepresentativeCache>>,
     empty_hint: Option<String>,
     locations: bool,
+    resumes: bool,
 }
 
 impl History {
@@ -150,6 +154,7 @@ impl History {
             cache: None,
             empty_hint: None,
             locations: true,
+            resumes: true,
         }
     }
 
@@ -216,6 +221,21 @@ impl History {
     pub fn with_locations(mut self, locations: bool) -> History {
         self.locations = locations;
         self
+    }
+
+    /// Whether items say how to reopen their sessions even where they do not say where their
+    /// lines are ([`History::with_locations`] off): that takes no more than a look at each
+    /// session's file, not a read up to its lines.
+    pub fn with_resumes(mut self, resumes: bool) -> History {
+        self.resumes = resumes;
+        self
+    }
+
+    /// Fills in the items' locations and resume commands, as far as asked for.
+    fn fill(&self, items: &mut [Item], files: &[&SessionFile]) {
+        if self.locations || self.resumes {
+            crate::location::fill(&self.corpus, items, files, self.locations);
+        }
     }
 
     /// The sources.
@@ -286,6 +306,158 @@ impl History {
         }
     }
 
+    /// Answers a session-level search (`list --sessions`): one entry per session with a hit,
+    /// ordered by its latest hit, `limit` of them counted from `from`'s end (the newest by
+    /// default), fitted to the budget as `render` renders them. Every session with a hit is
+    /// counted, and so is every hit of each. Without a selector it searches every session: a
+    /// session-level search of the one session the caller works in would say little.
+    pub fn sessions(
+        &self,
+        req: &ListRequest,
+        render: &dyn RenderSessions,
+    ) -> Result<SessionsPage, HistoryError> {
+        check_budget(req.budget)?;
+        let filter = Filter::new(&req.queries, req.roles.clone(), req.since, req.until);
+        if !filter.is_search() {
+            return Err(HistoryError::usage(
+                "--sessions needs --query: it sums up each session's hits",
+            ));
+        }
+        if req.before_seq.is_some() || req.after_seq.is_some() {
+            return Err(HistoryError::InvalidBounds {
+                message: "--sessions sums up whole sessions: --before-seq/--after-seq do not apply"
+                    .into(),
+            });
+        }
+        if req.before.is_some() || req.after.is_some() {
+            return Err(HistoryError::InvalidBounds {
+                message: "--sessions sums up whole sessions: --before/--after do not apply".into(),
+            });
+        }
+        if let (Some(since), Some(until)) = (req.since, req.until) {
+            if since >= until {
+                return Err(HistoryError::usage(format!(
+                    "--since ({since}) must be before --until ({until}): nothing lies between"
+                )));
+            }
+        }
+        let selector = req.session.as_deref().unwrap_or("*");
+        let sessions = match self.target(Some(selector), req.cwd.as_ref())?.0 {
+            Target::Many(sessions) => sessions,
+            Target::One { file, .. } => vec![file],
+        };
+        // Every session and every hit of each, so that the set of sessions and the counts are
+        // exact.
+        let listing = crate::sessions::gather(
+            &self.corpus,
+            &sessions,
+            &filter,
+            req.all_branches,
+            self.projection.as_deref(),
+        );
+        let from = req.from.unwrap_or(From::Newest);
+        let mut notices: Vec<String> = skipped_notice(&listing.skipped).into_iter().collect();
+        let no_sessions = sessions.is_empty() && req.session.is_none();
+        if no_sessions {
+            notices.push(self.no_sessions_notice());
+        }
+        if self.projection.is_some() && listing.scanned > 0 {
+            notices.push(unindexed_notice(listing.scanned));
+        }
+        let coverage = Coverage {
+            from_index: listing.from_index,
+            scanned: listing.scanned,
+            unindexable: listing.unindexable,
+        };
+        let mut summaries = listing.summaries;
+        let matched = summaries.len();
+        let kept = req.limit.min(matched);
+        match from {
+            From::Newest => drop(summaries.drain(..matched - kept)),
+            From::Oldest => summaries.truncate(kept),
+        }
+        let base = recipe_base(req);
+        let mut entries: Vec<SessionMatch> = summaries
+            .into_iter()
+            .map(|s| self.session_match(s, &filter, &base))
+            .collect();
+        let mut page = SessionsPage {
+            schema_version: SCHEMA_VERSION,
+            sessions: Vec::new(),
+            has_older: from == From::Newest && kept < matched,
+            has_newer: from == From::Oldest && kept < matched,
+            notice: notice_of(&notices),
+            coverage,
+            budget_cut: true,
+            no_sessions,
+        };
+        // The frame is measured with the footer a cut page gets, whether it is cut or not.
+        let frame = render.sessions(&page).len() + crate::budget::FRAME_SLACK;
+        let room = req.budget.saturating_sub(frame);
+        let admitted = crate::budget::admit(
+            &mut entries,
+            from,
+            room,
+            |s| render.session(s).len(),
+            |_, _| false,
+        );
+        page.sessions = entries;
+        page.has_older |= admitted.dropped_older;
+        page.has_newer |= admitted.dropped_newer;
+        page.budget_cut = admitted.dropped_older || admitted.dropped_newer;
+        Ok(page)
+    }
+
+    /// One session's entry of a session-level search: its best hit cut to a snippet, the
+    /// recipes that list its hits and read that one, and how to resume it.
+    fn session_match(
+        &self,
+        s: crate::sessions::Summary,
+        filter: &Filter,
+        base: &Recipe,
+    ) -> SessionMatch {
+        let file = SessionFile {
+            key: s.session.clone(),
+            path: s.path.clone(),
+            modified: 0,
+            size: 0,
+        };
+        let qualified = s.session.to_string();
+        let path = s.path.display().to_string();
+        let (text, focus, cut) = crate::sessions::snippet(&s.best.text, filter);
+        let (seq, part) = s.best.position();
+        let mut best = Item::new(qualified.clone(), Some(path.clone()), s.best).about(&s.meta);
+        best.event.text = text;
+        best.focus = focus;
+        best.truncated = cut;
+        let resume = self
+            .corpus
+            .source(&file.key.harness)
+            .and_then(|source| source.resume(&file));
+        SessionMatch {
+            session: qualified.clone(),
+            path: Some(path),
+            cwd: s.meta.cwd.clone(),
+            git_branch: s.meta.git_branch.clone(),
+            title: s.meta.title.clone(),
+            hits: s.hits,
+            first_hit: s.first_hit,
+            last_hit: s.last_hit,
+            best,
+            list: Recipe {
+                session: Some(qualified.clone()),
+                ..base.clone()
+            },
+            read: Recipe {
+                session: Some(qualified),
+                seq: Some(seq),
+                part: Some(part),
+                ..Recipe::default()
+            },
+            resume,
+        }
+    }
+
     /// Answers `read`: one event from `offset_chars` on, cut to the budget as `render` renders
     /// it, with where to continue.
     pub fn read(&self, req: &ReadRequest, render: &dyn Render) -> Result<ReadPage, HistoryError> {
@@ -331,8 +503,8 @@ impl History {
             Item::new(canonical.clone(), Some(file.path.display().to_string()), e)
                 .about(&loaded.meta)
         });
-        if let Some(item) = item.as_mut().filter(|_| self.locations) {
-            crate::location::fill(&self.corpus, std::slice::from_mut(item), &[&file]);
+        if let Some(item) = item.as_mut() {
+            self.fill(std::slice::from_mut(item), &[&file]);
         }
         let total_chars = item.as_ref().map_or(0, |i| i.event.text.chars().count());
         if item.is_some() && req.offset_chars > total_chars {
@@ -587,14 +759,45 @@ impl History {
             implicit,
             no_sessions: false,
             budget_cut: false,
+            resume: (self.resumes || self.locations)
+                .then(|| self.corpus.source(&file.key.harness)?.resume(&file))
+                .flatten(),
         };
         // The footer a cut page gets is measured with the frame, whether the page is cut or not.
         page.budget_cut = true;
-        if self.locations {
-            let files = vec![&file; page.items.len()];
-            crate::location::fill(&self.corpus, &mut page.items, &files);
-        }
-        let admitted = fit_list(&mut page, render, req.budget, browse_req.from(), false);
+        let files = vec![&file; page.items.len()];
+        self.fill(&mut page.items, &files);
+        // The recipes, as wide as they can come out, are measured with the frame: a renderer may
+        // write them at length (a command line), and which items fit must not depend on them.
+        // Only the end the budget can cut, or that lies beyond already, gets one; no recipe seq
+        // is wider than the widest seq on the page.
+        let widest = page
+            .items
+            .iter()
+            .map(|i| i.event.seq)
+            .chain(page.folded_after.as_ref().map(|f| f.run.last_seq))
+            .chain(req.after_seq)
+            .max()
+            .unwrap_or(0);
+        let from = browse_req.from();
+        page.older = (page.has_older || from == From::Newest).then(|| Recipe {
+            before_seq: Some(widest),
+            ..base.clone()
+        });
+        page.newer = (page.has_newer || from == From::Oldest).then(|| Recipe {
+            after_seq: Some(widest),
+            ..base.clone()
+        });
+        let admitted = crate::budget::fit_list_framed(
+            &mut page,
+            render,
+            req.budget,
+            browse_req.from(),
+            false,
+            0,
+        );
+        page.older = None;
+        page.newer = None;
         page.has_older |= admitted.dropped_older;
         page.has_newer |= admitted.dropped_newer;
         page.budget_cut = admitted.dropped_older || admitted.dropped_newer;
@@ -722,8 +925,11 @@ impl History {
                     )
                     .about(&hit.meta);
                     item.location = hit.location;
+                    item.session_events = hit.session_events;
                     if filter.is_search() {
                         item.focus = filter.first_match(&item.event.text);
+                    } else {
+                        item.representative = true;
                     }
                     item
                 })
@@ -742,11 +948,10 @@ impl History {
             implicit: false,
             no_sessions,
             budget_cut: false,
+            resume: None,
         };
-        if self.locations {
-            let files: Vec<&SessionFile> = files.iter().collect();
-            crate::location::fill(&self.corpus, &mut page.items, &files);
-        }
+        let files: Vec<&SessionFile> = files.iter().collect();
+        self.fill(&mut page.items, &files);
         if filter.is_search() {
             // The recipes and the footer, as wide as they can come out, are measured with the
             // frame: which items fit must not depend on where the page ends.

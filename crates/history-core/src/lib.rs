@@ -38,6 +38,7 @@ pub mod prefilter;
 pub mod scan;
 pub mod search;
 pub mod selector;
+pub mod sessions;
 pub mod source;
 #[cfg(feature = "testing")]
 pub mod testing;

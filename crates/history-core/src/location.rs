@@ -92,10 +92,10 @@ pub fn locate(corpus: &Corpus, file: &SessionFile, seqs: &[u64]) -> Vec<Option<L
         .collect()
 }
 
-/// Fills in each item's [`Location`] (its `path` becoming the file the line is in) and its
-/// session's [`Resume`]; `files[i]` is the session file of `items[i]`. Sessions are located on
-/// every core, each file read once.
-pub(crate) fn fill(corpus: &Corpus, items: &mut [Item], files: &[&SessionFile]) {
+/// Fills in each item's session's [`Resume`] and, with `locate`, its [`Location`] (its `path`
+/// becoming the file the line is in); `files[i]` is the session file of `items[i]`. Sessions are
+/// located on every core, each file read once.
+pub(crate) fn fill(corpus: &Corpus, items: &mut [Item], files: &[&SessionFile], locate: bool) {
     let mut sessions: Vec<(&SessionFile, Vec<usize>)> = Vec::new();
     for (i, file) in files.iter().enumerate() {
         match sessions.iter_mut().find(|(f, _)| f.key == file.key) {
@@ -108,13 +108,17 @@ pub(crate) fn fill(corpus: &Corpus, items: &mut [Item], files: &[&SessionFile]) 
         let unknown: Vec<usize> = at
             .iter()
             .copied()
-            .filter(|&i| items[i].location.is_none())
+            .filter(|&i| locate && items[i].location.is_none())
             .collect();
         let seqs: Vec<u64> = unknown.iter().map(|&i| items[i].event.seq).collect();
         let resume = corpus
             .source(&file.key.harness)
             .and_then(|s| s.resume(file));
-        (unknown, locate(corpus, file, &seqs), resume)
+        let located = match seqs.is_empty() {
+            true => Vec::new(),
+            false => self::locate(corpus, file, &seqs),
+        };
+        (unknown, located, resume)
     });
     for ((_, at), (unknown, located, resume)) in sessions.iter().zip(found) {
         for (&i, place) in unknown.iter().zip(located) {

@@ -26,6 +26,9 @@ pub struct Representative {
     /// What the transcript says of the session (working directory, branch, title).
     #[serde(default)]
     pub meta: SessionMeta,
+    /// How many events of the session's branch the filter admits.
+    #[serde(default)]
+    pub events: usize,
     /// The files decoding read (the session's own first), to compare with a cache's witnesses.
     #[serde(skip)]
     pub lineage: Vec<std::path::PathBuf>,
@@ -89,6 +92,7 @@ pub fn representative(
     };
     Ok(Representative {
         event,
+        events: loaded.events.len(),
         notices: loaded.notices,
         meta: loaded.meta,
         lineage: loaded.lineage,
@@ -119,6 +123,7 @@ pub fn overview(
                     Ok(Representative {
                         event: Some(event),
                         meta,
+                        events,
                         ..
                     }) => listing.items.push(Hit {
                         session: file.key.clone(),
@@ -126,6 +131,7 @@ pub fn overview(
                         event,
                         meta,
                         location: None,
+                        session_events: Some(events),
                     }),
                     Ok(_) => {}
                     Err(e) => listing.skipped.push(e),

@@ -134,9 +134,17 @@ pub struct Item {
     /// The run folded just before this item.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub folded_before: Option<FoldedRun>,
+    /// How many events the session has that the overview's filter admits (the overview's
+    /// representatives only): a person tells a one-question session from a long one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_events: Option<usize>,
     /// Where in the text the query matched: a cut text keeps the match in view.
     #[serde(skip)]
     pub focus: Option<usize>,
+    /// Whether the item stands for its whole session (an overview's representative): a text
+    /// front end ends it with how to resume that session.
+    #[serde(skip)]
+    pub representative: bool,
 }
 
 impl Item {
@@ -154,7 +162,9 @@ impl Item {
             location: None,
             resume: None,
             folded_before: None,
+            session_events: None,
             focus: None,
+            representative: false,
         }
     }
 
@@ -209,6 +219,9 @@ pub struct ListPage {
     /// Whether the budget, rather than the limit, left items off the page.
     #[serde(skip)]
     pub budget_cut: bool,
+    /// For one session: how to reopen it in its agent (its items carry it too, where any).
+    #[serde(skip)]
+    pub resume: Option<Resume>,
 }
 
 /// How a search of many sessions was answered.
@@ -249,4 +262,73 @@ pub struct ReadPage {
     /// Whether the session was targeted implicitly.
     #[serde(skip)]
     pub implicit: bool,
+}
+
+/// One session of a session-level search (`list --sessions`): how often and when it matched,
+/// and its best hit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SessionMatch {
+    /// The qualified session id.
+    pub session: String,
+    /// The session's transcript file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The session's working directory, where its transcript records it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The git branch checked out in it, where the transcript records it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    /// The session's title, where it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// How many events of the session match: every one, not only those shown.
+    pub hits: usize,
+    /// The time of its earliest timed hit.
+    pub first_hit: Option<Timestamp>,
+    /// The time of its latest timed hit.
+    pub last_hit: Option<Timestamp>,
+    /// The best hit (a prompt before a reply before tool and context events, the latest of
+    /// those), its text a snippet that keeps the match in view.
+    pub best: Item,
+    /// The list selector of the session's hits.
+    pub list: Recipe,
+    /// The read selector of the best hit.
+    pub read: Recipe,
+    /// How to reopen the session in its agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume: Option<Resume>,
+}
+
+/// The answer to a session-level search: the matching sessions, ordered by their latest hit,
+/// oldest first.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SessionsPage {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The sessions, ordered by their latest hit (untimed first), oldest first.
+    pub sessions: Vec<SessionMatch>,
+    /// Whether more sessions matched whose latest hit is older than the page's.
+    pub has_older: bool,
+    /// Whether more sessions matched whose latest hit is newer than the page's.
+    pub has_newer: bool,
+    /// What the reader should know: skipped sessions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+    /// How many sessions a search projection answered for, and how many were read.
+    pub coverage: Coverage,
+    /// Whether the budget, rather than the limit, left sessions off the page.
+    #[serde(skip)]
+    pub budget_cut: bool,
+    /// Whether there were no sessions at all to search (the notice then says where it looked).
+    #[serde(skip)]
+    pub no_sessions: bool,
+}
+
+/// Renders session-level search pages; the budget is measured through it, as with [`Render`].
+pub trait RenderSessions {
+    /// One session, exactly as it appears in the page's output.
+    fn session(&self, session: &SessionMatch) -> String;
+    /// The whole output.
+    fn sessions(&self, page: &SessionsPage) -> String;
 }

@@ -30,6 +30,10 @@ pub struct Hit {
     /// read it by its byte range).
     #[serde(skip)]
     pub location: Option<Location>,
+    /// For an overview's representative: how many events its session has that the overview's
+    /// filter admits.
+    #[serde(skip)]
+    pub session_events: Option<usize>,
 }
 
 /// The hits of one session, each with where its line is when that is known, and what the
@@ -484,6 +488,7 @@ impl Found {
                         event,
                         meta: meta.clone(),
                         location,
+                        session_events: None,
                     }));
                 // Only the best `limit` + 1 can matter (the page, and whether there is more):
                 // the others go, so that what is held does not grow with the sessions read.

@@ -1,0 +1,154 @@
+//! Recipes and resume commands as command lines a person can paste: the flags of `list` and
+//! `read` that a [`Recipe`] stands for, quoted for a POSIX shell.
+
+use history_core::location::Resume;
+use history_core::page::Recipe;
+
+/// The program's name, as a command line starts it.
+pub const PROGRAM: &str = "notesoup-history";
+
+/// `word` as one word of a POSIX shell command line: unquoted when it holds only characters no
+/// shell treats specially, else in single quotes.
+pub fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./:,@+%".contains(&b));
+    match plain {
+        true => word.to_string(),
+        false => format!("'{}'", word.replace('\'', r"'\''")),
+    }
+}
+
+/// The command line that asks for what `recipe` selects, after `prefix` (the program and the
+/// flags of this run that every recipe repeats, such as the roots): `read` for a recipe that
+/// names an event, `list` otherwise.
+pub fn recipe(prefix: &[String], recipe: &Recipe) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut flag = |name: &str, value: String| {
+        words.push(format!("--{name}"));
+        words.push(value);
+    };
+    if let Some(s) = &recipe.session {
+        flag("session", s.clone());
+    }
+    let read = recipe.seq.is_some();
+    if let Some(seq) = recipe.seq {
+        flag("seq", seq.to_string());
+    }
+    if let Some(part) = recipe.part.filter(|p| *p > 0) {
+        flag("part", part.to_string());
+    }
+    if let Some(n) = recipe.offset_chars {
+        flag("offset-chars", n.to_string());
+    }
+    for q in recipe.queries.iter().flatten() {
+        flag("query", q.clone());
+    }
+    for r in recipe.roles.iter().flatten() {
+        flag("role", r.as_str().to_string());
+    }
+    if let Some(t) = recipe.since {
+        flag("since", t.to_string());
+    }
+    if let Some(t) = recipe.until {
+        flag("until", t.to_string());
+    }
+    if let Some(n) = recipe.before_seq {
+        flag("before-seq", n.to_string());
+    }
+    if let Some(n) = recipe.after_seq {
+        flag("after-seq", n.to_string());
+    }
+    if let Some(c) = &recipe.before {
+        flag("before", c.to_string());
+    }
+    if let Some(c) = &recipe.after {
+        flag("after", c.to_string());
+    }
+    if let Some(n) = recipe.limit {
+        flag("limit", n.to_string());
+    }
+    if let Some(dir) = &recipe.cwd {
+        flag("cwd", dir.clone());
+    }
+    if recipe.all_branches == Some(true) {
+        words.push("--all-branches".into());
+    }
+    let mut line: Vec<String> = match prefix.split_first() {
+        Some((program, globals)) => std::iter::once(program.clone())
+            .chain(std::iter::once(subcommand(read)))
+            .chain(globals.iter().cloned())
+            .collect(),
+        None => vec![PROGRAM.into(), subcommand(read)],
+    };
+    line.extend(words);
+    line.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+}
+
+fn subcommand(read: bool) -> String {
+    if read { "read" } else { "list" }.to_string()
+}
+
+/// The command that reopens a session in its agent, run from its directory where it needs one
+/// (`cd DIR && claude --resume ID`).
+pub fn resume(resume: &Resume) -> String {
+    let argv: Vec<String> = resume.argv.iter().map(|w| quote(w)).collect();
+    match &resume.cwd {
+        Some(dir) => format!("cd {} && {}", quote(dir), argv.join(" ")),
+        None => argv.join(" "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use history_core::search::Cursor;
+    use history_core::Role;
+
+    #[test]
+    fn words_a_shell_would_split_or_expand_are_quoted() {
+        assert_eq!(quote("claude:4f2a-b"), "claude:4f2a-b");
+        assert_eq!(quote("*"), "'*'");
+        assert_eq!(quote("git diff"), "'git diff'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn a_recipe_is_the_flags_it_stands_for() {
+        let older = Recipe {
+            session: Some("*".into()),
+            queries: Some(vec!["git diff".into()]),
+            roles: Some(vec![Role::Tool]),
+            before: Cursor::parse("2026-01-22T17:51:18.777Z,claude:70fc,11,0"),
+            cwd: Some("/w/my app".into()),
+            ..Recipe::default()
+        };
+        assert_eq!(
+            recipe(&[], &older),
+            "notesoup-history list --session '*' --query 'git diff' --role tool \
+             --before 2026-01-22T17:51:18.777Z,claude:70fc,11,0 --cwd '/w/my app'"
+        );
+        let prefix = ["nh".to_string(), "--claude-root".into(), "/c".into()];
+        let next = Recipe {
+            seq: Some(7),
+            part: Some(1),
+            offset_chars: Some(100),
+            ..Recipe::default()
+        };
+        assert_eq!(
+            recipe(&prefix, &next),
+            "nh read --claude-root /c --seq 7 --part 1 --offset-chars 100"
+        );
+    }
+
+    #[test]
+    fn resume_runs_in_its_directory_where_it_has_one() {
+        let r = Resume {
+            argv: vec!["claude".into(), "--resume".into(), "abc".into()],
+            cwd: Some("/w/my repo".into()),
+        };
+        assert_eq!(resume(&r), "cd '/w/my repo' && claude --resume abc");
+    }
+}

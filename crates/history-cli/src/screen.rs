@@ -1,0 +1,276 @@
+//! What text output does for a person at a terminal: color (ANSI SGR), every match highlighted,
+//! local times with their age, and lines cut to the terminal's width. Piped output uses none of
+//! it, so that it stays the plain format scripts and snapshot tests read.
+
+use history_core::{Filter, Role, Timestamp};
+use unicode_width::UnicodeWidthChar;
+
+/// Where standard output goes, as the binary finds it, and the clock and time zone that local
+/// times and ages are shown in. Tests build one to force a terminal.
+#[derive(Clone, Debug)]
+pub struct Terminal {
+    /// Whether standard output is a terminal.
+    pub is_terminal: bool,
+    /// Its width in columns, where known.
+    pub width: Option<usize>,
+    /// The time ages are counted to.
+    pub now: Timestamp,
+    /// The time zone local times are shown in.
+    pub zone: jiff::tz::TimeZone,
+}
+
+impl Terminal {
+    /// Output that is not a terminal (a pipe or a file), in the system's time zone.
+    pub fn piped() -> Terminal {
+        Terminal {
+            is_terminal: false,
+            width: None,
+            now: Timestamp::now(),
+            zone: jiff::tz::TimeZone::system(),
+        }
+    }
+}
+
+/// The clock local times and ages are shown by.
+#[derive(Clone, Debug)]
+pub struct Clock {
+    /// The time ages are counted to.
+    pub now: Timestamp,
+    /// The time zone local times are shown in.
+    pub zone: jiff::tz::TimeZone,
+}
+
+impl Clock {
+    fn local(&self, t: Timestamp, format: &str) -> Option<String> {
+        let at = jiff::Timestamp::from_nanosecond(i128::from(t.0)).ok()?;
+        Some(at.to_zoned(self.zone.clone()).strftime(format).to_string())
+    }
+
+    /// `2026-03-02 11:00:05 (3h ago)`, in the clock's time zone.
+    pub fn when(&self, t: Timestamp) -> String {
+        match self.local(t, "%Y-%m-%d %H:%M:%S") {
+            Some(local) => format!("{local} ({})", self.age(t)),
+            None => t.to_string(),
+        }
+    }
+
+    /// How long before now `t` was, in its largest unit: `45s ago`, `3h ago`, `2mo ago`; `in 5m`
+    /// for a time after now.
+    pub fn age(&self, t: Timestamp) -> String {
+        let secs = (self.now.0 - t.0) / 1_000_000_000;
+        let (n, unit) = match secs.unsigned_abs() {
+            s if s < 60 => (s, "s"),
+            s if s < 3600 => (s / 60, "m"),
+            s if s < 86_400 => (s / 3600, "h"),
+            s if s < 30 * 86_400 => (s / 86_400, "d"),
+            s if s < 365 * 86_400 => (s / (30 * 86_400), "mo"),
+            s => (s / (365 * 86_400), "y"),
+        };
+        match secs < 0 {
+            true => format!("in {n}{unit}"),
+            false => format!("{n}{unit} ago"),
+        }
+    }
+}
+
+/// A kind of text that gets its own color.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paint {
+    /// A session's id.
+    Session,
+    /// A seq, a count.
+    Number,
+    /// Times, kinds, working directories: what frames the text.
+    Dim,
+    /// A matched query.
+    Match,
+    /// A recipe's arrow and name.
+    Recipe,
+    /// What a role says.
+    Role(Role),
+}
+
+impl Paint {
+    fn sgr(self) -> &'static str {
+        match self {
+            Paint::Session => "35",
+            Paint::Number => "36",
+            Paint::Dim => "2",
+            Paint::Match => "1;31",
+            Paint::Recipe => "33",
+            Paint::Role(Role::User) => "1;32",
+            Paint::Role(Role::Assistant) => "1;34",
+            Paint::Role(Role::Tool) => "33",
+            Paint::Role(Role::Context) => "2",
+        }
+    }
+}
+
+/// `text` in `paint`'s color when `color` is on.
+pub fn paint(color: bool, paint: Paint, text: &str) -> String {
+    match color && !text.is_empty() {
+        true => format!("\x1b[{}m{text}\x1b[0m", paint.sgr()),
+        false => text.to_string(),
+    }
+}
+
+/// The byte ranges of `text` where `filter`'s queries match, left to right, not overlapping.
+pub fn matches(filter: &Filter, text: &str) -> Vec<std::ops::Range<usize>> {
+    let folded: Vec<String> = filter.queries().to_vec();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while from < text.len() {
+        let Some(at) = filter.first_match(&text[from..]).map(|i| from + i) else {
+            break;
+        };
+        // The match ends where the folded text from its start first holds a whole query.
+        let mut end = at;
+        let mut seen = String::new();
+        for c in text[at..].chars() {
+            end += c.len_utf8();
+            seen.push_str(&history_core::fold(&c.to_string()));
+            if folded.iter().any(|q| seen.starts_with(q.as_str())) {
+                break;
+            }
+            if !folded.iter().any(|q| q.starts_with(seen.as_str())) {
+                // Folding split a character across the query's end: keep what was found.
+                break;
+            }
+        }
+        out.push(at..end);
+        from = end.max(at + 1);
+        while !text.is_char_boundary(from) {
+            from += 1;
+        }
+    }
+    out
+}
+
+/// `text` with every match of `filter` painted, when `color` is on.
+pub fn highlight(color: bool, filter: Option<&Filter>, text: &str) -> String {
+    let Some(filter) = filter.filter(|f| color && f.is_search()) else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut last = 0;
+    for m in matches(filter, text) {
+        out.push_str(&text[last..m.start]);
+        out.push_str(&paint(true, Paint::Match, &text[m.clone()]));
+        last = m.end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// How many columns `text` takes on a terminal.
+pub fn columns(text: &str) -> usize {
+    text.chars().map(|c| c.width().unwrap_or(0)).sum()
+}
+
+/// `text` on one line (line breaks and tabs as spaces, runs of them as one), starting a little
+/// before `focus` when that would otherwise lie beyond `width` columns, and cut to `width`
+/// columns with `…` where it goes on.
+pub fn one_line(text: &str, focus: Option<usize>, width: usize) -> String {
+    let mut flat = String::with_capacity(text.len().min(4 * width + 16));
+    let mut at_focus = None;
+    let mut space = false;
+    for (i, c) in text.char_indices() {
+        if Some(i) == focus {
+            at_focus = Some(flat.len());
+        }
+        if c.is_whitespace() {
+            space = !flat.is_empty();
+            continue;
+        }
+        if space {
+            flat.push(' ');
+            space = false;
+        }
+        flat.push(c);
+        // Enough text to fill the line past the match is enough.
+        let reached = at_focus.or(focus.is_none().then_some(0));
+        if reached.is_some_and(|f| flat.len() - f > 8 * width) {
+            break;
+        }
+    }
+    let mut start = 0;
+    if let Some(f) = at_focus {
+        if columns(&flat[..f]) + 8 > width {
+            let lead = width / 4;
+            let mut s = f;
+            let mut cols = 0;
+            for (i, c) in flat[..f].char_indices().rev() {
+                cols += c.width().unwrap_or(0);
+                if cols > lead {
+                    break;
+                }
+                s = i;
+            }
+            start = s;
+        }
+    }
+    let mut out = String::new();
+    let mut cols = 0;
+    if start > 0 {
+        out.push('…');
+        cols += 1;
+    }
+    let rest = &flat[start..];
+    for (i, c) in rest.char_indices() {
+        let w = c.width().unwrap_or(0);
+        let more = i + c.len_utf8() < rest.len();
+        if cols + w + usize::from(more) > width {
+            out.push('…');
+            return out;
+        }
+        out.push(c);
+        cols += w;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_in_the_largest_unit() {
+        let clock = Clock {
+            now: Timestamp(10_000 * 86_400 * 1_000_000_000),
+            zone: jiff::tz::TimeZone::UTC,
+        };
+        let ago = |secs: i64| clock.age(Timestamp(clock.now.0 - secs * 1_000_000_000));
+        assert_eq!(ago(5), "5s ago");
+        assert_eq!(ago(3 * 3600 + 10), "3h ago");
+        assert_eq!(ago(2 * 86_400), "2d ago");
+        assert_eq!(ago(400 * 86_400), "1y ago");
+        assert_eq!(ago(-300), "in 5m");
+        assert_eq!(
+            clock.when(Timestamp(clock.now.0 - 90 * 1_000_000_000)),
+            "1997-05-18 23:58:30 (1m ago)"
+        );
+    }
+
+    #[test]
+    fn every_match_is_found_with_its_length_in_the_original_text() {
+        let f = Filter::new(&["STRASSE".into(), "ab".into()], vec![], None, None);
+        let text = "Straße, ab, AB und strasse";
+        let got: Vec<&str> = matches(&f, text).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(got, ["Straße", "ab", "AB", "strasse"]);
+        let lit = highlight(true, Some(&f), "x ab y");
+        assert_eq!(lit, "x \x1b[1;31mab\x1b[0m y");
+        assert_eq!(highlight(false, Some(&f), "x ab y"), "x ab y");
+    }
+
+    #[test]
+    fn one_line_fits_the_width_and_keeps_the_match_in_view() {
+        assert_eq!(one_line("a\n\n  b\tc", None, 20), "a b c");
+        assert_eq!(one_line("abcdefghij", None, 5), "abcd…");
+        let text = format!("{}needle and more", "x ".repeat(100));
+        let at = text.find("needle");
+        let line = one_line(&text, at, 30);
+        assert!(line.starts_with('…') && line.contains("needle"), "{line}");
+        assert!(columns(&line) <= 30);
+        assert_eq!(columns(&one_line("日本語のテキスト", None, 7)), 7);
+    }
+}

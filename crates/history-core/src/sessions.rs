@@ -1,0 +1,293 @@
+//! Session-level search (`list --sessions`): every hit of a search gathered per session, so
+//! that "which sessions mention it" is one answer rather than a page of events from whichever
+//! session talked about it most.
+//!
+//! [`summarize`] is exact: every session with a hit yields one [`Summary`], and its count is
+//! of all its hits. The page policy on top (order by the latest hit, the limit, the budget)
+//! is [`crate::History::sessions`].
+
+use crate::corpus::{Corpus, Keep};
+use crate::error::HistoryError;
+use crate::history::Projection;
+use crate::matching::Filter;
+use crate::model::{Event, Role, SessionFile, SessionKey, SessionMeta};
+use crate::paging::From;
+use crate::parallel::map;
+use crate::prefilter::RawFilter;
+use crate::search::{Hit, Known, Wanted};
+use crate::source::LineTest;
+use crate::time::Timestamp;
+
+/// How many bytes of a best hit's text a snippet keeps before its match.
+const LEAD: usize = 80;
+
+/// How many bytes a snippet keeps in all.
+pub const SNIPPET: usize = 320;
+
+/// What stands for text left out of a snippet.
+const ELLIPSIS: &str = "…";
+
+/// One session's hits, summed up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// The session.
+    pub session: SessionKey,
+    /// Its transcript file.
+    pub path: std::path::PathBuf,
+    /// What its transcript says of it.
+    pub meta: SessionMeta,
+    /// How many of its events matched.
+    pub hits: usize,
+    /// The earliest time of a timed hit.
+    pub first_hit: Option<Timestamp>,
+    /// The latest time of a timed hit.
+    pub last_hit: Option<Timestamp>,
+    /// The best hit, its text whole.
+    pub best: Event,
+}
+
+/// A hit's rank as a session's best: what a person typed says most of what the session was
+/// about, then what the model answered; later beats earlier.
+fn rank(hit: &Hit) -> (u8, crate::search::OrderKey<'_>) {
+    let role = match hit.event.role {
+        Role::User => 3,
+        Role::Assistant => 2,
+        Role::Tool => 1,
+        Role::Context => 0,
+    };
+    (role, hit.order_key())
+}
+
+/// Gathers `hits` (of any sessions, in any order) into one summary per session, ordered by the
+/// latest hit (sessions with untimed hits only first), then by qualified id.
+pub fn summarize(hits: Vec<Hit>) -> Vec<Summary> {
+    let mut by_session: std::collections::BTreeMap<SessionKey, Vec<Hit>> = Default::default();
+    for hit in hits {
+        by_session.entry(hit.session.clone()).or_default().push(hit);
+    }
+    let mut out: Vec<Summary> = by_session
+        .into_values()
+        .filter_map(|hits| {
+            let first = hits.first()?;
+            let file = SessionFile {
+                key: first.session.clone(),
+                path: first.path.clone(),
+                modified: 0,
+                size: 0,
+            };
+            let meta = first.meta.clone();
+            summary(&file, hits.into_iter().map(|h| h.event).collect(), meta)
+        })
+        .collect();
+    sort(&mut out);
+    out
+}
+
+/// The order of a session-level search: by the latest hit, then by qualified id.
+fn sort(summaries: &mut [Summary]) {
+    summaries.sort_by(|a, b| (a.last_hit, &a.session).cmp(&(b.last_hit, &b.session)));
+}
+
+/// One session's hits summed up; `None` when it has none.
+fn summary(file: &SessionFile, events: Vec<Event>, meta: SessionMeta) -> Option<Summary> {
+    let times = || events.iter().filter_map(|e| e.timestamp);
+    let (first_hit, last_hit) = (times().min(), times().max());
+    let hits = events.len();
+    let hit = |event: Event| Hit {
+        session: file.key.clone(),
+        path: file.path.clone(),
+        event,
+        meta: SessionMeta::default(),
+        location: None,
+        session_events: None,
+    };
+    let best = events
+        .into_iter()
+        .map(hit)
+        .max_by(|a, b| rank(a).cmp(&rank(b)))?;
+    Some(Summary {
+        session: file.key.clone(),
+        path: file.path.clone(),
+        meta,
+        hits,
+        first_hit,
+        last_hit,
+        best: best.event,
+    })
+}
+
+/// Every session of a session-level search summed up, and how the search was answered.
+#[derive(Debug, Default)]
+pub struct Gathered {
+    /// One summary per session with a hit, ordered as [`summarize`] orders them.
+    pub summaries: Vec<Summary>,
+    /// Sessions that could not be loaded and were skipped.
+    pub skipped: Vec<HistoryError>,
+    /// How many sessions a search projection answered for without their files being read.
+    pub from_index: usize,
+    /// How many sessions were read to find out.
+    pub scanned: usize,
+    /// How many of those the projection cannot take in.
+    pub unindexable: usize,
+}
+
+/// Sums up every session of `sessions` with a hit of `filter`, on every core. It rules sessions
+/// out as a search does (what a projection knows, then the raw bytes), reads the hits of a
+/// session a projection knows from the lines it locates, and decodes the rest; each session's
+/// hits are summed up as soon as they are read, so that only its best hit keeps its text.
+pub fn gather(
+    corpus: &Corpus,
+    sessions: &[SessionFile],
+    filter: &Filter,
+    all_branches: bool,
+    projection: Option<&dyn Projection>,
+) -> Gathered {
+    let raw = RawFilter::new(filter.queries());
+    let known: Option<Vec<Known>> = projection.map(|p| p.known(corpus, sessions, filter));
+    let known = |i: usize| known.as_ref().and_then(|k| k.get(i)).copied();
+    let indices: Vec<usize> = (0..sessions.len()).collect();
+    let read = map(&indices, |&i| {
+        let file = &sessions[i];
+        let within = matches!(known(i), Some(Known::Within { .. }));
+        if known(i) == Some(Known::NoHit) {
+            return None;
+        }
+        if let (true, Some(p)) = (within, projection) {
+            let wanted = Wanted {
+                filter,
+                admit: &|_| true,
+                from: From::Newest,
+                count: usize::MAX,
+                all_branches,
+            };
+            if let Some(hits) = p.hits(corpus, file, &wanted) {
+                return Some(hits.map(|(events, meta)| {
+                    summary(file, events.into_iter().map(|(e, _)| e).collect(), meta)
+                }));
+            }
+        }
+        if !within && !corpus.may_match(file, &raw) {
+            return None;
+        }
+        let keep = |e: &Event| match filter.matches(e) {
+            true => Keep::Full,
+            false => Keep::Drop,
+        };
+        let test = |line: &[u8]| raw.may_match_slice(line);
+        let line_test: Option<LineTest<'_>> =
+            (!raw.passes_everything()).then_some(&test as LineTest<'_>);
+        Some(
+            corpus
+                .load(file, &keep, all_branches, line_test)
+                .map(|loaded| summary(file, loaded.events, loaded.meta)),
+        )
+    });
+    let counted = |k: Known| !matches!(k, Known::Unknown | Known::Unindexable);
+    let from_index = (0..sessions.len())
+        .filter(|&i| known(i).is_some_and(counted))
+        .count();
+    let mut gathered = Gathered {
+        from_index,
+        scanned: sessions.len() - from_index,
+        unindexable: (0..sessions.len())
+            .filter(|&i| known(i) == Some(Known::Unindexable))
+            .count(),
+        ..Gathered::default()
+    };
+    for result in read.into_iter().flatten() {
+        match result {
+            Ok(Some(s)) => gathered.summaries.push(s),
+            Ok(None) => {}
+            Err(e) => gathered.skipped.push(e),
+        }
+    }
+    sort(&mut gathered.summaries);
+    gathered
+}
+
+/// The part of `text` around the first match of `filter`, at most [`SNIPPET`] bytes of it
+/// (markers aside), with `…` where text was left out; and where the match starts in it.
+pub fn snippet(text: &str, filter: &Filter) -> (String, Option<usize>, bool) {
+    let at = filter.first_match(text).unwrap_or(0);
+    let mut start = at.saturating_sub(LEAD);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let mut end = (start + SNIPPET).min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out = String::new();
+    if start > 0 {
+        out.push_str(ELLIPSIS);
+    }
+    let focus = out.len() + at - start;
+    out.push_str(&text[start..end]);
+    let cut = start > 0 || end < text.len();
+    if end < text.len() {
+        out.push_str(ELLIPSIS);
+    }
+    let found = filter.first_match(text).map(|_| focus);
+    (out, found, cut)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(session: &str, seq: u64, role: Role, time: Option<i64>) -> Hit {
+        Hit {
+            session: SessionKey::new("claude", session),
+            path: format!("/{session}.jsonl").into(),
+            event: Event {
+                seq,
+                part: 0,
+                role,
+                kind: "message".into(),
+                timestamp: time.map(Timestamp),
+                text: format!("{session} {seq}"),
+                visible: matches!(role, Role::User | Role::Assistant),
+                tool: None,
+                on_active_branch: None,
+            },
+            meta: SessionMeta::default(),
+            location: None,
+            session_events: None,
+        }
+    }
+
+    #[test]
+    fn every_session_once_with_all_its_hits_ordered_by_its_latest() {
+        let hits = vec![
+            hit("b", 1, Role::Tool, Some(50)),
+            hit("a", 3, Role::Tool, Some(10)),
+            hit("b", 2, Role::User, Some(20)),
+            hit("a", 5, Role::Assistant, Some(90)),
+            hit("c", 1, Role::Context, None),
+            hit("b", 4, Role::User, Some(30)),
+        ];
+        let got = summarize(hits);
+        let ids: Vec<&str> = got.iter().map(|s| s.session.id.as_str()).collect();
+        assert_eq!(ids, ["c", "b", "a"]);
+        let b = &got[1];
+        assert_eq!(
+            (b.hits, b.first_hit, b.last_hit),
+            (3, Some(Timestamp(20)), Some(Timestamp(50)))
+        );
+        assert_eq!(b.best.seq, 4, "the latest prompt beats a later tool hit");
+        assert_eq!(got[2].best.seq, 5);
+        assert_eq!((got[0].first_hit, got[0].last_hit), (None, None));
+    }
+
+    #[test]
+    fn a_snippet_keeps_the_match_in_view() {
+        let filter = Filter::new(&["NEEDLE".into()], vec![], None, None);
+        let text = format!("{}needle{}", "é".repeat(300), "x".repeat(1000));
+        let (s, focus, cut) = snippet(&text, &filter);
+        assert!(cut && s.starts_with(ELLIPSIS) && s.ends_with(ELLIPSIS));
+        assert!(s.len() <= SNIPPET + 2 * ELLIPSIS.len());
+        assert_eq!(&s[focus.unwrap()..focus.unwrap() + 6], "needle");
+        let (short, focus, cut) = snippet("a needle", &filter);
+        assert_eq!((short.as_str(), focus, cut), ("a needle", Some(2), false));
+    }
+}
