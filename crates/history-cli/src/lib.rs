@@ -199,7 +199,11 @@ where
             if index.updates_in_background() && page.coverage.scanned > page.coverage.unindexable {
                 wants_index = Some(background_argv(registry, &matches));
             }
-            Ok((render.sessions(&page), String::new(), !page.sessions.is_empty()))
+            Ok((
+                render.sessions(&page),
+                String::new(),
+                !page.sessions.is_empty(),
+            ))
         }),
         Command::List(a) => list_request(a, cli.common.budget).and_then(|req| {
             // Only a search consults the index: other pages need not open it.

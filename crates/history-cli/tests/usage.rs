@@ -298,11 +298,15 @@ fn cwd_dot_is_the_directory_the_command_runs_in() {
     let dot = r
         .cmd()
         .current_dir("/")
-        .args(["list", "--cwd", ".", "--limit", "500", "--json"])
+        .args([
+            "list", "--cwd", ".", "--limit", "500", "--budget", "10000000", "--json",
+        ])
         .output()
         .unwrap();
     let dot: serde_json::Value = serde_json::from_slice(&dot.stdout).unwrap();
-    let all = r.run(&["list", "--limit", "500", "--json"]).json();
+    let all = r
+        .run(&["list", "--limit", "500", "--budget", "10000000", "--json"])
+        .json();
     let with_cwd = all["items"]
         .as_array()
         .unwrap()
