@@ -195,15 +195,25 @@ where
         Command::List(a) if a.sessions => list_request(a, cli.common.budget).and_then(|req| {
             let history = history.with_projection(index.projection());
             let render: &dyn history_core::page::RenderSessions = if json { &Json } else { &text };
-            let page = history.sessions(&req, render)?;
+            let mut page = history.sessions(&req, render)?;
             if index.updates_in_background() && page.coverage.scanned > page.coverage.unindexable {
                 wants_index = Some(background_argv(registry, &matches));
             }
-            Ok((
-                render.sessions(&page),
-                String::new(),
-                !page.sessions.is_empty(),
-            ))
+            // Text says what it says of the results on standard error, as a list page does.
+            let said = match (json, page.notice.take()) {
+                (false, Some(notice)) => format!("notice: {notice}\n"),
+                (true, notice) => {
+                    page.notice = notice;
+                    String::new()
+                }
+                (false, None) => String::new(),
+            };
+            let found = !page.sessions.is_empty();
+            let said = match json || found || page.no_sessions {
+                true => said,
+                false => said + "no matching sessions\n",
+            };
+            Ok((render.sessions(&page), said, found))
         }),
         Command::List(a) => list_request(a, cli.common.budget).and_then(|req| {
             // Only a search consults the index: other pages need not open it.

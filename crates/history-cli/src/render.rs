@@ -559,9 +559,6 @@ impl RenderSessions for Text {
             let side = if page.has_older { "older" } else { "newer" };
             let _ = writeln!(s, "→ more sessions with {side} hits: raise --limit, or narrow with --session, --role, --since/--until");
         }
-        if page.sessions.is_empty() && !page.no_sessions {
-            s.push_str("no matching sessions\n");
-        }
         s
     }
 }

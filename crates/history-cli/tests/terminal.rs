@@ -539,8 +539,9 @@ fn session_level_search_refuses_what_it_cannot_do() {
     let r = Roots::new();
     let none = r.run(&["list", "--sessions", "--query", "no such text anywhere"]);
     assert_eq!(
-        (none.code, none.stdout.as_str()),
-        (1, "no matching sessions\n")
+        (none.code, none.stdout.as_str(), none.stderr.as_str()),
+        (1, "", "no matching sessions\n"),
+        "what is said of the results goes to standard error"
     );
     let no_query = r.run(&["list", "--sessions"]);
     assert_eq!(no_query.code, 2);
