@@ -59,6 +59,8 @@ pub struct RawFilter {
     keys: Vec<Caseless>,
     /// Per query, a search for each of its segments.
     segments: Vec<Vec<Caseless>>,
+    /// Per query, per segment, the hatches of its letters alone.
+    hatches_of: Vec<Vec<Hatches>>,
     /// Whether every query has one segment only (its key): then a key found decides.
     single: bool,
     /// What stands for the keys' letters otherwise: one occurrence makes a candidate.
@@ -124,9 +126,26 @@ impl Hatches {
         }
     }
 
-    /// Whether a hatch starts `bytes`.
+    /// The first hatch at or after `at`.
+    fn first(&self, haystack: &[u8], mut at: usize) -> Option<usize> {
+        loop {
+            let i = self.starts.find_at(haystack, at)?;
+            if self.at(&haystack[i..]) {
+                return Some(i);
+            }
+            at = i + 1;
+        }
+    }
+
+    /// Whether a hatch starts `bytes` (whose first two bytes start one, or an escape).
     fn at(&self, bytes: &[u8]) -> bool {
-        self.written.iter().any(|w| bytes.starts_with(w)) || self.escapes_letter(bytes)
+        if bytes.first() == Some(&b'\\') {
+            return self.escapes_letter(bytes);
+        }
+        // The two bytes compared first spare most candidates a call to compare the rest.
+        self.written
+            .iter()
+            .any(|w| bytes.get(..2) == w.get(..2) && bytes.starts_with(w))
     }
 
     /// Whether `bytes` start with the `\uXXXX` escape of a character that counts.
@@ -179,6 +198,15 @@ impl RawFilter {
         RawFilter {
             always: per_query.is_empty() || per_query.iter().any(Vec::is_empty) || !compiled,
             single: per_query.iter().all(|s| s.len() == 1),
+            hatches_of: segments
+                .iter()
+                .map(|query| {
+                    let letters = |s: &Caseless| -> Vec<char> {
+                        s.needle().iter().map(|&b| char::from(b)).collect()
+                    };
+                    query.iter().map(|s| Hatches::new(&letters(s))).collect()
+                })
+                .collect(),
             keys,
             segments,
             hatches: Hatches::new(&letters),
@@ -208,7 +236,7 @@ impl RawFilter {
             return first;
         }
         let mut found = self.nothing_found();
-        self.read(open(), |chunk| self.segments_seen(chunk, &mut found))
+        self.read(open(), |chunk| self.seen(chunk, false, &mut found))
     }
 
     /// Whether `bytes`, one or more whole lines, can hold a hit.
@@ -223,35 +251,42 @@ impl RawFilter {
 
     /// Whether some query has all of its segments in `bytes`.
     fn has_segments(&self, bytes: &[u8], start_known: bool) -> bool {
-        self.segments.iter().any(|query| {
-            query
-                .iter()
-                .all(|segment| self.holds(bytes, segment, start_known))
-        })
+        self.seen(bytes, start_known, &mut self.nothing_found())
     }
 
-    /// Whether the letters of `segment` are in `bytes`: written out, or running through a hatch.
-    /// `start_known`: `bytes` starts at a line's start.
-    fn holds(&self, bytes: &[u8], segment: &Caseless, start_known: bool) -> bool {
-        segment.is_match(bytes) || {
-            let mut run = Vec::new();
-            let mut at = 0;
-            loop {
-                let Some(i) = self.first_hatch(bytes, at) else {
-                    break false;
-                };
-                if self.runs_through(
-                    bytes,
-                    i,
-                    start_known,
-                    std::slice::from_ref(segment),
-                    &mut run,
-                ) {
-                    break true;
-                }
-                at = i + 1;
+    /// Looks at `bytes` for every segment not `found` yet, remembering which were seen: written
+    /// out (a search each), then running through a hatch (one pass over the hatches for all of
+    /// them). True once a query has all of its segments. `start_known`: `bytes` starts at a
+    /// line's start.
+    fn seen(&self, bytes: &[u8], start_known: bool, found: &mut [Vec<bool>]) -> bool {
+        let complete = |found: &[Vec<bool>]| found.iter().any(|f| f.iter().all(|f| *f));
+        for (patterns, found) in self.segments.iter().zip(found.iter_mut()) {
+            for (p, f) in patterns.iter().zip(found.iter_mut()) {
+                *f = *f || p.is_match(bytes);
             }
         }
+        if complete(found) {
+            return true;
+        }
+        // A segment still missing can run only through the hatches of its own letters.
+        let mut run = Vec::new();
+        for (query, found) in self
+            .segments
+            .iter()
+            .zip(&self.hatches_of)
+            .zip(found.iter_mut())
+        {
+            for ((p, hatches), f) in query.0.iter().zip(query.1).zip(found.iter_mut()) {
+                let mut at = 0;
+                while let (false, Some(i)) = (*f, hatches.first(bytes, at)) {
+                    // Letters that cannot be known may be the segment's.
+                    *f = !letters::run_through(bytes, i, self.reach, start_known, &mut run)
+                        || memchr::memmem::find(&run, p.needle()).is_some();
+                    at = i + 1;
+                }
+            }
+        }
+        complete(found)
     }
 
     /// Whether one of `needles` is in the run of letters through the hatch at `at`, or that run
@@ -393,30 +428,8 @@ impl RawFilter {
         }
     }
 
-    /// The first hatch at or after `at`.
-    fn first_hatch(&self, haystack: &[u8], mut at: usize) -> Option<usize> {
-        loop {
-            let i = self.hatches.starts.find_at(haystack, at)?;
-            if self.hatches.at(&haystack[i..]) {
-                return Some(i);
-            }
-            at = i + 1;
-        }
-    }
-
     fn nothing_found(&self) -> Vec<Vec<bool>> {
         self.segments.iter().map(|s| vec![false; s.len()]).collect()
-    }
-
-    /// Looks at one chunk for every segment, remembering which were seen; true once a query has
-    /// all of its segments.
-    fn segments_seen(&self, chunk: &[u8], found: &mut [Vec<bool>]) -> bool {
-        self.segments.iter().zip(found).any(|(patterns, found)| {
-            for (p, f) in patterns.iter().zip(found.iter_mut()) {
-                *f = *f || self.holds(chunk, p, false);
-            }
-            found.iter().all(|f| *f)
-        })
     }
 }
 
