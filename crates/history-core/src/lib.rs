@@ -32,6 +32,8 @@ pub mod paging;
 pub(crate) mod pairs;
 pub(crate) mod parallel;
 pub mod prefilter;
+#[cfg(feature = "testing")]
+pub mod properties;
 pub mod scan;
 pub mod search;
 pub mod selector;
