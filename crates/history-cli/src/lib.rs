@@ -4,7 +4,7 @@
 //! ([`mcp`]), which answers requests read from a stream with the same calls and pages.
 //!
 //! ```
-//! let env = |_: &str| None::<String>;
+//! let env = |_: &str| None::<std::ffi::OsString>;
 //! let out = history_cli::run(&history_cli::HARNESSES, ["notesoup-history", "read"], &env);
 //! assert_eq!(out.code, 2);
 //! assert!(out.stderr.contains("usage"));
@@ -267,7 +267,7 @@ fn open(
         .common
         .host
         .clone()
-        .or_else(|| env("NOTESOUP_HOST").filter(|v| !v.is_empty()));
+        .or_else(|| history_core::harness::text(env, "NOTESOUP_HOST"));
     let cache = history_cache::default_dir(env)
         .map(|dir| Box::new(Cache::new(dir, &cache_version())) as Box<dyn RepresentativeCache>);
     let demo: Vec<String> = registry

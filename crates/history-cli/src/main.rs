@@ -19,7 +19,7 @@ fn main() -> ExitCode {
         eprintln!("error: internal error, please report it: {what}");
     }));
     std::panic::catch_unwind(|| {
-        let env = |k: &str| std::env::var(k).ok();
+        let env = |k: &str| std::env::var_os(k);
         let io = history_cli::Io {
             input: &mut std::io::stdin().lock(),
             output: &mut std::io::stdout().lock(),
