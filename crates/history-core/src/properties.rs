@@ -27,7 +27,7 @@ use crate::time::{parse_bound, Timestamp};
 ///   scan's one serde reads as a `Value`;
 /// - the plain strings of an object it reads field by field are the values serde finds under
 ///   those keys (the last of a repeated key, as serde keeps);
-/// - a text serde reads as a `Value` nests back to depth 0.
+/// - a text serde reads as a `Value` nests back to depth 0, where the scan can tell.
 pub fn check_scan(text: &str) {
     let serde_any = serde_json::from_str::<IgnoredAny>(text).is_ok();
     let serde_value = serde_json::from_str::<Value>(text).ok();
@@ -65,10 +65,10 @@ pub fn check_scan(text: &str) {
             }
         }
     }
-    if serde_value.is_some() {
+    // `None` is the scan leaving a string to serde (a surrogate escape, say): no answer.
+    if let (Some(_), Some(depth)) = (&serde_value, depth_change(text.as_bytes())) {
         assert_eq!(
-            depth_change(text.as_bytes()),
-            Some(0),
+            depth, 0,
             "a JSON value does not nest back to depth 0: {text:?}"
         );
     }
