@@ -239,7 +239,11 @@ impl Cache {
             !entry.temp
         });
         if !entries.is_empty() {
-            let start = (now.unsigned_abs() as usize).wrapping_mul(7919) % entries.len();
+            // The clock's nanoseconds: runs a moment apart start far apart.
+            let start = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos() as usize)
+                % entries.len();
             let reads = entries.len().min(SWEEP_READS);
             let mut gone = vec![false; entries.len()];
             for i in (0..reads).map(|k| (start + k) % entries.len()) {
