@@ -9,7 +9,7 @@
 //! use decode_codex::{default_root, Codex};
 //! use history_core::Transcript;
 //!
-//! let env = |name: &str| (name == "CODEX_HOME").then(|| "/nonexistent/codex".to_string());
+//! let env = |name: &str| (name == "CODEX_HOME").then(|| "/nonexistent/codex".into());
 //! let root = default_root(env).unwrap();
 //! assert_eq!(root, std::path::Path::new("/nonexistent/codex/sessions"));
 //! let codex = Codex::new(root);

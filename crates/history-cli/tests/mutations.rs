@@ -214,3 +214,13 @@ fn selectors_and_times_parse_without_surprises() {
         check_parsers(text);
     }
 }
+
+#[test]
+fn what_the_fuzzers_found_stays_fixed() {
+    // json_scan: a key repeated with a string, then an object; serde keeps the object.
+    check_scan(
+        r#"{"timestamp":"2620-020Z","type":"fZ","typamp":"2620-020Z","type":{"anything":[1,2,3]}}"#,
+    );
+    // A surrogate pair, valid JSON whose strings the scan leaves to serde.
+    check_scan(r#"{"text":"\ud83d\ude00","n":[1]}"#);
+}
