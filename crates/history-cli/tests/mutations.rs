@@ -221,6 +221,8 @@ fn what_the_fuzzers_found_stays_fixed() {
     check_scan(
         r#"{"timestamp":"2620-020Z","type":"fZ","typamp":"2620-020Z","type":{"anything":[1,2,3]}}"#,
     );
+    // parsers: a date whose nanoseconds overflow an i64 (a panic, or a wrapped time).
+    check_parsers("4052-01-22");
     // A surrogate pair, valid JSON whose strings the scan leaves to serde.
     check_scan(r#"{"text":"\ud83d\ude00","n":[1]}"#);
 }
