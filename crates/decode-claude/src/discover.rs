@@ -1,5 +1,6 @@
 //! Where Claude Code keeps transcripts, and finding them.
 
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -10,7 +11,7 @@ use crate::HARNESS;
 /// Claude Code's own `projects` directory: `$CLAUDE_CONFIG_DIR/projects`, else
 /// `$HOME/.claude/projects` (empty variables count as unset). [`crate::HARNESS`]'s root is
 /// `NOTESOUP_HISTORY_CLAUDE_ROOT` before either.
-pub fn default_root(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+pub fn default_root(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     let set = |k: &str| env(k).filter(|v| !v.is_empty());
     if let Some(config) = set("CLAUDE_CONFIG_DIR") {
         return Some(Path::new(&config).join("projects"));

@@ -9,7 +9,7 @@
 //! use decode_codex::{default_root, Codex};
 //! use history_core::Transcript;
 //!
-//! let env = |name: &str| (name == "CODEX_HOME").then(|| "/nonexistent/codex".to_string());
+//! let env = |name: &str| (name == "CODEX_HOME").then(|| "/nonexistent/codex".into());
 //! let root = default_root(env).unwrap();
 //! assert_eq!(root, std::path::Path::new("/nonexistent/codex/sessions"));
 //! let codex = Codex::new(root);
@@ -128,7 +128,7 @@ impl Codex {
 /// Codex's own sessions root: `$CODEX_HOME/sessions`, else `$HOME/.codex/sessions`; `None` when
 /// neither is set. `env` looks a variable up. [`HARNESS`]'s root is `NOTESOUP_HISTORY_CODEX_ROOT`
 /// before either.
-pub fn default_root(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+pub fn default_root(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
     let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     var("CODEX_HOME")
         .map(|home| home.join("sessions"))

@@ -134,7 +134,7 @@ fn the_default_root_prefers_the_override_then_codex_home_then_home() {
         move |name: &str| {
             vars.iter()
                 .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
+                .map(|(_, v)| std::ffi::OsString::from(v))
         }
     };
     let all = &[

@@ -31,7 +31,7 @@
 //! use decode_pi::Pi;
 //! use history_core::Transcript;
 //!
-//! // In the CLI: `decode_pi::HARNESS.root(None, &|k| std::env::var(k).ok())`.
+//! // In the CLI: `decode_pi::HARNESS.root(None, &|k| std::env::var_os(k))`.
 //! let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/pi/sessions");
 //! let pi = Pi::new(root);
 //! let file = pi.discover().into_iter().find(|f| f.key.id == "branched").unwrap();
@@ -84,14 +84,13 @@ pub const HARNESS: Harness = Harness {
 /// pi's own sessions root: `$PI_CODING_AGENT_DIR/sessions` (with pi's `~` expansion), else
 /// `$HOME/.pi/agent/sessions`. Empty variables count as unset. [`HARNESS`]'s root is
 /// `NOTESOUP_HISTORY_PI_ROOT` before either.
-pub fn default_root(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let var = |key: &str| env(key).filter(|v| !v.is_empty());
+pub fn default_root(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let var = |key: &str| env(key).filter(|v| !v.is_empty()).map(PathBuf::from);
     let home = var("HOME");
     if let Some(dir) = var("PI_CODING_AGENT_DIR") {
-        let dir = match (dir.as_str(), &home) {
-            ("~", Some(home)) => PathBuf::from(home),
-            (d, Some(home)) if d.starts_with("~/") => Path::new(home).join(&d[2..]),
-            _ => PathBuf::from(dir),
+        let dir = match (dir.strip_prefix("~"), &home) {
+            (Ok(rest), Some(home)) => home.join(rest),
+            _ => dir,
         };
         return Some(dir.join("sessions"));
     }

@@ -523,13 +523,10 @@ fn files_with_nothing_usable_are_refused_and_a_header_alone_is_empty() {
 
 #[test]
 fn the_default_root() {
-    fn env<'a>(pairs: &'a [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |key: &str| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == key)
-                .map(|(_, v)| v.to_string())
-        }
+    fn env<'a>(
+        pairs: &'a [(&'static str, &'static str)],
+    ) -> impl Fn(&str) -> Option<std::ffi::OsString> + 'a {
+        move |key: &str| pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| v.into())
     }
     let all = [
         ("NOTESOUP_HISTORY_PI_ROOT", "/x/sessions"),

@@ -11,7 +11,10 @@
 //! harness and the session id; it is valid for one decoder version; it lists its witnesses, the
 //! source files and their fingerprints taken before reading, and a hit needs exactly the same
 //! list now. Entries over [`MAX_ENTRY_BYTES`] are neither written nor read. The directory is
-//! private (0700, files 0600) and written by temporary file and atomic rename.
+//! private (0700, files 0600) and written by temporary file and atomic rename, never through a
+//! symbolic link; a directory that is not the user's is not used. A run that writes also sweeps:
+//! entries of transcripts that no longer exist go (a bounded number of reads per run), and the
+//! oldest go while the total is over [`MAX_CACHE_BYTES`].
 //!
 //! The store is generic; [`cached_representative`] composes it with `history-core`'s overview,
 //! which is the one place a cache may answer (only the unfiltered overview).
@@ -59,4 +62,4 @@ pub use fingerprint::{fingerprint, fingerprints, Fingerprint};
 pub use key::Key;
 pub use location::{cache_root, default_dir};
 pub use overview::{cached_representative, DECODER_VERSION};
-pub use store::{Cache, ENTRY_FORMAT, MAX_ENTRY_BYTES};
+pub use store::{Cache, Swept, ENTRY_FORMAT, MAX_CACHE_BYTES, MAX_ENTRY_BYTES, SWEEP_READS};

@@ -33,11 +33,30 @@ pub fn cached_representative(
     let before = fingerprints(&witnesses);
     let rep = representative(corpus, file, &unfiltered)?;
     if let Some(before) = before {
-        if rep.lineage == witnesses {
+        let whole = before
+            .iter()
+            .all(|(path, fingerprint)| ends_a_line(source, path, fingerprint.size));
+        if rep.lineage == witnesses && whole {
             cache.put(&key, &before, &rep);
         }
     }
     Ok(rep)
+}
+
+/// Whether the first `size` bytes of the transcript at `path` end at the end of a line. An
+/// agent may write a line in more than one call: a decode that met the first half has a damaged
+/// last line that the next write repairs, and is not worth keeping even for as long as the file
+/// stays that way. A compressed file, which the source cannot read at an offset, is written
+/// whole; a file that cannot be read is left to the fingerprints.
+fn ends_a_line(source: &dyn history_core::Transcript, path: &std::path::Path, size: u64) -> bool {
+    let Some(last) = size.checked_sub(1) else {
+        return true;
+    };
+    match source.read_at(path, last, 1) {
+        Some(Ok(byte)) => byte == b"\n",
+        Some(Err(_)) => false,
+        None => true,
+    }
 }
 
 impl RepresentativeCache for Cache {

@@ -148,3 +148,24 @@ fn a_corrupt_entry_is_a_miss_and_is_rewritten() {
         "the rewritten entry hits"
     );
 }
+
+#[test]
+fn a_transcript_that_ends_in_half_a_line_is_not_cached() {
+    let (dir, corpus, decodes, cache) = setup();
+    let path = dir.path().join("sessions/a");
+    // The writer's first call: half of the next line.
+    std::fs::write(&path, "first prompt\nsec").unwrap();
+    let a = corpus
+        .discover()
+        .into_iter()
+        .find(|s| s.key.id == "a")
+        .unwrap();
+    cached_representative(&cache, &corpus, &a).unwrap();
+    cached_representative(&cache, &corpus, &a).unwrap();
+    assert_eq!(decodes.load(Ordering::SeqCst), 2, "nothing was kept");
+    // The rest of the line: now the entry is kept.
+    std::fs::write(&path, "first prompt\nsecond\n").unwrap();
+    cached_representative(&cache, &corpus, &a).unwrap();
+    cached_representative(&cache, &corpus, &a).unwrap();
+    assert_eq!(decodes.load(Ordering::SeqCst), 3);
+}

@@ -29,7 +29,7 @@ impl Settings {
     /// Off with `--no-index` or `NOTESOUP_HISTORY_INDEX=off`; consulted but never updated by a
     /// search with `NOTESOUP_HISTORY_INDEX=read`; else at `<cache root>/history-search/v1.sqlite`.
     pub fn new(no_index: bool, env: Env<'_>) -> Settings {
-        let mode = env("NOTESOUP_HISTORY_INDEX");
+        let mode = history_core::harness::text(env, "NOTESOUP_HISTORY_INDEX");
         let off = no_index || mode.as_deref() == Some("off");
         Settings {
             path: (!off)

@@ -4,7 +4,7 @@
 //! ([`mcp`]), which answers requests read from a stream with the same calls and pages.
 //!
 //! ```
-//! let env = |_: &str| None::<String>;
+//! let env = |_: &str| None::<std::ffi::OsString>;
 //! let out = history_cli::run(&history_cli::HARNESSES, ["notesoup-history", "read"], &env);
 //! assert_eq!(out.code, 2);
 //! assert!(out.stderr.contains("usage"));
@@ -444,7 +444,9 @@ fn text_printer(
         width: terminal.width,
         show_path: cli.common.show_path,
         filter: Some(history_core::Filter::new(queries, Vec::new(), None, None)),
-        home: env("HOME").filter(|h| h.len() > 1),
+        home: env("HOME")
+            .and_then(|h| h.into_string().ok())
+            .filter(|h| h.len() > 1),
     }
 }
 
@@ -483,7 +485,7 @@ fn open(
         .common
         .host
         .clone()
-        .or_else(|| env("NOTESOUP_HOST").filter(|v| !v.is_empty()));
+        .or_else(|| history_core::harness::text(env, "NOTESOUP_HOST"));
     let cache = history_cache::default_dir(env)
         .map(|dir| Box::new(Cache::new(dir, &cache_version())) as Box<dyn RepresentativeCache>);
     let demo: Vec<String> = registry

@@ -19,7 +19,7 @@ fn main() -> ExitCode {
         eprintln!("error: internal error, please report it: {what}");
     }));
     std::panic::catch_unwind(|| {
-        let env = |k: &str| std::env::var(k).ok();
+        let env = |k: &str| std::env::var_os(k);
         let io = history_cli::Io {
             input: &mut std::io::stdin().lock(),
             output: &mut std::io::stdout().lock(),
@@ -53,7 +53,7 @@ fn main() -> ExitCode {
 
 /// Whether standard output is a terminal and how wide: decided here, once, so that the library
 /// renders for whatever it is told (and tests can tell it a terminal).
-fn terminal(env: &dyn Fn(&str) -> Option<String>) -> history_cli::Terminal {
+fn terminal(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> history_cli::Terminal {
     let stdout = std::io::stdout();
     let is_terminal = stdout.is_terminal();
     let width = is_terminal
@@ -61,7 +61,7 @@ fn terminal(env: &dyn Fn(&str) -> Option<String>) -> history_cli::Terminal {
         .flatten()
         .map(|size| usize::from(size.ws_col))
         .filter(|w| *w > 0)
-        .or_else(|| env("COLUMNS")?.parse().ok());
+        .or_else(|| env("COLUMNS")?.to_str()?.parse().ok());
     history_cli::Terminal {
         is_terminal,
         width,

@@ -14,7 +14,7 @@ use history_core::{History, ListRequest, ReadRequest, Role, SessionKey, Timestam
 /// A front end of its own: the core's API over the copied roots, as the binary sees them.
 fn history(r: &Roots, current: Option<&str>) -> History {
     let env = |k: &str| match k {
-        "HOME" => Some(r.dir.path().join("home").display().to_string()),
+        "HOME" => Some(r.dir.path().join("home").into_os_string()),
         _ => None,
     };
     let current = current_session(current, &HARNESSES, &env).unwrap();

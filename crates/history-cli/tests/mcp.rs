@@ -23,13 +23,10 @@ fn serve_raw(r: &Roots, env: &[(&str, &str)], lines: &[String]) -> Vec<String> {
     let home = r.dir.path().join("home").display().to_string();
     let cache = r.cache_home().display().to_string();
     let env = |k: &str| match k {
-        "HOME" => Some(home.clone()),
-        "XDG_CACHE_HOME" => Some(cache.clone()),
+        "HOME" => Some(home.clone().into()),
+        "XDG_CACHE_HOME" => Some(cache.clone().into()),
         "NOTESOUP_HISTORY_INDEX" => Some("off".into()),
-        _ => env
-            .iter()
-            .find(|(n, _)| *n == k)
-            .map(|(_, v)| v.to_string()),
+        _ => env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.into()),
     };
     let mut input = Cursor::new(lines.join("\n").into_bytes());
     let mut output = Vec::new();
@@ -88,8 +85,8 @@ fn cli(r: &Roots, args: &[&str]) -> String {
     let home = r.dir.path().join("home").display().to_string();
     let cache = r.cache_home().display().to_string();
     let env = |k: &str| match k {
-        "HOME" => Some(home.clone()),
-        "XDG_CACHE_HOME" => Some(cache.clone()),
+        "HOME" => Some(home.clone().into()),
+        "XDG_CACHE_HOME" => Some(cache.clone().into()),
         "NOTESOUP_HISTORY_INDEX" => Some("off".into()),
         _ => None,
     };

@@ -213,6 +213,31 @@ fn roots_come_from_flags_then_environment() {
     assert_eq!(flag.code, 1);
 }
 
+#[test]
+fn a_root_named_by_the_environment_need_not_be_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let r = Roots::new();
+    let odd = r
+        .dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"sessions-\xff\xfe"));
+    std::os::unix::fs::symlink(r.root("pi"), &odd).unwrap();
+    let out = r
+        .cmd()
+        .env("NOTESOUP_HISTORY_PI_ROOT", &odd)
+        .args(["list", "--session", "pi:019f86d0", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["session"], "pi:019f86d0-2b56-72c1-b90f-60a707fde7d7");
+}
+
 // ----- pi v3 of 2026 ---------------------------------------------------------------------------
 
 /// `(seq, part, role, kind, text)` of every item of a run.

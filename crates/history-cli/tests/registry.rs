@@ -130,13 +130,13 @@ impl World {
         let home = self.dir.path().join("home");
         let root = self.dir.path().join("notes");
         let env = |k: &str| match k {
-            "HOME" => Some(home.display().to_string()),
-            "NOTESOUP_HISTORY_NOTES_ROOT" => Some(root.display().to_string()),
-            "NOTESOUP_HISTORY_INDEX" => Some("off".to_string()),
+            "HOME" => Some(home.clone().into_os_string()),
+            "NOTESOUP_HISTORY_NOTES_ROOT" => Some(root.clone().into_os_string()),
+            "NOTESOUP_HISTORY_INDEX" => Some("off".into()),
             _ => vars
                 .iter()
                 .find(|(name, _)| *name == k)
-                .map(|(_, v)| v.to_string()),
+                .map(|(_, v)| v.into()),
         };
         let mut registry = HARNESSES.to_vec();
         registry.push(&NOTES);

@@ -31,15 +31,18 @@ fn on_terminal(
         .iter()
         .map(|(h, p)| (h.root_env.to_string(), p.display().to_string()))
         .collect();
-    let lookup = |k: &str| match k {
-        "HOME" => Some(home.clone()),
-        "XDG_CACHE_HOME" => Some(cache.clone()),
-        "NOTESOUP_HISTORY_INDEX" => Some("off".into()),
-        _ => env
-            .iter()
-            .find(|(n, _)| *n == k)
-            .map(|(_, v)| v.to_string())
-            .or_else(|| roots.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())),
+    let lookup = |k: &str| -> Option<std::ffi::OsString> {
+        match k {
+            "HOME" => Some(home.clone()),
+            "XDG_CACHE_HOME" => Some(cache.clone()),
+            "NOTESOUP_HISTORY_INDEX" => Some("off".into()),
+            _ => env
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+                .or_else(|| roots.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())),
+        }
+        .map(Into::into)
     };
     let mut argv = vec!["notesoup-history"];
     argv.extend_from_slice(args);

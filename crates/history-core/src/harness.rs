@@ -30,8 +30,8 @@
 //!     open: |root| Box::new(Notes(root)),
 //! };
 //! let env = |k: &str| match k {
-//!     "HOME" => Some("/home/me".to_string()),
-//!     "NOTES_SESSION" => Some("n1".to_string()),
+//!     "HOME" => Some("/home/me".into()),
+//!     "NOTES_SESSION" => Some("n1".into()),
 //!     _ => None,
 //! };
 //! assert_eq!(NOTES.root(None, &env), Some("/home/me/.notes".into()));
@@ -39,14 +39,17 @@
 //! assert_eq!(current.to_string(), "notes:n1");
 //! ```
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::error::HistoryError;
 use crate::model::SessionKey;
 use crate::source::Transcript;
 
-/// Looks an environment variable up.
-pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+/// Looks an environment variable up (pass `|k| std::env::var_os(k)`). Values are `OsString`s
+/// because roots are paths, which need not be UTF-8; variables that hold text (a session id, a
+/// mode) are read with [`text`], which ignores a value that is not UTF-8.
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 
 /// One harness, as its decoder crate declares it.
 #[derive(Clone, Copy)]
@@ -130,8 +133,13 @@ impl std::fmt::Debug for Harness {
 }
 
 /// A variable's value, unless it is unset or empty.
-fn set(env: Env<'_>, name: &str) -> Option<String> {
+fn set(env: Env<'_>, name: &str) -> Option<OsString> {
     env(name).filter(|v| !v.is_empty())
+}
+
+/// A variable that holds text: its value, unless it is unset, empty or not UTF-8.
+pub fn text(env: Env<'_>, name: &str) -> Option<String> {
+    set(env, name).and_then(|v| v.into_string().ok())
 }
 
 /// The session the caller works in: `explicit` (`--current HARNESS:ID`), else
@@ -144,7 +152,7 @@ pub fn current_session(
 ) -> Result<Option<SessionKey>, HistoryError> {
     if let Some(text) = explicit
         .map(str::to_owned)
-        .or_else(|| set(env, "NOTESOUP_CURRENT_SESSION"))
+        .or_else(|| text(env, "NOTESOUP_CURRENT_SESSION"))
     {
         return match text.split_once(':') {
             Some((h, id)) if !h.is_empty() && !id.is_empty() => Ok(Some(SessionKey::new(h, id))),
@@ -154,7 +162,7 @@ pub fn current_session(
         };
     }
     Ok(registry.iter().find_map(|h| {
-        let id = set(env, h.session_env?)?;
+        let id = text(env, h.session_env?)?;
         Some(SessionKey::new(h.name, id))
     }))
 }

@@ -35,6 +35,8 @@ pub(crate) mod pairs;
 pub mod parallel;
 pub mod place;
 pub mod prefilter;
+#[cfg(feature = "testing")]
+pub mod properties;
 pub mod scan;
 pub mod search;
 pub mod selector;

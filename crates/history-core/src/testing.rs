@@ -620,6 +620,21 @@ fn decode(
     (events, decoded)
 }
 
+/// Events come in file order, as [`Transcript::decode`] promises: each one's position (seq,
+/// part) after the previous one's.
+fn in_file_order(at: &At, events: &[Event], what: &str) {
+    for pair in events.windows(2) {
+        assert!(
+            pair[0].position() < pair[1].position(),
+            "{at}: {what}: seq {} part {} is emitted after seq {} part {}",
+            pair[1].seq,
+            pair[1].part,
+            pair[0].seq,
+            pair[0].part
+        );
+    }
+}
+
 /// The events by position, each position once.
 fn unique_positions(at: &At, events: &[Event]) -> BTreeMap<(u64, u32), Event> {
     let mut by_position = BTreeMap::new();
@@ -851,87 +866,149 @@ fn query_in(rng: &mut Rng, text: &str) -> Option<String> {
 /// layout, one file at a time. Every session the damage can reach is decoded in full and under
 /// line tests, inside a guard that turns a panic into a failure naming the damage.
 pub fn check_damage(harness: &Harness, root: &Path, options: &Options) {
-    let files = walk(root);
-    assert!(
-        !files.is_empty(),
-        "{}: no file under {}: the kit would check nothing",
-        harness.name,
-        root.display()
-    );
-    let tmp = tempfile::Builder::new()
-        .prefix("notesoup-kit-")
-        .tempdir()
-        .unwrap_or_else(|e| panic!("a temporary root: {e}"));
-    let copy = tmp.path().join("root");
-    for rel in &files {
-        restore(root, &copy, rel);
-    }
-    let pool = line_pool(root, &files);
-    let at = |what: String| At {
-        seed: options.seed,
-        what: format!("{}, {what}", harness.name),
-    };
-    let source = (harness.open)(copy.clone());
-    let undamaged = guarded(&at("the undamaged copy".into()), "discover", || {
-        source.discover()
-    });
-    // Which sessions a damaged file can reach: those that read it.
-    let mut readers: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
-    for file in &undamaged {
-        for path in source.lineage(file) {
-            readers.entry(path).or_default().push(file.path.clone());
-        }
-    }
-    let known: HashSet<&PathBuf> = undamaged.iter().map(|f| &f.path).collect();
-    let lonely = tmp.path().join("alone");
-    for rel in &files {
+    let bench = Bench::new(harness, root, options.notices);
+    for (index, rel) in bench.files().iter().enumerate() {
         let original = std::fs::read(root.join(rel)).unwrap_or_default();
-        // A file no session reads (a compressed twin that loses to its plain file, say) is
-        // damaged alone in a root of its own, where discovery may take it up.
-        let alone = !readers.contains_key(&copy.join(rel));
-        let dir = if alone { &lonely } else { &copy };
-        let target = dir.join(rel);
         let mut rng =
             Rng::with_seed(options.seed ^ line_hash(1, rel.as_os_str().as_encoded_bytes()));
         for round in 0..options.damage_rounds {
-            let (damaged, how) = damage(&mut rng, &original, &pool);
-            if alone {
-                let _ = std::fs::remove_dir_all(&lonely);
-                if let Some(parent) = target.parent() {
-                    std::fs::create_dir_all(parent)
-                        .unwrap_or_else(|e| panic!("{}: {e}", parent.display()));
-                }
+            let (damaged, how) = damage(&mut rng, &original, &bench.pool);
+            bench.check_at(
+                index,
+                damaged.as_deref(),
+                &mut rng,
+                options.seed,
+                &format!("round {round}: {how}"),
+            );
+        }
+    }
+}
+
+/// A temporary copy of a fixture root in which one file at a time is replaced by other bytes
+/// (damaged ones, or a fuzzer's), and every session that reads that file is held to rules 4, 3
+/// and 1 and to file order: events are emitted in strictly increasing (seq, part) order.
+///
+/// The copy is made once, so that a fuzzer or a property test can try many inputs cheaply; each
+/// check puts the original file back afterwards.
+pub struct Bench {
+    harness: Harness,
+    tmp: tempfile::TempDir,
+    root: PathBuf,
+    copy: PathBuf,
+    files: Vec<PathBuf>,
+    /// Which sessions a file can reach: those whose lineage reads it.
+    readers: HashMap<PathBuf, Vec<PathBuf>>,
+    known: HashSet<PathBuf>,
+    /// Lines of every file, for damage that splices them into others.
+    pool: Vec<Vec<u8>>,
+    notices: Notices,
+}
+
+impl Bench {
+    /// A copy of every regular file under `root` (which must hold some) for `harness`.
+    pub fn new(harness: &Harness, root: &Path, notices: Notices) -> Bench {
+        let files = walk(root);
+        assert!(
+            !files.is_empty(),
+            "{}: no file under {}: the kit would check nothing",
+            harness.name,
+            root.display()
+        );
+        let tmp = tempfile::Builder::new()
+            .prefix("notesoup-kit-")
+            .tempdir()
+            .unwrap_or_else(|e| panic!("a temporary root: {e}"));
+        let copy = tmp.path().join("root");
+        for rel in &files {
+            restore(root, &copy, rel);
+        }
+        let pool = line_pool(root, &files);
+        let at = At {
+            seed: 0,
+            what: format!("{}, the undamaged copy", harness.name),
+        };
+        let source = (harness.open)(copy.clone());
+        let undamaged = guarded(&at, "discover", || source.discover());
+        let mut readers: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
+        for file in &undamaged {
+            for path in source.lineage(file) {
+                readers.entry(path).or_default().push(file.path.clone());
             }
-            match &damaged {
-                Some(bytes) => std::fs::write(&target, bytes),
-                None if alone => Ok(()),
-                None => std::fs::remove_file(&target),
+        }
+        let known = undamaged.iter().map(|f| f.path.clone()).collect();
+        Bench {
+            harness: *harness,
+            tmp,
+            root: root.to_path_buf(),
+            copy,
+            files,
+            readers,
+            known,
+            pool,
+            notices,
+        }
+    }
+
+    /// The files of the root, relative to it, in order.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// Replaces file `index` (modulo the number of files) by `bytes` (`None`: removes it), and
+    /// checks every session that reads it; `seed` chooses the random line test.
+    pub fn check(&self, index: usize, bytes: Option<&[u8]>, seed: u64) {
+        let mut rng = Rng::with_seed(seed);
+        self.check_at(index, bytes, &mut rng, seed, "bytes given");
+    }
+
+    fn check_at(&self, index: usize, bytes: Option<&[u8]>, rng: &mut Rng, seed: u64, how: &str) {
+        let rel = &self.files[index % self.files.len()];
+        // A file no session reads (a compressed twin that loses to its plain file, say) is
+        // replaced alone in a root of its own, where discovery may take it up.
+        let alone = !self.readers.contains_key(&self.copy.join(rel));
+        let lonely = self.tmp.path().join("alone");
+        let dir = if alone { &lonely } else { &self.copy };
+        let target = dir.join(rel);
+        if alone {
+            let _ = std::fs::remove_dir_all(&lonely);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)
+                    .unwrap_or_else(|e| panic!("{}: {e}", parent.display()));
             }
-            .unwrap_or_else(|e| panic!("damaging {}: {e}", target.display()));
-            let at = at(format!(
-                "{} damaged{} (round {round}: {how})",
+        }
+        match bytes {
+            Some(bytes) => std::fs::write(&target, bytes),
+            None if alone => Ok(()),
+            None => std::fs::remove_file(&target),
+        }
+        .unwrap_or_else(|e| panic!("replacing {}: {e}", target.display()));
+        let at = At {
+            seed,
+            what: format!(
+                "{}, {} replaced{} ({how})",
+                self.harness.name,
                 rel.display(),
                 if alone { " alone" } else { "" }
-            ));
-            let source = (harness.open)(dir.clone());
-            let found = guarded(&at, "discover", || source.discover());
-            let reach = readers.get(&target);
-            for file in &found {
-                let reached = alone
-                    || file.path == target
-                    || !known.contains(&file.path)
-                    || reach.is_some_and(|r| r.contains(&file.path));
-                if reached {
-                    let at = At {
-                        seed: at.seed,
-                        what: format!("{}, session {}", at.what, file.key),
-                    };
-                    check_damaged(&at, source.as_ref(), file, &mut rng, options.notices);
-                }
+            ),
+        };
+        let source = (self.harness.open)(dir.clone());
+        let found = guarded(&at, "discover", || source.discover());
+        let reach = self.readers.get(&target);
+        for file in &found {
+            let reached = alone
+                || file.path == target
+                || !self.known.contains(&file.path)
+                || reach.is_some_and(|r| r.contains(&file.path));
+            if reached {
+                let at = At {
+                    seed: at.seed,
+                    what: format!("{}, session {}", at.what, file.key),
+                };
+                check_damaged(&at, source.as_ref(), file, rng, self.notices);
             }
-            if !alone {
-                restore(root, &copy, rel);
-            }
+        }
+        if !alone {
+            restore(&self.root, &self.copy, rel);
         }
     }
 }
@@ -966,6 +1043,7 @@ fn check_damaged(
         }
     };
     in_range(&events, "a full decode");
+    in_file_order(at, &events, "a full decode");
     let by_position = unique_positions(at, &events);
     let own = (lineage == [file.path.clone()])
         .then(|| raw_lines(source, &file.path).ok())
@@ -986,6 +1064,7 @@ fn check_damaged(
             decode(source, file, Some(test))
         });
         in_range(&fast_events, what);
+        in_file_order(at, &fast_events, what);
         let fast = Fast {
             events: &fast_events,
             decoded: &fast_decoded.map_err(|e| e.to_string()),

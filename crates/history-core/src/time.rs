@@ -84,7 +84,10 @@ impl Timestamp {
             return None;
         }
         let (y, m, d) = parse_date(s.as_bytes())?;
-        Some(Timestamp(days_from_civil(y, m, d) * 86_400 * 1_000_000_000))
+        // Nanoseconds since 1970 overflow an i64 before 1678 and after 2262: no time we can hold.
+        days_from_civil(y, m, d)
+            .checked_mul(86_400 * 1_000_000_000)
+            .map(Timestamp)
     }
 }
 
@@ -284,6 +287,18 @@ mod tests {
                 assert_eq!(Timestamp::parse_date(&past), None, "{past}");
             }
         }
+    }
+
+    #[test]
+    fn dates_past_the_range_of_nanoseconds_are_no_dates() {
+        assert_eq!(
+            Timestamp::parse_date("2262-04-11").map(|t| t.0 > 0),
+            Some(true)
+        );
+        assert_eq!(Timestamp::parse_date("2263-01-01"), None);
+        assert_eq!(Timestamp::parse_date("9999-12-31"), None);
+        assert_eq!(Timestamp::parse_date("1600-01-01"), None);
+        assert_eq!(parse_bound("9999-12-31", Timestamp(0)), None);
     }
 
     #[test]
