@@ -179,7 +179,8 @@ impl Corpus {
                         event.text = String::new();
                         textless.push(event.position());
                     }
-                    _ => whole.push_back(events.len()),
+                    Some(_) => whole.push_back(events.len()),
+                    None => {}
                 }
                 events.push(event);
                 if texts.is_some_and(|t| t.from == From::Newest && whole.len() > t.count) {
