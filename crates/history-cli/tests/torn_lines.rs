@@ -22,9 +22,14 @@ struct World {
 
 impl World {
     fn new() -> World {
-        World {
+        let world = World {
             tmp: tempfile::tempdir().unwrap(),
+        };
+        // A root that is named must exist, even where it holds nothing.
+        for root in ["claude", "codex", "pi"] {
+            fs::create_dir_all(world.path(root)).unwrap();
         }
+        world
     }
 
     fn path(&self, rel: &str) -> PathBuf {
