@@ -3,10 +3,11 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// What a graph node is, for the choice of leaf.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum NodeKind {
     /// A user or assistant line.
     Message,
@@ -18,6 +19,7 @@ pub(crate) enum NodeKind {
 
 /// One line (or a uuid only named as a parent), small: a session of a million lines keeps a
 /// million of these. Response and tool-call ids are [`Names`].
+#[derive(Serialize, Deserialize)]
 struct Node {
     seq: u64,
     parent: Option<u32>,
@@ -37,7 +39,7 @@ struct Node {
 /// Strings given numbers in the order first seen: each is stored once however many lines name
 /// it. Uuids in their canonical form (lowercase hex, hyphens at 8-4-4-4-12, as Claude Code
 /// writes them) are kept as the 128-bit number they spell; any other id as text.
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 struct Names {
     uuids: FastMap<u128, u32>,
     others: FastMap<Box<str>, u32>,
@@ -124,7 +126,7 @@ impl std::hash::Hasher for FxHasher {
 pub(crate) type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
 
 /// The lines of one file, by interned uuid.
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 pub(crate) struct Graph {
     /// The lines' uuids, numbered as their nodes are.
     ids: Names,
@@ -138,6 +140,7 @@ pub(crate) struct Graph {
 /// A compaction boundary that kept messages where they were in the file (`preservedSegment`,
 /// `preservedMessages`): the conversation goes on from the last kept message, not from the
 /// boundary and its summary.
+#[derive(Serialize, Deserialize)]
 struct Boundary {
     node: u32,
     /// The line the kept messages follow once the harness loads them: the summary.

@@ -28,6 +28,7 @@ use std::path::PathBuf;
 use history_core::harness::Harness;
 use history_core::json::repair_surrogates;
 use history_core::location::Resume;
+use history_core::resume::{self, Snapshot};
 use history_core::source::{parse_object_str, Damage, LineTest, LineTime, Lines};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
 
@@ -73,7 +74,24 @@ impl Transcript for Claude {
         sink: &mut dyn FnMut(Event),
         lines: Option<LineTest<'_>>,
     ) -> Result<Decoded, DecodeError> {
-        decode(file, sink, lines)
+        Ok(decode(file, sink, lines, None, false)?.0)
+    }
+
+    fn decode_resumable(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+        lines: Option<LineTest<'_>>,
+        from: Option<&Snapshot>,
+    ) -> Option<Result<(Decoded, Snapshot), DecodeError>> {
+        let from = match from {
+            Some(snapshot) => Some((snapshot, resume::load::<State>(&snapshot.state)?)),
+            None => None,
+        };
+        match decode(file, sink, lines, from, true) {
+            Ok((decoded, snapshot)) => Some(Ok((decoded, snapshot?))),
+            Err(e) => Some(Err(e)),
+        }
     }
 
     /// `claude --resume <id>`, run in the session's directory: Claude looks a session up in the
@@ -92,7 +110,11 @@ impl Transcript for Claude {
             Some(found) => found,
             None => {
                 let nothing: LineTest<'_> = &|_: &[u8]| false;
-                decode(file, &mut |_| {}, Some(nothing)).ok()?.meta.cwd
+                decode(file, &mut |_| {}, Some(nothing), None, false)
+                    .ok()?
+                    .0
+                    .meta
+                    .cwd
             }
         }
     }
@@ -204,28 +226,53 @@ fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
     })
 }
 
-/// Streams the file once. Lines that `wanted` rules out are read for the graph alone, as are
-/// lines whose content cannot be decoded (an out-of-range number, say) but whose structure can:
-/// the [`line::GraphLine`] read is the more lenient one, so that both reads place the same lines
-/// in the graph, and only the notices can differ (a line never decoded is never found wanting).
+/// What a decode knows of the lines read so far: all a resumed decode needs of them.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct State {
+    graph: graph::Graph,
+    damage: Damage,
+    meta: line::Titles,
+    tools: render::ToolNames,
+    any_line: bool,
+}
+
+/// Streams the file once (from a snapshot on, with the state it holds). Lines
+/// that `wanted` rules out are read for the graph alone, as are lines whose content cannot be
+/// decoded (an out-of-range number, say) but whose structure can: the [`line::GraphLine`] read
+/// is the more lenient one, so that both reads place the same lines in the graph, and only the
+/// notices can differ (a line never decoded is never found wanting). With `keep`, it also
+/// returns where it stopped.
 fn decode(
     file: &SessionFile,
     sink: &mut dyn FnMut(Event),
     wanted: Option<LineTest<'_>>,
-) -> Result<Decoded, DecodeError> {
-    let mut lines = Lines::open(&file.path)?;
-    // Lines run to a few kilobytes: room for a line per 8 KiB saves most of the graph's
-    // regrowing without reserving much that a file of long lines never fills.
-    let mut graph = graph::Graph::with_capacity((file.size / 8192).min(1 << 20) as usize);
-    let mut damage = Damage::default();
-    let mut meta = line::Titles::default();
-    let mut tools = render::ToolNames::default();
-    let mut any_line = false;
+    from: Option<(&Snapshot, State)>,
+    keep: bool,
+) -> Result<(Decoded, Option<Snapshot>), DecodeError> {
+    let mut lines = resume::lines_from(&file.path, from.as_ref().map(|f| f.0))?;
+    let mut state = match from {
+        Some((_, state)) => state,
+        // Lines run to a few kilobytes: room for a line per 8 KiB saves most of the graph's
+        // regrowing without reserving much that a file of long lines never fills.
+        None => State {
+            graph: graph::Graph::with_capacity((file.size / 8192).min(1 << 20) as usize),
+            ..State::default()
+        },
+    };
+    let mut stop = resume::Stop::new(keep);
     while let Some(l) = lines.next_line()? {
         if l.bytes.trim_ascii().is_empty() {
             continue;
         }
-        any_line = true;
+        stop.before(&l, &state);
+        let State {
+            graph,
+            damage,
+            meta,
+            tools,
+            any_line,
+        } = &mut state;
+        *any_line = true;
         // Invalid UTF-8 anywhere makes a line unreadable, whichever fields are parsed.
         let Ok(text) = simdutf8::basic::from_utf8(l.bytes) else {
             damage.skip(&l);
@@ -234,31 +281,33 @@ fn decode(
         let full = wanted.is_none_or(|w| w(l.bytes));
         if full {
             if let Some(parsed) = parse::<line::Line>(text) {
-                line::decode(l.seq, parsed, &mut graph, &mut meta, &mut tools, sink);
+                line::decode(l.seq, parsed, graph, meta, tools, sink);
                 continue;
             }
             // Its events are lost; its place in the graph may still be read.
             damage.skip(&l);
         }
         match line::GraphLine::skim(text).or_else(|| parse::<line::GraphLine>(text)) {
-            Some(parsed) => line::place_in_graph(l.seq, parsed, &mut graph, &mut meta, &mut tools),
+            Some(parsed) => line::place_in_graph(l.seq, parsed, graph, meta, tools),
             None if !full => damage.skip(&l),
             None => {}
         }
     }
+    let snapshot = stop.end(lines.end(), &state);
     let mut notices = Vec::new();
-    damage.report(&mut notices);
-    let branch = if any_line {
-        let chosen = graph.select().map_err(DecodeError::Invalid)?;
+    state.damage.report(&mut notices);
+    let branch = if state.any_line {
+        let chosen = state.graph.select().map_err(DecodeError::Invalid)?;
         notices.extend(chosen.notices);
         Some(chosen.seqs)
     } else {
         Some(Vec::new())
     };
-    Ok(Decoded {
+    let decoded = Decoded {
         branch,
         notices,
-        meta: meta.into_meta(),
+        meta: state.meta.into_meta(),
         lineage: vec![file.path.clone()],
-    })
+    };
+    Ok((decoded, snapshot))
 }

@@ -219,7 +219,7 @@ impl<'de> Deserialize<'de> for BlockOrOther {
 }
 
 /// Title, summary, working directory and git branch, as the file's lines leave them.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Titles {
     custom: Option<String>,
     ai: Option<String>,

@@ -11,7 +11,7 @@ use crate::graph::FastMap;
 // them (searching for `thinking` or `tool` skips the files without them).
 
 /// Tool names by tool-use id, to name the tool of a result.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ToolNames(FastMap<String, String>);
 
 impl ToolNames {

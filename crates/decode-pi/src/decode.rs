@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use history_core::source::{Damage, Line, LineTest, LineTime, Lines};
+use history_core::resume::{self, Snapshot};
+use history_core::source::{Damage, Line, LineTest, LineTime};
 use history_core::{DecodeError, Event, SessionMeta};
 use serde_json::{Map, Value};
 
@@ -15,7 +16,7 @@ use crate::tree::{Break, Entry, Growing, Tree};
 const KNOWN_VERSION: u64 = 3;
 
 /// The first line of a session file, `type:"session"`.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Header {
     pub(crate) id: Option<String>,
     pub(crate) cwd: Option<String>,
@@ -93,16 +94,30 @@ pub(crate) fn read(
     sink: &mut dyn FnMut(Event),
     wanted: Option<LineTest<'_>>,
 ) -> Result<Pass, DecodeError> {
-    let mut lines = Lines::open(path)?;
-    let mut reader = Reader::default();
+    Ok(read_from(path, sink, wanted, None, false)?.0)
+}
+
+/// [`read`] from a snapshot on, with the state it holds; with `keep`, also where it stopped.
+pub(crate) fn read_from(
+    path: &Path,
+    sink: &mut dyn FnMut(Event),
+    wanted: Option<LineTest<'_>>,
+    from: Option<(&Snapshot, Reader)>,
+    keep: bool,
+) -> Result<(Pass, Option<Snapshot>), DecodeError> {
+    let mut lines = resume::lines_from(path, from.as_ref().map(|f| f.0))?;
+    let mut reader = from.map(|f| f.1).unwrap_or_default();
+    let mut stop = resume::Stop::new(keep);
     while let Some(line) = lines.next_line()? {
+        stop.before(&line, &reader);
         if wanted.is_none_or(|w| w(line.bytes)) {
             reader.line(&line, sink);
         } else {
             reader.structure(&line);
         }
     }
-    reader.finish(path)
+    let snapshot = stop.end(lines.end(), &reader);
+    Ok((reader.finish(path)?, snapshot))
 }
 
 /// One line decoded alone as line `seq` ([`history_core::Transcript::replay`]): what
@@ -117,8 +132,9 @@ pub(crate) fn replay(seq: u64, bytes: &[u8], sink: &mut dyn FnMut(Event)) {
     Reader::default().line(&line, sink);
 }
 
-#[derive(Default)]
-struct Reader {
+/// What a pass knows of the lines read so far: all a resumed pass needs of them.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Reader {
     header: Option<Header>,
     /// Whether any object has been parsed: the header must be the first.
     parsed_any: bool,

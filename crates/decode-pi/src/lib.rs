@@ -57,6 +57,7 @@ use std::path::{Path, PathBuf};
 
 use history_core::harness::Harness;
 use history_core::location::Resume;
+use history_core::resume::{self, Snapshot};
 use history_core::source::{LineTest, LineTime};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
 
@@ -120,19 +121,32 @@ impl Pi {
         sink: &mut dyn FnMut(Event),
         wanted: Option<LineTest<'_>>,
     ) -> Result<Decoded, DecodeError> {
-        let pass = decode::read(&file.path, sink, wanted)?;
+        Ok(self.decode_from(file, sink, wanted, None, false)?.0)
+    }
+
+    /// [`Pi::decode_lines`] from a snapshot on; with `keep`, also where it stopped.
+    fn decode_from(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+        wanted: Option<LineTest<'_>>,
+        from: Option<(&Snapshot, decode::Reader)>,
+        keep: bool,
+    ) -> Result<(Decoded, Option<Snapshot>), DecodeError> {
+        let (pass, snapshot) = decode::read_from(&file.path, sink, wanted, from, keep)?;
         let mut meta = pass.meta;
         meta.forked_from = pass
             .header
             .as_ref()
             .and_then(|h| h.parent.as_deref())
             .and_then(|named| discover::parent_file(&self.root, &file.path, named));
-        Ok(Decoded {
+        let decoded = Decoded {
             branch: Some(pass.tree.branch),
             notices: pass.notices,
             meta,
             lineage: vec![file.path.clone()],
-        })
+        };
+        Ok((decoded, snapshot))
     }
 }
 
@@ -157,6 +171,23 @@ impl Transcript for Pi {
         lines: Option<LineTest<'_>>,
     ) -> Result<Decoded, DecodeError> {
         self.decode_lines(file, sink, lines)
+    }
+
+    fn decode_resumable(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+        lines: Option<LineTest<'_>>,
+        from: Option<&Snapshot>,
+    ) -> Option<Result<(Decoded, Snapshot), DecodeError>> {
+        let from = match from {
+            Some(snapshot) => Some((snapshot, resume::load(&snapshot.state)?)),
+            None => None,
+        };
+        match self.decode_from(file, sink, lines, from, true) {
+            Ok((decoded, snapshot)) => Some(Ok((decoded, snapshot?))),
+            Err(e) => Some(Err(e)),
+        }
     }
 
     /// The header on the first line names it; a file that opens without one is decoded for it.

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 
 /// One entry of a session file (every parsed line but the header), as a node of its tree.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     /// The 1-based line the entry is on (two entries share it when a line holds two objects).
     pub seq: u64,
@@ -47,7 +47,7 @@ impl Tree {
 }
 
 /// Builds the tree as entries stream past, then walks the active branch.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Growing {
     entries: Vec<Entry>,
     first_by_id: HashMap<String, usize>,

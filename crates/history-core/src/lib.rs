@@ -37,6 +37,7 @@ pub mod place;
 pub mod prefilter;
 #[cfg(feature = "testing")]
 pub mod properties;
+pub mod resume;
 pub mod scan;
 pub mod search;
 pub mod selector;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::error::DecodeError;
 use crate::location::{Origin, Resume};
 use crate::model::{Event, SessionFile, SessionMeta};
+use crate::resume::Snapshot;
 use crate::time::Timestamp;
 
 /// The largest transcript file accepted, encoded.
@@ -115,6 +116,24 @@ pub trait Transcript: Send + Sync {
     /// (a compressed file): the session is then decoded whole.
     fn read_at(&self, path: &Path, offset: u64, len: usize) -> Option<std::io::Result<Vec<u8>>> {
         Some(read_at(path, offset, len))
+    }
+
+    /// [`Transcript::decode`], also returning where it stopped; given the [`Snapshot`] an
+    /// earlier decode of this session returned, for the same file grown by an append (its bytes
+    /// up to the snapshot's offset unchanged: the caller makes sure), it reads only the lines
+    /// after it and emits only their events, while what it returns (branch, notices, metadata)
+    /// is the whole file's, as a decode of all of it returns. [`crate::testing`] checks both.
+    /// `None` when it cannot: the default, a session read from more than its own file, a
+    /// compressed file, a snapshot it cannot read. The caller then decodes the whole session.
+    fn decode_resumable(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+        lines: Option<LineTest<'_>>,
+        from: Option<&Snapshot>,
+    ) -> Option<Result<(Decoded, Snapshot), DecodeError>> {
+        let _ = (file, sink, lines, from);
+        None
     }
 }
 
@@ -289,6 +308,18 @@ impl<R: BufRead> Lines<R> {
         }
     }
 
+    /// Numbers the lines as if `lines` lines and `offset` bytes had been read already: the
+    /// reader starts there ([`crate::resume::lines_from`]).
+    pub fn start_at(&mut self, offset: u64, lines: u64) {
+        self.read = offset;
+        self.seq = lines;
+    }
+
+    /// Where the lines read so far end, and how many there were.
+    pub fn end(&self) -> (u64, u64) {
+        (self.read, self.seq)
+    }
+
     fn io(&self, source: std::io::Error) -> DecodeError {
         DecodeError::Io {
             path: self.what.clone(),
@@ -451,7 +482,7 @@ pub fn open_untouched(path: &Path) -> std::io::Result<File> {
 }
 
 /// Counts damaged lines while decoding and turns them into one notice.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Damage {
     skipped: Vec<u64>,
     truncated_last: Option<u64>,

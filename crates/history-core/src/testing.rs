@@ -31,6 +31,13 @@
 //!    part order, among the texts its replay emits, in the same order.
 //! 7. **[`Transcript::cwd`] names the working directory a decode does** ([`Decoded::meta`]),
 //!    so that selecting sessions by place before decoding them selects what a decode would.
+//! 8. **A resumed decode goes on as a whole one** ([`Transcript::decode_resumable`]): for a
+//!    session read from its own file alone, in the temporary root of rule 4, a resumable decode
+//!    equals a plain one, and from the snapshot of any prefix of the file (cut anywhere, even
+//!    inside a line), a decode of the whole file emits exactly the plain decode's events after
+//!    the snapshot's lines and returns the same branch, notices, metadata and lineage, and a
+//!    snapshot where a decode of the whole file stops. Under a line test, every event it emits
+//!    is the plain decode's.
 //!
 //! Every random choice comes from one seed, [`DEFAULT_SEED`] unless `NOTESOUP_KIT_SEED` names
 //! another (decimal or `0x…`); a failure names it, so that it reproduces.
@@ -57,6 +64,7 @@ use crate::harness::Harness;
 use crate::matching::Filter;
 use crate::model::{Event, SessionFile};
 use crate::prefilter::RawFilter;
+use crate::resume::Snapshot;
 use crate::search::Span;
 use crate::source::{Decoded, LineTest, LineTime, Lines, Transcript};
 
@@ -871,6 +879,7 @@ pub fn check_damage(harness: &Harness, root: &Path, options: &Options) {
         let original = std::fs::read(root.join(rel)).unwrap_or_default();
         let mut rng =
             Rng::with_seed(options.seed ^ line_hash(1, rel.as_os_str().as_encoded_bytes()));
+        bench.check_at(index, Some(&original), &mut rng, options.seed, "undamaged");
         for round in 0..options.damage_rounds {
             let (damaged, how) = damage(&mut rng, &original, &bench.pool);
             bench.check_at(
@@ -1052,6 +1061,7 @@ fn check_damaged(
         guarded(at, "replay", || {
             check_replay(at, source, lines, &by_position)
         });
+        check_resume(at, source, file, (&events, &decoded), rng);
     }
     let (random, what) = random_line_test(rng);
     let tests: [(LineTest<'_>, &str); 3] = [
@@ -1072,6 +1082,104 @@ fn check_damaged(
             what,
         };
         fast.compare(at, &by_position, &decoded, own.as_deref(), notices);
+    }
+}
+
+/// Rule 8 for a single-file session whose plain decode gave `plain`.
+fn check_resume(
+    at: &At,
+    source: &dyn Transcript,
+    file: &SessionFile,
+    plain: (&[Event], &Result<Decoded, String>),
+    rng: &mut Rng,
+) {
+    let resumable = |from: Option<&Snapshot>, lines: Option<LineTest<'_>>| {
+        let mut events = Vec::new();
+        let done = guarded(at, "resumable decode", || {
+            source.decode_resumable(file, &mut |e| events.push(e), lines, from)
+        });
+        done.map(|d| (events, d.map_err(|e| e.to_string())))
+    };
+    let same = |what: &str, decoded: &Decoded, lines: u64, events: &[Event]| {
+        let Ok(whole) = plain.1 else {
+            panic!("{at}: {what} succeeds where a plain decode fails");
+        };
+        let after: Vec<&Event> = plain.0.iter().filter(|e| e.seq > lines).collect();
+        let events: Vec<&Event> = events.iter().collect();
+        assert_eq!(events, after, "{at}: {what}: the events after line {lines}");
+        assert_eq!(decoded.branch, whole.branch, "{at}: {what}: the branch");
+        assert_eq!(decoded.notices, whole.notices, "{at}: {what}: the notices");
+        assert_eq!(decoded.meta, whole.meta, "{at}: {what}: the metadata");
+        assert_eq!(decoded.lineage, whole.lineage, "{at}: {what}: the lineage");
+    };
+    let Some((events, done)) = resumable(None, None) else {
+        return;
+    };
+    let end = match done {
+        Ok((decoded, snapshot)) => {
+            same("a resumable decode", &decoded, 0, &events);
+            snapshot
+        }
+        Err(_) => {
+            assert!(
+                plain.1.is_err(),
+                "{at}: a resumable decode fails, a plain one does not"
+            );
+            return;
+        }
+    };
+    let bytes = std::fs::read(&file.path).unwrap_or_else(|e| panic!("{at}: reading: {e}"));
+    let write = |b: &[u8]| {
+        std::fs::write(&file.path, b).unwrap_or_else(|e| panic!("{at}: writing: {e}"));
+    };
+    // Anywhere, at line ends, and at the end: each cut costs three decodes.
+    let ends: Vec<usize> = memchr::memchr_iter(b'\n', &bytes).map(|i| i + 1).collect();
+    let mut cuts: Vec<usize> = (0..3).map(|_| rng.usize(0..=bytes.len())).collect();
+    if !ends.is_empty() {
+        cuts.extend((0..3).map(|_| ends[rng.usize(..ends.len())]));
+    }
+    cuts.push(bytes.len());
+    for cut in cuts {
+        write(&bytes[..cut]);
+        let prefix = resumable(None, None);
+        write(&bytes);
+        let Some((_, Ok((_, snapshot)))) = prefix else {
+            continue; // a prefix may not be a session yet
+        };
+        let what = format!(
+            "resumed at line {} (byte {})",
+            snapshot.lines, snapshot.offset
+        );
+        let offset = usize::try_from(snapshot.offset).unwrap_or(usize::MAX);
+        assert!(
+            offset <= cut && (offset == 0 || bytes[offset - 1] == b'\n'),
+            "{at}: the snapshot of the first {cut} bytes ends at byte {offset}, not after a line"
+        );
+        let Some((events, done)) = resumable(Some(&snapshot), None) else {
+            panic!("{at}: {what}: the source refuses a snapshot it wrote");
+        };
+        match done {
+            Ok((decoded, again)) => {
+                same(&what, &decoded, snapshot.lines, &events);
+                assert_eq!(
+                    (again.offset, again.lines),
+                    (end.offset, end.lines),
+                    "{at}: {what}: the snapshot it returns"
+                );
+            }
+            Err(e) => assert!(plain.1.is_err(), "{at}: {what} fails: {e}"),
+        }
+        let (test, how) = random_line_test(rng);
+        if let Some((events, Ok(_))) = resumable(Some(&snapshot), Some(&test)) {
+            for e in &events {
+                assert!(
+                    plain.0.contains(e),
+                    "{at}: {what}, under {how}: seq {} part {} is not the plain decode's",
+                    e.seq,
+                    e.part
+                );
+            }
+        }
     }
 }
 
