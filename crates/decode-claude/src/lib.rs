@@ -264,7 +264,7 @@ fn decode(
         if l.bytes.trim_ascii().is_empty() {
             continue;
         }
-        stop.before(&l, &state);
+        stop.before(&l, &state, None);
         let State {
             graph,
             damage,
@@ -293,7 +293,7 @@ fn decode(
             None => {}
         }
     }
-    let snapshot = stop.end(lines.end(), &state);
+    let snapshot = stop.end(lines.end(), &state, None);
     let mut notices = Vec::new();
     state.damage.report(&mut notices);
     let branch = if state.any_line {

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use history_core::location::Origin;
+use history_core::resume::{self, Snapshot};
 use history_core::source::{parse_object, Damage, Line, LineTest};
 use history_core::{DecodeError, Decoded, Event, SessionMeta};
 use serde_json::{Map, Value};
@@ -27,6 +28,29 @@ pub(crate) fn session(
     sink: &mut dyn FnMut(Event),
     wanted: Option<LineTest<'_>>,
 ) -> Result<Decoded, DecodeError> {
+    Ok(session_from(root, path, sink, wanted, None, false)?.0)
+}
+
+/// What a decode knows of a session's own lines read so far: all a resumed decode needs of
+/// them besides its header, which it reads again.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct State {
+    projection: crate::project::State,
+    damage: Damage,
+}
+
+/// [`session`], going on from a snapshot (and the state it holds); with `keep`, also where it
+/// stopped. A snapshot covers the session's own lines after a complete header, in a plain file,
+/// when it inherits nothing: for any other session there is none (`None`), and a decode from
+/// a snapshot returns at once, having emitted nothing.
+pub(crate) fn session_from(
+    root: &Path,
+    path: &Path,
+    sink: &mut dyn FnMut(Event),
+    wanted: Option<LineTest<'_>>,
+    from: Option<(&Snapshot, State)>,
+    keep: bool,
+) -> Result<(Decoded, Option<Snapshot>), DecodeError> {
     let mut own = reader::open(path)?;
     let mut damaged = Vec::new();
     let head = header::read_testing(&mut own, &mut damaged, wanted)?.ok_or_else(|| {
@@ -40,27 +64,50 @@ pub(crate) fn session(
     let mut files: Vec<PathBuf> = vec![path.to_path_buf()];
     files.extend(ancestors.iter().map(|a| a.path.clone()));
 
-    let mut projection = Projection::new(sink);
-    let mut inherited = 0;
-    for ancestor in ancestors.into_iter().rev() {
-        inherited += inherit(&mut projection, ancestor, inherited, &mut notices, wanted)?;
-    }
-
+    let resumable = ancestors.is_empty() && head.terminated && !reader::is_compressed(path);
+    let keep = keep && resumable;
     let mut damage = Damage::default();
-    for (n, terminated) in damaged {
-        damage.skip(&blank_line(inherited + n, terminated));
+    let mut projection;
+    let mut inherited = 0;
+    match from {
+        Some(_) if !resumable => return Ok((Decoded::default(), None)),
+        Some((snapshot, state)) => {
+            own = reader::open_at(path, snapshot)?;
+            damage = state.damage;
+            projection = Projection::resume(sink, state.projection);
+        }
+        None => {
+            projection = Projection::new(sink);
+            for ancestor in ancestors.into_iter().rev() {
+                inherited += inherit(&mut projection, ancestor, inherited, &mut notices, wanted)?;
+            }
+            for (n, terminated) in damaged {
+                damage.skip(&blank_line(inherited + n, terminated));
+            }
+            projection.header(inherited + head.seq, &head, head.wanted);
+        }
     }
-    projection.header(inherited + head.seq, &head, head.wanted);
+    if keep {
+        projection.echoing();
+    }
+    let mut stop = resume::Stop::new(keep);
+    let mut complete = true;
     loop {
         let line = match own.next_line() {
             Ok(Some(line)) => line,
             Ok(None) => break,
             Err(DecodeError::Io { source, .. }) => {
                 notices.push(format!("the rest of the file could not be read: {source}"));
+                complete = false;
                 break;
             }
             Err(e) => return Err(e),
         };
+        stop.before(
+            &line,
+            &StateRef::of(&projection, &damage),
+            projection.waiting_from(),
+        );
         let seq = inherited + line.seq;
         if line.bytes.trim_ascii().is_empty() {
             continue;
@@ -71,10 +118,19 @@ pub(crate) fn session(
             None => damage.skip(&Line { seq, ..line }),
         }
     }
+    // What was read past an unreadable stretch is not a place to go on from.
+    let snapshot = match complete {
+        true => stop.end(
+            own.end(),
+            &StateRef::of(&projection, &damage),
+            projection.waiting_from(),
+        ),
+        false => None,
+    };
     damage.report(&mut notices);
 
     let outcome = projection.finish();
-    Ok(Decoded {
+    let decoded = Decoded {
         branch: outcome.branch,
         notices,
         meta: SessionMeta {
@@ -88,7 +144,24 @@ pub(crate) fn session(
             ..SessionMeta::default()
         },
         lineage: files,
-    })
+    };
+    Ok((decoded, snapshot))
+}
+
+/// [`State`] as it is borrowed from a decode under way: serialized alike.
+#[derive(serde::Serialize)]
+struct StateRef<'a> {
+    projection: &'a crate::project::State,
+    damage: &'a Damage,
+}
+
+impl<'a> StateRef<'a> {
+    fn of(projection: &'a Projection<'_>, damage: &'a Damage) -> StateRef<'a> {
+        StateRef {
+            projection: projection.state(),
+            damage,
+        }
+    }
 }
 
 /// One line decoded alone as line `seq` ([`history_core::Transcript::replay`]): a header's

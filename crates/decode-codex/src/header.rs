@@ -33,6 +33,8 @@ pub(crate) struct Header {
     pub meta: Map<String, Value>,
     /// Whether the header line passed the line test it was read with (none: it did).
     pub wanted: bool,
+    /// Whether the header line ends with its newline (only a file's last line may not).
+    pub terminated: bool,
 }
 
 /// Where a referenced ancestor's history ends (`session_meta.history_base`).
@@ -144,7 +146,8 @@ pub(crate) fn read_testing(
             continue;
         };
         let wanted = test.is_none_or(|t| t(line.bytes));
-        return Ok(classify(line.seq, end, value, wanted));
+        let terminated = line.terminated;
+        return Ok(classify(line.seq, end, value, wanted).map(|h| Header { terminated, ..h }));
     }
     Ok(None)
 }
@@ -170,6 +173,7 @@ pub(crate) fn classify(
                 ordinal,
                 meta,
                 wanted,
+                terminated: true,
             }),
             _ => None,
         },
@@ -184,6 +188,7 @@ pub(crate) fn classify(
                 ordinal,
                 meta: line,
                 wanted,
+                terminated: true,
             })
         }
         _ => None,

@@ -81,6 +81,7 @@ use std::path::{Path, PathBuf};
 
 use history_core::harness::Harness;
 use history_core::location::{Origin, Resume};
+use history_core::resume::{self, Snapshot};
 use history_core::source::{parse_object, LineTest, LineTime};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
 use serde_json::{Map, Value};
@@ -151,6 +152,24 @@ impl Transcript for Codex {
         lines: Option<LineTest<'_>>,
     ) -> Result<Decoded, DecodeError> {
         decode::session(&self.root, &file.path, sink, lines)
+    }
+
+    /// A plain rollout that inherits nothing goes on from its snapshot.
+    fn decode_resumable(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+        lines: Option<LineTest<'_>>,
+        from: Option<&Snapshot>,
+    ) -> Option<Result<(Decoded, Snapshot), DecodeError>> {
+        let from = match from {
+            Some(snapshot) => Some((snapshot, resume::load(&snapshot.state)?)),
+            None => None,
+        };
+        match decode::session_from(&self.root, &file.path, sink, lines, from, true) {
+            Ok((decoded, snapshot)) => Some(Ok((decoded, snapshot?))),
+            Err(e) => Some(Err(e)),
+        }
     }
 
     fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {

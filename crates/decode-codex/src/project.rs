@@ -11,6 +11,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use history_core::{Event, Role, Timestamp};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::header::{Header, Layout};
@@ -20,7 +21,7 @@ use crate::render::{self, IMAGE};
 const WINDOW: u64 = 32;
 
 /// Which dialogue a message item and its event twin carry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 enum Twin {
     User,
     Assistant,
@@ -28,7 +29,9 @@ enum Twin {
 }
 
 /// A message item still waiting for its event twin; `event` is what it shows if none comes.
+#[derive(Serialize, Deserialize)]
 struct Candidate {
+    #[serde(with = "history_core::resume::event")]
     event: Event,
     emit: bool,
     twin: Twin,
@@ -37,13 +40,15 @@ struct Candidate {
 
 /// An event in line for delivery. One whose line a search cannot want (`emit` false) is
 /// projected like any other, for what it does to its neighbours, and then not delivered.
+#[derive(Serialize, Deserialize)]
 enum Slot {
-    Ready(Event, bool),
+    Ready(#[serde(with = "history_core::resume::event")] Event, bool),
     Waiting(Candidate),
     Dropped,
 }
 
 /// A dialogue event not yet matched with its item.
+#[derive(Serialize, Deserialize)]
 struct Recent {
     twin: Twin,
     key: String,
@@ -66,6 +71,12 @@ pub(crate) struct Outcome {
 /// Streams events, in file order, into a sink.
 pub(crate) struct Projection<'s> {
     sink: &'s mut dyn FnMut(Event),
+    s: State,
+}
+
+/// What a projection knows of the lines projected so far: all it needs to go on from there.
+#[derive(Default, Serialize, Deserialize)]
+pub(crate) struct State {
     queue: VecDeque<Slot>,
     recent: Vec<Recent>,
     /// Tool names by call id.
@@ -89,7 +100,16 @@ pub(crate) struct Projection<'s> {
     /// Whether the values a structural read left out of the line being projected give it an
     /// event (one not delivered, but on the branch).
     hidden: bool,
+    /// With `echoes`: the events delivered of the line delivered last, which a projection that
+    /// goes on from here delivers again when the rest of that line's events still wait.
+    echo: Vec<Echo>,
+    #[serde(skip)]
+    echoes: bool,
 }
+
+/// An event delivered, kept for [`State::echo`].
+#[derive(Serialize, Deserialize)]
+struct Echo(#[serde(with = "history_core::resume::event")] Event);
 
 /// A line's position and time, shared by its events.
 #[derive(Clone, Copy)]
@@ -132,30 +152,52 @@ fn items(value: Option<&Value>) -> &[Value] {
 impl<'s> Projection<'s> {
     /// A projection feeding `sink`.
     pub fn new(sink: &'s mut dyn FnMut(Event)) -> Projection<'s> {
-        Projection {
+        Projection::resume(
             sink,
-            queue: VecDeque::new(),
-            recent: Vec::new(),
-            calls: HashMap::new(),
-            outputs: HashSet::new(),
-            turns: Vec::new(),
-            turn_start: None,
-            rolled_back: Vec::new(),
-            seqs: Vec::new(),
-            next_part: 0,
-            title: None,
-            cwd: None,
-            agent_path: None,
-            emit: true,
-            hidden: false,
+            State {
+                emit: true,
+                ..State::default()
+            },
+        )
+    }
+
+    /// A projection that goes on from `state` ([`Projection::state`]), delivering again the
+    /// events it delivered of the first line whose events still wait.
+    pub fn resume(sink: &'s mut dyn FnMut(Event), state: State) -> Projection<'s> {
+        let projection = Projection { sink, s: state };
+        if let Some(first) = projection.waiting_from() {
+            for Echo(event) in projection.s.echo.iter().filter(|e| e.0.seq == first) {
+                (projection.sink)(event.clone());
+            }
         }
+        projection
+    }
+
+    /// Keeps what [`Projection::resume`] needs to deliver again (a clone of each event).
+    pub fn echoing(&mut self) {
+        self.s.echoes = true;
+    }
+
+    /// What it knows so far.
+    pub fn state(&self) -> &State {
+        &self.s
+    }
+
+    /// The first line with an event that still waits (for its twin, or behind one that does):
+    /// the events of the lines before it are final.
+    pub fn waiting_from(&self) -> Option<u64> {
+        self.s.queue.iter().find_map(|slot| match slot {
+            Slot::Ready(event, _) => Some(event.seq),
+            Slot::Waiting(c) => Some(c.event.seq),
+            Slot::Dropped => None,
+        })
     }
 
     /// The session's own header, at `seq`: the instructions it starts with, delivered if `emit`.
     pub fn header(&mut self, seq: u64, header: &Header, emit: bool) {
         self.advance(seq);
-        self.emit = emit;
-        self.agent_path = header.agent_path().map(str::to_owned);
+        self.s.emit = emit;
+        self.s.agent_path = header.agent_path().map(str::to_owned);
         if let Some(text) = header.instructions() {
             let at = At {
                 seq,
@@ -177,8 +219,8 @@ impl<'s> Projection<'s> {
         hidden: bool,
     ) {
         self.advance(seq);
-        self.emit = emit;
-        self.hidden = hidden;
+        self.s.emit = emit;
+        self.s.hidden = hidden;
         let time = line
             .get("timestamp")
             .and_then(Value::as_str)
@@ -190,9 +232,9 @@ impl<'s> Projection<'s> {
             (Some(_), None) if layout == Layout::Bare && !line.contains_key("record_type") => {
                 self.response_item(at, &Value::Object(line), Layout::Bare)
             }
-            _ => self.hidden = false,
+            _ => self.s.hidden = false,
         }
-        if std::mem::take(&mut self.hidden) {
+        if std::mem::take(&mut self.s.hidden) {
             // Only its presence counts: it is never delivered.
             self.push(at.event(Role::Context, "meta", "…"));
         }
@@ -201,12 +243,12 @@ impl<'s> Projection<'s> {
     /// Ends the stream: every waiting item is settled and every event delivered.
     pub fn finish(mut self) -> Outcome {
         self.settle(u64::MAX);
-        let branch = (!self.rolled_back.is_empty()).then(|| {
+        let branch = (!self.s.rolled_back.is_empty()).then(|| {
             // Both lists are walked once, in order (seqs are delivered in order).
-            self.rolled_back.sort_unstable();
-            let mut ranges = self.rolled_back.iter().peekable();
-            let mut kept = Vec::with_capacity(self.seqs.len());
-            for &seq in &self.seqs {
+            self.s.rolled_back.sort_unstable();
+            let mut ranges = self.s.rolled_back.iter().peekable();
+            let mut kept = Vec::with_capacity(self.s.seqs.len());
+            for &seq in &self.s.seqs {
                 while ranges.next_if(|(_, end)| *end <= seq).is_some() {}
                 let gone = matches!(ranges.peek(), Some((start, _)) if *start <= seq);
                 if !gone {
@@ -217,8 +259,8 @@ impl<'s> Projection<'s> {
         });
         Outcome {
             branch,
-            title: self.title,
-            cwd: self.cwd,
+            title: self.s.title,
+            cwd: self.s.cwd,
         }
     }
 
@@ -249,7 +291,7 @@ impl<'s> Projection<'s> {
     /// Whether an agent message is addressed to this thread by another agent: a spawned
     /// sub-agent's prompt.
     fn prompted(&self, payload: &Value) -> bool {
-        let Some(own) = self.agent_path.as_deref() else {
+        let Some(own) = self.s.agent_path.as_deref() else {
             return false;
         };
         str_at(payload, "recipient") == Some(own) && str_at(payload, "author") != Some(own)
@@ -260,12 +302,12 @@ impl<'s> Projection<'s> {
     /// Moves on to line `seq`: items whose twin can no longer come are settled.
     fn advance(&mut self, seq: u64) {
         self.settle(seq.saturating_sub(WINDOW));
-        self.recent.retain(|r| r.seq + WINDOW >= seq);
+        self.s.recent.retain(|r| r.seq + WINDOW >= seq);
     }
 
     /// Settles the items of lines before `before` and delivers what is ready.
     fn settle(&mut self, before: u64) {
-        for slot in &mut self.queue {
+        for slot in &mut self.s.queue {
             if matches!(slot, Slot::Waiting(c) if c.event.seq < before) {
                 if let Slot::Waiting(c) = std::mem::replace(slot, Slot::Dropped) {
                     *slot = Slot::Ready(c.event, c.emit);
@@ -277,24 +319,28 @@ impl<'s> Projection<'s> {
 
     /// Delivers the events before the first item that still waits.
     fn flush(&mut self) {
-        while let Some(slot) = self.queue.front() {
+        while let Some(slot) = self.s.queue.front() {
             if matches!(slot, Slot::Waiting(_)) {
                 break;
             }
-            if let Some(Slot::Ready(event, emit)) = self.queue.pop_front() {
+            if let Some(Slot::Ready(event, emit)) = self.s.queue.pop_front() {
                 self.deliver(event, emit);
             }
         }
     }
 
     fn deliver(&mut self, mut event: Event, emit: bool) {
-        if self.seqs.last() == Some(&event.seq) {
-            event.part = self.next_part;
-            self.next_part += 1;
+        if self.s.seqs.last() == Some(&event.seq) {
+            event.part = self.s.next_part;
+            self.s.next_part += 1;
         } else {
-            self.seqs.push(event.seq);
+            self.s.seqs.push(event.seq);
             event.part = 0;
-            self.next_part = 1;
+            self.s.next_part = 1;
+            self.s.echo.clear();
+        }
+        if self.s.echoes {
+            self.s.echo.push(Echo(event.clone()));
         }
         if emit {
             (self.sink)(event);
@@ -303,7 +349,7 @@ impl<'s> Projection<'s> {
 
     fn push(&mut self, event: Event) {
         if !event.text.trim().is_empty() {
-            self.queue.push_back(Slot::Ready(event, self.emit));
+            self.s.queue.push_back(Slot::Ready(event, self.s.emit));
             self.flush();
         }
     }
@@ -327,13 +373,14 @@ impl<'s> Projection<'s> {
             _ => false,
         };
         let found = self
+            .s
             .queue
             .iter()
             .position(|s| waiting(s, true))
-            .or_else(|| self.queue.iter().position(|s| waiting(s, false)));
+            .or_else(|| self.s.queue.iter().position(|s| waiting(s, false)));
         match found {
-            Some(i) => self.queue[i] = Slot::Dropped,
-            None => self.recent.push(Recent { twin, key, seq }),
+            Some(i) => self.s.queue[i] = Slot::Dropped,
+            None => self.s.recent.push(Recent { twin, key, seq }),
         }
         self.push(event);
     }
@@ -347,21 +394,23 @@ impl<'s> Projection<'s> {
         }
         let seq = event.seq;
         let found = self
+            .s
             .recent
             .iter()
             .position(|r| r.twin == twin && r.key == key)
             .or_else(|| {
-                self.recent
+                self.s
+                    .recent
                     .iter()
                     .position(|r| r.twin == twin && r.seq + 1 == seq)
             });
         match found {
             Some(i) => {
-                self.recent.remove(i);
+                self.s.recent.remove(i);
             }
-            None => self.queue.push_back(Slot::Waiting(Candidate {
+            None => self.s.queue.push_back(Slot::Waiting(Candidate {
                 event,
-                emit: self.emit,
+                emit: self.s.emit,
                 twin,
                 key,
             })),
@@ -380,20 +429,20 @@ impl<'s> Projection<'s> {
     // ----- turns and rollbacks --------------------------------------------------------------
 
     fn user_turn(&mut self, seq: u64) {
-        let start = self.turn_start.take().unwrap_or(seq);
-        self.turns.push(start);
+        let start = self.s.turn_start.take().unwrap_or(seq);
+        self.s.turns.push(start);
     }
 
     fn roll_back(&mut self, seq: u64, turns: u64) {
         let mut start = None;
         for _ in 0..turns {
-            match self.turns.pop() {
+            match self.s.turns.pop() {
                 Some(s) => start = Some(s),
                 None => break,
             }
         }
         if let Some(start) = start {
-            self.rolled_back.push((start, seq));
+            self.s.rolled_back.push((start, seq));
         }
     }
 
@@ -468,8 +517,8 @@ impl<'s> Projection<'s> {
 
     /// A user-role content part of a message item.
     fn user_part(&mut self, at: At, text: &str, layout: Layout) {
-        if self.cwd.is_none() {
-            self.cwd = render::environment_cwd(text).map(str::to_owned);
+        if self.s.cwd.is_none() {
+            self.s.cwd = render::environment_cwd(text).map(str::to_owned);
         }
         if render::is_summary(text) {
             return self.push(at.event(Role::Context, "summary", text));
@@ -498,12 +547,12 @@ impl<'s> Projection<'s> {
 
     /// Whether a user turn already starts at `seq` (a message with several parts is one turn).
     fn turn_opened(&self, seq: u64) -> bool {
-        self.turns.last() == Some(&seq)
+        self.s.turns.last() == Some(&seq)
     }
 
     fn tool_call(&mut self, at: At, item: &Value, name: &str, input: &str) {
         if let Some(id) = str_at(item, "call_id") {
-            self.calls.insert(id.to_owned(), name.to_owned());
+            self.s.calls.insert(id.to_owned(), name.to_owned());
         }
         let text = if input.trim().is_empty() {
             name.to_owned()
@@ -525,13 +574,13 @@ impl<'s> Projection<'s> {
     ) {
         let call = str_at(item, "call_id");
         if let Some(call) = call {
-            if !self.outputs.insert(call.to_owned()) {
+            if !self.s.outputs.insert(call.to_owned()) {
                 // Nor would the output a structural read left out.
-                self.hidden = false;
+                self.s.hidden = false;
                 return;
             }
         }
-        let known = call.and_then(|c| self.calls.get(c)).map(String::as_str);
+        let known = call.and_then(|c| self.s.calls.get(c)).map(String::as_str);
         let tool = known.or(name).map(str::to_owned);
         let kind = if failed { "tool_error" } else { "tool_output" };
         for text in parts {
@@ -571,7 +620,7 @@ impl<'s> Projection<'s> {
                     Twin::Reasoning,
                 );
             }
-            "task_started" | "turn_started" => self.turn_start = Some(at.seq),
+            "task_started" | "turn_started" => self.s.turn_start = Some(at.seq),
             "turn_aborted" => {
                 let reason = str_at(msg, "reason").unwrap_or_default();
                 self.push(at.event(Role::Context, "meta", format!("{kind}: {reason}")));
@@ -583,7 +632,7 @@ impl<'s> Projection<'s> {
             }
             "thread_name_updated" => {
                 if let Some(name) = str_at(msg, "thread_name").filter(|n| !n.trim().is_empty()) {
-                    self.title = Some(name.to_owned());
+                    self.s.title = Some(name.to_owned());
                 }
             }
             "thread_goal_updated" => {

@@ -3,6 +3,7 @@
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
+use history_core::resume::Snapshot;
 use history_core::source::{open_transcript, open_untouched, Lines};
 use history_core::DecodeError;
 
@@ -67,6 +68,17 @@ fn open_buffered(path: &Path, buffer: usize) -> Result<LineReader, DecodeError> 
         Box::new(BufReader::with_capacity(buffer, file))
     };
     Ok(Lines::new(reader, path.display().to_string()))
+}
+
+/// The lines of a plain rollout from a snapshot on, numbered as from the start.
+pub(crate) fn open_at(path: &Path, snapshot: &Snapshot) -> Result<LineReader, DecodeError> {
+    let file = history_core::resume::open_at(path, snapshot.offset)?;
+    let mut lines = Lines::new(
+        Box::new(BufReader::with_capacity(BUFFER, file)) as Box<dyn BufRead>,
+        path.display().to_string(),
+    );
+    lines.start_at(snapshot.offset, snapshot.lines);
+    Ok(lines)
 }
 
 /// The bytes of a rollout as Codex wrote its lines: a `.zst` file decompressed on the fly.

@@ -109,14 +109,14 @@ pub(crate) fn read_from(
     let mut reader = from.map(|f| f.1).unwrap_or_default();
     let mut stop = resume::Stop::new(keep);
     while let Some(line) = lines.next_line()? {
-        stop.before(&line, &reader);
+        stop.before(&line, &reader, None);
         if wanted.is_none_or(|w| w(line.bytes)) {
             reader.line(&line, sink);
         } else {
             reader.structure(&line);
         }
     }
-    let snapshot = stop.end(lines.end(), &reader);
+    let snapshot = stop.end(lines.end(), &reader, None);
     Ok((reader.finish(path)?, snapshot))
 }
 

@@ -24,6 +24,10 @@ pub struct Snapshot {
     pub offset: u64,
     /// How many lines lie before `offset`: the next line's seq is one more.
     pub lines: u64,
+    /// The last line whose events are final: a resumed decode emits the events of the lines
+    /// after it. Mostly `lines`; a decoder that holds events back until a later line says what
+    /// they are (a twin that hides them) has not settled the lines of those it holds.
+    pub settled: u64,
     /// The decoder's state at `offset`.
     pub state: Vec<u8>,
 }
@@ -49,18 +53,23 @@ pub fn lines_from(
     let Some(snapshot) = from else {
         return Lines::open(path);
     };
-    let mut file = open_transcript(path)?;
-    file.seek(SeekFrom::Start(snapshot.offset))
-        .map_err(|source| DecodeError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
     let mut lines = Lines::new(
-        BufReader::with_capacity(256 * 1024, file),
+        BufReader::with_capacity(256 * 1024, open_at(path, snapshot.offset)?),
         path.display().to_string(),
     );
     lines.start_at(snapshot.offset, snapshot.lines);
     Ok(lines)
+}
+
+/// The file at `path`, checked as [`open_transcript`] checks it, to be read from `offset` on.
+pub fn open_at(path: &Path, offset: u64) -> Result<std::fs::File, DecodeError> {
+    let mut file = open_transcript(path)?;
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|source| DecodeError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+    Ok(file)
 }
 
 /// Takes a decoder's snapshot where a later decode must go on from: before a last line without
@@ -80,27 +89,62 @@ impl Stop {
         }
     }
 
-    /// Called with each line before the decoder takes it in, and its state until then.
-    pub fn before<T: Serialize>(&mut self, line: &Line<'_>, state: &T) {
+    /// Called with each line before the decoder takes it in, its state until then, and the
+    /// first line whose events it holds back, if any.
+    pub fn before<T: Serialize>(&mut self, line: &Line<'_>, state: &T, waiting: Option<u64>) {
         if self.keep && !line.terminated {
-            self.before_last = Some(Snapshot {
-                offset: line.offset,
-                lines: line.seq - 1,
-                state: save(state),
-            });
+            self.before_last = Some(snapshot((line.offset, line.seq - 1), state, waiting));
         }
     }
 
     /// The snapshot once every line is in: `end` is where the lines read end and how many
     /// there were.
-    pub fn end<T: Serialize>(self, end: (u64, u64), state: &T) -> Option<Snapshot> {
+    pub fn end<T: Serialize>(
+        self,
+        end: (u64, u64),
+        state: &T,
+        waiting: Option<u64>,
+    ) -> Option<Snapshot> {
         if !self.keep {
             return None;
         }
-        Some(self.before_last.unwrap_or_else(|| Snapshot {
-            offset: end.0,
-            lines: end.1,
-            state: save(state),
-        }))
+        Some(
+            self.before_last
+                .unwrap_or_else(|| snapshot(end, state, waiting)),
+        )
+    }
+}
+
+fn snapshot<T: Serialize>(
+    (offset, lines): (u64, u64),
+    state: &T,
+    waiting: Option<u64>,
+) -> Snapshot {
+    Snapshot {
+        offset,
+        lines,
+        settled: waiting.map_or(lines, |w| w.saturating_sub(1).min(lines)),
+        state: save(state),
+    }
+}
+
+/// A decoder state's [`crate::Event`] (`#[serde(with = "history_core::resume::event")]`): as its
+/// JSON, which is how the model defines it.
+pub mod event {
+    use serde::de::Error as _;
+    use serde::ser::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::Event;
+
+    /// The event as its JSON text.
+    pub fn serialize<S: Serializer>(event: &Event, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&serde_json::to_string(event).map_err(S::Error::custom)?)
+    }
+
+    /// The event [`serialize`] wrote.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
+        let text = String::deserialize(d)?;
+        serde_json::from_str(&text).map_err(D::Error::custom)
     }
 }

@@ -35,7 +35,7 @@
 //!    session read from its own file alone, in the temporary root of rule 4, a resumable decode
 //!    equals a plain one, and from the snapshot of any prefix of the file (cut anywhere, even
 //!    inside a line), a decode of the whole file emits exactly the plain decode's events after
-//!    the snapshot's lines and returns the same branch, notices, metadata and lineage, and a
+//!    the snapshot's settled lines and returns the same branch, notices, metadata and lineage, and a
 //!    snapshot where a decode of the whole file stops. Under a line test, every event it emits
 //!    is the plain decode's.
 //!
@@ -1100,13 +1100,16 @@ fn check_resume(
         });
         done.map(|d| (events, d.map_err(|e| e.to_string())))
     };
-    let same = |what: &str, decoded: &Decoded, lines: u64, events: &[Event]| {
+    let same = |what: &str, decoded: &Decoded, settled: u64, events: &[Event]| {
         let Ok(whole) = plain.1 else {
             panic!("{at}: {what} succeeds where a plain decode fails");
         };
-        let after: Vec<&Event> = plain.0.iter().filter(|e| e.seq > lines).collect();
+        let after: Vec<&Event> = plain.0.iter().filter(|e| e.seq > settled).collect();
         let events: Vec<&Event> = events.iter().collect();
-        assert_eq!(events, after, "{at}: {what}: the events after line {lines}");
+        assert_eq!(
+            events, after,
+            "{at}: {what}: the events after line {settled}"
+        );
         assert_eq!(decoded.branch, whole.branch, "{at}: {what}: the branch");
         assert_eq!(decoded.notices, whole.notices, "{at}: {what}: the notices");
         assert_eq!(decoded.meta, whole.meta, "{at}: {what}: the metadata");
@@ -1155,12 +1158,16 @@ fn check_resume(
             offset <= cut && (offset == 0 || bytes[offset - 1] == b'\n'),
             "{at}: the snapshot of the first {cut} bytes ends at byte {offset}, not after a line"
         );
+        assert!(
+            snapshot.settled <= snapshot.lines,
+            "{at}: the snapshot settles lines it has not read"
+        );
         let Some((events, done)) = resumable(Some(&snapshot), None) else {
             panic!("{at}: {what}: the source refuses a snapshot it wrote");
         };
         match done {
             Ok((decoded, again)) => {
-                same(&what, &decoded, snapshot.lines, &events);
+                same(&what, &decoded, snapshot.settled, &events);
                 assert_eq!(
                     (again.offset, again.lines),
                     (end.offset, end.lines),
