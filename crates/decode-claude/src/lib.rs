@@ -83,15 +83,12 @@ impl Transcript for Claude {
         sink: &mut dyn FnMut(Event),
         lines: Option<LineTest<'_>>,
         from: Option<&Snapshot>,
-    ) -> Option<Result<(Decoded, Snapshot), DecodeError>> {
+    ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
         let from = match from {
             Some(snapshot) => Some((snapshot, resume::load::<State>(&snapshot.state)?)),
             None => None,
         };
-        match decode(file, sink, lines, from, true) {
-            Ok((decoded, snapshot)) => Some(Ok((decoded, snapshot?))),
-            Err(e) => Some(Err(e)),
-        }
+        Some(decode(file, sink, lines, from, true))
     }
 
     /// `claude --resume <id>`, run in the session's directory: Claude looks a session up in the

@@ -179,15 +179,12 @@ impl Transcript for Pi {
         sink: &mut dyn FnMut(Event),
         lines: Option<LineTest<'_>>,
         from: Option<&Snapshot>,
-    ) -> Option<Result<(Decoded, Snapshot), DecodeError>> {
+    ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
         let from = match from {
             Some(snapshot) => Some((snapshot, resume::load(&snapshot.state)?)),
             None => None,
         };
-        match self.decode_from(file, sink, lines, from, true) {
-            Ok((decoded, snapshot)) => Some(Ok((decoded, snapshot?))),
-            Err(e) => Some(Err(e)),
-        }
+        Some(self.decode_from(file, sink, lines, from, true))
     }
 
     /// The header on the first line names it; a file that opens without one is decoded for it.

@@ -196,7 +196,7 @@ where
             let history = history.with_projection(index.projection());
             let render: &dyn history_core::page::RenderSessions = if json { &Json } else { &text };
             let mut page = history.sessions(&req, render)?;
-            if index.updates_in_background() && page.coverage.scanned > page.coverage.unindexable {
+            if index.updates_in_background() && page.coverage.stale() {
                 wants_index = Some(background_argv(registry, &matches));
             }
             // Text says what it says of the results on standard error, as a list page does.
@@ -220,9 +220,7 @@ where
             let search = req.queries.iter().any(|q| !q.is_empty());
             let history = history.with_projection(search.then(|| index.projection()).flatten());
             let page = history.list(&req, printer)?;
-            if index.updates_in_background()
-                && page.coverage.is_some_and(|c| c.scanned > c.unindexable)
-            {
+            if index.updates_in_background() && page.coverage.is_some_and(|c| c.stale()) {
                 wants_index = Some(background_argv(registry, &matches));
             }
             let (results, said) = printer.list_streams(&page);
@@ -327,7 +325,7 @@ fn serve_mcp(
         })
     };
     let wants_index = |page: &history_core::page::ListPage| {
-        index.updates_in_background() && page.coverage.is_some_and(|c| c.scanned > c.unindexable)
+        index.updates_in_background() && page.coverage.is_some_and(|c| c.stale())
     };
     let argv = background_argv(registry, matches);
     let start_index = || (io.start_index)(&argv);

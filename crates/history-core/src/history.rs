@@ -368,6 +368,7 @@ impl History {
             from_index: listing.from_index,
             scanned: listing.scanned,
             unindexable: listing.unindexable,
+            appended: listing.appended,
         };
         let mut summaries = listing.summaries;
         let matched = summaries.len();
@@ -889,6 +890,7 @@ impl History {
             from_index: listing.from_index,
             scanned: listing.scanned,
             unindexable: listing.unindexable,
+            appended: listing.appended,
         });
         // What the index adds (its notice, the digits of its coverage) must not change which
         // items fit: the budget is measured with the most it could add, with the index or not.
@@ -944,6 +946,7 @@ impl History {
                 from_index: sessions,
                 scanned: sessions,
                 unindexable: 0,
+                appended: 0,
             }),
             implicit: false,
             no_sessions,

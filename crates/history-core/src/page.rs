@@ -234,6 +234,16 @@ pub struct Coverage {
     /// How many of those the projection could not take in (updating it would not help).
     #[serde(skip)]
     pub unindexable: usize,
+    /// How many it answered for had been appended to since it took them in.
+    #[serde(skip)]
+    pub appended: usize,
+}
+
+impl Coverage {
+    /// Whether updating the projection would spare a search like this one reading anything.
+    pub fn stale(&self) -> bool {
+        self.scanned > self.unindexable || self.appended > 0
+    }
 }
 
 /// The answer to a `read` request.

@@ -170,6 +170,9 @@ pub struct Listing {
     pub scanned: usize,
     /// How many of those the projection cannot take in: updating it would not spare reading them.
     pub unindexable: usize,
+    /// How many sessions it answered for had been appended to since it took them in: updating
+    /// it would spare reading the appended lines.
+    pub appended: usize,
 }
 
 /// What a search projection knows of a session's hits without reading its files. It must never
@@ -190,6 +193,9 @@ pub enum Known {
         first: Option<Timestamp>,
         /// The latest time a hit can have.
         last: Option<Timestamp>,
+        /// Whether the session was appended to since the projection took it in (its appended
+        /// lines are decoded for their hits).
+        appended: bool,
     },
 }
 
@@ -289,6 +295,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         decoded: 0,
         from_index: 0,
         unindexable: 0,
+        appended: 0,
         sessions: sessions.len(),
     };
     // The sessions modified last (first, from the oldest) most likely hold the hits wanted.
@@ -304,7 +311,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         let is_eager = eager.iter().any(|e| std::ptr::eq(e, file));
         match known(i) {
             Some(Known::NoHit) => return Scan::Out,
-            Some(Known::Within { first, last }) if !is_eager => {
+            Some(Known::Within { first, last, .. }) if !is_eager => {
                 return Scan::Later(Span {
                     first: first.map(|t| t.0),
                     last: last.map(|t| t.0),
@@ -333,6 +340,9 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         .count();
     found.unindexable = (0..sessions.len())
         .filter(|&i| known(i) == Some(Known::Unindexable))
+        .count();
+    found.appended = (0..sessions.len())
+        .filter(|&i| matches!(known(i), Some(Known::Within { appended: true, .. })))
         .count();
     for (i, scan) in scans.into_iter().enumerate() {
         match scan {
@@ -468,6 +478,7 @@ struct Found {
     decoded: usize,
     from_index: usize,
     unindexable: usize,
+    appended: usize,
     sessions: usize,
 }
 
@@ -544,6 +555,7 @@ impl Found {
             from_index: self.from_index,
             scanned: self.sessions - self.from_index,
             unindexable: self.unindexable,
+            appended: self.appended,
             ..Listing::default()
         };
         match self.from {

@@ -129,6 +129,8 @@ pub struct Gathered {
     pub scanned: usize,
     /// How many of those the projection cannot take in.
     pub unindexable: usize,
+    /// How many it answered for had been appended to since it took them in.
+    pub appended: usize,
 }
 
 /// Sums up every session of `sessions` with a hit of `filter`, on every core. It rules sessions
@@ -191,6 +193,9 @@ pub fn gather(
         scanned: sessions.len() - from_index,
         unindexable: (0..sessions.len())
             .filter(|&i| known(i) == Some(Known::Unindexable))
+            .count(),
+        appended: (0..sessions.len())
+            .filter(|&i| matches!(known(i), Some(Known::Within { appended: true, .. })))
             .count(),
         ..Gathered::default()
     };

@@ -118,22 +118,26 @@ pub trait Transcript: Send + Sync {
         Some(read_at(path, offset, len))
     }
 
-    /// [`Transcript::decode`], also returning where it stopped; given the [`Snapshot`] an
-    /// earlier decode of this session returned, for the same file grown by an append (its bytes
-    /// up to the snapshot's offset unchanged: the caller makes sure), it reads only the lines
-    /// after it and emits only their events, while what it returns (branch, notices, metadata)
-    /// is the whole file's, as a decode of all of it returns. [`crate::testing`] checks both.
-    /// `None` when it cannot: the default, a session read from more than its own file, a
-    /// compressed file, a snapshot it cannot read. The caller then decodes the whole session.
+    /// [`Transcript::decode`], also returning where it stopped, when a later decode can go on
+    /// from there (not, say, for a session read from more than its own file, or a compressed
+    /// one). Given the [`Snapshot`] an earlier decode of this session returned, for the same
+    /// file grown by an append (its bytes up to the snapshot's offset unchanged: the caller
+    /// makes sure), it reads only the lines after it and emits only the events of the lines
+    /// after its settled one, while what it returns (branch, notices, metadata) is the whole
+    /// file's, as a decode of all of it returns. [`crate::testing`] checks both. `None`, having
+    /// emitted nothing, when it cannot go on from the snapshot given (another build's): the
+    /// caller then decodes the whole session. The default never gives a snapshot.
     fn decode_resumable(
         &self,
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
         lines: Option<LineTest<'_>>,
         from: Option<&Snapshot>,
-    ) -> Option<Result<(Decoded, Snapshot), DecodeError>> {
-        let _ = (file, sink, lines, from);
-        None
+    ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
+        match from {
+            Some(_) => None,
+            None => Some(self.decode(file, sink, lines).map(|d| (d, None))),
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
+use history_core::resume::Snapshot;
 use history_core::source::{LineTime, Lines};
 use history_core::{fold, Corpus, Event, SessionFile, SessionMeta, Transcript};
 
@@ -98,15 +99,19 @@ pub fn update(
             fresh_bytes += row.map_or(0, |r| r.bytes);
             continue;
         }
-        let previous = match row.filter(|row| grew(row, version, &before)) {
-            Some(_) => Some(previous_lines(store, &file.key)?),
-            None => None,
-        };
+        let (mut previous, mut resume) = (None, None);
+        if row.is_some_and(|row| grew(row, version, &before)) {
+            match store.resume(&file.key)? {
+                Some(snapshot) => resume = Some(resumed(store, &file.key, snapshot)?),
+                None => previous = Some(previous_lines(store, &file.key)?),
+            }
+        }
         todo.push(Todo {
             file,
             source,
             before,
             previous,
+            resume,
         });
     }
     let (tx, rx) = std::sync::mpsc::sync_channel::<Decoded>(LINES_IN_FLIGHT);
@@ -144,8 +149,9 @@ enum Decoded {
     End(Result<Ended, &'static str>),
 }
 
-/// What a session's decode ended with: its branch and what it is about.
-type Ended = (Option<Vec<u64>>, SessionMeta);
+/// What a session's decode ended with: its branch, what it is about, and where a later decode
+/// can go on from.
+type Ended = (Option<Vec<u64>>, SessionMeta, Option<Snapshot>);
 
 /// One line, ready to store.
 struct Line {
@@ -166,11 +172,33 @@ struct Todo<'a> {
     /// When its files only grew since it was indexed: its stored lines, by seq, which are
     /// kept where the new decode gives them unchanged rather than written again.
     previous: Option<HashMap<u64, Candidate>>,
+    /// When its own file grew since it was indexed and its decoder can go on from where it
+    /// stopped: only the appended lines are read.
+    resume: Option<Resumed>,
+}
+
+/// A session to decode from its snapshot on.
+struct Resumed {
+    snapshot: Snapshot,
+    /// Every stored line's seq and branch mark.
+    marks: Vec<(u64, bool)>,
+    /// Where the lines between the settled one and the snapshot's end are: a decode gives
+    /// their events again.
+    unsettled: Vec<(u64, u64, u64)>,
+}
+
+fn resumed(store: &Store, key: &SessionKey, snapshot: Snapshot) -> Result<Resumed, StoreError> {
+    let rows = store.lines(key, snapshot.settled + 1..snapshot.lines + 1)?;
+    Ok(Resumed {
+        marks: store.branch_marks(key)?,
+        unsettled: rows.iter().map(|r| (r.seq, r.offset, r.len)).collect(),
+        snapshot,
+    })
 }
 
 /// Whether the session's files are those `row` indexed with bytes appended: the same files,
 /// none shorter, each still holding what was indexed of it (its checkpoint's hash).
-fn grew(row: &SessionRow, version: &str, now: &Files) -> bool {
+pub(crate) fn grew(row: &SessionRow, version: &str, now: &Files) -> bool {
     row.state == SessionState::Indexed
         && row.decoder_version == version
         && row.witnesses.len() == now.len()
@@ -204,15 +232,19 @@ fn write_all(
     summary: &mut Summary,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), StoreError> {
-    let size = |files: &Files| files.iter().map(|(_, f)| f.size).sum::<u64>();
-    let total = todo.iter().map(|t| size(&t.before)).sum();
+    // What is read of a session: from its snapshot on, when it goes on from one.
+    let size = |t: &Todo<'_>| {
+        let all = t.before.iter().map(|(_, f)| f.size).sum::<u64>();
+        all - t.resume.as_ref().map_or(0, |r| r.snapshot.offset.min(all))
+    };
+    let total = todo.iter().map(size).sum();
     let mut done = 0;
     let mut batch = store.batch()?;
     let mut pending = 0;
     for t in todo {
         let (file, before) = (t.file, &t.before);
         progress(done, total);
-        done += size(before);
+        done += size(t);
         // Many small sessions to a transaction: FTS5 then merges fewer, smaller segments.
         if pending >= BATCH_BYTES {
             batch.commit()?;
@@ -233,11 +265,14 @@ fn write_all(
                 })
                 .collect(),
         };
-        let mut writer = match &t.previous {
-            Some(_) => batch.extend(&record)?,
-            None => batch.session(&record)?,
+        let mut writer = match (&t.previous, &t.resume) {
+            (None, None) => batch.session(&record)?,
+            _ => batch.extend(&record)?,
         };
-        let mut written = Ok(());
+        let mut written = match &t.resume {
+            Some(r) => writer.remove_lines_after(r.snapshot.settled),
+            None => Ok(()),
+        };
         let mut seqs = Vec::new();
         let outcome = loop {
             match rx.recv() {
@@ -267,8 +302,16 @@ fn write_all(
         };
         // Lines are written as they come; the branch is known once all have.
         let written = written.and_then(|()| match &outcome {
-            Ok((branch, meta)) => {
-                settle(&mut writer, t.previous.as_ref(), &seqs, branch.as_deref())?;
+            Ok((branch, meta, snapshot)) => {
+                match &t.resume {
+                    Some(r) => settle_resumed(&mut writer, r, &seqs, branch.as_deref())?,
+                    None => settle(&mut writer, t.previous.as_ref(), &seqs, branch.as_deref())?,
+                }
+                if let Some(s) = snapshot {
+                    let hash = checkpoint_hash(&file.path, s.offset).map_err(StoreError::from)?;
+                    writer.set_checkpoint(s.offset, hash)?;
+                }
+                writer.set_resume(snapshot.as_ref())?;
                 writer.set_meta(meta)
             }
             Err(_) => Ok(()),
@@ -282,7 +325,7 @@ fn write_all(
         match outcome {
             Ok(_) => {
                 writer.commit()?;
-                let bytes = before.iter().map(|(_, f)| f.size).sum::<u64>();
+                let bytes = size(t);
                 summary.indexed += 1;
                 summary.bytes += bytes;
                 pending += bytes;
@@ -330,6 +373,25 @@ fn settle(
     Ok(())
 }
 
+/// [`settle`] for a session decoded from its snapshot on: the stored lines up to the settled
+/// one stay, with their marks moved to the new branch; `seqs` are those written now.
+fn settle_resumed(
+    writer: &mut SessionWriter<'_>,
+    resumed: &Resumed,
+    seqs: &[u64],
+    branch: Option<&[u64]>,
+) -> Result<(), StoreError> {
+    let on = |seq: u64| branch.is_none_or(|b| b.binary_search(&seq).is_ok());
+    let settled = resumed.snapshot.settled;
+    let kept = resumed.marks.iter().filter(|(seq, _)| *seq <= settled);
+    let mut moved: Vec<(u64, bool)> = kept
+        .filter(|&&(seq, mark)| mark != on(seq))
+        .map(|&(seq, _)| (seq, on(seq)))
+        .collect();
+    moved.extend(seqs.iter().filter(|&&s| !on(s)).map(|&s| (s, false)));
+    writer.mark_branch(&moved)
+}
+
 /// Whether the store holds the session indexed by this `version` from exactly these files.
 pub(crate) fn indexed(
     row: Option<&crate::store::SessionRow>,
@@ -372,14 +434,14 @@ impl Gathered {
     fn flush(
         &mut self,
         tx: &SyncSender<Decoded>,
-        places: &[(u64, u64)],
+        places: &Places,
         previous: Option<&HashMap<u64, Candidate>>,
     ) -> bool {
         let done = std::mem::take(self);
         if done.seq == 0 {
             return true;
         }
-        let (offset, len) = places.get(done.seq as usize - 1).copied().unwrap_or((0, 0));
+        let (offset, len) = places.of(done.seq);
         let time = done.time.unwrap_or(LineTime::Unknown);
         let same = previous.and_then(|p| p.get(&done.seq)).is_some_and(|c| {
             (c.line.offset, c.line.len, c.line.time) == (offset, len, time)
@@ -408,6 +470,66 @@ impl Gathered {
     }
 }
 
+/// Where each line of a session's own file is, from its first line or from a snapshot's
+/// settled one.
+#[derive(Default)]
+struct Places {
+    /// The seq before the first one held.
+    base: u64,
+    at: Vec<(u64, u64)>,
+}
+
+impl Places {
+    /// Reads the lines' places: every line's, or from a snapshot on, after the stored places of
+    /// the lines it had not settled.
+    fn read(
+        &mut self,
+        source: &dyn Transcript,
+        path: &std::path::Path,
+        resume: Option<&Resumed>,
+    ) -> Result<(), &'static str> {
+        let reason = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::FileTooLarge => "too_large",
+            _ => "unreadable",
+        };
+        let reader: Box<dyn std::io::Read> = match resume {
+            // A source that goes on from a snapshot reads its file as it lies on disk.
+            Some(r) => Box::new(
+                history_core::resume::open_at(path, r.snapshot.offset).map_err(|e| match e {
+                    history_core::DecodeError::TooLarge { .. } => "too_large",
+                    _ => "unreadable",
+                })?,
+            ),
+            None => history_core::source::open_raw(source, path).map_err(reason)?,
+        };
+        if let Some(r) = resume {
+            let s = &r.snapshot;
+            self.base = s.settled;
+            self.at = vec![(0, 0); (s.lines - s.settled) as usize];
+            for &(seq, offset, len) in &r.unsettled {
+                if let Some(at) = self.at.get_mut((seq - s.settled - 1) as usize) {
+                    *at = (offset, len);
+                }
+            }
+        }
+        let mut lines = Lines::new(std::io::BufReader::new(reader), String::new());
+        if let Some(r) = resume {
+            lines.start_at(r.snapshot.offset, r.snapshot.lines);
+        }
+        while let Some(line) = lines.next_line().map_err(|_| "too_large")? {
+            self.at.push((line.offset, line.bytes.len() as u64));
+        }
+        Ok(())
+    }
+
+    fn of(&self, seq: u64) -> (u64, u64) {
+        let i = seq.checked_sub(self.base + 1);
+        i.and_then(|i| self.at.get(i as usize))
+            .copied()
+            .unwrap_or((0, 0))
+    }
+}
+
 fn latest(t: LineTime) -> Option<history_core::Timestamp> {
     match t {
         LineTime::At(t) | LineTime::AtMost(t) => Some(t),
@@ -422,36 +544,31 @@ fn index_session(todo: &Todo<'_>, tx: &SyncSender<Decoded>) -> Result<Ended, &'s
     let previous = todo.previous.as_ref();
     // Where each line of the session's own file is; where inherited history (another file's
     // lines, numbered before the session's own) lies is the decoder's to say, and not kept yet.
-    let mut places = Vec::new();
+    let resume = todo.resume.as_ref();
+    let mut places = Places::default();
     if files == 1 {
-        let reader =
-            history_core::source::open_raw(source, &file.path).map_err(|e| match e.kind() {
-                std::io::ErrorKind::FileTooLarge => "too_large",
-                _ => "unreadable",
-            })?;
-        let mut lines = Lines::new(std::io::BufReader::new(reader), String::new());
-        while let Some(line) = lines.next_line().map_err(|_| "too_large")? {
-            places.push((line.offset, line.bytes.len() as u64));
-        }
+        places.read(source, &file.path, resume)?;
     }
     let mut current = Gathered::default();
     let mut open = true;
-    let decoded = source.decode(
-        file,
-        &mut |event| {
-            if event.seq != current.seq && open {
-                open = current.flush(tx, &places, previous);
-                current.seq = event.seq;
-            }
-            current.add(event);
-        },
-        None,
-    );
+    let mut sink = |event: Event| {
+        if event.seq != current.seq && open {
+            open = current.flush(tx, &places, previous);
+            current.seq = event.seq;
+        }
+        current.add(event);
+    };
+    let snapshot = resume.map(|r| &r.snapshot);
+    // A snapshot the decoder cannot go on from (nothing was emitted): the session is indexed
+    // again from the start next time.
+    let decoded = source
+        .decode_resumable(file, &mut sink, None, snapshot)
+        .ok_or("unindexable")?;
     if open {
         current.flush(tx, &places, previous);
     }
     match decoded {
-        Ok(decoded) => Ok((decoded.branch, decoded.meta)),
+        Ok((decoded, snapshot)) => Ok((decoded.branch, decoded.meta, snapshot)),
         Err(history_core::DecodeError::TooLarge { .. }) => Err("too_large"),
         Err(history_core::DecodeError::Io { .. }) => Err("unreadable"),
         Err(history_core::DecodeError::Invalid(_)) => Err("undecodable"),

@@ -9,19 +9,31 @@ use std::sync::Mutex;
 use history_core::history::Projection;
 use history_core::location::Location;
 use history_core::paging::From;
+use history_core::prefilter::RawFilter;
 use history_core::search::{Known, SessionHits, Wanted};
 use history_core::{Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, Timestamp};
 
 use crate::events::{self, text_hash};
 use crate::store::Candidate;
 
-use crate::build::{fingerprints, indexed, same_files};
+use crate::build::{fingerprints, grew, indexed, same_files};
 use crate::store::{SessionRow, SessionState, Store};
 use crate::tokens::{query_tokens, tokens_text};
 
 /// The most queries (an OR) whose hits are read from located lines; a search for more decodes
 /// the sessions it cannot rule out.
 const MAX_LOCATED_QUERIES: usize = 8;
+
+/// The most bytes appended to a session since it was indexed that a query decodes for its hits
+/// alone (they are held together); past it, the session is decoded as without the projection.
+const MAX_APPENDED: u64 = 16 << 20;
+
+/// A hit a page may take: a stored line's event (its text still to be read), or an event of
+/// the appended lines; and whether it is on the selected branch.
+enum Hit<'a> {
+    Stored(events::Stored, &'a Candidate, bool),
+    Appended(Event, bool),
+}
 
 /// A store, consulted for one decoder version.
 pub struct Index {
@@ -65,6 +77,7 @@ impl Projection for Index {
         // Failed sessions that this build recorded from the files they have now: an update
         // would fail them again.
         let mut failed = vec![false; sessions.len()];
+        let mut grown = vec![false; sessions.len()];
         // The freshness check stats every file and reads the headers that name ancestors: on
         // every core.
         let nows = history_core::parallel::map(sessions, |file| {
@@ -85,6 +98,13 @@ impl Projection for Index {
                     row.state == SessionState::Failed
                         && row.decoder_version == self.version
                         && same_files(&row.witnesses, &now)
+                });
+                // A session appended to since it was indexed: its hits are read from the
+                // projection and from a decode of the appended lines, and may be anywhere.
+                grown[i] = row.is_some_and(|row| {
+                    !same_files(&row.witnesses, &now)
+                        && grew(row, &self.version, &now)
+                        && store.resume(&file.key).ok().flatten().is_some()
                 });
                 indexed(row, &self.version, &now)
             })
@@ -115,9 +135,17 @@ impl Projection for Index {
         fresh
             .iter()
             .zip(failed)
-            .map(|(fresh, failed)| {
+            .zip(grown)
+            .map(|((fresh, failed), grown)| {
                 if failed {
                     return Known::Unindexable;
+                }
+                if grown {
+                    return Known::Within {
+                        first: None,
+                        last: Some(Timestamp(i64::MAX)),
+                        appended: true,
+                    };
                 }
                 if !fresh {
                     return Known::Unknown;
@@ -130,6 +158,7 @@ impl Projection for Index {
                     Some(Some((first, last))) => Known::Within {
                         first: *first,
                         last: *last,
+                        appended: false,
                     },
                 }
             })
@@ -158,7 +187,7 @@ impl Projection for Index {
             return None;
         }
         let source = corpus.source(&file.key.harness)?;
-        let (path, lines, meta) = {
+        let (path, lines, meta, resume) = {
             let store = self.store.lock().ok()?;
             let row = store.session(&file.key).ok()??;
             let meta = store.session_meta(&file.key).ok()??;
@@ -166,35 +195,94 @@ impl Projection for Index {
             let [witness] = row.witnesses.as_slice() else {
                 return None;
             };
+            let now = fingerprints(source, file)?;
+            let resume = match same_files(&row.witnesses, &now) {
+                true => None,
+                false if grew(&row, &self.version, &now) => {
+                    let snapshot = store.resume(&file.key).ok()??;
+                    // Past a few MiB, the appended lines' hits would all be held at once.
+                    let appended = now[0].1.size.saturating_sub(snapshot.offset);
+                    Some((appended <= MAX_APPENDED).then_some(snapshot)?)
+                }
+                false => return None,
+            };
+            let settled = resume.as_ref().map_or(u64::MAX, |s| s.settled);
             let mut lines: BTreeMap<u64, Candidate> = BTreeMap::new();
             for query in filter.queries() {
                 let mut fts = String::new();
                 tokens_text(&query_tokens(query)?, &mut fts);
                 for c in store.matching_lines(&file.key, &fts).ok()? {
-                    lines.insert(c.line.seq, c);
+                    if c.line.seq <= settled {
+                        lines.insert(c.line.seq, c);
+                    }
                 }
             }
-            (witness.path.clone(), lines, meta)
+            (witness.path.clone(), lines, meta, resume)
+        };
+        // An appended session: the lines after its snapshot decoded for their hits, and the
+        // branch and metadata of the whole session as that decode gives them.
+        let mut appended = Vec::new();
+        let mut branch = None;
+        let mut meta = meta;
+        if let Some(snapshot) = &resume {
+            let raw = RawFilter::new(filter.queries());
+            let test = |line: &[u8]| raw.may_match_slice(line);
+            let mut keep = |e: Event| {
+                if filter.matches(&e) && admit(&e) {
+                    appended.push(e);
+                }
+            };
+            let (decoded, _) = source
+                .decode_resumable(file, &mut keep, Some(&test), Some(snapshot))?
+                .ok()?;
+            branch = decoded.branch;
+            meta = decoded.meta;
+        }
+        let on_branch = |seq: u64, stored: bool| match (&resume, &branch) {
+            (None, _) => stored,
+            (Some(_), None) => true,
+            (Some(_), Some(b)) => b.binary_search(&seq).is_ok(),
         };
         let mut order = Vec::new();
-        for c in lines.values().filter(|c| all_branches || c.branch) {
+        for c in lines.values() {
+            let on = on_branch(c.line.seq, c.branch);
+            if !(all_branches || on) {
+                continue;
+            }
             for stored in events::decode(&c.events)? {
                 let event = stored.event(c.line.seq, String::new());
                 if filter.in_time(&event) && filter.has_role(&event) && admit(&event) {
-                    order.push((stored, c));
+                    let rank = (stored.timestamp, c.line.seq, stored.part);
+                    order.push((rank, Hit::Stored(stored, c, on)));
                 }
             }
         }
-        order.sort_by_key(|(s, c)| (s.timestamp, c.line.seq, s.part));
+        for e in appended {
+            let on = on_branch(e.seq, true);
+            if all_branches || on {
+                order.push(((e.timestamp, e.seq, e.part), Hit::Appended(e, on)));
+            }
+        }
+        order.sort_by_key(|(rank, _)| *rank);
         if from == From::Newest {
             order.reverse();
         }
         let mut replayed: HashMap<u64, Vec<Event>> = HashMap::new();
         let mut hits = Vec::new();
-        for (stored, c) in order {
+        for (_, hit) in order {
             if hits.len() >= want {
                 break;
             }
+            let (stored, c, on) = match hit {
+                Hit::Appended(mut event, on) => {
+                    if all_branches {
+                        event.on_active_branch = Some(on);
+                    }
+                    hits.push((event, None));
+                    continue;
+                }
+                Hit::Stored(stored, c, on) => (stored, c, on),
+            };
             let seq = c.line.seq;
             let texts = match replayed.entry(seq) {
                 Entry::Occupied(e) => e.into_mut(),
@@ -215,7 +303,7 @@ impl Projection for Index {
             texts.remove(i);
             if filter.matches_text(&event.text) {
                 if all_branches {
-                    event.on_active_branch = Some(c.branch);
+                    event.on_active_branch = Some(on);
                 }
                 // A seq is the line of the session's own file, the only one it is read from.
                 let location = Location {

@@ -33,6 +33,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use history_core::resume::Snapshot;
 use history_core::source::LineTime;
 use history_core::{SessionKey, SessionMeta, Timestamp};
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
@@ -422,6 +423,7 @@ impl Store {
         if version < SCHEMA_VERSION {
             tx.execute_batch(&format!(
                 "DROP TRIGGER IF EXISTS lines_gone; DROP TABLE IF EXISTS grams;
+                 DROP TABLE IF EXISTS resumes;
                  DROP TABLE IF EXISTS lines; DROP TABLE IF EXISTS witnesses;
                  DROP TABLE IF EXISTS sessions;
                  {}
@@ -440,7 +442,7 @@ impl Store {
     fn has_tables(&self) -> Result<bool, rusqlite::Error> {
         let mut stmt = self
             .conn
-            .prepare("SELECT count(*) FROM sqlite_schema WHERE name IN (?1, ?2, ?3, ?4)")?;
+            .prepare("SELECT count(*) FROM sqlite_schema WHERE name IN (?1, ?2, ?3, ?4, ?5)")?;
         let n: i64 = stmt.query_row(schema::TABLES, |r| r.get(0))?;
         Ok(n == schema::TABLES.len() as i64)
     }
@@ -626,6 +628,57 @@ impl SessionWriter<'_> {
         self.sp
             .prepare_cached("UPDATE sessions SET meta = ?2 WHERE id = ?1")?
             .execute(params![self.id, json])?;
+        Ok(())
+    }
+
+    /// Removes the lines after `seq`, with their tokens: those a decode that goes on from a
+    /// snapshot settled at `seq` gives again.
+    pub fn remove_lines_after(&mut self, seq: u64) -> Result<(), StoreError> {
+        self.sp
+            .prepare_cached("DELETE FROM lines WHERE session = ?1 AND seq > ?2")?
+            .execute(params![self.id, int(seq)])?;
+        Ok(())
+    }
+
+    /// Moves the checkpoint of the session's own file (witness 0) to where its decode stopped,
+    /// short of a last line still being written.
+    pub fn set_checkpoint(&mut self, checkpoint: u64, hash: u64) -> Result<(), StoreError> {
+        self.sp
+            .prepare_cached(
+                "UPDATE witnesses SET checkpoint = ?2, checkpoint_hash = ?3
+                 WHERE session = ?1 AND ordinal = 0",
+            )?
+            .execute(params![self.id, int(checkpoint), hash as i64])?;
+        self.sp
+            .prepare_cached(
+                "UPDATE sessions SET bytes = (SELECT sum(checkpoint) FROM witnesses
+                 WHERE session = ?1) WHERE id = ?1",
+            )?
+            .execute([self.id])?;
+        Ok(())
+    }
+
+    /// Records where a decode of the session stopped; `None`: it cannot go on from there.
+    pub fn set_resume(&mut self, snapshot: Option<&Snapshot>) -> Result<(), StoreError> {
+        match snapshot {
+            Some(s) => self
+                .sp
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO resumes (session, offset, lines, settled, state)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                )?
+                .execute(params![
+                    self.id,
+                    int(s.offset),
+                    int(s.lines),
+                    int(s.settled),
+                    s.state
+                ])?,
+            None => self
+                .sp
+                .prepare_cached("DELETE FROM resumes WHERE session = ?1")?
+                .execute([self.id])?,
+        };
         Ok(())
     }
 

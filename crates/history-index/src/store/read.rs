@@ -6,6 +6,7 @@ use std::ops::Range;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
+use history_core::resume::Snapshot;
 use history_core::{SessionKey, SessionMeta, Timestamp};
 use rusqlite::{params, OptionalExtension, Row};
 
@@ -189,6 +190,39 @@ impl Store {
         ))?;
         let rows = stmt
             .query_map(params![fts_query, first, last, id], candidate)?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    /// Where a decode of the session stopped, if it can go on from there.
+    pub fn resume(&self, key: &SessionKey) -> Result<Option<Snapshot>, StoreError> {
+        let Some(id) = self.session_id(key)? else {
+            return Ok(None);
+        };
+        Ok(self
+            .conn
+            .prepare_cached("SELECT offset, lines, settled, state FROM resumes WHERE session = ?1")?
+            .query_row([id], |r| {
+                Ok(Snapshot {
+                    offset: uint(r.get(0)?),
+                    lines: uint(r.get(1)?),
+                    settled: uint(r.get(2)?),
+                    state: r.get(3)?,
+                })
+            })
+            .optional()?)
+    }
+
+    /// Each stored line's seq and whether it is on the selected branch, by seq.
+    pub fn branch_marks(&self, key: &SessionKey) -> Result<Vec<(u64, bool)>, StoreError> {
+        let Some(id) = self.session_id(key)? else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT seq, branch FROM lines WHERE session = ?1 ORDER BY seq")?;
+        let rows = stmt
+            .query_map([id], |r| Ok((uint(r.get(0)?), r.get(1)?)))?
             .collect::<Result<_, _>>()?;
         Ok(rows)
     }

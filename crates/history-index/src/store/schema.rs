@@ -1,7 +1,7 @@
 //! The schema and the connection's settings.
 
 /// The schema version this build reads and writes, kept in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Marks the file as this projection's (`PRAGMA application_id`, "NSHX"), so that a database
 /// of anything else found at the path is moved aside rather than written into.
@@ -16,9 +16,10 @@ pub(super) const JOURNAL_SIZE_LIMIT: i64 = 32 * 1024 * 1024;
 pub(super) const BUSY_TIMEOUT_MS: u64 = 200;
 
 /// The tables every database of this version has.
-pub(super) const TABLES: [&str; 4] = ["sessions", "witnesses", "lines", "grams"];
+pub(super) const TABLES: [&str; 5] = ["sessions", "witnesses", "lines", "grams", "resumes"];
 
-/// Schema v2 (v1 had no `branch` and `events`: what a page needs without decoding the session).
+/// Schema v3 (v1 had no `branch` and `events`: what a page needs without decoding the session;
+/// v2 had no `resumes`).
 ///
 /// Paths are BLOBs of their bytes (a path need not be UTF-8). `lines.id` is the rowid of the
 /// line's row in `grams`; the trigger keeps the two in step for every way a line goes,
@@ -27,7 +28,9 @@ pub(super) const TABLES: [&str; 4] = ["sessions", "witnesses", "lines", "grams"]
 /// Times are nanoseconds since the epoch; `time_kind` is 0 unknown, 1 untimed, 2 at, 3 at most.
 /// `sessions.meta` is what a decode says the session is about (its directory, branch and
 /// title, as JSON), which a hit names. `branch` is 1 for a line on the session's selected branch; `events` holds what the line's
-/// events are but their texts ([`crate::events`]).
+/// events are but their texts ([`crate::events`]). `resumes` holds, for a session whose decoder
+/// can go on from where it stopped, its [`history_core::resume::Snapshot`]: an append is then
+/// decoded from there, and a query reads only the appended lines.
 pub(super) const SCHEMA: &str = "
 CREATE TABLE sessions (
     id INTEGER PRIMARY KEY,
@@ -67,6 +70,13 @@ CREATE TABLE lines (
     branch INTEGER NOT NULL,
     events BLOB NOT NULL,
     UNIQUE (session, seq)
+) STRICT;
+CREATE TABLE resumes (
+    session INTEGER PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+    offset INTEGER NOT NULL,
+    lines INTEGER NOT NULL,
+    settled INTEGER NOT NULL,
+    state BLOB NOT NULL
 ) STRICT;
 CREATE VIRTUAL TABLE grams USING fts5 (
     t, content = '', contentless_delete = 1, detail = none, tokenize = 'ascii'

@@ -154,6 +154,8 @@ pub(super) fn clear(tx: &Connection, id: i64) -> Result<(), StoreError> {
         .execute([id])?;
     tx.prepare_cached("DELETE FROM witnesses WHERE session = ?1")?
         .execute([id])?;
+    tx.prepare_cached("DELETE FROM resumes WHERE session = ?1")?
+        .execute([id])?;
     Ok(())
 }
 
