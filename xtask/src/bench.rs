@@ -302,9 +302,10 @@ fn bench_index(
     let original = std::fs::metadata(&big)?.len();
     append_lines(&big, 1 << 20)?;
     let appended = (|| -> Result<_> {
-        // The stale session is read and the others answered from the index; `read` keeps the
-        // search from starting the background update it would start for a user, so that every
-        // run meets the same stale index and the update is measured on its own after.
+        // The appended session is answered from the index and a decode of its appended lines;
+        // `read` keeps the search from starting the background update it would start for a
+        // user, so that every run meets the same stale index and the update is measured on its
+        // own after.
         let stale = measure(
             "after a 1 MiB append: 1/3 of files",
             runs,

@@ -104,7 +104,7 @@ impl Projection for Index {
                 grown[i] = row.is_some_and(|row| {
                     !same_files(&row.witnesses, &now)
                         && grew(row, &self.version, &now)
-                        && store.resume(&file.key).ok().flatten().is_some()
+                        && store.resumable(&file.key).unwrap_or(false)
                 });
                 indexed(row, &self.version, &now)
             })
