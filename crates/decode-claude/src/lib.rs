@@ -84,10 +84,7 @@ impl Transcript for Claude {
         lines: Option<LineTest<'_>>,
         from: Option<&Snapshot>,
     ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
-        let from = match from {
-            Some(snapshot) => Some((snapshot, resume::load::<State>(&snapshot.state)?)),
-            None => None,
-        };
+        let from = resume::with_state(from)?;
         Some(decode(file, sink, lines, from, true))
     }
 

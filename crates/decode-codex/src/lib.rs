@@ -163,10 +163,7 @@ impl Transcript for Codex {
         from: Option<&Snapshot>,
     ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
         let from_snapshot = from.is_some();
-        let from = match from {
-            Some(snapshot) => Some((snapshot, resume::load(&snapshot.state)?)),
-            None => None,
-        };
+        let from = resume::with_state(from)?;
         match decode::session_from(&self.root, &file.path, sink, lines, from, true) {
             // From a snapshot it could not go on from, a decode returns at once.
             Ok((_, None)) if from_snapshot => None,

@@ -180,10 +180,7 @@ impl Transcript for Pi {
         lines: Option<LineTest<'_>>,
         from: Option<&Snapshot>,
     ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
-        let from = match from {
-            Some(snapshot) => Some((snapshot, resume::load(&snapshot.state)?)),
-            None => None,
-        };
+        let from = resume::with_state(from)?;
         Some(self.decode_from(file, sink, lines, from, true))
     }
 

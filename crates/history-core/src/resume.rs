@@ -43,6 +43,15 @@ pub fn load<T: DeserializeOwned>(bytes: &[u8]) -> Option<T> {
     postcard::from_bytes(bytes).ok()
 }
 
+/// A snapshot with the state [`save`] wrote into it, as a decoder goes on from it: `Some(None)`
+/// without a snapshot, `None` for one whose state it cannot read.
+pub fn with_state<T: DeserializeOwned>(from: Option<&Snapshot>) -> Option<Option<(&Snapshot, T)>> {
+    match from {
+        Some(snapshot) => Some(Some((snapshot, load(&snapshot.state)?))),
+        None => Some(None),
+    }
+}
+
 /// The lines of `path` from a snapshot on (all of them without one), numbered as a read from
 /// the start numbers them. The file's size is checked against the limit first, as
 /// [`Lines::open`] checks it.
