@@ -83,9 +83,10 @@ impl Transcript for Claude {
         sink: &mut dyn FnMut(Event),
         lines: Option<LineTest<'_>>,
         from: Option<&Snapshot>,
+        keep: bool,
     ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
         let from = resume::with_state(from)?;
-        Some(decode(file, sink, lines, from, true))
+        Some(decode(file, sink, lines, from, keep))
     }
 
     /// `claude --resume <id>`, run in the session's directory: Claude looks a session up in the

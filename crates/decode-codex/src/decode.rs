@@ -28,7 +28,8 @@ pub(crate) fn session(
     sink: &mut dyn FnMut(Event),
     wanted: Option<LineTest<'_>>,
 ) -> Result<Decoded, DecodeError> {
-    Ok(session_from(root, path, sink, wanted, None, false)?.0)
+    let decoded = session_from(root, path, sink, wanted, None, false)?;
+    Ok(decoded.map_or_else(Decoded::default, |d| d.0))
 }
 
 /// What a decode knows of a session's own lines read so far: all a resumed decode needs of
@@ -41,8 +42,8 @@ pub(crate) struct State {
 
 /// [`session`], going on from a snapshot (and the state it holds); with `keep`, also where it
 /// stopped. A snapshot covers the session's own lines after a complete header, in a plain file,
-/// when it inherits nothing: for any other session there is none (`None`), and a decode from
-/// a snapshot returns at once, having emitted nothing.
+/// when it inherits nothing: for any other session there is none, and a decode from a
+/// snapshot returns `None` at once, having emitted nothing.
 pub(crate) fn session_from(
     root: &Path,
     path: &Path,
@@ -50,7 +51,7 @@ pub(crate) fn session_from(
     wanted: Option<LineTest<'_>>,
     from: Option<(&Snapshot, State)>,
     keep: bool,
-) -> Result<(Decoded, Option<Snapshot>), DecodeError> {
+) -> Result<Option<(Decoded, Option<Snapshot>)>, DecodeError> {
     let mut own = reader::open(path)?;
     let mut damaged = Vec::new();
     let head = header::read_testing(&mut own, &mut damaged, wanted)?.ok_or_else(|| {
@@ -70,7 +71,7 @@ pub(crate) fn session_from(
     let mut projection;
     let mut inherited = 0;
     match from {
-        Some(_) if !resumable => return Ok((Decoded::default(), None)),
+        Some(_) if !resumable => return Ok(None),
         Some((snapshot, state)) => {
             own = reader::open_at(path, snapshot)?;
             damage = state.damage;
@@ -145,7 +146,7 @@ pub(crate) fn session_from(
         },
         lineage: files,
     };
-    Ok((decoded, snapshot))
+    Ok(Some((decoded, snapshot)))
 }
 
 /// [`State`] as it is borrowed from a decode under way: serialized alike.

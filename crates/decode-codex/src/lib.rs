@@ -161,14 +161,10 @@ impl Transcript for Codex {
         sink: &mut dyn FnMut(Event),
         lines: Option<LineTest<'_>>,
         from: Option<&Snapshot>,
+        keep: bool,
     ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
-        let from_snapshot = from.is_some();
         let from = resume::with_state(from)?;
-        match decode::session_from(&self.root, &file.path, sink, lines, from, true) {
-            // From a snapshot it could not go on from, a decode returns at once.
-            Ok((_, None)) if from_snapshot => None,
-            done => Some(done),
-        }
+        decode::session_from(&self.root, &file.path, sink, lines, from, keep).transpose()
     }
 
     fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {

@@ -179,9 +179,10 @@ impl Transcript for Pi {
         sink: &mut dyn FnMut(Event),
         lines: Option<LineTest<'_>>,
         from: Option<&Snapshot>,
+        keep: bool,
     ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
         let from = resume::with_state(from)?;
-        Some(self.decode_from(file, sink, lines, from, true))
+        Some(self.decode_from(file, sink, lines, from, keep))
     }
 
     /// The header on the first line names it; a file that opens without one is decoded for it.

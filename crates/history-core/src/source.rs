@@ -118,9 +118,9 @@ pub trait Transcript: Send + Sync {
         Some(read_at(path, offset, len))
     }
 
-    /// [`Transcript::decode`], also returning where it stopped, when a later decode can go on
-    /// from there (not, say, for a session read from more than its own file, or a compressed
-    /// one). Given the [`Snapshot`] an earlier decode of this session returned, for the same
+    /// [`Transcript::decode`], also returning where it stopped (with `keep`), when a later
+    /// decode can go on from there (not, say, for a session read from more than its own file,
+    /// or a compressed one). Given the [`Snapshot`] an earlier decode of this session returned, for the same
     /// file grown by an append (its bytes up to the snapshot's offset unchanged: the caller
     /// makes sure), it reads only the lines after it and emits only the events of the lines
     /// after its settled one, while what it returns (branch, notices, metadata) is the whole
@@ -133,7 +133,9 @@ pub trait Transcript: Send + Sync {
         sink: &mut dyn FnMut(Event),
         lines: Option<LineTest<'_>>,
         from: Option<&Snapshot>,
+        keep: bool,
     ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
+        let _ = keep;
         match from {
             Some(_) => None,
             None => Some(self.decode(file, sink, lines).map(|d| (d, None))),

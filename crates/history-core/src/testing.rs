@@ -1095,8 +1095,9 @@ fn check_resume(
 ) {
     let resumable = |from: Option<&Snapshot>, lines: Option<LineTest<'_>>| {
         let mut events = Vec::new();
+        let keep = lines.is_none();
         let done = guarded(at, "resumable decode", || {
-            source.decode_resumable(file, &mut |e| events.push(e), lines, from)
+            source.decode_resumable(file, &mut |e| events.push(e), lines, from, keep)
         });
         done.map(|d| (events, d.map_err(|e| e.to_string())))
     };

@@ -562,7 +562,7 @@ fn index_session(todo: &Todo<'_>, tx: &SyncSender<Decoded>) -> Result<Ended, &'s
     // A snapshot the decoder cannot go on from (nothing was emitted): the session is indexed
     // again from the start next time.
     let decoded = source
-        .decode_resumable(file, &mut sink, None, snapshot)
+        .decode_resumable(file, &mut sink, None, snapshot, true)
         .ok_or("unindexable")?;
     if open {
         current.flush(tx, &places, previous);

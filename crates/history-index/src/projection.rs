@@ -233,7 +233,7 @@ impl Projection for Index {
                 }
             };
             let (decoded, _) = source
-                .decode_resumable(file, &mut keep, Some(&test), Some(snapshot))?
+                .decode_resumable(file, &mut keep, Some(&test), Some(snapshot), false)?
                 .ok()?;
             branch = decoded.branch;
             meta = decoded.meta;
