@@ -18,7 +18,7 @@ use crate::store::{
     checkpoint_hash, Candidate, Fingerprint, LineRecord, SessionRecord, SessionRow, SessionState,
     SessionWriter, Store, StoreError, Witness,
 };
-use crate::tokens::{text_tokens, tokens_text, Token};
+use crate::tokens::{text_tokens, tokens_text, Distinct, Token};
 
 /// How many bytes of transcripts a transaction takes in before it commits.
 const BATCH_BYTES: u64 = 32 << 20;
@@ -114,6 +114,15 @@ pub fn update(
             resume,
         });
     }
+    // Writing much of the index: merge once at the end rather than as it goes.
+    let to_read: u64 = todo
+        .iter()
+        .map(|t| t.before.iter().map(|(_, f)| f.size).sum::<u64>())
+        .sum();
+    let bulk = to_read.saturating_mul(4) >= to_read + fresh_bytes && to_read > BATCH_BYTES;
+    if bulk {
+        store.merge_as_written(false)?;
+    }
     let (tx, rx) = std::sync::mpsc::sync_channel::<Decoded>(LINES_IN_FLIGHT);
     std::thread::scope(|scope| {
         let todo = &todo;
@@ -131,7 +140,10 @@ pub fn update(
     // merging them costs a few seconds per GiB of transcripts, and small updates leave it to
     // FTS5's own merges.
     let covered = fresh_bytes + summary.bytes;
-    if summary.bytes > 0 && summary.bytes.saturating_mul(4) >= covered {
+    if bulk {
+        store.merge_as_written(true)?;
+    }
+    if bulk || summary.bytes > 0 && summary.bytes.saturating_mul(4) >= covered {
         store.optimize()?;
     }
     store.checkpoint()?;
@@ -198,7 +210,11 @@ fn resumed(store: &Store, key: &SessionKey, snapshot: Snapshot) -> Result<Resume
 
 /// Whether the session's files are those `row` indexed with bytes appended: the same files,
 /// none shorter, each still holding what was indexed of it (its checkpoint's hash).
-pub(crate) fn grew(row: &SessionRow, version: &str, now: &Files) -> bool {
+pub(crate) fn grew(
+    row: &SessionRow,
+    version: &str,
+    now: &[(std::path::PathBuf, Fingerprint)],
+) -> bool {
     row.state == SessionState::Indexed
         && row.decoder_version == version
         && row.witnesses.len() == now.len()
@@ -436,6 +452,7 @@ impl Gathered {
         tx: &SyncSender<Decoded>,
         places: &Places,
         previous: Option<&HashMap<u64, Candidate>>,
+        distinct: &mut Distinct,
     ) -> bool {
         let done = std::mem::take(self);
         if done.seq == 0 {
@@ -454,8 +471,7 @@ impl Gathered {
         for text in &done.texts {
             text_tokens(&fold(text), &mut tokens);
         }
-        tokens.sort_unstable();
-        tokens.dedup();
+        distinct.retain(&mut tokens);
         let mut text = String::new();
         tokens_text(&tokens, &mut text);
         tx.send(Decoded::Line(Line {
@@ -550,10 +566,11 @@ fn index_session(todo: &Todo<'_>, tx: &SyncSender<Decoded>) -> Result<Ended, &'s
         places.read(source, &file.path, resume)?;
     }
     let mut current = Gathered::default();
+    let mut distinct = Distinct::default();
     let mut open = true;
     let mut sink = |event: Event| {
         if event.seq != current.seq && open {
-            open = current.flush(tx, &places, previous);
+            open = current.flush(tx, &places, previous, &mut distinct);
             current.seq = event.seq;
         }
         current.add(event);
@@ -565,7 +582,7 @@ fn index_session(todo: &Todo<'_>, tx: &SyncSender<Decoded>) -> Result<Ended, &'s
         .decode_resumable(file, &mut sink, None, snapshot, true)
         .ok_or("unindexable")?;
     if open {
-        current.flush(tx, &places, previous);
+        current.flush(tx, &places, previous, &mut distinct);
     }
     match decoded {
         Ok((decoded, snapshot)) => Ok((decoded.branch, decoded.meta, snapshot)),

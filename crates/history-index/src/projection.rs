@@ -10,8 +10,11 @@ use history_core::history::Projection;
 use history_core::location::Location;
 use history_core::paging::From;
 use history_core::prefilter::RawFilter;
+use history_core::resume::Snapshot;
 use history_core::search::{Known, SessionHits, Wanted};
-use history_core::{Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, Timestamp};
+use history_core::{
+    Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, SessionMeta, Timestamp,
+};
 
 use crate::events::{self, text_hash};
 use crate::store::Candidate;
@@ -39,6 +42,9 @@ enum Hit<'a> {
 pub struct Index {
     store: Mutex<Store>,
     version: String,
+    /// The appended lines of each appended session the last [`Projection::known`] met, decoded
+    /// for its filter while it consulted the tokens, for [`Projection::hits`] to take.
+    appended: Mutex<HashMap<SessionKey, Appended>>,
 }
 
 impl Index {
@@ -47,8 +53,89 @@ impl Index {
         Index {
             store: Mutex::new(store),
             version: version.into(),
+            appended: Mutex::new(HashMap::new()),
         }
     }
+}
+
+/// What a decode of an appended session's lines after its snapshot gives.
+struct Appended {
+    /// The snapshot's settled line: the stored lines after it are given again here.
+    settled: u64,
+    /// Their events that pass the filter (whatever the page's bound).
+    events: Vec<Event>,
+    /// The whole session's branch (`None`: every line).
+    branch: Option<Vec<u64>>,
+    /// What the whole session is about.
+    meta: SessionMeta,
+}
+
+/// The snapshot of `file`'s session, when its own file only grew since it was indexed and not
+/// by more than [`MAX_APPENDED`]: the session whose stored lines and appended ones a query
+/// reads. `now` is its files' fingerprints.
+fn appended_snapshot(
+    store: &Store,
+    row: &SessionRow,
+    version: &str,
+    now: &[(std::path::PathBuf, crate::store::Fingerprint)],
+) -> Option<Snapshot> {
+    if same_files(&row.witnesses, now) || !grew(row, version, now) {
+        return None;
+    }
+    let snapshot = store.resume(&row.key).ok()??;
+    // Past a few MiB, the appended lines' hits would all be held at once.
+    let appended = now.first()?.1.size.saturating_sub(snapshot.offset);
+    (appended <= MAX_APPENDED).then_some(snapshot)
+}
+
+/// Per session of `keys` (by index) with candidate lines for any of the queries (`per_query`,
+/// their tokens), the span of their times; `None` within: one has no known time. `None` when
+/// the store cannot tell.
+fn candidate_spans(
+    store: &Store,
+    keys: &[SessionKey],
+    per_query: &[Vec<crate::tokens::Token>],
+) -> Option<HashMap<usize, Option<Span>>> {
+    let mut spans: HashMap<usize, Option<Span>> = HashMap::new();
+    for tokens in per_query {
+        let mut fts = String::new();
+        tokens_text(tokens, &mut fts);
+        for (i, this) in store.matching_spans_in(keys, &fts).ok()? {
+            let entry = spans.entry(i).or_insert(this);
+            *entry = match (*entry, this) {
+                (Some((f1, l1)), Some((f2, l2))) => Some((f1.min(f2), l1.max(l2))),
+                _ => None,
+            };
+        }
+    }
+    Some(spans)
+}
+
+/// Decodes the lines of `file` after `snapshot` for the events that pass `filter`.
+fn decode_appended(
+    corpus: &Corpus,
+    file: &SessionFile,
+    filter: &Filter,
+    snapshot: &Snapshot,
+) -> Option<Appended> {
+    let source = corpus.source(&file.key.harness)?;
+    let raw = RawFilter::new(filter.queries());
+    let test = |line: &[u8]| raw.may_match_slice(line);
+    let mut events = Vec::new();
+    let mut keep = |e: Event| {
+        if filter.matches(&e) {
+            events.push(e);
+        }
+    };
+    let (decoded, _) = source
+        .decode_resumable(file, &mut keep, Some(&test), Some(snapshot), false)?
+        .ok()?;
+    Some(Appended {
+        settled: snapshot.settled,
+        events,
+        branch: decoded.branch,
+        meta: decoded.meta,
+    })
 }
 
 /// The earliest and latest time of the candidate lines of a session (`None` first: untimed).
@@ -77,7 +164,7 @@ impl Projection for Index {
         // Failed sessions that this build recorded from the files they have now: an update
         // would fail them again.
         let mut failed = vec![false; sessions.len()];
-        let mut grown = vec![false; sessions.len()];
+        let mut grown: Vec<Option<Snapshot>> = vec![None; sessions.len()];
         // The freshness check stats every file and reads the headers that name ancestors: on
         // every core.
         let nows = history_core::parallel::map(sessions, |file| {
@@ -101,11 +188,7 @@ impl Projection for Index {
                 });
                 // A session appended to since it was indexed: its hits are read from the
                 // projection and from a decode of the appended lines, and may be anywhere.
-                grown[i] = row.is_some_and(|row| {
-                    !same_files(&row.witnesses, &now)
-                        && grew(row, &self.version, &now)
-                        && store.resumable(&file.key).unwrap_or(false)
-                });
+                grown[i] = row.and_then(|row| appended_snapshot(&store, row, &self.version, &now));
                 indexed(row, &self.version, &now)
             })
             .collect();
@@ -115,22 +198,25 @@ impl Projection for Index {
             .filter(|(_, fresh)| **fresh)
             .map(|(f, _)| f.key.clone())
             .collect();
-        // Per fresh session, the span of its candidate lines; `None`: one has no known time.
-        let mut spans: HashMap<usize, Option<Span>> = HashMap::new();
-        for tokens in &per_query {
-            let mut fts = String::new();
-            tokens_text(tokens, &mut fts);
-            let Ok(found) = store.matching_spans_in(&keys, &fts) else {
-                return unknown();
-            };
-            for (i, this) in found {
-                let entry = spans.entry(i).or_insert(this);
-                *entry = match (*entry, this) {
-                    (Some((f1, l1)), Some((f2, l2))) => Some((f1.min(f2), l1.max(l2))),
-                    _ => None,
-                };
+        // The appended sessions' new lines are decoded on another core meanwhile.
+        let spans = std::thread::scope(|scope| {
+            let decoding = scope.spawn(|| {
+                let appended = sessions.iter().zip(&grown).filter_map(|(file, snapshot)| {
+                    let done = decode_appended(corpus, file, filter, snapshot.as_ref()?)?;
+                    Some((file.key.clone(), done))
+                });
+                appended.collect::<Vec<_>>()
+            });
+            let spans = candidate_spans(&store, &keys, &per_query);
+            // They are for this filter: a search asks for hits right after.
+            if let (Ok(decoded), Ok(mut kept)) = (decoding.join(), self.appended.lock()) {
+                *kept = decoded.into_iter().collect();
             }
-        }
+            spans
+        });
+        let Some(spans) = spans else {
+            return unknown();
+        };
         let mut next = 0;
         fresh
             .iter()
@@ -140,7 +226,7 @@ impl Projection for Index {
                 if failed {
                     return Known::Unindexable;
                 }
-                if grown {
+                if grown.is_some() {
                     return Known::Within {
                         first: None,
                         last: Some(Timestamp(i64::MAX)),
@@ -198,13 +284,7 @@ impl Projection for Index {
             let now = fingerprints(source, file)?;
             let resume = match same_files(&row.witnesses, &now) {
                 true => None,
-                false if grew(&row, &self.version, &now) => {
-                    let snapshot = store.resume(&file.key).ok()??;
-                    // Past a few MiB, the appended lines' hits would all be held at once.
-                    let appended = now[0].1.size.saturating_sub(snapshot.offset);
-                    Some((appended <= MAX_APPENDED).then_some(snapshot)?)
-                }
-                false => return None,
+                false => Some(appended_snapshot(&store, &row, &self.version, &now)?),
             };
             let settled = resume.as_ref().map_or(u64::MAX, |s| s.settled);
             let mut lines: BTreeMap<u64, Candidate> = BTreeMap::new();
@@ -225,18 +305,14 @@ impl Projection for Index {
         let mut branch = None;
         let mut meta = meta;
         if let Some(snapshot) = &resume {
-            let raw = RawFilter::new(filter.queries());
-            let test = |line: &[u8]| raw.may_match_slice(line);
-            let mut keep = |e: Event| {
-                if filter.matches(&e) && admit(&e) {
-                    appended.push(e);
-                }
+            let prepared = self.appended.lock().ok()?.remove(&file.key);
+            let done = match prepared.filter(|p| p.settled == snapshot.settled) {
+                Some(done) => done,
+                None => decode_appended(corpus, file, filter, snapshot)?,
             };
-            let (decoded, _) = source
-                .decode_resumable(file, &mut keep, Some(&test), Some(snapshot), false)?
-                .ok()?;
-            branch = decoded.branch;
-            meta = decoded.meta;
+            appended = done.events.into_iter().filter(|e| admit(e)).collect();
+            branch = done.branch;
+            meta = done.meta;
         }
         let on_branch = |seq: u64, stored: bool| match (&resume, &branch) {
             (None, _) => stored,

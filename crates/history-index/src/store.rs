@@ -296,6 +296,18 @@ impl Store {
         Ok(self.conn.execute_batch("VACUUM")?)
     }
 
+    /// Whether FTS5 merges the token index's segments as they are written (it does by default).
+    /// A build of much of the index turns it off and merges once at the end ([`Store::optimize`]):
+    /// merging as it goes rewrites every token once per level it climbs.
+    pub fn merge_as_written(&mut self, on: bool) -> Result<(), StoreError> {
+        let tx = self.write_transaction()?;
+        tx.execute(
+            "INSERT INTO grams (grams, rank) VALUES ('automerge', ?1)",
+            [if on { 4 } else { 0 }],
+        )?;
+        Ok(tx.commit()?)
+    }
+
     /// Merges the token index into one segment. A search seeks every token in every segment
     /// once per session it reads: after a build from nothing that left hundreds, a frequent
     /// term's lines cost 1 ms per session to find, and 0.15 ms once merged.
@@ -400,6 +412,7 @@ impl Store {
                 return Err(Attempt::Damaged);
             }
             tx.execute_batch(schema::SCHEMA)?;
+            tx.execute_batch(schema::FTS_CONFIG)?;
             tx.execute_batch(&format!(
                 "PRAGMA application_id = {}; PRAGMA user_version = {SCHEMA_VERSION};",
                 schema::APPLICATION_ID
@@ -426,9 +439,10 @@ impl Store {
                  DROP TABLE IF EXISTS resumes;
                  DROP TABLE IF EXISTS lines; DROP TABLE IF EXISTS witnesses;
                  DROP TABLE IF EXISTS sessions;
-                 {}
+                 {}{}
                  PRAGMA user_version = {SCHEMA_VERSION};",
-                schema::SCHEMA
+                schema::SCHEMA,
+                schema::FTS_CONFIG
             ))?;
         }
         tx.commit()?;

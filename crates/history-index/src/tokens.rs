@@ -78,6 +78,36 @@ pub fn query_tokens(folded_query: &str) -> Option<Vec<Token>> {
     query_tokens_with(folded_query, BITS)
 }
 
+/// Removes repeated tokens from a line's, keeping each one's first place: a bit per possible
+/// token, cleared again after each line, so that a long line costs no sort.
+pub struct Distinct {
+    seen: Vec<u64>,
+}
+
+impl Default for Distinct {
+    fn default() -> Distinct {
+        Distinct {
+            seen: vec![0; (1usize << (BITS + 1)) / 64],
+        }
+    }
+}
+
+impl Distinct {
+    /// Keeps the first of each token in `tokens`.
+    pub fn retain(&mut self, tokens: &mut Vec<Token>) {
+        let seen = &mut self.seen;
+        tokens.retain(|&t| {
+            let (word, bit) = ((t >> 6) as usize, 1u64 << (t & 63));
+            let new = seen[word] & bit == 0;
+            seen[word] |= bit;
+            new
+        });
+        for &t in tokens.iter() {
+            seen[(t >> 6) as usize] = 0;
+        }
+    }
+}
+
 /// Appends the FTS5 term of one token: a kind letter (`t` trigram, `b` bigram) and the hash in
 /// fixed-width lowercase hex, a bareword that FTS5's default `unicode61` tokenizer keeps whole
 /// and the query parser reads as one term (never `AND`, `OR`, `NOT` or `NEAR`).
@@ -417,6 +447,19 @@ mod tests {
         for c in "azAZ09 éßσςі‐—…€😀\u{301}\u{2DFF}\u{A4D0}\u{FFF0}".chars() {
             assert!(!is_cjk(c), "{c:?} U+{:04X}", c as u32);
         }
+    }
+
+    #[test]
+    fn distinct_keeps_the_first_of_each_token_line_after_line() {
+        let mut distinct = Distinct::default();
+        let top = (2 << BITS) - 1;
+        let mut line = vec![5, 3, 5, top, 3, 64, 0, top, 0];
+        distinct.retain(&mut line);
+        assert_eq!(line, [5, 3, top, 64, 0]);
+        // Nothing of the line before is remembered.
+        let mut next = vec![0, 0, 5, 6];
+        distinct.retain(&mut next);
+        assert_eq!(next, [0, 5, 6]);
     }
 
     #[test]

@@ -15,6 +15,12 @@ pub(super) const JOURNAL_SIZE_LIMIT: i64 = 32 * 1024 * 1024;
 /// indexing, it scans instead; and the indexer's transactions are one session each.
 pub(super) const BUSY_TIMEOUT_MS: u64 = 200;
 
+/// FTS5 keeps the tokens of the rows being written in a hash in memory and writes it out as a
+/// segment when it outgrows this (the default is 1 MiB): a larger one writes fewer, larger
+/// segments, which its merges then read and rewrite less often.
+pub(super) const FTS_CONFIG: &str =
+    "INSERT INTO grams (grams, rank) VALUES ('hashsize', 33554432);";
+
 /// The tables every database of this version has.
 pub(super) const TABLES: [&str; 5] = ["sessions", "witnesses", "lines", "grams", "resumes"];
 
