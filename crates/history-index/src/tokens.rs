@@ -202,6 +202,10 @@ fn trigram(a: char, b: char, c: char, bits: u32) -> Token {
 }
 
 fn bigram(a: char, b: char, bits: u32, out: &mut Vec<Token>) {
+    // Below the first CJK block (Hangul Jamo) lies most text: one comparison rules it out.
+    if (a as u32) < 0x1100 || (b as u32) < 0x1100 {
+        return;
+    }
     if is_cjk(a) && is_cjk(b) {
         // The top bit keeps the packed bigram apart from every packed trigram before hashing,
         // and the kind bit keeps the hashes apart.
