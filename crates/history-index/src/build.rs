@@ -84,11 +84,13 @@ pub fn update(
     // What to index, decided up front, so that one thread decodes while this one writes.
     let mut todo = Vec::new();
     let mut fresh_bytes = 0;
-    for file in &sessions {
-        let Some(source) = corpus.source(&file.key.harness) else {
-            continue;
-        };
-        let Some(before) = fingerprints(source, file) else {
+    // Stating every file (and reading the headers that name ancestors) on every core.
+    let nows = history_core::parallel::map(&sessions, |file| {
+        let source = corpus.source(&file.key.harness)?;
+        Some((source, fingerprints(source, file)?))
+    });
+    for (file, now) in sessions.iter().zip(nows) {
+        let Some((source, before)) = now else {
             continue;
         };
         let row = rows.get(&file.key).copied();
@@ -146,7 +148,10 @@ pub fn update(
     if bulk || summary.bytes > 0 && summary.bytes.saturating_mul(4) >= covered {
         store.optimize()?;
     }
-    store.checkpoint()?;
+    // A small update's pages are left to SQLite's own checkpoints.
+    if summary.bytes > BATCH_BYTES {
+        store.checkpoint()?;
+    }
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
 }
