@@ -29,7 +29,9 @@ use history_core::harness::Harness;
 use history_core::json::repair_surrogates;
 use history_core::location::Resume;
 use history_core::resume::{self, Snapshot};
-use history_core::source::{parse_object_str, Damage, LineTest, LineTime, Lines};
+use history_core::source::{
+    parse_object_str, top_level, Damage, LineTest, LineTime, Lines, TopLevel,
+};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
 
 pub use discover::default_root;
@@ -117,6 +119,13 @@ impl Transcript for Claude {
     fn line_time(&self, line: &[u8]) -> LineTime {
         if let Some(time) = LineTime::under_key(line, "timestamp") {
             return time;
+        }
+        // As serde reads `Stamp`: a string (a time or not), null or nothing; else no parse.
+        match top_level(line, "timestamp") {
+            Some(TopLevel::Str(s)) => return LineTime::of(Timestamp::parse_rfc3339(s)),
+            Some(TopLevel::Missing | TopLevel::Null) => return LineTime::Untimed,
+            Some(TopLevel::Other) => return LineTime::Unknown,
+            None => {}
         }
         /// A line's `timestamp`, read as [`line::Line`] reads it.
         #[derive(serde::Deserialize)]

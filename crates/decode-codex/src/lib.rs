@@ -82,7 +82,7 @@ use std::path::{Path, PathBuf};
 use history_core::harness::Harness;
 use history_core::location::{Origin, Resume};
 use history_core::resume::{self, Snapshot};
-use history_core::source::{parse_object, LineTest, LineTime};
+use history_core::source::{parse_object, top_level, LineTest, LineTime, TopLevel};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
 use serde_json::{Map, Value};
 
@@ -219,6 +219,11 @@ impl Transcript for Codex {
     fn line_time(&self, line: &[u8]) -> LineTime {
         if let Some(time) = LineTime::under_key(line, "timestamp") {
             return time;
+        }
+        match top_level(line, "timestamp") {
+            Some(TopLevel::Str(s)) => return LineTime::of(Timestamp::parse_rfc3339(s)),
+            Some(_) => return LineTime::Untimed,
+            None => {}
         }
         parse_object::<Map<String, Value>>(line).map_or(LineTime::Unknown, |line| {
             LineTime::of(

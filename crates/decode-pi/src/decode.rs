@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use history_core::resume::{self, Snapshot};
-use history_core::source::{Damage, Line, LineTest, LineTime};
+use history_core::source::{top_level, Damage, Line, LineTest, LineTime, TopLevel};
 use history_core::{DecodeError, Event, SessionMeta};
 use serde_json::{Map, Value};
 
@@ -60,6 +60,12 @@ impl Header {
 /// When a line's events happen ([`history_core::Transcript::line_time`]): at the time of its
 /// objects, when they agree.
 pub(crate) fn line_time(bytes: &[u8]) -> LineTime {
+    // One object whose own `timestamp` is a time: that is its time, whatever its message says.
+    if let Some(TopLevel::Str(s)) = top_level(bytes, "timestamp") {
+        if let Some(t) = history_core::Timestamp::parse_rfc3339(s) {
+            return LineTime::At(t);
+        }
+    }
     let repaired = salvage::repair_surrogates(bytes);
     let bytes = repaired.as_deref().unwrap_or(bytes);
     let mut time = None;

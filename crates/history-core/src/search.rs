@@ -278,6 +278,24 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             .filter(|r| !r.passes_everything())
             .map(|_| &test as LineTest<'_>);
         let texts = Texts::page(from, want);
+        // A large session whose candidate lines are many: first only those whose times can
+        // hold its `want` hits from `from`'s end, every line still read for its structure.
+        if let Some(cut) = raw.and_then(|r| cutoff(corpus, file, r, from, want)) {
+            let source = corpus.source(&file.key.harness);
+            let near = |line: &[u8]| {
+                test(line) && source.is_none_or(|s| cut.reaches(Span::of(s.line_time(line))))
+            };
+            let mut loaded =
+                corpus.load_within(file, &keep, all_branches, Some(&near), Some(texts))?;
+            let reached = loaded.events.iter().filter(|e| cut.holds(e)).count();
+            if reached >= want {
+                loaded.events.sort_by_key(merge_order);
+                let wanted = share(loaded.events.len(), from, want);
+                corpus.refill(file, &loaded.textless, &mut loaded.events[wanted])?;
+                let events = loaded.events.into_iter().map(|e| (e, None)).collect();
+                return Ok((events, loaded.meta));
+            }
+        }
         let mut loaded = corpus.load_within(file, &keep, all_branches, line_test, Some(texts))?;
         loaded.events.sort_by_key(merge_order);
         let wanted = share(loaded.events.len(), from, want);
@@ -451,6 +469,84 @@ fn hit_span(corpus: &Corpus, file: &SessionFile, raw: &RawFilter) -> Option<Span
         }
     }
     span
+}
+
+/// The size from which a session's candidate lines are first sorted by time: below it, a
+/// decode costs little more than the pass that finds them.
+const CUTOFF_BYTES: u64 = 16 << 20;
+
+/// Where, in the merge order, a session's `want` hits from one end must lie, as its candidate
+/// lines' times tell ([`cutoff`]): at or after `rank` from the newest end, at or before it
+/// from the oldest.
+#[derive(Clone, Copy)]
+struct Cutoff {
+    from: From,
+    rank: Rank,
+}
+
+impl Cutoff {
+    /// Whether a line whose events lie within `span` can hold an event beyond the cut.
+    fn reaches(&self, span: Span) -> bool {
+        match self.from {
+            From::Newest => span.last >= self.rank,
+            From::Oldest => span.first <= self.rank,
+        }
+    }
+
+    /// Whether an event lies beyond the cut: every line that could hold one was decoded.
+    fn holds(&self, e: &Event) -> bool {
+        let rank = e.timestamp.map(|t| t.0);
+        match self.from {
+            From::Newest => rank >= self.rank,
+            From::Oldest => rank <= self.rank,
+        }
+    }
+}
+
+/// For a session of [`CUTOFF_BYTES`] or more read from its own file, with more candidate lines
+/// than twice `want`: the rank beyond which lie the candidate lines of the `2 × want` that
+/// reach furthest towards `from`'s end. If that many lines hold `want` hits beyond it, no
+/// other line can hold a better one.
+fn cutoff(
+    corpus: &Corpus,
+    file: &SessionFile,
+    raw: &RawFilter,
+    from: From,
+    want: usize,
+) -> Option<Cutoff> {
+    if file.size < CUTOFF_BYTES || raw.passes_everything() {
+        return None;
+    }
+    let source = corpus.source(&file.key.harness)?;
+    let [path] = source.lineage(file).try_into().ok()?;
+    // The `keep` ranks reaching furthest, in a heap whose top is the nearest of them (ranks
+    // from the newest end reversed, so that the nearest is the greatest either way).
+    // A page of thousands gains little: most lines are decoded anyway.
+    let keep = want.checked_mul(2).filter(|&k| k <= 4096)?;
+    let mut best: std::collections::BinaryHeap<(std::cmp::Reverse<Rank>, Rank)> =
+        std::collections::BinaryHeap::with_capacity(keep + 1);
+    let mut candidates = 0usize;
+    let reader = crate::source::open_raw(source, &path).ok()?;
+    let found = raw.candidate_lines(reader, |line| {
+        candidates += 1;
+        let span = Span::of(source.line_time(line));
+        best.push(match from {
+            From::Newest => (std::cmp::Reverse(span.last), None),
+            From::Oldest => (std::cmp::Reverse(None), span.first),
+        });
+        if best.len() > keep {
+            best.pop();
+        }
+    });
+    found.ok()?;
+    if candidates <= keep {
+        return None;
+    }
+    let rank = match best.peek()? {
+        (std::cmp::Reverse(last), _) if from == From::Newest => *last,
+        (_, first) => *first,
+    };
+    Some(Cutoff { from, rank })
 }
 
 /// A session's events in the merge order, as far as one session can tell it.

@@ -228,6 +228,46 @@ impl LineTime {
     }
 }
 
+/// A field at the top level of a line that holds one JSON object ([`top_level`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopLevel<'a> {
+    /// The object has no such field.
+    Missing,
+    /// It is `null`.
+    Null,
+    /// It is a string without escapes.
+    Str(&'a str),
+    /// It is some other value.
+    Other,
+}
+
+/// The field `key` at the top level of `line`, read with a validating [`crate::scan::Scan`]
+/// (which accepts what serde would parse as a `Value`, or gives up): `None` when the line is
+/// not one object the scan reads, holds the field twice, or the field is a string with escapes.
+/// A line's time off its bytes, when [`LineTime::under_key`] cannot tell (escapes elsewhere in
+/// the line), without building the line's values.
+pub fn top_level<'a>(line: &'a [u8], key: &str) -> Option<TopLevel<'a>> {
+    let text = std::str::from_utf8(line).ok()?;
+    let mut found = TopLevel::Missing;
+    let mut scan = crate::scan::Scan::strict(text);
+    scan.object(|scan, k| {
+        if k != key {
+            return scan.skip();
+        }
+        if found != TopLevel::Missing {
+            return None;
+        }
+        found = match scan.peek()? {
+            b'"' => TopLevel::Str(scan.plain_str()?),
+            b'n' => scan.literal().map(|_| TopLevel::Null)?,
+            _ => scan.skip().map(|()| TopLevel::Other)?,
+        };
+        Some(())
+    })?;
+    scan.finish()?;
+    Some(found)
+}
+
 /// A test of one raw line: can it hold an event a search wants?
 pub type LineTest<'a> = &'a (dyn Fn(&[u8]) -> bool + Sync);
 
