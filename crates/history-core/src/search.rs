@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::corpus::{Corpus, Keep, Texts};
+use crate::corpus::{Corpus, Keep, Loaded, Texts};
 use crate::error::HistoryError;
 use crate::history::Projection;
 use crate::location::Location;
@@ -278,6 +278,13 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             .filter(|r| !r.passes_everything())
             .map(|_| &test as LineTest<'_>);
         let texts = Texts::page(from, want);
+        let hits = |mut loaded: Loaded| -> Result<SessionHits, HistoryError> {
+            loaded.events.sort_by_key(merge_order);
+            let wanted = share(loaded.events.len(), from, want);
+            corpus.refill(file, &loaded.textless, &mut loaded.events[wanted])?;
+            let events = loaded.events.into_iter().map(|e| (e, None)).collect();
+            Ok((events, loaded.meta))
+        };
         // A large session whose candidate lines are many: first only those whose times can
         // hold its `want` hits from `from`'s end, every line still read for its structure.
         if let Some(cut) = raw.and_then(|r| cutoff(corpus, file, r, from, want)) {
@@ -285,23 +292,12 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             let near = |line: &[u8]| {
                 test(line) && source.is_none_or(|s| cut.reaches(Span::of(s.line_time(line))))
             };
-            let mut loaded =
-                corpus.load_within(file, &keep, all_branches, Some(&near), Some(texts))?;
-            let reached = loaded.events.iter().filter(|e| cut.holds(e)).count();
-            if reached >= want {
-                loaded.events.sort_by_key(merge_order);
-                let wanted = share(loaded.events.len(), from, want);
-                corpus.refill(file, &loaded.textless, &mut loaded.events[wanted])?;
-                let events = loaded.events.into_iter().map(|e| (e, None)).collect();
-                return Ok((events, loaded.meta));
+            let loaded = corpus.load_within(file, &keep, all_branches, Some(&near), Some(texts))?;
+            if loaded.events.iter().filter(|e| cut.holds(e)).count() >= want {
+                return hits(loaded);
             }
         }
-        let mut loaded = corpus.load_within(file, &keep, all_branches, line_test, Some(texts))?;
-        loaded.events.sort_by_key(merge_order);
-        let wanted = share(loaded.events.len(), from, want);
-        corpus.refill(file, &loaded.textless, &mut loaded.events[wanted])?;
-        let events = loaded.events.into_iter().map(|e| (e, None)).collect();
-        Ok((events, loaded.meta))
+        hits(corpus.load_within(file, &keep, all_branches, line_test, Some(texts))?)
     };
     let mut found = Found {
         limit,

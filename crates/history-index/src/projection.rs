@@ -273,7 +273,7 @@ impl Projection for Index {
             return None;
         }
         let source = corpus.source(&file.key.harness)?;
-        let (path, lines, meta, resume) = {
+        let (path, lines, meta, appended_to) = {
             let store = self.store.lock().ok()?;
             let row = store.session(&file.key).ok()??;
             let meta = store.session_meta(&file.key).ok()??;
@@ -282,11 +282,20 @@ impl Projection for Index {
                 return None;
             };
             let now = fingerprints(source, file)?;
-            let resume = match same_files(&row.witnesses, &now) {
+            // An appended session: its appended lines as `known` decoded them, or the snapshot
+            // to decode them from.
+            let appended_to = match same_files(&row.witnesses, &now) {
                 true => None,
-                false => Some(appended_snapshot(&store, &row, &self.version, &now)?),
+                false => Some(match self.appended.lock().ok()?.remove(&file.key) {
+                    Some(done) => Ok(done),
+                    None => Err(appended_snapshot(&store, &row, &self.version, &now)?),
+                }),
             };
-            let settled = resume.as_ref().map_or(u64::MAX, |s| s.settled);
+            let settled = match &appended_to {
+                None => u64::MAX,
+                Some(Ok(done)) => done.settled,
+                Some(Err(snapshot)) => snapshot.settled,
+            };
             let mut lines: BTreeMap<u64, Candidate> = BTreeMap::new();
             for query in filter.queries() {
                 let mut fts = String::new();
@@ -297,27 +306,28 @@ impl Projection for Index {
                     }
                 }
             }
-            (witness.path.clone(), lines, meta, resume)
+            (witness.path.clone(), lines, meta, appended_to)
         };
         // An appended session: the lines after its snapshot decoded for their hits, and the
         // branch and metadata of the whole session as that decode gives them.
+        let done = match appended_to {
+            None => None,
+            Some(Ok(done)) => Some(done),
+            Some(Err(snapshot)) => Some(decode_appended(corpus, file, filter, &snapshot)?),
+        };
         let mut appended = Vec::new();
         let mut branch = None;
         let mut meta = meta;
-        if let Some(snapshot) = &resume {
-            let prepared = self.appended.lock().ok()?.remove(&file.key);
-            let done = match prepared.filter(|p| p.settled == snapshot.settled) {
-                Some(done) => done,
-                None => decode_appended(corpus, file, filter, snapshot)?,
-            };
+        let resumed = done.is_some();
+        if let Some(done) = done {
             appended = done.events.into_iter().filter(|e| admit(e)).collect();
             branch = done.branch;
             meta = done.meta;
         }
-        let on_branch = |seq: u64, stored: bool| match (&resume, &branch) {
-            (None, _) => stored,
-            (Some(_), None) => true,
-            (Some(_), Some(b)) => b.binary_search(&seq).is_ok(),
+        let on_branch = |seq: u64, stored: bool| match (resumed, &branch) {
+            (false, _) => stored,
+            (true, None) => true,
+            (true, Some(b)) => b.binary_search(&seq).is_ok(),
         };
         let mut order = Vec::new();
         for c in lines.values() {

@@ -213,19 +213,6 @@ impl Store {
             .optional()?)
     }
 
-    /// Whether a decode of the session can go on from where it stopped ([`Store::resume`]).
-    pub fn resumable(&self, key: &SessionKey) -> Result<bool, StoreError> {
-        let Some(id) = self.session_id(key)? else {
-            return Ok(false);
-        };
-        Ok(self
-            .conn
-            .prepare_cached("SELECT 1 FROM resumes WHERE session = ?1")?
-            .query_row([id], |_| Ok(()))
-            .optional()?
-            .is_some())
-    }
-
     /// Each stored line's seq and whether it is on the selected branch, by seq.
     pub fn branch_marks(&self, key: &SessionKey) -> Result<Vec<(u64, bool)>, StoreError> {
         let Some(id) = self.session_id(key)? else {
