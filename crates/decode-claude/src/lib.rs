@@ -312,6 +312,7 @@ fn decode(
         notices,
         meta: state.meta.into_meta(),
         lineage: vec![file.path.clone()],
+        lineage_open: false,
     };
     Ok((decoded, snapshot))
 }

@@ -62,6 +62,8 @@ pub(crate) fn session_from(
     })?;
     let mut notices = Vec::new();
     let ancestors = lineage::ancestors(root, path, &head, &mut notices);
+    // Every ancestor that cannot be read ends the chain with a notice.
+    let lineage_open = !notices.is_empty();
     let mut files: Vec<PathBuf> = vec![path.to_path_buf()];
     files.extend(ancestors.iter().map(|a| a.path.clone()));
 
@@ -145,6 +147,7 @@ pub(crate) fn session_from(
             ..SessionMeta::default()
         },
         lineage: files,
+        lineage_open,
     };
     Ok(Some((decoded, snapshot)))
 }
@@ -195,6 +198,10 @@ pub(crate) fn replay(seq: u64, bytes: &[u8], sink: &mut dyn FnMut(Event)) {
 /// The files the session whose file is `path` is built from: its own, then its ancestors.
 pub(crate) fn files(root: &Path, path: &Path) -> Vec<PathBuf> {
     let mut files = vec![path.to_path_buf()];
+    // Most rollouts inherit nothing, which their first line tells without a parse.
+    if reader::open_head(path).is_ok_and(|mut lines| header::names_no_base(&mut lines)) {
+        return files;
+    }
     let head = reader::open_head(path)
         .ok()
         .and_then(|mut lines| header::read(&mut lines, &mut Vec::new()).ok().flatten());

@@ -1,6 +1,7 @@
 //! A rollout's header: the first `session_meta` (G3/G4) or the `{id, timestamp, instructions}`
 //! line of the early generations (G1/G2).
 
+use history_core::scan::Scan;
 use history_core::source::{parse_object, LineTest};
 use history_core::{DecodeError, Timestamp};
 use serde_json::{Map, Value};
@@ -150,6 +151,28 @@ pub(crate) fn read_testing(
         return Ok(classify(line.seq, end, value, wanted).map(|h| Header { terminated, ..h }));
     }
     Ok(None)
+}
+
+/// Whether the first line of `lines` that is not blank names no history base, told without
+/// building its values: a strict scan reads it as one object (so the full parse of [`read`]
+/// takes it as the header line or as no header) and `history_base` occurs nowhere in it, neither
+/// spelled out nor behind an escape. `false` leaves the question to [`read`].
+pub(crate) fn names_no_base(lines: &mut LineReader) -> bool {
+    let line = loop {
+        match lines.next_line() {
+            Ok(Some(line)) if line.bytes.trim_ascii().is_empty() => continue,
+            Ok(Some(line)) => break line,
+            _ => return false,
+        }
+    };
+    let Ok(text) = std::str::from_utf8(line.bytes.trim_ascii()) else {
+        return false;
+    };
+    let absent = |needle: &[u8]| memchr::memmem::find(text.as_bytes(), needle).is_none();
+    text.starts_with('{') && absent(b"history_base") && absent(b"\\u") && {
+        let mut scan = Scan::strict(text);
+        scan.skip().and_then(|()| scan.finish()).is_some()
+    }
 }
 
 pub(crate) fn classify(

@@ -61,6 +61,7 @@ fn a_referenced_fork_numbers_inherited_lines_first() {
         [child, parent]
     );
     assert!(decoded.notices.is_empty());
+    assert!(!decoded.lineage_open);
 }
 
 #[test]
@@ -149,4 +150,8 @@ fn a_missing_ancestor_is_a_notice() {
         ["inherited history from rollout 019f2a10-dead-7000-8000-000000000000 was not found"]
     );
     assert_eq!(decoded.lineage, [path]);
+    assert!(
+        decoded.lineage_open,
+        "the lineage would grow if the ancestor appeared"
+    );
 }

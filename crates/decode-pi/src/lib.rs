@@ -145,6 +145,7 @@ impl Pi {
             notices: pass.notices,
             meta,
             lineage: vec![file.path.clone()],
+            lineage_open: false,
         };
         Ok((decoded, snapshot))
     }

@@ -931,3 +931,47 @@ fn every_harness_indexes_an_append_from_where_it_stopped() {
         "{hits:?}"
     );
 }
+
+#[test]
+fn an_ancestor_that_appears_after_indexing_is_read_into_its_descendant() {
+    let roots = roots();
+    let _guard = Guard(&roots);
+    index(&roots);
+    // The orphan names an ancestor that is missing: its stored witnesses, all unchanged, do
+    // not make it fresh once the ancestor is there.
+    let orphan = "codex:019f2a10-0000-7000-8000-000000000010";
+    let ancestor = concat!(
+        r#"{"timestamp":"2026-07-23T10:00:00.000Z","ordinal":0,"type":"session_meta","payload":{"#,
+        r#""id":"019f2a10-dead-7000-8000-000000000000","timestamp":"2026-07-23T10:00:00.000Z","#,
+        r#""cwd":"/home/u/orphan","originator":"codex-tui","cli_version":"0.160.0","source":"cli"}}"#,
+        "\n",
+        r#"{"timestamp":"2026-07-23T10:00:01.000Z","ordinal":1,"type":"response_item","payload":{"#,
+        r#""type":"message","role":"user","content":[{"type":"input_text","text":"the ancestor turned up"}]}}"#,
+        "\n"
+    );
+    let found = |run: &Run| {
+        run.json()["items"]
+            .as_array()
+            .is_some_and(|items| items.iter().any(|i| i["session"] == orphan))
+    };
+    let args = [
+        "list",
+        "--query",
+        "ancestor turned up",
+        "--session",
+        "codex:*",
+        "--json",
+    ];
+    let day = roots.dir.path().join("codex/2026/07/23");
+    fs::create_dir_all(&day).unwrap();
+    fs::write(
+        day.join("rollout-2026-07-23T10-00-00-019f2a10-dead-7000-8000-000000000000.jsonl"),
+        ancestor,
+    )
+    .unwrap();
+    same_both_ways(&roots, &args);
+    assert!(
+        found(&roots.run_indexed(&args)),
+        "the descendant inherits the ancestor's line"
+    );
+}

@@ -283,6 +283,10 @@ pub struct Decoded {
     /// Every file that was read: the session's own first, then its ancestors
     /// ([`Transcript::lineage`]).
     pub lineage: Vec<PathBuf>,
+    /// Whether the session names a file to inherit from that was not read (missing, unreadable,
+    /// a cycle, past the depth limit). Only then can its lineage change while every file of it
+    /// keeps its bytes: say, when the missing file appears.
+    pub lineage_open: bool,
 }
 
 /// Reads JSONL lines with a bounded buffer, numbering them from 1, refusing over-long lines and

@@ -19,7 +19,8 @@
 //!    query's candidate lines ([`RawFilter::candidate_lines`]) covers the time of the event the
 //!    query was cut from.
 //! 3. **Lineage** names only files that exist, starts with the session's own file, and equals
-//!    [`Decoded::lineage`].
+//!    [`Decoded::lineage`]; an ancestor it leaves out for not being read
+//!    ([`Decoded::lineage_open`]) is told in a notice.
 //! 4. **Any bytes in, no panic** ([`check_damage`]): damaged copies of every fixture file, in a
 //!    temporary root, decode with and without line tests without a panic, every event's seq is a
 //!    line of the session's lineage files (history inherited from other files takes seqs below
@@ -314,6 +315,11 @@ impl<'a> Session<'a> {
                 "{}: Decoded::lineage differs from Transcript::lineage",
                 self.at
             );
+            assert!(
+                !decoded.lineage_open || !decoded.notices.is_empty(),
+                "{}: an ancestor that was not read is not told in a notice",
+                self.at
+            );
         }
         for loaded in [&self.all, &self.active].into_iter().flatten() {
             assert_eq!(
@@ -594,7 +600,11 @@ impl Fast<'_> {
         match (decoded, self.decoded) {
             (Ok(full), Ok(fast)) => {
                 assert_eq!(fast.branch, full.branch, "{at}: {what}: the branch");
-                assert_eq!(fast.lineage, full.lineage, "{at}: {what}: the lineage");
+                assert_eq!(
+                    (&fast.lineage, fast.lineage_open),
+                    (&full.lineage, full.lineage_open),
+                    "{at}: {what}: the lineage"
+                );
                 assert_eq!(fast.meta, full.meta, "{at}: {what}: the metadata");
                 if notices == Notices::Same {
                     assert_eq!(fast.notices, full.notices, "{at}: {what}: the notices");
@@ -1114,7 +1124,11 @@ fn check_resume(
         assert_eq!(decoded.branch, whole.branch, "{at}: {what}: the branch");
         assert_eq!(decoded.notices, whole.notices, "{at}: {what}: the notices");
         assert_eq!(decoded.meta, whole.meta, "{at}: {what}: the metadata");
-        assert_eq!(decoded.lineage, whole.lineage, "{at}: {what}: the lineage");
+        assert_eq!(
+            (&decoded.lineage, decoded.lineage_open),
+            (&whole.lineage, whole.lineage_open),
+            "{at}: {what}: the lineage"
+        );
     };
     let Some((events, done)) = resumable(None, None) else {
         panic!("{at}: a resumable decode from the start declines");

@@ -46,6 +46,37 @@ pub(crate) fn fingerprints(source: &dyn Transcript, file: &SessionFile) -> Optio
     history_core::fingerprint::fingerprints(&source.lineage(file))
 }
 
+/// The session's files with their fingerprints now, as [`fingerprints`] takes them; but when
+/// the stored session read every file it inherits from (its lineage is not open) and each of its
+/// witnesses still has its stored fingerprint, those are the files: unchanged files name the same
+/// ancestors, so only their stats are taken and no header is read again.
+pub(crate) fn current_files(
+    source: &dyn Transcript,
+    file: &SessionFile,
+    row: Option<&SessionRow>,
+) -> Option<Files> {
+    let settled =
+        row.filter(|r| !r.lineage_open && r.witnesses.first().is_some_and(|w| w.path == file.path));
+    if let Some(row) = settled {
+        let stored: Files = row
+            .witnesses
+            .iter()
+            .map(|w| (w.path.clone(), w.fingerprint))
+            .collect();
+        if unchanged(&stored) {
+            return Some(stored);
+        }
+    }
+    fingerprints(source, file)
+}
+
+/// Whether every file still has the fingerprint it had.
+fn unchanged(files: &[(std::path::PathBuf, Fingerprint)]) -> bool {
+    files
+        .iter()
+        .all(|(path, f)| Fingerprint::of(path).ok().as_ref() == Some(f))
+}
+
 /// Whether stored witnesses are exactly these files with these fingerprints.
 pub(crate) fn same_files(stored: &[Witness], now: &[(std::path::PathBuf, Fingerprint)]) -> bool {
     stored.len() == now.len()
@@ -87,7 +118,10 @@ pub fn update(
     // Stating every file (and reading the headers that name ancestors) on every core.
     let nows = history_core::parallel::map(&sessions, |file| {
         let source = corpus.source(&file.key.harness)?;
-        Some((source, fingerprints(source, file)?))
+        Some((
+            source,
+            current_files(source, file, rows.get(&file.key).copied())?,
+        ))
     });
     for (file, now) in sessions.iter().zip(nows) {
         let Some((source, before)) = now else {
@@ -166,9 +200,9 @@ enum Decoded {
     End(Result<Ended, &'static str>),
 }
 
-/// What a session's decode ended with: its branch, what it is about, and where a later decode
-/// can go on from.
-type Ended = (Option<Vec<u64>>, SessionMeta, Option<Snapshot>);
+/// What a session's decode ended with: its branch, what it is about, whether its lineage is
+/// open, and where a later decode can go on from.
+type Ended = (Option<Vec<u64>>, SessionMeta, bool, Option<Snapshot>);
 
 /// One line, ready to store.
 struct Line {
@@ -323,7 +357,7 @@ fn write_all(
         };
         // Lines are written as they come; the branch is known once all have.
         let written = written.and_then(|()| match &outcome {
-            Ok((branch, meta, snapshot)) => {
+            Ok((branch, meta, lineage_open, snapshot)) => {
                 match &t.resume {
                     Some(r) => settle_resumed(&mut writer, r, &seqs, branch.as_deref())?,
                     None => settle(&mut writer, t.previous.as_ref(), &seqs, branch.as_deref())?,
@@ -333,14 +367,14 @@ fn write_all(
                     writer.set_checkpoint(s.offset, hash)?;
                 }
                 writer.set_resume(snapshot.as_ref())?;
-                writer.set_meta(meta)
+                writer.set_meta(meta, *lineage_open)
             }
             Err(_) => Ok(()),
         });
         // Lines out of seq order, say: the session is scanned at query time.
         let outcome = outcome.and(written.map_err(|_| "unindexable"));
         // A file that changed while it was read is indexed again next time.
-        if fingerprints(t.source, file).as_deref() != Some(before.as_slice()) {
+        if !unchanged(before) {
             continue;
         }
         match outcome {
@@ -590,7 +624,9 @@ fn index_session(todo: &Todo<'_>, tx: &SyncSender<Decoded>) -> Result<Ended, &'s
         current.flush(tx, &places, previous, &mut distinct);
     }
     match decoded {
-        Ok((decoded, snapshot)) => Ok((decoded.branch, decoded.meta, snapshot)),
+        Ok((decoded, snapshot)) => {
+            Ok((decoded.branch, decoded.meta, decoded.lineage_open, snapshot))
+        }
         Err(history_core::DecodeError::TooLarge { .. }) => Err("too_large"),
         Err(history_core::DecodeError::Io { .. }) => Err("unreadable"),
         Err(history_core::DecodeError::Invalid(_)) => Err("undecodable"),

@@ -19,7 +19,7 @@ use history_core::{
 use crate::events::{self, text_hash};
 use crate::store::Candidate;
 
-use crate::build::{fingerprints, grew, indexed, same_files};
+use crate::build::{current_files, grew, indexed, same_files};
 use crate::store::{SessionRow, SessionState, Store};
 use crate::tokens::{query_tokens, tokens_text};
 
@@ -168,9 +168,8 @@ impl Projection for Index {
         // The freshness check stats every file and reads the headers that name ancestors: on
         // every core.
         let nows = history_core::parallel::map(sessions, |file| {
-            corpus
-                .source(&file.key.harness)
-                .and_then(|source| fingerprints(source, file))
+            let source = corpus.source(&file.key.harness)?;
+            current_files(source, file, rows.get(&file.key).copied())
         });
         let fresh: Vec<bool> = sessions
             .iter()
@@ -281,7 +280,7 @@ impl Projection for Index {
             let [witness] = row.witnesses.as_slice() else {
                 return None;
             };
-            let now = fingerprints(source, file)?;
+            let now = current_files(source, file, Some(&row))?;
             // An appended session: its appended lines as `known` decoded them, or the snapshot
             // to decode them from.
             let appended_to = match same_files(&row.witnesses, &now) {

@@ -146,6 +146,9 @@ pub struct SessionRow {
     pub bytes: u64,
     /// Its witnesses, in ordinal order.
     pub witnesses: Vec<Witness>,
+    /// Whether its lineage may change while its witnesses do not
+    /// ([`history_core::Decoded::lineage_open`]); so for every failed session.
+    pub lineage_open: bool,
 }
 
 /// What `doctor` reports. Counts only: nothing stored is ever quoted.
@@ -636,12 +639,13 @@ impl SessionWriter<'_> {
         Ok(())
     }
 
-    /// Records what the session is about.
-    pub fn set_meta(&mut self, meta: &SessionMeta) -> Result<(), StoreError> {
+    /// Records what the session is about, and whether its decode left a file it inherits from
+    /// unread ([`history_core::Decoded::lineage_open`]).
+    pub fn set_meta(&mut self, meta: &SessionMeta, lineage_open: bool) -> Result<(), StoreError> {
         let json = serde_json::to_string(meta).unwrap_or_default();
         self.sp
-            .prepare_cached("UPDATE sessions SET meta = ?2 WHERE id = ?1")?
-            .execute(params![self.id, json])?;
+            .prepare_cached("UPDATE sessions SET meta = ?2, lineage_open = ?3 WHERE id = ?1")?
+            .execute(params![self.id, json, lineage_open])?;
         Ok(())
     }
 

@@ -117,7 +117,7 @@ impl Store {
         let mut rows: Vec<SessionRow> = Vec::new();
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT s.id, s.harness, s.session_id, s.root_path, s.state, s.reason,
-                    s.decoder_version, s.indexed_at, s.bytes
+                    s.decoder_version, s.indexed_at, s.bytes, s.lineage_open
              FROM sessions s {filter} ORDER BY s.id"
         ))?;
         let mut q = stmt.query(args.clone())?;
@@ -134,6 +134,7 @@ impl Store {
                 decoder_version: r.get(6)?,
                 indexed_at: Timestamp(r.get(7)?),
                 bytes: uint(r.get(8)?),
+                lineage_open: r.get(9)?,
                 witnesses: Vec::new(),
             });
         }

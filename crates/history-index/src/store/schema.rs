@@ -1,7 +1,7 @@
 //! The schema and the connection's settings.
 
 /// The schema version this build reads and writes, kept in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Marks the file as this projection's (`PRAGMA application_id`, "NSHX"), so that a database
 /// of anything else found at the path is moved aside rather than written into.
@@ -24,8 +24,8 @@ pub(super) const FTS_CONFIG: &str =
 /// The tables every database of this version has.
 pub(super) const TABLES: [&str; 5] = ["sessions", "witnesses", "lines", "grams", "resumes"];
 
-/// Schema v3 (v1 had no `branch` and `events`: what a page needs without decoding the session;
-/// v2 had no `resumes`).
+/// Schema v4 (v1 had no `branch` and `events`: what a page needs without decoding the session;
+/// v2 had no `resumes`; v3 no `lineage_open`).
 ///
 /// Paths are BLOBs of their bytes (a path need not be UTF-8). `lines.id` is the rowid of the
 /// line's row in `grams`; the trigger keeps the two in step for every way a line goes,
@@ -33,7 +33,9 @@ pub(super) const TABLES: [&str; 5] = ["sessions", "witnesses", "lines", "grams",
 /// is the witness ordinal the offset is in: a Codex session's lines come from several files.
 /// Times are nanoseconds since the epoch; `time_kind` is 0 unknown, 1 untimed, 2 at, 3 at most.
 /// `sessions.meta` is what a decode says the session is about (its directory, branch and
-/// title, as JSON), which a hit names. `branch` is 1 for a line on the session's selected branch; `events` holds what the line's
+/// title, as JSON), which a hit names; `lineage_open` is 0 once a decode has read every file
+/// the session inherits from ([`history_core::Decoded::lineage_open`]), so that its witnesses
+/// alone tell whether it is fresh. `branch` is 1 for a line on the session's selected branch; `events` holds what the line's
 /// events are but their texts ([`crate::events`]). `resumes` holds, for a session whose decoder
 /// can go on from where it stopped, its [`history_core::resume::Snapshot`]: an append is then
 /// decoded from there, and a query reads only the appended lines.
@@ -49,6 +51,7 @@ CREATE TABLE sessions (
     indexed_at INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     meta TEXT,
+    lineage_open INTEGER NOT NULL DEFAULT 1,
     UNIQUE (harness, session_id)
 ) STRICT;
 CREATE TABLE witnesses (

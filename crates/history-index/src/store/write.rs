@@ -129,7 +129,7 @@ pub(super) fn upsert(
              ON CONFLICT (harness, session_id) DO UPDATE SET
                  root_path = excluded.root_path, state = excluded.state,
                  reason = excluded.reason, decoder_version = excluded.decoder_version,
-                 indexed_at = excluded.indexed_at, bytes = excluded.bytes
+                 indexed_at = excluded.indexed_at, bytes = excluded.bytes, lineage_open = 1
              RETURNING id",
         )?
         .query_row(
