@@ -177,45 +177,21 @@ impl LineTime {
     }
 
     /// The time of a line whose events take it from the line's top-level `key` (an RFC 3339
-    /// string; anything else is no time), read off its bytes without parsing them. When the
-    /// last `key` in the line is the top-level one, its time (or none); otherwise a bound: the
-    /// latest time under `key` anywhere in the line (the top-level one is among them), or none
-    /// at all when `key` is never given one. `None` when the bytes could hide the key or its
-    /// value in escapes: then the line must be parsed.
+    /// string; anything else is no time), read off its bytes without parsing them: the time
+    /// the last `key` at the top level is given (or none), found by following the nesting up
+    /// to each `key` where the last one in the line is nested. `None` when the bytes could hide
+    /// the key or its value in escapes, or a string in them is malformed: then the line must be
+    /// parsed.
     pub fn under_key(line: &[u8], key: &str) -> Option<LineTime> {
         if memchr::memmem::find(line, b"\\u").is_some() {
             return None;
         }
-        let mut latest: Option<Timestamp> = None;
-        let mut last: Option<(usize, Option<Timestamp>)> = None;
-        for found in memchr::memmem::find_iter(line, key.as_bytes()) {
-            // The key in quotes: `at` is its opening quote.
-            let Some(at) = found.checked_sub(1).filter(|&q| line[q] == b'"') else {
-                continue;
-            };
-            let backslashes = line[..at].iter().rev().take_while(|&&b| b == b'\\').count();
-            if backslashes % 2 == 1 {
-                continue; // an escaped quote: the word ends a longer string
+        let keys = || memchr::memmem::find_iter(line, key.as_bytes());
+        let mut last = None;
+        for found in keys() {
+            if let Some(place) = key_time(line, found, key)? {
+                last = Some(place);
             }
-            let Some(rest) = line[found + key.len()..].strip_prefix(b"\"") else {
-                continue;
-            };
-            let rest = rest.trim_ascii_start();
-            let Some(rest) = rest.strip_prefix(b":") else {
-                continue; // a string value, not a key
-            };
-            let time = match rest.trim_ascii_start().strip_prefix(b"\"") {
-                Some(value) => {
-                    let end = memchr::memchr2(b'"', b'\\', value)?;
-                    if value[end] != b'"' {
-                        return None;
-                    }
-                    Timestamp::parse_rfc3339(std::str::from_utf8(&value[..end]).ok()?)
-                }
-                None => None, // not a string: no time
-            };
-            latest = latest.max(time);
-            last = Some((at, time));
         }
         let Some((at, time)) = last else {
             return Some(LineTime::Untimed);
@@ -224,8 +200,49 @@ impl LineTime {
         if crate::scan::depth_change(&line[at..]) == Some(-1) {
             return Some(LineTime::of(time));
         }
-        Some(latest.map_or(LineTime::Untimed, LineTime::AtMost))
+        let (mut depth, mut from, mut top) = (0, 0, None);
+        for found in keys() {
+            if let Some((at, time)) = key_time(line, found, key)? {
+                depth += crate::scan::depth_change(&line[from..at])?;
+                from = at;
+                if depth == 1 {
+                    top = time;
+                }
+            }
+        }
+        Some(LineTime::of(top))
     }
+}
+
+/// Where the `key` that [`LineTime::under_key`] found at byte `found` of `line` is a key (at
+/// its opening quote), with the time its value gives; `Some(None)` where it is not a key, and
+/// `None` where its value could hide a time in escapes.
+fn key_time(line: &[u8], found: usize, key: &str) -> Option<Option<(usize, Option<Timestamp>)>> {
+    // The key in quotes: `at` is its opening quote.
+    let Some(at) = found.checked_sub(1).filter(|&q| line[q] == b'"') else {
+        return Some(None);
+    };
+    let backslashes = line[..at].iter().rev().take_while(|&&b| b == b'\\').count();
+    if backslashes % 2 == 1 {
+        return Some(None); // an escaped quote: the word ends a longer string
+    }
+    let Some(rest) = line[found + key.len()..].strip_prefix(b"\"") else {
+        return Some(None);
+    };
+    let Some(rest) = rest.trim_ascii_start().strip_prefix(b":") else {
+        return Some(None); // a string value, not a key
+    };
+    let time = match rest.trim_ascii_start().strip_prefix(b"\"") {
+        Some(value) => {
+            let end = memchr::memchr2(b'"', b'\\', value)?;
+            if value[end] != b'"' {
+                return None;
+            }
+            Timestamp::parse_rfc3339(std::str::from_utf8(&value[..end]).ok()?)
+        }
+        None => None, // not a string: no time
+    };
+    Some(Some((at, time)))
 }
 
 /// A field at the top level of a line that holds one JSON object ([`top_level`]).
@@ -593,13 +610,21 @@ mod tests {
     #[test]
     fn the_time_under_a_key_is_read_off_the_bytes() {
         let t = |s: &str| Timestamp::parse_rfc3339(s).unwrap();
-        let at_most = |s: &str| Some(LineTime::AtMost(t(s)));
         let read = |line: &str| LineTime::under_key(line.as_bytes(), "timestamp");
         assert_eq!(
             read(
                 r#"{"timestamp" : "2026-01-02T03:04:05Z","x":{"timestamp":"2026-01-01T00:00:00Z"}}"#
             ),
-            at_most("2026-01-02T03:04:05Z")
+            Some(LineTime::At(t("2026-01-02T03:04:05Z"))),
+            "a nested key after the top-level one"
+        );
+        assert_eq!(
+            read(concat!(
+                r#"{"timestamp":"2026-01-01T00:00:00Z","x":{"timestamp":"2027-01-01T00:00:00Z"},"#,
+                r#""timestamp":"2026-01-03T00:00:00Z","y":[{"timestamp":"2028-01-01T00:00:00Z"}]}"#
+            )),
+            Some(LineTime::At(t("2026-01-03T00:00:00Z"))),
+            "the last top-level key of several, as a parse keeps it"
         );
         assert_eq!(
             read(
@@ -615,8 +640,8 @@ mod tests {
         );
         assert_eq!(
             read(r#"{"y":{"timestamp":"2025-01-01T00:00:00Z"}}"#),
-            at_most("2025-01-01T00:00:00Z"),
-            "a nested key only: the line may have no time"
+            Some(LineTime::Untimed),
+            "a nested key only: the line has no time"
         );
         assert_eq!(
             read(r#"{"k":"timestamp","note":"the \"timestamp\":\"2030\""}"#),
