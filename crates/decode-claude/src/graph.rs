@@ -17,8 +17,10 @@ pub(crate) enum NodeKind {
     Other,
 }
 
-/// One line (or a uuid only named as a parent), small: a session of a million lines keeps a
-/// million of these. Response and tool-call ids are [`Names`].
+/// One line (or a uuid only named as a parent), small and flat: a session of a million lines
+/// keeps a million of these, and a snapshot loads them without an allocation each. Response and
+/// tool-call ids are [`Names`]; a line's tool calls, then its tool results, are the run of
+/// [`Graph::calls`] from `calls`.
 #[derive(Serialize, Deserialize)]
 struct Node {
     seq: u64,
@@ -27,8 +29,9 @@ struct Node {
     logical: Option<u32>,
     /// The API response an assistant line is part of (`message.id`).
     response: Option<u32>,
-    tool_uses: Box<[u32]>,
-    tool_results: Box<[u32]>,
+    calls: u32,
+    uses: u32,
+    results: u32,
     kind: NodeKind,
     foreign: bool,
     /// Whether the node appeared as a line (not only as someone's parent).
@@ -133,6 +136,8 @@ pub(crate) struct Graph {
     /// Response and tool-call ids.
     names: Names,
     nodes: Vec<Node>,
+    /// The nodes' tool-call and tool-result ids, a run per node.
+    calls: Vec<u32>,
     /// Compaction boundaries that kept recent messages, with what they kept.
     boundaries: Vec<Boundary>,
 }
@@ -214,6 +219,7 @@ impl Graph {
             ids: Names::with_capacity(lines),
             names: Names::default(),
             nodes: Vec::with_capacity(lines),
+            calls: Vec::new(),
             boundaries: Vec::new(),
         }
     }
@@ -226,8 +232,9 @@ impl Graph {
                 parent: None,
                 logical: None,
                 response: None,
-                tool_uses: Box::default(),
-                tool_results: Box::default(),
+                calls: 0,
+                uses: 0,
+                results: 0,
                 kind: NodeKind::Other,
                 foreign: false,
                 present: false,
@@ -237,8 +244,12 @@ impl Graph {
         i
     }
 
-    fn names(&mut self, names: &[String]) -> Box<[u32]> {
-        names.iter().map(|n| self.names.intern(n).0).collect()
+    /// Node `n`'s tool-use ids and tool-result ids.
+    fn calls_of(&self, n: &Node) -> (&[u32], &[u32]) {
+        let start = n.calls as usize;
+        let (uses, results) = (n.uses as usize, n.results as usize);
+        let run = &self.calls[start..start + uses + results];
+        run.split_at(uses)
     }
 
     /// Records a line. The first line with a given uuid wins; replays are ignored.
@@ -261,16 +272,20 @@ impl Graph {
             self.boundaries.push(boundary);
         }
         let response = link.response.map(|r| self.names.intern(&r).0);
-        let tool_uses = self.names(&link.tool_uses);
-        let tool_results = self.names(&link.tool_results);
+        let calls = self.calls.len() as u32;
+        for id in link.tool_uses.iter().chain(&link.tool_results) {
+            let (n, _) = self.names.intern(id);
+            self.calls.push(n);
+        }
         let node = &mut self.nodes[me as usize];
         *node = Node {
             seq: link.seq,
             parent,
             logical,
             response,
-            tool_uses,
-            tool_results,
+            calls,
+            uses: link.tool_uses.len() as u32,
+            results: link.tool_results.len() as u32,
             kind: link.kind,
             foreign: link.foreign,
             present: true,
@@ -345,10 +360,9 @@ impl Graph {
             for &(_, c) in run {
                 let child = &self.nodes[c as usize];
                 let same_response = child.response.is_some() && child.response == parent.response;
-                let answers = child
-                    .tool_results
-                    .iter()
-                    .any(|id| parent.tool_uses.contains(id));
+                let (uses, _) = self.calls_of(parent);
+                let (_, results) = self.calls_of(child);
+                let answers = results.iter().any(|id| uses.contains(id));
                 if !on[c as usize] && (same_response || answers) {
                     on[c as usize] = true;
                     seqs.push(child.seq);

@@ -1,14 +1,15 @@
 //! The raw prefilter never loses a hit: for many random queries over every fixture and over a
 //! generated corpus (`NOTESOUP_DIFF_CORPUS` names a bigger one to use instead), results with the
 //! prefilter equal results with full decoding, and so do short pages, for which only the sessions
-//! whose candidate lines' times can reach the page are decoded.
+//! whose candidate lines' times can reach the page are decoded. A search of one session, which
+//! decodes only its candidate lines too, finds that session's hits.
 
 use std::path::{Path, PathBuf};
 
 use fastrand::Rng;
 use history_core::paging::From;
 use history_core::search::{search, SearchRequest};
-use history_core::{Corpus, Filter, Keep, Role, Timestamp};
+use history_core::{Corpus, Filter, History, Keep, ListRequest, Role, Timestamp};
 
 fn corpus(root: &Path) -> Corpus {
     Corpus::new(vec![
@@ -62,8 +63,37 @@ fn queries(corpus: &Corpus, rng: &mut Rng, n: usize) -> Vec<String> {
     out
 }
 
+/// The events (seq, part) a search of session `key` alone lists: all of them, on every branch;
+/// `None` for a session that cannot be decoded (a search of many skips it).
+fn one_session(history: &History, key: &str, filter: &Filter) -> Option<Vec<(u64, u32)>> {
+    let req = ListRequest {
+        session: Some(key.to_string()),
+        queries: filter.queries().to_vec(),
+        roles: filter.roles.clone(),
+        since: filter.since,
+        until: filter.until,
+        limit: 100_000,
+        budget: 1 << 30,
+        all_branches: true,
+        ..ListRequest::default()
+    };
+    let page = history.list(&req, &history_cli::render::Json).ok()?;
+    let mut events: Vec<_> = page
+        .items
+        .iter()
+        .map(|i| (i.event.seq, i.event.part))
+        .collect();
+    events.sort_unstable();
+    Some(events)
+}
+
 fn differential(root: &Path, n: usize) {
     let corpus = corpus(root);
+    let history = History::from_registry(
+        &history_cli::HARNESSES,
+        &|h| Some(root.join(h.name)),
+        &|_| None,
+    );
     let sessions = corpus.discover();
     let mut rng = Rng::with_seed(42);
     let qs = queries(&corpus, &mut rng, n);
@@ -100,6 +130,26 @@ fn differential(root: &Path, n: usize) {
         };
         let full = run(false, usize::MAX, From::Newest).items;
         hits += full.len();
+        // Each session with hits, and one without, searched alone.
+        let mut keys: Vec<_> = full.iter().map(|h| &h.session).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.truncate(3);
+        keys.extend(sessions.get(i % sessions.len()).map(|s| &s.key));
+        for key in keys {
+            let mut expected: Vec<_> = full
+                .iter()
+                .filter(|h| &h.session == key)
+                .map(|h| (h.event.seq, h.event.part))
+                .collect();
+            expected.sort_unstable();
+            let alone = one_session(&history, &key.to_string(), &filter);
+            assert!(
+                alone.as_ref().is_none_or(|a| *a == expected)
+                    && (alone.is_some() || expected.is_empty()),
+                "{q:?} in {key} alone: {alone:?}, not {expected:?}"
+            );
+        }
         assert_eq!(
             run(true, usize::MAX, From::Newest).items,
             full,

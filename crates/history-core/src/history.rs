@@ -18,8 +18,10 @@ use crate::page::{
 };
 use crate::paging::{browse, BrowseRequest, From};
 use crate::place::Place;
+use crate::prefilter::RawFilter;
 use crate::search::{search, Bound, Cursor, Known, Listing, SearchRequest, SessionHits, Wanted};
 use crate::selector::{resolve, Selector};
+use crate::source::LineTest;
 use crate::time::Timestamp;
 
 /// What `list` asks for.
@@ -721,9 +723,16 @@ impl History {
             (true, false) => Keep::Full,
         };
         let texts = Texts::page(browse_req.from(), req.limit);
-        let loaded = self
-            .corpus
-            .load_within(&file, &keep, req.all_branches, None, Some(texts))?;
+        // A search decodes only the lines that can hold a hit; the rest are read for structure.
+        let raw = filter.is_search().then(|| RawFilter::new(filter.queries()));
+        let test = |line: &[u8]| raw.as_ref().is_none_or(|r| r.may_match_slice(line));
+        let line_test = raw
+            .as_ref()
+            .filter(|r| !r.passes_everything())
+            .map(|_| &test as LineTest<'_>);
+        let loaded =
+            self.corpus
+                .load_within(&file, &keep, req.all_branches, line_test, Some(texts))?;
         let mut browsed = browse(loaded.events, &browse_req);
         let items = browsed.items.iter_mut().map(|i| &mut i.event);
         self.corpus.refill(&file, &loaded.textless, items)?;
