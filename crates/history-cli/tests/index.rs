@@ -36,7 +36,7 @@ struct Guard<'a>(&'a Roots);
 impl Drop for Guard<'_> {
     fn drop(&mut self) {
         let start = Instant::now();
-        while self.0.background_running() && start.elapsed() < Duration::from_secs(20) {
+        while self.0.background_running() && start.elapsed() < Duration::from_secs(30) {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -816,9 +816,10 @@ fn a_search_brings_the_index_up_to_date_in_the_background() {
         if d["indexed"].as_u64() == Some(all) && !running {
             break;
         }
+        // Generous: the update runs at a low priority, and the suite keeps every core busy.
         assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the background update did not index every session in 10 s: {d}"
+            start.elapsed() < Duration::from_secs(30),
+            "the background update did not index every session in 30 s: {d}"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
