@@ -115,7 +115,7 @@ pub fn update(
     // What to index, decided up front, so that one thread decodes while this one writes.
     let mut todo = Vec::new();
     let mut fresh_bytes = 0;
-    // Stating every file (and reading the headers that name ancestors) on every core.
+    // Stating every file (and reading again the headers of changed ones) on every core.
     let nows = history_core::parallel::map(&sessions, |file| {
         let source = corpus.source(&file.key.harness)?;
         Some((

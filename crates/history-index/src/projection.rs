@@ -165,8 +165,8 @@ impl Projection for Index {
         // would fail them again.
         let mut failed = vec![false; sessions.len()];
         let mut grown: Vec<Option<Snapshot>> = vec![None; sessions.len()];
-        // The freshness check stats every file and reads the headers that name ancestors: on
-        // every core.
+        // The freshness check stats every file, and reads the headers of changed ones again:
+        // on every core.
         let nows = history_core::parallel::map(sessions, |file| {
             let source = corpus.source(&file.key.harness)?;
             current_files(source, file, rows.get(&file.key).copied())
