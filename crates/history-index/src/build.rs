@@ -163,8 +163,9 @@ pub fn update(
     std::thread::scope(|scope| {
         let todo = &todo;
         scope.spawn(move || {
+            let mut distinct = Distinct::default();
             for t in todo {
-                let end = index_session(t, &tx);
+                let end = index_session(t, &tx, &mut distinct);
                 if tx.send(Decoded::End(end)).is_err() {
                     return; // the writer gave up
                 }
@@ -594,7 +595,13 @@ fn latest(t: LineTime) -> Option<history_core::Timestamp> {
 
 /// Decodes one session, every branch, handing each line to the writer as soon as its events are
 /// in; the reason code of a failure.
-fn index_session(todo: &Todo<'_>, tx: &SyncSender<Decoded>) -> Result<Ended, &'static str> {
+/// Decodes one session and sends its lines; `distinct` is the decoding thread's one token set,
+/// kept across sessions rather than allocated for each.
+fn index_session(
+    todo: &Todo<'_>,
+    tx: &SyncSender<Decoded>,
+    distinct: &mut Distinct,
+) -> Result<Ended, &'static str> {
     let (source, file, files) = (todo.source, todo.file, todo.before.len());
     let previous = todo.previous.as_ref();
     // Where each line of the session's own file is; where inherited history (another file's
@@ -605,11 +612,10 @@ fn index_session(todo: &Todo<'_>, tx: &SyncSender<Decoded>) -> Result<Ended, &'s
         places.read(source, &file.path, resume)?;
     }
     let mut current = Gathered::default();
-    let mut distinct = Distinct::default();
     let mut open = true;
     let mut sink = |event: Event| {
         if event.seq != current.seq && open {
-            open = current.flush(tx, &places, previous, &mut distinct);
+            open = current.flush(tx, &places, previous, distinct);
             current.seq = event.seq;
         }
         current.add(event);
@@ -621,7 +627,7 @@ fn index_session(todo: &Todo<'_>, tx: &SyncSender<Decoded>) -> Result<Ended, &'s
         .decode_resumable(file, &mut sink, None, snapshot, true)
         .ok_or("unindexable")?;
     if open {
-        current.flush(tx, &places, previous, &mut distinct);
+        current.flush(tx, &places, previous, distinct);
     }
     match decoded {
         Ok((decoded, snapshot)) => {
