@@ -18,10 +18,10 @@ use crate::store::{
     checkpoint_hash, Candidate, Fingerprint, LineRecord, SessionRecord, SessionRow, SessionState,
     SessionWriter, Store, StoreError, Witness,
 };
-use crate::tokens::{text_tokens, tokens_text, Distinct, Token};
+use crate::tokens::{text_tokens, Distinct, Token};
 
-/// How many bytes of transcripts a transaction takes in before it commits.
-const BATCH_BYTES: u64 = 32 << 20;
+/// An update that read more than this copies the write-ahead log into the database at its end.
+const CHECKPOINT_BYTES: u64 = 32 << 20;
 
 /// What an update did.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -114,7 +114,6 @@ pub fn update(
         rows.iter().map(|r| (&r.key, r)).collect();
     // What to index, decided up front, so that one thread decodes while this one writes.
     let mut todo = Vec::new();
-    let mut fresh_bytes = 0;
     // Stating every file (and reading again the headers of changed ones) on every core.
     let nows = history_core::parallel::map(&sessions, |file| {
         let source = corpus.source(&file.key.harness)?;
@@ -132,7 +131,6 @@ pub fn update(
             row.decoder_version == version && same_files(&row.witnesses, &before)
         }) {
             summary.fresh += 1;
-            fresh_bytes += row.map_or(0, |r| r.bytes);
             continue;
         }
         let (mut previous, mut resume) = (None, None);
@@ -150,15 +148,6 @@ pub fn update(
             resume,
         });
     }
-    // Writing much of the index: merge once at the end rather than as it goes.
-    let to_read: u64 = todo
-        .iter()
-        .map(|t| t.before.iter().map(|(_, f)| f.size).sum::<u64>())
-        .sum();
-    let bulk = to_read.saturating_mul(4) >= to_read + fresh_bytes && to_read > BATCH_BYTES;
-    if bulk {
-        store.merge_as_written(false)?;
-    }
     let (tx, rx) = std::sync::mpsc::sync_channel::<Decoded>(LINES_IN_FLIGHT);
     std::thread::scope(|scope| {
         let todo = &todo;
@@ -173,18 +162,9 @@ pub fn update(
         });
         write_all(store, todo, rx, version, &mut summary, progress)
     })?;
-    // After an update that wrote much of the index, its tokens lie in many small segments;
-    // merging them costs a few seconds per GiB of transcripts, and small updates leave it to
-    // FTS5's own merges.
-    let covered = fresh_bytes + summary.bytes;
-    if bulk {
-        store.merge_as_written(true)?;
-    }
-    if bulk || summary.bytes > 0 && summary.bytes.saturating_mul(4) >= covered {
-        store.optimize()?;
-    }
+    store.compact()?;
     // A small update's pages are left to SQLite's own checkpoints.
-    if summary.bytes > BATCH_BYTES {
+    if summary.bytes > CHECKPOINT_BYTES {
         store.checkpoint()?;
     }
     summary.seconds = start.elapsed().as_secs_f64();
@@ -212,7 +192,7 @@ struct Line {
     len: u64,
     time: LineTime,
     events: Vec<u8>,
-    tokens: String,
+    tokens: Vec<Token>,
 }
 
 /// A session to index.
@@ -296,16 +276,15 @@ fn write_all(
     let total = todo.iter().map(size).sum();
     let mut done = 0;
     let mut batch = store.batch()?;
-    let mut pending = 0;
     for t in todo {
         let (file, before) = (t.file, &t.before);
         progress(done, total);
         done += size(t);
-        // Many small sessions to a transaction: FTS5 then merges fewer, smaller segments.
-        if pending >= BATCH_BYTES {
+        // Many sessions to a transaction, which writes their tokens as one segment: a query
+        // reads a token's list once per segment.
+        if batch.should_flush() {
             batch.commit()?;
             batch = store.batch()?;
-            pending = 0;
         }
         let mut record = SessionRecord {
             key: file.key.clone(),
@@ -384,7 +363,6 @@ fn write_all(
                 let bytes = size(t);
                 summary.indexed += 1;
                 summary.bytes += bytes;
-                pending += bytes;
             }
             Err(reason) => {
                 drop(writer);
@@ -512,15 +490,13 @@ impl Gathered {
             text_tokens(&fold(text), &mut tokens);
         }
         distinct.retain(&mut tokens);
-        let mut text = String::new();
-        tokens_text(&tokens, &mut text);
         tx.send(Decoded::Line(Line {
             seq: done.seq,
             offset,
             len,
             time,
             events: done.events,
-            tokens: text,
+            tokens,
         }))
         .is_ok()
     }

@@ -1,5 +1,5 @@
-//! The search projection of notesoup-history (CONTRACT §11): a disposable SQLite FTS5 catalog
-//! of retrieval tokens and line locations that lets a `--query` skip every line that cannot
+//! The search projection of notesoup-history (CONTRACT §11): a disposable SQLite catalog of
+//! retrieval tokens and line locations that lets a `--query` skip every line that cannot
 //! match, without ever storing message text. Transcripts stay the only authority: deleting the
 //! database loses nothing, and a query answered with it equals the query answered without it.
 //!

@@ -21,7 +21,7 @@ use crate::store::Candidate;
 
 use crate::build::{current_files, grew, indexed, same_files};
 use crate::store::{SessionRow, SessionState, Store};
-use crate::tokens::{query_tokens, tokens_text};
+use crate::tokens::query_tokens;
 
 /// The most queries (an OR) whose hits are read from located lines; a search for more decodes
 /// the sessions it cannot rule out.
@@ -98,9 +98,7 @@ fn candidate_spans(
 ) -> Option<HashMap<usize, Option<Span>>> {
     let mut spans: HashMap<usize, Option<Span>> = HashMap::new();
     for tokens in per_query {
-        let mut fts = String::new();
-        tokens_text(tokens, &mut fts);
-        for (i, this) in store.matching_spans_in(keys, &fts).ok()? {
+        for (i, this) in store.matching_spans_in(keys, tokens).ok()? {
             let entry = spans.entry(i).or_insert(this);
             *entry = match (*entry, this) {
                 (Some((f1, l1)), Some((f2, l2))) => Some((f1.min(f2), l1.max(l2))),
@@ -297,9 +295,10 @@ impl Projection for Index {
             };
             let mut lines: BTreeMap<u64, Candidate> = BTreeMap::new();
             for query in filter.queries() {
-                let mut fts = String::new();
-                tokens_text(&query_tokens(query)?, &mut fts);
-                for c in store.matching_lines(&file.key, &fts).ok()? {
+                for c in store
+                    .matching_lines(&file.key, &query_tokens(query)?)
+                    .ok()?
+                {
                     if c.line.seq <= settled {
                         lines.insert(c.line.seq, c);
                     }

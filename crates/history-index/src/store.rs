@@ -3,7 +3,7 @@
 //! One SQLite file, `<cache root>/history-search/v1.sqlite`, holds for each session (harness
 //! and session id) its witnesses — the files its lines were decoded from, with their stat
 //! fingerprints and indexing checkpoints — the location and time of each of its lines, and
-//! each line's retrieval tokens in a contentless FTS5 table. Message text is never stored.
+//! for each retrieval token the lines that hold it ([`postings`]). Message text is never stored.
 //!
 //! The policy, since the database is disposable and transcripts are the authority:
 //! - it lives in a private directory (0700) on a local filesystem, in private files (0600),
@@ -16,13 +16,11 @@
 //!   quarantined and replaced by an empty one;
 //! - a schema newer than this build is opened read-only ([`Store::writable`] is `false`): it
 //!   is never written, migrated or deleted.
-//!
-//! Tokens reach the FTS5 `ascii` tokenizer: a line's token text is tokens separated by spaces,
-//! each a run of ASCII letters and digits or non-ASCII characters (ASCII case is folded).
 
 mod error;
 mod fingerprint;
 mod place;
+mod postings;
 mod read;
 mod schema;
 #[cfg(test)]
@@ -42,7 +40,6 @@ pub use error::StoreError;
 pub use fingerprint::{
     checkpoint_hash, checkpoint_hash_file, checkpoint_hash_of, Fingerprint, CHECKPOINT_WINDOW,
 };
-pub use read::fts_query;
 pub use schema::SCHEMA_VERSION;
 
 /// One file a session's lines were decoded from, as it was when they were indexed.
@@ -88,8 +85,8 @@ pub struct LineRecord<'a> {
     pub branch: bool,
     /// Its events but their texts ([`crate::events::encode`]).
     pub events: &'a [u8],
-    /// Its retrieval tokens, separated by spaces.
-    pub tokens: &'a str,
+    /// Its retrieval tokens, each once.
+    pub tokens: &'a [crate::tokens::Token],
 }
 
 /// A stored line: where to read it and when its events happen.
@@ -181,6 +178,8 @@ pub struct Stats {
 /// The projection's database, open.
 pub struct Store {
     conn: Connection,
+    /// The tokens of the lines the open write transaction has written ([`postings`]).
+    acc: Option<Box<postings::Accumulator>>,
     path: PathBuf,
     writable: bool,
     schema_version: i64,
@@ -279,45 +278,28 @@ impl Store {
     }
 
     /// The database file.
-    /// Removes every session at once: FTS5 then drops its whole index instead of deleting rows
-    /// one by one, which for a rebuild of everything (a new build's decoders) costs many times
-    /// the building.
+    /// Removes every session at once, with every token list.
     pub fn clear(&mut self) -> Result<(), StoreError> {
-        let tx = self.write_transaction()?;
+        let (tx, _) = self.write_transaction()?;
         tx.execute_batch(
-            "INSERT INTO grams (grams) VALUES ('delete-all');
-             DROP TRIGGER lines_gone;
+            "DELETE FROM postings;
+             DELETE FROM segments;
              DELETE FROM lines;
              DELETE FROM witnesses;
-             DELETE FROM sessions;
-             CREATE TRIGGER lines_gone AFTER DELETE ON lines BEGIN
-                 DELETE FROM grams WHERE rowid = old.id;
-             END;",
+             DELETE FROM sessions;",
         )?;
         tx.commit()?;
         // The pages the old index took go back to the file system: emptied, it is cheap to do.
         Ok(self.conn.execute_batch("VACUUM")?)
     }
 
-    /// Whether FTS5 merges the token index's segments as they are written (it does by default).
-    /// A build of much of the index turns it off and merges once at the end ([`Store::optimize`]):
-    /// merging as it goes rewrites every token once per level it climbs.
-    pub fn merge_as_written(&mut self, on: bool) -> Result<(), StoreError> {
-        let tx = self.write_transaction()?;
-        tx.execute(
-            "INSERT INTO grams (grams, rank) VALUES ('automerge', ?1)",
-            [if on { 4 } else { 0 }],
-        )?;
-        Ok(tx.commit()?)
-    }
-
-    /// Merges the token index into one segment. A search seeks every token in every segment
-    /// once per session it reads: after a build from nothing that left hundreds, a frequent
-    /// term's lines cost 1 ms per session to find, and 0.15 ms once merged.
-    pub fn optimize(&mut self) -> Result<(), StoreError> {
-        let tx = self.write_transaction()?;
-        tx.execute_batch("INSERT INTO grams (grams) VALUES ('optimize')")?;
-        Ok(tx.commit()?)
+    /// Merges the newest token segments when there are many, or all of them when many of their
+    /// lines are gone ([`postings`]); whether it merged.
+    pub fn compact(&mut self) -> Result<bool, StoreError> {
+        let (tx, _) = self.write_transaction()?;
+        let merged = postings::compact(&tx)?;
+        tx.commit()?;
+        Ok(merged)
     }
 
     /// Copies the write-ahead log into the database and empties it, so that what an update
@@ -347,6 +329,7 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NOFOLLOW | no_mutex();
         let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(Duration::from_millis(schema::BUSY_TIMEOUT_MS))?;
+        rusqlite::vtab::array::load_module(&conn)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
         if version > SCHEMA_VERSION && app == schema::APPLICATION_ID {
@@ -370,6 +353,7 @@ impl Store {
         ))?;
         let mut store = Store {
             conn,
+            acc: None,
             path: path.to_path_buf(),
             writable: true,
             schema_version: version,
@@ -391,9 +375,11 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NOFOLLOW | no_mutex();
         let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(Duration::from_millis(schema::BUSY_TIMEOUT_MS))?;
+        rusqlite::vtab::array::load_module(&conn)?;
         conn.execute_batch("PRAGMA query_only = ON;")?;
         Ok(Store {
             conn,
+            acc: None,
             path: path.to_path_buf(),
             writable: false,
             schema_version: version,
@@ -415,7 +401,6 @@ impl Store {
                 return Err(Attempt::Damaged);
             }
             tx.execute_batch(schema::SCHEMA)?;
-            tx.execute_batch(schema::FTS_CONFIG)?;
             tx.execute_batch(&format!(
                 "PRAGMA application_id = {}; PRAGMA user_version = {SCHEMA_VERSION};",
                 schema::APPLICATION_ID
@@ -439,13 +424,13 @@ impl Store {
         if version < SCHEMA_VERSION {
             tx.execute_batch(&format!(
                 "DROP TRIGGER IF EXISTS lines_gone; DROP TABLE IF EXISTS grams;
+                 DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS segments;
                  DROP TABLE IF EXISTS resumes;
                  DROP TABLE IF EXISTS lines; DROP TABLE IF EXISTS witnesses;
                  DROP TABLE IF EXISTS sessions;
-                 {}{}
+                 {}
                  PRAGMA user_version = {SCHEMA_VERSION};",
                 schema::SCHEMA,
-                schema::FTS_CONFIG
             ))?;
         }
         tx.commit()?;
@@ -459,7 +444,7 @@ impl Store {
     fn has_tables(&self) -> Result<bool, rusqlite::Error> {
         let mut stmt = self
             .conn
-            .prepare("SELECT count(*) FROM sqlite_schema WHERE name IN (?1, ?2, ?3, ?4, ?5)")?;
+            .prepare("SELECT count(*) FROM sqlite_schema WHERE name IN (?1, ?2, ?3, ?4, ?5, ?6)")?;
         let n: i64 = stmt.query_row(schema::TABLES, |r| r.get(0))?;
         Ok(n == schema::TABLES.len() as i64)
     }
@@ -474,14 +459,21 @@ impl Store {
         Ok(first.as_deref() == Some("ok"))
     }
 
-    fn write_transaction(&mut self) -> Result<rusqlite::Transaction<'_>, StoreError> {
+    /// A write transaction, with the gatherer of the tokens of the lines it writes, which
+    /// [`commit`] stores.
+    fn write_transaction(
+        &mut self,
+    ) -> Result<(rusqlite::Transaction<'_>, &mut postings::Accumulator), StoreError> {
         if !self.writable {
             return Err(StoreError::Degraded);
         }
         // Immediate: take the write lock up front, so a busy database fails before any work.
-        Ok(self
+        let tx = self
             .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?)
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let acc = self.acc.get_or_insert_with(Box::default);
+        acc.reset(postings::id_floor(&tx)?);
+        Ok((tx, acc))
     }
 
     /// Stores `record` as indexed with exactly `lines`, replacing whatever the session had.
@@ -490,18 +482,17 @@ impl Store {
         record: &SessionRecord,
         lines: &[LineRecord<'_>],
     ) -> Result<(), StoreError> {
-        let tx = self.write_transaction()?;
-        write::replace(&tx, record, lines)?;
-        Ok(tx.commit()?)
+        let (tx, acc) = self.write_transaction()?;
+        write::replace(&tx, acc, record, lines)?;
+        commit(tx, acc)
     }
 
     /// A transaction for many sessions, written line by line so that a session's lines never
     /// need to be in memory at once ([`Batch::session`]). Nothing of it is stored before
     /// [`Batch::commit`]: killing the process leaves the store as it was before the batch.
     pub fn batch(&mut self) -> Result<Batch<'_>, StoreError> {
-        Ok(Batch {
-            tx: self.write_transaction()?,
-        })
+        let (tx, acc) = self.write_transaction()?;
+        Ok(Batch { tx, acc })
     }
 
     /// Adds `lines`, read from the witnesses' old checkpoints on, to an indexed session, and
@@ -515,9 +506,9 @@ impl Store {
         witnesses: &[Witness],
         lines: &[LineRecord<'_>],
     ) -> Result<(), StoreError> {
-        let tx = self.write_transaction()?;
-        write::append(&tx, key, witnesses, lines)?;
-        Ok(tx.commit()?)
+        let (tx, acc) = self.write_transaction()?;
+        write::append(&tx, acc, key, witnesses, lines)?;
+        commit(tx, acc)
     }
 
     /// Records that the session could not be indexed, for `reason` (a code of `[a-z0-9_]`,
@@ -528,14 +519,14 @@ impl Store {
         record: &SessionRecord,
         reason: &str,
     ) -> Result<(), StoreError> {
-        let tx = self.write_transaction()?;
+        let (tx, _) = self.write_transaction()?;
         write::failure(&tx, record, reason)?;
         Ok(tx.commit()?)
     }
 
     /// Removes the session and all it had; `true` if it was stored.
     pub fn remove_session(&mut self, key: &SessionKey) -> Result<bool, StoreError> {
-        let tx = self.write_transaction()?;
+        let (tx, _) = self.write_transaction()?;
         let removed = write::remove(&tx, key)?;
         tx.commit()?;
         Ok(removed)
@@ -547,7 +538,7 @@ impl Store {
         &mut self,
         keep: impl FnMut(&SessionKey, &Path) -> bool,
     ) -> Result<usize, StoreError> {
-        let tx = self.write_transaction()?;
+        let (tx, _) = self.write_transaction()?;
         let removed = write::retain(&tx, keep)?;
         tx.commit()?;
         Ok(removed)
@@ -557,6 +548,7 @@ impl Store {
 /// Sessions being written in one transaction ([`Store::batch`]).
 pub struct Batch<'a> {
     tx: rusqlite::Transaction<'a>,
+    acc: &'a mut postings::Accumulator,
 }
 
 impl Batch<'_> {
@@ -569,6 +561,7 @@ impl Batch<'_> {
         write::put_witnesses(&sp, id, &record.witnesses)?;
         Ok(SessionWriter {
             sp,
+            acc: &mut *self.acc,
             id,
             files: record.witnesses.len(),
             last: None,
@@ -585,6 +578,7 @@ impl Batch<'_> {
         write::put_witnesses(&sp, id, &record.witnesses)?;
         Ok(SessionWriter {
             sp,
+            acc: &mut *self.acc,
             id,
             files: record.witnesses.len(),
             last: None,
@@ -600,15 +594,21 @@ impl Batch<'_> {
         write::failure(&self.tx, record, reason)
     }
 
+    /// Whether the tokens gathered take enough memory to be stored now ([`Batch::commit`]).
+    pub fn should_flush(&self) -> bool {
+        self.acc.bytes() >= postings::FLUSH_BYTES
+    }
+
     /// Stores every session the batch kept.
     pub fn commit(self) -> Result<(), StoreError> {
-        Ok(self.tx.commit()?)
+        commit(self.tx, self.acc)
     }
 }
 
 /// A session being written within a [`Batch`].
 pub struct SessionWriter<'a> {
     sp: rusqlite::Savepoint<'a>,
+    acc: &'a mut postings::Accumulator,
     id: i64,
     files: usize,
     last: Option<i64>,
@@ -619,6 +619,7 @@ impl SessionWriter<'_> {
     pub fn line(&mut self, line: &LineRecord<'_>) -> Result<(), StoreError> {
         write::put_lines(
             &self.sp,
+            self.acc,
             self.id,
             self.files,
             self.last,
@@ -712,6 +713,15 @@ impl SessionWriter<'_> {
     pub fn commit(self) -> Result<(), StoreError> {
         Ok(self.sp.commit()?)
     }
+}
+
+/// Stores the tokens `acc` gathered and commits `tx`.
+fn commit(
+    tx: rusqlite::Transaction<'_>,
+    acc: &mut postings::Accumulator,
+) -> Result<(), StoreError> {
+    postings::flush(&tx, acc)?;
+    Ok(tx.commit()?)
 }
 
 /// Each store has its own connection used from one thread at a time; SQLite's own mutexes

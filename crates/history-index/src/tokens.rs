@@ -108,24 +108,6 @@ impl Distinct {
     }
 }
 
-/// Appends the FTS5 term of one token: a kind letter (`t` trigram, `b` bigram) and the hash in
-/// fixed-width lowercase hex, a bareword that FTS5's default `unicode61` tokenizer keeps whole
-/// and the query parser reads as one term (never `AND`, `OR`, `NOT` or `NEAR`).
-pub fn token_text(t: Token, out: &mut String) {
-    token_text_with(t, BITS, out)
-}
-
-/// Appends the terms of `tokens` separated by spaces: a row's text on insertion, and an
-/// implicit AND of all of them as a `MATCH` expression.
-pub fn tokens_text(tokens: &[Token], out: &mut String) {
-    for (i, &t) in tokens.iter().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        token_text(t, out);
-    }
-}
-
 /// Whether a scalar value belongs to the scripts that are written without spaces between words
 /// and so get bigrams: Han (unified ideographs with every extension, compatibility ideographs,
 /// radicals, strokes, ideographic description), Hiragana, Katakana (with phonetic extensions and
@@ -153,15 +135,6 @@ pub fn is_cjk(c: char) -> bool {
         | 0x20000..=0x2FA1F   // CJK Extensions B–F, Compatibility Ideographs Supplement
         | 0x30000..=0x323AF // CJK Extensions G, H
     )
-}
-
-fn token_text_with(t: Token, bits: u32, out: &mut String) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push(if t & (1 << bits) != 0 { 'b' } else { 't' });
-    let hash = t & ((1 << bits) - 1);
-    for shift in (0..bits.div_ceil(4)).rev() {
-        out.push(HEX[((hash >> (shift * 4)) & 0xf) as usize] as char);
-    }
 }
 
 fn tokens_with(folded: &str, bits: u32, out: &mut Vec<Token>) {
@@ -426,13 +399,6 @@ mod tests {
             tokens.iter().partition(|&&t| t & (1 << BITS) != 0);
         assert!(!bigrams.is_empty() && !trigrams.is_empty());
         assert!(tokens.iter().all(|&t| t < 1 << (BITS + 1)));
-        let rendered = |t: Token| {
-            let mut s = String::new();
-            token_text(t, &mut s);
-            s
-        };
-        assert!(bigrams.iter().all(|&t| rendered(t).starts_with('b')));
-        assert!(trigrams.iter().all(|&t| rendered(t).starts_with('t')));
         // The same pair of scalars as a bigram and inside a trigram never gives the same token.
         let mut pair = Vec::new();
         text_tokens("日本", &mut pair);
@@ -466,116 +432,6 @@ mod tests {
         assert_eq!(next, [0, 5, 6]);
     }
 
-    #[test]
-    fn token_text_is_fixed_width_lowercase_hex_behind_a_kind_letter() {
-        let mut s = String::new();
-        token_text(0, &mut s);
-        token_text((1 << BITS) | 0xabc, &mut s);
-        let width = BITS.div_ceil(4) as usize;
-        assert_eq!(
-            s,
-            format!("t{:0width$x}b{:0width$x}", 0, 0xabc, width = width)
-        );
-        s.clear();
-        tokens_text(&[1, 2], &mut s);
-        assert_eq!(s, format!("t{:0width$x} t{:0width$x}", 1, 2, width = width));
-    }
-
-    /// FTS5's own tokenizer and query parser, on the rendered tokens: each token is one term,
-    /// and a `MATCH` of a query's tokens returns exactly the rows holding all of them.
-    #[test]
-    fn fts5_reads_the_rendered_tokens_as_terms_and_their_and() {
-        let db = rusqlite::Connection::open_in_memory().unwrap();
-        db.execute_batch(
-            "CREATE VIRTUAL TABLE idx USING fts5(t, content='', contentless_delete=1, detail=none);
-             CREATE VIRTUAL TABLE vocab USING fts5vocab(idx, 'row');",
-        )
-        .unwrap();
-        let mut rng = fastrand::Rng::with_seed(0x66_74_73_35);
-        let lines: Vec<Vec<String>> = (0..400)
-            .map(|_| {
-                (0..rng.usize(1..=2))
-                    .map(|_| random_text(&mut rng, 6))
-                    .collect()
-            })
-            .collect();
-        let sets: Vec<Vec<Token>> = lines.iter().map(|l| line_tokens(l)).collect();
-        let mut text = String::new();
-        for (row, set) in sets.iter().enumerate() {
-            text.clear();
-            tokens_text(set, &mut text);
-            db.execute(
-                "INSERT INTO idx(rowid, t) VALUES (?1, ?2)",
-                (row as i64, &text),
-            )
-            .unwrap();
-        }
-
-        let mut expected_terms: Vec<String> = sets
-            .iter()
-            .flatten()
-            .map(|&t| {
-                let mut s = String::new();
-                token_text(t, &mut s);
-                s
-            })
-            .collect::<HashSet<_>>()
-            .into_iter()
-            .collect();
-        expected_terms.sort();
-        let mut terms: Vec<String> = db
-            .prepare("SELECT term FROM vocab ORDER BY term")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        terms.sort();
-        assert_eq!(terms, expected_terms);
-
-        let mut deleted = HashSet::new();
-        let (mut asked, mut nonempty) = (0, 0);
-        for round in 0..2 {
-            for _ in 0..500 {
-                let line = &lines[rng.usize(..lines.len())];
-                let Some(required) = query_tokens(&fold(&random_query(&mut rng, line))) else {
-                    continue;
-                };
-                text.clear();
-                tokens_text(&required, &mut text);
-                let found: Vec<i64> = db
-                    .prepare_cached("SELECT rowid FROM idx WHERE idx MATCH ?1 ORDER BY rowid")
-                    .unwrap()
-                    .query_map([&text], |r| r.get(0))
-                    .unwrap()
-                    .collect::<Result<_, _>>()
-                    .unwrap();
-                let expected: Vec<i64> = (0..sets.len())
-                    .filter(|row| !deleted.contains(row) && holds_all(&sets[*row], &required))
-                    .map(|row| row as i64)
-                    .collect();
-                assert_eq!(found, expected, "round {round}, MATCH {text}");
-                asked += 1;
-                nonempty += usize::from(!found.is_empty());
-            }
-            for row in (0..sets.len()).step_by(3) {
-                db.execute("DELETE FROM idx WHERE rowid = ?1", [row as i64])
-                    .unwrap();
-                deleted.insert(row);
-            }
-        }
-        assert!(
-            asked > 300 && nonempty > 150,
-            "{asked} asked, {nonempty} found"
-        );
-    }
-
-    /// The measurements behind [`BITS`], on real transcripts: false candidates for each width
-    /// (and for unhashed trigrams, the floor no width can beat), tokens per KiB, and the size of
-    /// the FTS5 table. `NOTESOUP_TOKENS_PAGES` names a file of `list --json` pages, one a line, as
-    /// printed by `notesoup-history list --session S --json --all-branches --from oldest --role
-    /// user --role assistant --role tool --role context --limit 1000000 --budget 1000000000`
-    /// for every session; a line's events are those sharing a seq.
     #[test]
     #[ignore = "needs NOTESOUP_TOKENS_PAGES; run with --release --nocapture"]
     fn measure_widths() {
@@ -792,6 +648,16 @@ mod tests {
     }
 
     /// The table's bytes as inserted, and after `optimize` has merged its segments into one.
+    fn token_text_with(t: Token, bits: u32, out: &mut String) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        out.push(if t & (1 << bits) != 0 { 'b' } else { 't' });
+        let hash = t & ((1 << bits) - 1);
+        for shift in (0..bits.div_ceil(4)).rev() {
+            out.push(HEX[((hash >> (shift * 4)) & 0xf) as usize] as char);
+        }
+    }
+
+    /// The size of an FTS5 table of `sets`, the store the measurement was first made for.
     fn fts5_size(sets: &[Vec<u64>], bits: u32) -> (u64, u64) {
         let dir = tempfile::tempdir().unwrap();
         let mut db = rusqlite::Connection::open(dir.path().join("m.sqlite")).unwrap();

@@ -5,7 +5,7 @@ use std::io;
 /// Why the projection could not be opened, read or written.
 ///
 /// Every variant has a stable [`code`](StoreError::code) for `doctor` and `--json`. The texts
-/// never carry SQLite's own messages: those can quote an FTS query, and no diagnostic may show
+/// never carry SQLite's own messages: those can quote a statement, and no diagnostic may show
 /// one. Any of these means "answer by scanning"; none of them is a user-facing failure.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -8,34 +8,15 @@ use std::path::PathBuf;
 
 use history_core::resume::Snapshot;
 use history_core::{SessionKey, SessionMeta, Timestamp};
+use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 
+use super::postings::candidates;
 use super::{
     int, line_time, place, uint, Candidate, Fingerprint, LineRow, SessionRow, SessionState, Stats,
     Store, StoreError, Witness,
 };
-
-/// An FTS5 query that matches the lines holding every one of `tokens`: an implicit AND of
-/// quoted strings, so that no token is read as an operator (`NOT`, `OR`, `NEAR`). A token the
-/// `ascii` tokenizer would split (it holds ASCII punctuation) becomes the AND of its pieces,
-/// a superset of its lines: with `detail=none` a several-token string, a phrase, is an error.
-/// `None` when nothing is left, which FTS5 cannot express: such a query is answered by scanning.
-pub fn fts_query<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    let mut q = String::new();
-    let pieces = tokens
-        .into_iter()
-        .flat_map(|t| t.split(|c: char| c.is_ascii() && !c.is_ascii_alphanumeric()))
-        .filter(|p| !p.is_empty());
-    for piece in pieces {
-        if !q.is_empty() {
-            q.push(' ');
-        }
-        q.push('"');
-        q.push_str(piece);
-        q.push('"');
-    }
-    (!q.is_empty()).then_some(q)
-}
+use crate::tokens::Token;
 
 const LINE_COLUMNS: &str = "l.seq, l.file, l.offset, l.len, l.time_kind, l.time_ns";
 
@@ -56,6 +37,11 @@ fn candidate(r: &Row<'_>) -> rusqlite::Result<Candidate> {
         branch: r.get::<_, i64>(6)? != 0,
         events: r.get(7)?,
     })
+}
+
+/// Line ids as the `rarray` parameter of a statement.
+fn id_array(ids: Vec<u64>) -> rusqlite::vtab::array::Array {
+    std::rc::Rc::new(ids.into_iter().map(|id| Value::Integer(int(id))).collect())
 }
 
 fn path(bytes: Vec<u8>) -> PathBuf {
@@ -165,18 +151,18 @@ impl Store {
         Ok(rows)
     }
 
-    /// The session's lines whose tokens match `fts_query` (see [`fts_query`]), by seq: the
-    /// candidates, which the caller reads by byte range and verifies.
+    /// The session's lines that hold every one of `tokens`, by seq: the candidates, which the
+    /// caller reads by byte range and verifies.
     pub fn matching_lines(
         &self,
         key: &SessionKey,
-        fts_query: &str,
+        tokens: &[Token],
     ) -> Result<Vec<Candidate>, StoreError> {
         let Some(id) = self.session_id(key)? else {
             return Ok(Vec::new());
         };
-        // A session's lines are written together, so their row ids lie close: FTS5 then walks
-        // only the stretch of each token's list that can be this session's.
+        // A session's lines are written together, so their ids lie close: only the stretch of
+        // each token's list that can be this session's is read.
         let (first, last): (Option<i64>, Option<i64>) = self
             .conn
             .prepare_cached("SELECT min(id), max(id) FROM lines WHERE session = ?1")?
@@ -184,13 +170,13 @@ impl Store {
         let (Some(first), Some(last)) = (first, last) else {
             return Ok(Vec::new());
         };
+        let ids = candidates(&self.conn, tokens, uint(first)..=uint(last))?;
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {LINE_COLUMNS}, l.branch, l.events FROM grams JOIN lines l ON l.id = grams.rowid
-             WHERE grams MATCH ?1 AND grams.rowid BETWEEN ?2 AND ?3 AND l.session = ?4
-             ORDER BY l.seq"
+            "SELECT {LINE_COLUMNS}, l.branch, l.events FROM lines l
+             WHERE l.id IN rarray(?1) AND l.session = ?2 ORDER BY l.seq"
         ))?;
         let rows = stmt
-            .query_map(params![fts_query, first, last, id], candidate)?
+            .query_map(params![id_array(ids), id], candidate)?
             .collect::<Result<_, _>>()?;
         Ok(rows)
     }
@@ -251,33 +237,7 @@ impl Store {
         Ok(rows)
     }
 
-    /// [`Store::matching_lines`] for many sessions in one statement: `(i, line)` pairs where
-    /// `i` indexes `keys`, ordered by `i` then seq. Sessions not stored give nothing.
-    pub fn matching_lines_in(
-        &self,
-        keys: &[SessionKey],
-        fts_query: &str,
-    ) -> Result<Vec<(usize, LineRow)>, StoreError> {
-        let wanted = self.ids_of(keys)?;
-        if wanted.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT l.session, {LINE_COLUMNS} FROM grams JOIN lines l ON l.id = grams.rowid
-             WHERE grams MATCH ?1"
-        ))?;
-        let mut q = stmt.query([fts_query])?;
-        let mut out = Vec::new();
-        while let Some(r) = q.next()? {
-            if let Some(&i) = wanted.get(&r.get::<_, i64>(0)?) {
-                out.push((i, line_row(r, 1)?));
-            }
-        }
-        out.sort_unstable_by_key(|(i, l)| (*i, l.seq));
-        Ok(out)
-    }
-
-    /// For each of `keys` with lines matching `fts_query`, the times of those lines, as few
+    /// For each of `keys` with lines holding every one of `tokens`, the times of those lines, as few
     /// `(i, earliest, latest)` spans as there are kinds of line time among them (SQLite does
     /// the aggregation: a frequent term's lines never cross into Rust one by one). A span is
     /// `None` where a line's time is unknown; an earliest of `None` means untimed lines.
@@ -285,18 +245,18 @@ impl Store {
     pub fn matching_spans_in(
         &self,
         keys: &[SessionKey],
-        fts_query: &str,
+        tokens: &[Token],
     ) -> Result<Vec<(usize, Option<(Option<Timestamp>, Option<Timestamp>)>)>, StoreError> {
         let wanted = self.ids_of(keys)?;
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
+        let ids = candidates(&self.conn, tokens, 1..=i64::MAX as u64)?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT l.session, l.time_kind, min(l.time_ns), max(l.time_ns)
-             FROM grams JOIN lines l ON l.id = grams.rowid
-             WHERE grams MATCH ?1 GROUP BY l.session, l.time_kind",
+             FROM lines l WHERE l.id IN rarray(?1) GROUP BY l.session, l.time_kind",
         )?;
-        let mut q = stmt.query([fts_query])?;
+        let mut q = stmt.query([id_array(ids)])?;
         let mut out = Vec::new();
         while let Some(r) = q.next()? {
             let Some(&i) = wanted.get(&r.get::<_, i64>(0)?) else {

@@ -1,7 +1,7 @@
 //! The schema and the connection's settings.
 
 /// The schema version this build reads and writes, kept in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Marks the file as this projection's (`PRAGMA application_id`, "NSHX"), so that a database
 /// of anything else found at the path is moved aside rather than written into.
@@ -15,30 +15,34 @@ pub(super) const JOURNAL_SIZE_LIMIT: i64 = 32 * 1024 * 1024;
 /// indexing, it scans instead; and the indexer's transactions are one session each.
 pub(super) const BUSY_TIMEOUT_MS: u64 = 200;
 
-/// FTS5 keeps the tokens of the rows being written in a hash in memory and writes it out as a
-/// segment when it outgrows this (the default is 1 MiB): a larger one writes fewer, larger
-/// segments, which its merges then read and rewrite less often.
-pub(super) const FTS_CONFIG: &str =
-    "INSERT INTO grams (grams, rank) VALUES ('hashsize', 33554432);";
-
 /// The tables every database of this version has.
-pub(super) const TABLES: [&str; 5] = ["sessions", "witnesses", "lines", "grams", "resumes"];
+pub(super) const TABLES: [&str; 6] = [
+    "sessions",
+    "witnesses",
+    "lines",
+    "resumes",
+    "segments",
+    "postings",
+];
 
-/// Schema v4 (v1 had no `branch` and `events`: what a page needs without decoding the session;
-/// v2 had no `resumes`; v3 no `lineage_open`).
+/// Schema v5 (v1 had no `branch` and `events`: what a page needs without decoding the session;
+/// v2 had no `resumes`; v3 no `lineage_open`; v4 kept the tokens in an FTS5 table).
 ///
-/// Paths are BLOBs of their bytes (a path need not be UTF-8). `lines.id` is the rowid of the
-/// line's row in `grams`; the trigger keeps the two in step for every way a line goes,
-/// including the cascade from its session, since `grams` can have no foreign key. `lines.file`
+/// Paths are BLOBs of their bytes (a path need not be UTF-8). `lines.id` is given by the writer
+/// ([`super::postings`]): `postings` holds, per token and segment (`key` is `token << 32 |
+/// segment`: a token's lists are one range of the table, in segment order), how many lines hold
+/// the token and their ids, and `segments` each segment's range of ids with how many lines and (token, line) pairs
+/// it was written with; a removed line's id stays in its lists until they are merged. `lines.file`
 /// is the witness ordinal the offset is in: a Codex session's lines come from several files.
 /// Times are nanoseconds since the epoch; `time_kind` is 0 unknown, 1 untimed, 2 at, 3 at most.
 /// `sessions.meta` is what a decode says the session is about (its directory, branch and
 /// title, as JSON), which a hit names; `lineage_open` is 0 once a decode has read every file
 /// the session inherits from ([`history_core::Decoded::lineage_open`]), so that its witnesses
-/// alone tell whether it is fresh. `branch` is 1 for a line on the session's selected branch; `events` holds what the line's
-/// events are but their texts ([`crate::events`]). `resumes` holds, for a session whose decoder
-/// can go on from where it stopped, its [`history_core::resume::Snapshot`]: an append is then
-/// decoded from there, and a query reads only the appended lines.
+/// alone tell whether it is fresh. `branch` is 1 for a line on the session's selected branch;
+/// `events` holds what the line's events are but their texts ([`crate::events`]). `resumes`
+/// holds, for a session whose decoder can go on from where it stopped, its
+/// [`history_core::resume::Snapshot`]: an append is then decoded from there, and a query reads
+/// only the appended lines.
 pub(super) const SCHEMA: &str = "
 CREATE TABLE sessions (
     id INTEGER PRIMARY KEY,
@@ -87,10 +91,16 @@ CREATE TABLE resumes (
     settled INTEGER NOT NULL,
     state BLOB NOT NULL
 ) STRICT;
-CREATE VIRTUAL TABLE grams USING fts5 (
-    t, content = '', contentless_delete = 1, detail = none, tokenize = 'ascii'
-);
-CREATE TRIGGER lines_gone AFTER DELETE ON lines BEGIN
-    DELETE FROM grams WHERE rowid = old.id;
-END;
+CREATE TABLE segments (
+    id INTEGER PRIMARY KEY,
+    first INTEGER NOT NULL,
+    last INTEGER NOT NULL,
+    lines INTEGER NOT NULL,
+    pairs INTEGER NOT NULL
+) STRICT;
+CREATE TABLE postings (
+    key INTEGER PRIMARY KEY,
+    n INTEGER NOT NULL,
+    list BLOB NOT NULL
+) STRICT;
 ";

@@ -7,23 +7,26 @@ use std::path::{Path, PathBuf};
 use history_core::{SessionKey, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::postings::Accumulator;
 use super::{int, time_columns, LineRecord, SessionRecord, StoreError, Witness};
 
 /// Stores `record` as indexed with exactly `lines`.
 pub(super) fn replace(
     tx: &Connection,
+    acc: &mut Accumulator,
     record: &SessionRecord,
     lines: &[LineRecord<'_>],
 ) -> Result<(), StoreError> {
     let id = upsert(tx, record, None)?;
     clear(tx, id)?;
     put_witnesses(tx, id, &record.witnesses)?;
-    put_lines(tx, id, record.witnesses.len(), None, lines)
+    put_lines(tx, acc, id, record.witnesses.len(), None, lines)
 }
 
 /// Adds `lines` to an indexed session and moves its witnesses' checkpoints.
 pub(super) fn append(
     tx: &Connection,
+    acc: &mut Accumulator,
     key: &SessionKey,
     witnesses: &[Witness],
     lines: &[LineRecord<'_>],
@@ -53,7 +56,7 @@ pub(super) fn append(
     tx.prepare_cached("DELETE FROM witnesses WHERE session = ?1")?
         .execute([id])?;
     put_witnesses(tx, id, witnesses)?;
-    put_lines(tx, id, witnesses.len(), last, lines)?;
+    put_lines(tx, acc, id, witnesses.len(), last, lines)?;
     tx.prepare_cached("UPDATE sessions SET indexed_at = ?2, bytes = ?3 WHERE id = ?1")?
         .execute(params![id, Timestamp::now().0, covered(witnesses)])?;
     Ok(())
@@ -79,7 +82,8 @@ pub(super) fn failure(
 
 /// Removes the session; `true` if it was stored.
 pub(super) fn remove(tx: &Connection, key: &SessionKey) -> Result<bool, StoreError> {
-    // The cascade removes its witnesses and lines, and the trigger the lines' tokens.
+    // The cascade removes its witnesses and lines; their ids go from the token lists when
+    // those are merged.
     let n = tx
         .prepare_cached("DELETE FROM sessions WHERE harness = ?1 AND session_id = ?2")?
         .execute(params![key.harness, key.id])?;
@@ -148,7 +152,7 @@ pub(super) fn upsert(
     Ok(id)
 }
 
-/// Deletes the session's witnesses and lines (the trigger deletes the lines' tokens).
+/// Deletes the session's witnesses and lines.
 pub(super) fn clear(tx: &Connection, id: i64) -> Result<(), StoreError> {
     tx.prepare_cached("DELETE FROM lines WHERE session = ?1")?
         .execute([id])?;
@@ -188,19 +192,21 @@ pub(super) fn put_witnesses(
     Ok(())
 }
 
-/// Inserts the lines and their tokens; every seq must exceed `after`, and increase.
+/// Inserts the lines, giving their tokens to `acc`; every seq must exceed `after`, and
+/// increase.
 pub(super) fn put_lines(
     tx: &Connection,
+    acc: &mut Accumulator,
     id: i64,
     files: usize,
     after: Option<i64>,
     lines: &[LineRecord<'_>],
 ) -> Result<(), StoreError> {
     let mut line = tx.prepare_cached(
-        "INSERT INTO lines (session, seq, file, offset, len, time_kind, time_ns, branch, events)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO lines
+             (id, session, seq, file, offset, len, time_kind, time_ns, branch, events)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
-    let mut grams = tx.prepare_cached("INSERT INTO grams (rowid, t) VALUES (?1, ?2)")?;
     let mut last = after;
     for l in lines {
         let seq = int(l.seq);
@@ -210,6 +216,7 @@ pub(super) fn put_lines(
         last = Some(seq);
         let (kind, ns) = time_columns(l.time);
         line.execute(params![
+            int(acc.line(l.tokens)),
             id,
             seq,
             l.file,
@@ -220,8 +227,6 @@ pub(super) fn put_lines(
             l.branch,
             l.events
         ])?;
-        let rowid = tx.last_insert_rowid();
-        grams.execute(params![rowid, l.tokens])?;
     }
     Ok(())
 }
