@@ -21,7 +21,12 @@
 //! and where the delta after it starts (a delta from the previous entry's offset); then the ids as
 //! varint deltas, the first from 0.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use rusqlite::types::Value;
+use rusqlite::vtab::array::Array;
+use rusqlite::{params, Connection};
 
 use crate::tokens::Token;
 
@@ -643,39 +648,50 @@ pub(crate) fn candidates(
     tokens: &[Token],
     range: std::ops::RangeInclusive<u64>,
 ) -> rusqlite::Result<Vec<u64>> {
+    // Three statements whatever the number of tokens and segments: each statement is a read
+    // transaction of its own, with its locks.
     let segments: Vec<i64> = conn
         .prepare_cached("SELECT id FROM segments ORDER BY id")?
         .query_map([], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    let mut counts = Vec::with_capacity(tokens.len());
+    let keys = |tokens: &mut dyn Iterator<Item = Token>| -> Array {
+        let keys = tokens.flat_map(|t| segments.iter().map(move |&s| Value::Integer(key(t, s))));
+        Rc::new(keys.collect())
+    };
+    let mut counts: HashMap<Token, i64> = tokens.iter().map(|&t| (t, 0)).collect();
     {
-        let mut count = conn.prepare_cached("SELECT n FROM postings WHERE key = ?1")?;
-        for &t in tokens {
-            let mut n = 0i64;
-            for &s in &segments {
-                n += count
-                    .query_row([key(t, s)], |r| r.get(0))
-                    .optional()?
-                    .unwrap_or(0);
-            }
-            if n == 0 {
-                return Ok(Vec::new());
-            }
-            counts.push((n, t));
+        let mut stmt =
+            conn.prepare_cached("SELECT key, n FROM postings WHERE key IN rarray(?1)")?;
+        let mut rows = stmt.query([keys(&mut tokens.iter().copied())])?;
+        while let Some(r) = rows.next()? {
+            let t = (r.get::<_, i64>(0)? & 0xffff_ffff) as Token;
+            *counts.entry(t).or_default() += r.get::<_, i64>(1)?;
         }
     }
-    counts.sort_unstable();
-    let mut list = conn.prepare_cached("SELECT list FROM postings WHERE key = ?1")?;
+    if counts.values().any(|&n| n == 0) {
+        return Ok(Vec::new());
+    }
+    let mut rarest: Vec<(i64, Token)> = counts.into_iter().map(|(t, n)| (n, t)).collect();
+    rarest.sort_unstable();
+    rarest.truncate(MAX_TERMS);
+    let mut lists: Vec<(Token, i64, Vec<u8>)> = Vec::new();
+    {
+        let mut stmt =
+            conn.prepare_cached("SELECT key, list FROM postings WHERE key IN rarray(?1)")?;
+        let mut rows = stmt.query([keys(&mut rarest.iter().map(|&(_, t)| t))])?;
+        while let Some(r) = rows.next()? {
+            let k = r.get::<_, i64>(0)?;
+            lists.push(((k & 0xffff_ffff) as Token, k >> 32, r.get(1)?));
+        }
+    }
+    // Each token's lists in segment order.
+    lists.sort_unstable_by_key(|&(t, segment, _)| (t, segment));
     let mut terms = Vec::new();
-    for &(_, t) in counts.iter().take(MAX_TERMS) {
-        let mut found = Vec::new();
-        for &s in &segments {
-            if let Some(bytes) = list
-                .query_row([key(t, s)], |r| r.get::<_, Vec<u8>>(0))
-                .optional()?
-            {
-                found.push(List::new(bytes));
-            }
+    let mut lists = lists.into_iter().peekable();
+    while let Some((t, _, bytes)) = lists.next() {
+        let mut found = vec![List::new(bytes)];
+        while let Some((_, _, bytes)) = lists.next_if(|(next, _, _)| *next == t) {
+            found.push(List::new(bytes));
         }
         terms.push(Term::new(found));
     }
