@@ -299,6 +299,14 @@ impl Store {
         let (tx, _) = self.write_transaction()?;
         let merged = postings::compact(&tx)?;
         tx.commit()?;
+        if merged {
+            // A merge writes its segment before it frees the ones it replaces: give the freed
+            // pages back, or the file keeps twice the lists' size. The statement frees a page
+            // per step.
+            let mut vacuum = self.conn.prepare("PRAGMA incremental_vacuum")?;
+            let mut steps = vacuum.query([])?;
+            while steps.next()?.is_some() {}
+        }
         Ok(merged)
     }
 
@@ -338,6 +346,10 @@ impl Store {
         }
         if version != 0 && app != schema::APPLICATION_ID {
             return Err(Attempt::Damaged);
+        }
+        if version == 0 {
+            // Only an empty database takes it; outside a transaction, before the first write.
+            conn.execute_batch(schema::AUTO_VACUUM)?;
         }
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
@@ -435,6 +447,7 @@ impl Store {
         }
         tx.commit()?;
         if version < SCHEMA_VERSION {
+            self.conn.execute_batch(schema::AUTO_VACUUM)?;
             self.conn.execute_batch("VACUUM")?;
         }
         self.schema_version = SCHEMA_VERSION;

@@ -3,9 +3,10 @@
 //! Lines get increasing ids as they are written ([`Accumulator::line`]); the writer gathers
 //! each token's ids in memory and stores them as one **segment** when the transaction commits
 //! (an update commits when they take [`FLUSH_BYTES`]): a row per token and segment in
-//! `postings`, whose `list` is the ids in increasing order. Segments are written in id order and cover disjoint
-//! ranges of ids, so a token's ids are its segments' lists one after the other; a few segments
-//! at a time are merged into one ([`plan_merge`]), dropping the ids of lines since removed.
+//! `postings`, whose `list` is the ids in increasing order. Segments are written in id order
+//! and cover disjoint ranges of ids, so a token's ids are its segments' lists one after the
+//! other; a few segments at a time are merged into one ([`plan_merge`]), dropping the ids of
+//! lines since removed.
 //!
 //! A removed line leaves its id in the lists until then: the id names no line, so it is never a
 //! candidate. Ids are never reused (the next one is above every id any segment holds), so a list

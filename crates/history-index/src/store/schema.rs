@@ -15,6 +15,10 @@ pub(super) const JOURNAL_SIZE_LIMIT: i64 = 32 * 1024 * 1024;
 /// indexing, it scans instead; and the indexer's transactions are one session each.
 pub(super) const BUSY_TIMEOUT_MS: u64 = 200;
 
+/// Free pages go back to the file system when asked (`PRAGMA incremental_vacuum`, after a merge
+/// of token lists). Set before the first table: it cannot change afterwards but by a `VACUUM`.
+pub(super) const AUTO_VACUUM: &str = "PRAGMA auto_vacuum = INCREMENTAL;";
+
 /// The tables every database of this version has.
 pub(super) const TABLES: [&str; 6] = [
     "sessions",

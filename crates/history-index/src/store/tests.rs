@@ -709,6 +709,7 @@ fn clearing_drops_every_session_and_token_and_the_store_goes_on() {
 fn many_small_writes_keep_few_segments_and_every_line() {
     let f = fixture();
     let mut store = Store::open(&f.db).unwrap();
+    let mut merged = 0;
     for n in 0..40 {
         let rec = record(f.dir.path(), &key(n), 10);
         store
@@ -720,7 +721,7 @@ fn many_small_writes_keep_few_segments_and_every_line() {
             store
                 .replace_session(&rec, &[line(0, &format!("k{n} aa"))])
                 .unwrap();
-            store.compact().unwrap();
+            merged += usize::from(store.compact().unwrap());
         }
         let segments = count(&store, "segments");
         assert!(
@@ -740,5 +741,36 @@ fn many_small_writes_keep_few_segments_and_every_line() {
         assert_eq!(seqs, if n % 2 == 1 { vec![0] } else { vec![1] }, "{n}");
     }
     // What the merges kept of removed lines is bounded by the rule for them.
+    assert!(merged > 0);
     assert!(listed(&store, "bb") < 40);
+}
+
+#[test]
+fn a_merge_gives_the_pages_it_freed_back() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let words: Vec<String> = (0..400).map(|i| format!("w{i}")).collect();
+    let text = |n: usize| words[n % 7..].join(" ");
+    let write = |store: &mut Store, n: u32| {
+        let rec = record(f.dir.path(), &key(n), 10);
+        let lines: Vec<_> = (0..300).map(|i| line(i, &text(i as usize))).collect();
+        store.replace_session(&rec, &lines).unwrap();
+    };
+    for n in 0..3 {
+        write(&mut store, n);
+    }
+    let pages = |store: &Store, pragma: &str| -> i64 {
+        store.conn.query_row(pragma, [], |r| r.get(0)).unwrap()
+    };
+    let before = pages(&store, "PRAGMA page_count");
+    // Every session again: the first lists hold only removed lines, and all are merged.
+    for n in 0..3 {
+        write(&mut store, n);
+    }
+    assert!(store.compact().unwrap());
+    assert_eq!(pages(&store, "PRAGMA freelist_count"), 0);
+    let after = pages(&store, "PRAGMA page_count");
+    assert!(after * 4 <= before * 5, "{before} pages, then {after}");
+    assert_eq!(grams_matching(&store, "w399"), 900);
+    assert_eq!(listed(&store, "w399"), 900);
 }
