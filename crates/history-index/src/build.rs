@@ -570,9 +570,8 @@ fn latest(t: LineTime) -> Option<history_core::Timestamp> {
 }
 
 /// Decodes one session, every branch, handing each line to the writer as soon as its events are
-/// in; the reason code of a failure.
-/// Decodes one session and sends its lines; `distinct` is the decoding thread's one token set,
-/// kept across sessions rather than allocated for each.
+/// in; the reason code of a failure. `distinct` is the decoding thread's one token set, kept
+/// across sessions rather than allocated for each.
 fn index_session(
     todo: &Todo<'_>,
     tx: &SyncSender<Decoded>,

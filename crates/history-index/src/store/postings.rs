@@ -53,9 +53,7 @@ pub(crate) struct Accumulator {
     /// The slices: a payload, then 4 bytes that hold the slice's level until the next slice's
     /// offset replaces it.
     arena: Vec<u8>,
-    /// The range of ids gathered, and how many lines and pairs.
-    first: u64,
-    last_id: u64,
+    /// How many lines and pairs were gathered; the lines have the ids just below `next_id`.
     lines: u64,
     pairs: u64,
     /// The id the next line gets.
@@ -72,8 +70,6 @@ impl Default for Accumulator {
             last: vec![0; tokens],
             heads: Vec::new(),
             arena: vec![0],
-            first: 0,
-            last_id: 0,
             lines: 0,
             pairs: 0,
             next_id: 1,
@@ -85,6 +81,11 @@ impl Accumulator {
     /// Forgets what was gathered (a transaction rolled back), and makes the next id at least
     /// `floor`.
     pub(crate) fn reset(&mut self, floor: u64) {
+        self.clear();
+        self.next_id = self.next_id.max(floor);
+    }
+
+    fn clear(&mut self) {
         for &(t, _) in &self.heads {
             self.pos[t as usize] = 0;
         }
@@ -92,17 +93,12 @@ impl Accumulator {
         self.arena.truncate(1);
         self.lines = 0;
         self.pairs = 0;
-        self.next_id = self.next_id.max(floor);
     }
 
     /// Gives the next line its id and gathers its tokens, which must be distinct.
     pub(crate) fn line(&mut self, tokens: &[Token]) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
-        if self.lines == 0 {
-            self.first = id;
-        }
-        self.last_id = id;
         self.lines += 1;
         self.pairs += tokens.len() as u64;
         for &t in tokens {
@@ -117,15 +113,7 @@ impl Accumulator {
                 id - self.last[t]
             };
             self.last[t] = id;
-            let mut v = delta;
-            loop {
-                let byte = (v & 0x7f) as u8 | if v >= 0x80 { 0x80 } else { 0 };
-                self.push(t, byte);
-                v >>= 7;
-                if v == 0 {
-                    break;
-                }
-            }
+            varint_bytes(delta, |b| self.push(t, b));
         }
         id
     }
@@ -169,23 +157,22 @@ impl Accumulator {
         &mut self,
         mut each: impl FnMut(Token, u64, &[u8]) -> rusqlite::Result<()>,
     ) -> rusqlite::Result<(u64, u64, u64, u64)> {
-        let mut heads = std::mem::take(&mut self.heads);
-        heads.sort_unstable_by_key(|&(t, _)| t);
+        self.heads.sort_unstable_by_key(|&(t, _)| t);
         let mut ids = Vec::new();
         let mut list = Vec::new();
-        for &(t, head) in &heads {
+        for &(t, head) in &self.heads {
             ids.clear();
             self.ids_of(t as usize, head, &mut ids);
             encode(&ids, &mut list);
             each(t, ids.len() as u64, &list)?;
-            self.pos[t as usize] = 0;
         }
-        heads.clear();
-        self.heads = heads;
-        let segment = (self.first, self.last_id, self.lines, self.pairs);
-        self.arena.truncate(1);
-        self.lines = 0;
-        self.pairs = 0;
+        let segment = (
+            self.next_id - self.lines,
+            self.next_id - 1,
+            self.lines,
+            self.pairs,
+        );
+        self.clear();
         Ok(segment)
     }
 
@@ -217,12 +204,18 @@ impl Accumulator {
     }
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+/// Gives `out` the bytes of `v` as a varint: seven bits a byte, low first, the high bit set on
+/// all but the last.
+fn varint_bytes(mut v: u64, mut out: impl FnMut(u8)) {
     while v >= 0x80 {
-        out.push((v as u8) | 0x80);
+        out((v as u8) | 0x80);
         v >>= 7;
     }
-    out.push(v as u8);
+    out(v as u8);
+}
+
+fn put_varint(out: &mut Vec<u8>, v: u64) {
+    varint_bytes(v, |b| out.push(b));
 }
 
 /// Reads a varint at `*at`; `None` past the end or on more than 64 bits.

@@ -237,8 +237,8 @@ impl Store {
         Ok(rows)
     }
 
-    /// For each of `keys` with lines holding every one of `tokens`, the times of those lines, as few
-    /// `(i, earliest, latest)` spans as there are kinds of line time among them (SQLite does
+    /// For each of `keys` with lines holding every one of `tokens`, the times of those lines, as
+    /// few `(i, earliest, latest)` spans as there are kinds of line time among them (SQLite does
     /// the aggregation: a frequent term's lines never cross into Rust one by one). A span is
     /// `None` where a line's time is unknown; an earliest of `None` means untimed lines.
     #[allow(clippy::type_complexity)]

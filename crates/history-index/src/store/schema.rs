@@ -33,20 +33,20 @@ pub(super) const TABLES: [&str; 6] = [
 /// v2 had no `resumes`; v3 no `lineage_open`; v4 kept the tokens in an FTS5 table).
 ///
 /// Paths are BLOBs of their bytes (a path need not be UTF-8). `lines.id` is given by the writer
-/// ([`super::postings`]): `postings` holds, per token and segment (`key` is `token << 32 |
-/// segment`: a token's lists are one range of the table, in segment order), how many lines hold
-/// the token and their ids, and `segments` each segment's range of ids with how many lines and (token, line) pairs
-/// it was written with; a removed line's id stays in its lists until they are merged. `lines.file`
-/// is the witness ordinal the offset is in: a Codex session's lines come from several files.
-/// Times are nanoseconds since the epoch; `time_kind` is 0 unknown, 1 untimed, 2 at, 3 at most.
-/// `sessions.meta` is what a decode says the session is about (its directory, branch and
-/// title, as JSON), which a hit names; `lineage_open` is 0 once a decode has read every file
-/// the session inherits from ([`history_core::Decoded::lineage_open`]), so that its witnesses
-/// alone tell whether it is fresh. `branch` is 1 for a line on the session's selected branch;
-/// `events` holds what the line's events are but their texts ([`crate::events`]). `resumes`
+/// ([`super::postings`]): `postings` holds, per segment and token (`key` is `segment << 32 |
+/// token`: a segment's lists are one range of the table, in token order, as a merge reads them),
+/// how many lines hold the token and their ids, and `segments` each segment's range of ids with how
+/// many lines and (token, line) pairs it was written with; a removed line's id stays in its lists
+/// until they are merged. `lines.file` is the witness ordinal the offset is in: a Codex session's
+/// lines come from several files. Times are nanoseconds since the epoch; `time_kind` is 0 unknown,
+/// 1 untimed, 2 at, 3 at most. `sessions.meta` is what a decode says the session is about (its
+/// directory, branch and title, as JSON), which a hit names; `lineage_open` is 0 once a decode has
+/// read every file the session inherits from ([`history_core::Decoded::lineage_open`]), so that its
+/// witnesses alone tell whether it is fresh. `branch` is 1 for a line on the session's selected
+/// branch; `events` holds what the line's events are but their texts ([`crate::events`]). `resumes`
 /// holds, for a session whose decoder can go on from where it stopped, its
-/// [`history_core::resume::Snapshot`]: an append is then decoded from there, and a query reads
-/// only the appended lines.
+/// [`history_core::resume::Snapshot`]: an append is then decoded from there, and a query reads only
+/// the appended lines.
 pub(super) const SCHEMA: &str = "
 CREATE TABLE sessions (
     id INTEGER PRIMARY KEY,

@@ -568,6 +568,8 @@ fn several_tokens_are_an_and() {
         .matching_lines(&key(1), &toks(&["aa", "zz"]))
         .unwrap()
         .is_empty());
+    // No token to require: every line is a candidate.
+    assert_eq!(store.matching_lines(&key(1), &[]).unwrap().len(), 3);
 }
 
 #[test]
