@@ -22,6 +22,7 @@ mod discover;
 mod graph;
 mod line;
 mod render;
+mod table;
 
 use std::path::PathBuf;
 

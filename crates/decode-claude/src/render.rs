@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use crate::graph::FastMap;
+use crate::table::Table;
 
 // Every word this rendering adds to event text is in the raw bytes of the line it renders: a
 // placeholder names its block's type (`[image]` from `"type":"image"`), `[redacted thinking]`
@@ -10,17 +11,69 @@ use crate::graph::FastMap;
 // the other decoders, this one declares no generated words, and a raw prefilter can require
 // them (searching for `thinking` or `tool` skips the files without them).
 
-/// Tool names by tool-use id, to name the tool of a result.
-#[derive(Default, serde::Serialize, serde::Deserialize)]
-pub(crate) struct ToolNames(FastMap<String, String>);
+/// Tool names by tool-use id, to name the tool of a result. Those a snapshot held stay in its
+/// [`Table`] (the index of each one's name in `frozen_names`); the map holds those seen after.
+#[derive(Default)]
+pub(crate) struct ToolNames {
+    added: FastMap<String, String>,
+    frozen: Table,
+    frozen_names: Vec<String>,
+}
+
+/// What a snapshot keeps of [`ToolNames`]: each distinct name once, and every id in a table.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct FrozenTools {
+    ids: Table,
+    names: Vec<String>,
+}
 
 impl ToolNames {
     pub(crate) fn insert(&mut self, id: &str, name: &str) {
-        self.0.insert(id.to_string(), name.to_string());
+        self.added.insert(id.to_string(), name.to_string());
     }
 
     pub(crate) fn name(&self, id: &str) -> Option<String> {
-        self.0.get(id).cloned()
+        match self.added.get(id) {
+            Some(name) => Some(name.clone()),
+            None => (self.frozen.get(id.as_bytes()))
+                .and_then(|i| self.frozen_names.get(i as usize).cloned()),
+        }
+    }
+}
+
+impl serde::Serialize for ToolNames {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut names = self.frozen_names.clone();
+        let mut number: FastMap<&str, u32> = FastMap::default();
+        for (i, name) in names.iter().enumerate() {
+            number.entry(name).or_insert(i as u32);
+        }
+        let mut ids = Vec::with_capacity(self.added.len());
+        let mut added_names = Vec::new();
+        for (id, name) in &self.added {
+            let n = *number.entry(name).or_insert_with(|| {
+                added_names.push(name.clone());
+                (self.frozen_names.len() + added_names.len() - 1) as u32
+            });
+            ids.push((id.as_bytes(), n));
+        }
+        names.extend(added_names);
+        FrozenTools {
+            ids: self.frozen.merged(ids),
+            names,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ToolNames {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ToolNames, D::Error> {
+        let frozen = FrozenTools::deserialize(d)?;
+        Ok(ToolNames {
+            added: FastMap::default(),
+            frozen: frozen.ids,
+            frozen_names: frozen.names,
+        })
     }
 }
 
