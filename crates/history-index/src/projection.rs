@@ -4,6 +4,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
+use std::ops::RangeInclusive;
 use std::sync::Mutex;
 
 use history_core::history::Projection;
@@ -20,7 +21,7 @@ use crate::events::{self, text_hash};
 use crate::store::Candidate;
 
 use crate::build::{current_files, grew, indexed, same_files};
-use crate::store::{SessionRow, SessionState, Store};
+use crate::store::{SessionRow, SessionState, Store, Witness};
 use crate::tokens::query_tokens;
 
 /// The most queries (an OR) whose hits are read from located lines; a search for more decodes
@@ -45,6 +46,9 @@ pub struct Index {
     /// The appended lines of each appended session the last [`Projection::known`] met, decoded
     /// for its filter while it consulted the tokens, for [`Projection::hits`] to take.
     appended: Mutex<HashMap<SessionKey, Appended>>,
+    /// The candidate lines the last [`Projection::known`] found, for [`Projection::hits`] to
+    /// take each session's from without reading the token lists again.
+    located: Mutex<Option<Found>>,
 }
 
 impl Index {
@@ -54,6 +58,7 @@ impl Index {
             store: Mutex::new(store),
             version: version.into(),
             appended: Mutex::new(HashMap::new()),
+            located: Mutex::new(None),
         }
     }
 }
@@ -88,25 +93,63 @@ fn appended_snapshot(
     (appended <= MAX_APPENDED).then_some(snapshot)
 }
 
+/// The candidate lines of a filter's queries, as [`Projection::known`] found them.
+struct Found {
+    queries: Vec<String>,
+    /// Per query: every candidate's id, ascending, and the range of them in each session.
+    per_query: Vec<(Vec<u64>, HashMap<SessionKey, RangeInclusive<u64>>)>,
+    /// Each session's stored files when they were found: a session the store took in again
+    /// since has other lines (ids are never reused), and is looked up anew.
+    witnesses: HashMap<SessionKey, Vec<Witness>>,
+}
+
+impl Found {
+    /// The ids among which `key`'s candidates for query `q` are; `None` when this is not
+    /// what was found for `filter` or the session's stored lines changed since.
+    fn ids(&self, filter: &Filter, q: usize, key: &SessionKey, row: &SessionRow) -> Option<&[u64]> {
+        if self.queries != filter.queries() || self.witnesses.get(key) != Some(&row.witnesses) {
+            return None;
+        }
+        let (ids, ranges) = self.per_query.get(q)?;
+        let Some(range) = ranges.get(key) else {
+            return Some(&[]);
+        };
+        let start = ids.partition_point(|id| id < range.start());
+        let end = ids.partition_point(|id| id <= range.end());
+        Some(&ids[start..end])
+    }
+}
+
 /// Per session of `keys` (by index) with candidate lines for any of the queries (`per_query`,
-/// their tokens), the span of their times; `None` within: one has no known time. `None` when
-/// the store cannot tell.
+/// their tokens), the span of their times (`None` within: one has no known time); and what
+/// [`Found`] keeps of them. `None` when the store cannot tell.
 fn candidate_spans(
     store: &Store,
     keys: &[SessionKey],
     per_query: &[Vec<crate::tokens::Token>],
-) -> Option<HashMap<usize, Option<Span>>> {
+) -> Option<(
+    HashMap<usize, Option<Span>>,
+    Vec<(Vec<u64>, HashMap<SessionKey, RangeInclusive<u64>>)>,
+)> {
     let mut spans: HashMap<usize, Option<Span>> = HashMap::new();
+    let mut found = Vec::new();
     for tokens in per_query {
-        for (i, this) in store.matching_spans_in(keys, tokens).ok()? {
-            let entry = spans.entry(i).or_insert(this);
-            *entry = match (*entry, this) {
+        let located = store.located(keys, tokens).ok()?;
+        let mut ranges: HashMap<SessionKey, RangeInclusive<u64>> = HashMap::new();
+        for this in located.spans {
+            let entry = spans.entry(this.session).or_insert(this.times);
+            *entry = match (*entry, this.times) {
                 (Some((f1, l1)), Some((f2, l2))) => Some((f1.min(f2), l1.max(l2))),
                 _ => None,
             };
+            let range = ranges
+                .entry(keys[this.session].clone())
+                .or_insert(this.ids.clone());
+            *range = *range.start().min(this.ids.start())..=*range.end().max(this.ids.end());
         }
+        found.push((located.ids, ranges));
     }
-    Some(spans)
+    Some((spans, found))
 }
 
 /// Decodes the lines of `file` after `snapshot` for the events that pass `filter`.
@@ -189,11 +232,11 @@ impl Projection for Index {
                 indexed(row, &self.version, &now)
             })
             .collect();
-        let keys: Vec<SessionKey> = sessions
-            .iter()
-            .zip(&fresh)
-            .filter(|(_, fresh)| **fresh)
-            .map(|(f, _)| f.key.clone())
+        // The stored lines of appended sessions are looked up too, for their hits.
+        let looked_up = |i: usize| fresh[i] || grown[i].is_some();
+        let keys: Vec<SessionKey> = (0..sessions.len())
+            .filter(|&i| looked_up(i))
+            .map(|i| sessions[i].key.clone())
             .collect();
         // The appended sessions' new lines are decoded on another core meanwhile.
         let spans = std::thread::scope(|scope| {
@@ -211,41 +254,49 @@ impl Projection for Index {
             }
             spans
         });
-        let Some(spans) = spans else {
+        let Some((spans, per_query)) = spans else {
             return unknown();
         };
+        if let Ok(mut located) = self.located.lock() {
+            let witnesses = (keys.iter())
+                .filter_map(|k| Some((k.clone(), rows.get(k)?.witnesses.clone())))
+                .collect();
+            *located = Some(Found {
+                queries: filter.queries().to_vec(),
+                per_query,
+                witnesses,
+            });
+        }
         let mut next = 0;
-        fresh
-            .iter()
-            .zip(failed)
-            .zip(grown)
-            .map(|((fresh, failed), grown)| {
-                if failed {
-                    return Known::Unindexable;
-                }
-                if grown.is_some() {
-                    return Known::Within {
-                        first: None,
-                        last: Some(Timestamp(i64::MAX)),
-                        appended: true,
-                    };
-                }
-                if !fresh {
-                    return Known::Unknown;
-                }
-                let i = next;
+        let known = (0..sessions.len()).map(|i| {
+            let slot = looked_up(i).then(|| {
                 next += 1;
-                match spans.get(&i) {
-                    None => Known::NoHit,
-                    Some(None) => Known::Unknown,
-                    Some(Some((first, last))) => Known::Within {
-                        first: *first,
-                        last: *last,
-                        appended: false,
-                    },
-                }
-            })
-            .collect()
+                next - 1
+            });
+            if failed[i] {
+                return Known::Unindexable;
+            }
+            if grown[i].is_some() {
+                return Known::Within {
+                    first: None,
+                    last: Some(Timestamp(i64::MAX)),
+                    appended: true,
+                };
+            }
+            let Some(slot) = slot else {
+                return Known::Unknown;
+            };
+            match spans.get(&slot) {
+                None => Known::NoHit,
+                Some(None) => Known::Unknown,
+                Some(Some((first, last))) => Known::Within {
+                    first: *first,
+                    last: *last,
+                    appended: false,
+                },
+            }
+        });
+        known.collect()
     }
 
     /// The candidate lines' stored events, filtered by role, time and branch and walked in the
@@ -293,12 +344,17 @@ impl Projection for Index {
                 Some(Ok(done)) => done.settled,
                 Some(Err(snapshot)) => snapshot.settled,
             };
+            let found = self.located.lock().ok()?;
             let mut lines: BTreeMap<u64, Candidate> = BTreeMap::new();
-            for query in filter.queries() {
-                for c in store
-                    .matching_lines(&file.key, &query_tokens(query)?)
-                    .ok()?
+            for (q, query) in filter.queries().iter().enumerate() {
+                let candidates = match found
+                    .as_ref()
+                    .and_then(|f| f.ids(filter, q, &file.key, &row))
                 {
+                    Some(ids) => store.lines_of_among(&file.key, ids),
+                    None => store.matching_lines(&file.key, &query_tokens(query)?),
+                };
+                for c in candidates.ok()? {
                     if c.line.seq <= settled {
                         lines.insert(c.line.seq, c);
                     }

@@ -40,6 +40,7 @@ pub use error::StoreError;
 pub use fingerprint::{
     checkpoint_hash, checkpoint_hash_file, checkpoint_hash_of, Fingerprint, CHECKPOINT_WINDOW,
 };
+pub use read::{Located, LocatedSpan, TimeSpan};
 pub use schema::SCHEMA_VERSION;
 
 /// One file a session's lines were decoded from, as it was when they were indexed.

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::ops::Range;
+
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
@@ -17,6 +18,29 @@ use super::{
     Store, StoreError, Witness,
 };
 use crate::tokens::Token;
+
+/// The earliest and latest time of some lines (`None` first: untimed).
+pub type TimeSpan = (Option<Timestamp>, Option<Timestamp>);
+
+/// The lines holding a query's tokens, as [`Store::located`] finds them.
+#[derive(Debug, Default)]
+pub struct Located {
+    /// Every candidate line's id, ascending.
+    pub ids: Vec<u64>,
+    /// Per session and kind of line time, as [`Store::matching_spans_in`] gives them.
+    pub spans: Vec<LocatedSpan>,
+}
+
+/// Some of a session's candidate lines: their times and the range of their ids.
+#[derive(Debug)]
+pub struct LocatedSpan {
+    /// The session's index among the keys asked for.
+    pub session: usize,
+    /// Their span of times; `None`: one has no known time.
+    pub times: Option<TimeSpan>,
+    /// The least and greatest of their ids.
+    pub ids: std::ops::RangeInclusive<u64>,
+}
 
 const LINE_COLUMNS: &str = "l.seq, l.file, l.offset, l.len, l.time_kind, l.time_ns";
 
@@ -171,12 +195,32 @@ impl Store {
             return Ok(Vec::new());
         };
         let ids = candidates(&self.conn, tokens, uint(first)..=uint(last))?;
+        self.lines_among(id, ids)
+    }
+
+    /// The lines of session `key` among `ids` (candidates the caller already has, as
+    /// [`Store::located`] gives them), by seq.
+    pub fn lines_of_among(
+        &self,
+        key: &SessionKey,
+        ids: &[u64],
+    ) -> Result<Vec<Candidate>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        match self.session_id(key)? {
+            Some(id) => self.lines_among(id, ids.to_vec()),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn lines_among(&self, session: i64, ids: Vec<u64>) -> Result<Vec<Candidate>, StoreError> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {LINE_COLUMNS}, l.branch, l.events FROM lines l
              WHERE l.id IN rarray(?1) AND l.session = ?2 ORDER BY l.seq"
         ))?;
         let rows = stmt
-            .query_map(params![id_array(ids), id], candidate)?
+            .query_map(params![id_array(ids), session], candidate)?
             .collect::<Result<_, _>>()?;
         Ok(rows)
     }
@@ -241,37 +285,54 @@ impl Store {
     /// few `(i, earliest, latest)` spans as there are kinds of line time among them (SQLite does
     /// the aggregation: a frequent term's lines never cross into Rust one by one). A span is
     /// `None` where a line's time is unknown; an earliest of `None` means untimed lines.
-    #[allow(clippy::type_complexity)]
     pub fn matching_spans_in(
         &self,
         keys: &[SessionKey],
         tokens: &[Token],
-    ) -> Result<Vec<(usize, Option<(Option<Timestamp>, Option<Timestamp>)>)>, StoreError> {
+    ) -> Result<Vec<(usize, Option<TimeSpan>)>, StoreError> {
+        let located = self.located(keys, tokens)?;
+        Ok(located
+            .spans
+            .into_iter()
+            .map(|s| (s.session, s.times))
+            .collect())
+    }
+
+    /// Every line holding every one of `tokens`, and what [`Store::matching_spans_in`] tells
+    /// of them per session of `keys`, with the range of their ids: a caller that keeps both
+    /// finds a session's candidates ([`Store::lines_of_among`]) without reading the token
+    /// lists again.
+    pub fn located(&self, keys: &[SessionKey], tokens: &[Token]) -> Result<Located, StoreError> {
         let wanted = self.ids_of(keys)?;
         if wanted.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Located::default());
         }
         let ids = candidates(&self.conn, tokens, 1..=i64::MAX as u64)?;
         let mut stmt = self.conn.prepare_cached(
-            "SELECT l.session, l.time_kind, min(l.time_ns), max(l.time_ns)
+            "SELECT l.session, l.time_kind, min(l.time_ns), max(l.time_ns), min(l.id), max(l.id)
              FROM lines l WHERE l.id IN rarray(?1) GROUP BY l.session, l.time_kind",
         )?;
-        let mut q = stmt.query([id_array(ids)])?;
-        let mut out = Vec::new();
+        let mut q = stmt.query([id_array(ids.clone())])?;
+        let mut spans = Vec::new();
         while let Some(r) = q.next()? {
             let Some(&i) = wanted.get(&r.get::<_, i64>(0)?) else {
                 continue;
             };
             let (min, max): (Option<i64>, Option<i64>) = (r.get(2)?, r.get(3)?);
-            let span = match (r.get::<_, i64>(1)?, min, max) {
+            let times = match (r.get::<_, i64>(1)?, min, max) {
                 (1, _, _) => Some((None, None)),
                 (2, Some(a), Some(b)) => Some((Some(Timestamp(a)), Some(Timestamp(b)))),
                 (3, _, Some(b)) => Some((None, Some(Timestamp(b)))),
                 _ => None,
             };
-            out.push((i, span));
+            let ids = uint(r.get(4)?)..=uint(r.get(5)?);
+            spans.push(LocatedSpan {
+                session: i,
+                times,
+                ids,
+            });
         }
-        Ok(out)
+        Ok(Located { ids, spans })
     }
 
     /// The session's lines with seqs in `seqs`, by seq: what a page around a hit needs.
