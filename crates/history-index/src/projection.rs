@@ -93,11 +93,16 @@ fn appended_snapshot(
     (appended <= MAX_APPENDED).then_some(snapshot)
 }
 
+/// A query's candidate lines: every one's id, ascending, and the range of them in each session.
+type QueryCandidates = (Vec<u64>, HashMap<SessionKey, RangeInclusive<u64>>);
+
+/// Per session (by index) with candidates, the span of their times.
+type Spans = HashMap<usize, Option<Span>>;
+
 /// The candidate lines of a filter's queries, as [`Projection::known`] found them.
 struct Found {
     queries: Vec<String>,
-    /// Per query: every candidate's id, ascending, and the range of them in each session.
-    per_query: Vec<(Vec<u64>, HashMap<SessionKey, RangeInclusive<u64>>)>,
+    per_query: Vec<QueryCandidates>,
     /// Each session's stored files when they were found: a session the store took in again
     /// since has other lines (ids are never reused), and is looked up anew.
     witnesses: HashMap<SessionKey, Vec<Witness>>,
@@ -127,11 +132,8 @@ fn candidate_spans(
     store: &Store,
     keys: &[SessionKey],
     per_query: &[Vec<crate::tokens::Token>],
-) -> Option<(
-    HashMap<usize, Option<Span>>,
-    Vec<(Vec<u64>, HashMap<SessionKey, RangeInclusive<u64>>)>,
-)> {
-    let mut spans: HashMap<usize, Option<Span>> = HashMap::new();
+) -> Option<(Spans, Vec<QueryCandidates>)> {
+    let mut spans = Spans::new();
     let mut found = Vec::new();
     for tokens in per_query {
         let located = store.located(keys, tokens).ok()?;
@@ -180,7 +182,7 @@ fn decode_appended(
 }
 
 /// The earliest and latest time of the candidate lines of a session (`None` first: untimed).
-type Span = (Option<Timestamp>, Option<Timestamp>);
+type Span = crate::store::TimeSpan;
 
 impl Projection for Index {
     fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known> {
