@@ -49,12 +49,8 @@ pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
             if !meta.is_file() {
                 continue;
             }
-            found.push(SessionFile {
-                key: SessionKey::new(HARNESS.name, id),
-                modified: modified_nanos(&meta),
-                size: meta.len(),
-                path,
-            });
+            let key = SessionKey::new(HARNESS.name, id);
+            found.push(SessionFile::from_metadata(key, path, &meta));
         }
     }
     found
@@ -69,11 +65,4 @@ fn session_id(path: &Path) -> Option<String> {
         return None;
     }
     Some(stem.to_string())
-}
-
-fn modified_nanos(meta: &fs::Metadata) -> i64 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i64)
 }

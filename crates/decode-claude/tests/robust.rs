@@ -36,6 +36,7 @@ fn decode(path: &Path, bytes: &[u8]) -> Result<usize, String> {
         path: path.to_path_buf(),
         modified: 0,
         size: 0,
+        fingerprint: None,
     };
     let claude = Claude::new(PathBuf::new());
     let mut events = Vec::new();
@@ -264,6 +265,7 @@ fn compare(claude: &Claude, path: &Path, bytes: &[u8], seed: u64) {
         path: path.to_path_buf(),
         modified: 0,
         size: 0,
+        fingerprint: None,
     };
     let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
     let mut full = Vec::new();
@@ -314,6 +316,7 @@ fn every_word_of_an_event_is_in_its_line_raw_bytes() {
             path: path.clone(),
             modified: 0,
             size: 0,
+            fingerprint: None,
         };
         let mut events = Vec::new();
         if claude.decode(&file, &mut |e| events.push(e), None).is_err() {

@@ -4,7 +4,6 @@
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use history_core::{SessionFile, SessionKey};
 
@@ -153,12 +152,8 @@ pub(crate) fn sessions(harness: &str, root: &Path) -> Vec<SessionFile> {
         .into_iter()
         .filter_map(|(thread, (_, path))| {
             let meta = fs::metadata(&path).ok()?;
-            Some(SessionFile {
-                key: SessionKey::new(harness, thread),
-                modified: meta.modified().map(nanos).unwrap_or(0),
-                size: meta.len(),
-                path,
-            })
+            let key = SessionKey::new(harness, thread);
+            Some(SessionFile::from_metadata(key, path, &meta))
         })
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -170,13 +165,6 @@ fn id_from_header(path: &Path) -> Option<String> {
     let mut lines = reader::open_head(path).ok()?;
     let head = header::read(&mut lines, &mut Vec::new()).ok()??;
     head.id().map(str::to_owned)
-}
-
-fn nanos(t: SystemTime) -> i64 {
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
-        Err(e) => i64::try_from(e.duration().as_nanos()).map_or(i64::MIN, |n| -n),
-    }
 }
 
 /// Rollout files by the id a `history_base` names them by, built on first use.

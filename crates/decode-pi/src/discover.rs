@@ -2,7 +2,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use history_core::source::Lines;
 use history_core::{SessionFile, SessionKey};
@@ -45,17 +44,8 @@ fn session_file(path: &Path) -> Option<SessionFile> {
     let id = read_header(path)
         .and_then(|h| h.id)
         .or_else(|| id_from_name(path))?;
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-    Some(SessionFile {
-        key: SessionKey::new("pi", id),
-        path: path.to_path_buf(),
-        modified,
-        size: meta.len(),
-    })
+    let key = SessionKey::new("pi", id);
+    Some(SessionFile::from_metadata(key, path.to_path_buf(), &meta))
 }
 
 /// The header on the file's first line, reading nothing else.

@@ -39,6 +39,7 @@ fn fixture_files() -> Vec<SessionFile> {
                     path,
                     modified: 0,
                     size: 0,
+                    fingerprint: None,
                 })
         })
         .collect()

@@ -42,6 +42,7 @@ fn session(path: &Path, id: &str) -> SessionFile {
         path: path.to_path_buf(),
         modified: 0,
         size: 0,
+        fingerprint: None,
     }
 }
 

@@ -29,6 +29,7 @@ impl Transcript for Counting {
                 path: e.path(),
                 modified: 0,
                 size: meta.len(),
+                fingerprint: None,
             });
         }
         out

@@ -59,6 +59,7 @@ impl Transcript for Notes {
                         .ok()?
                         .as_nanos() as i64,
                     size: meta.len(),
+                    fingerprint: None,
                     path,
                 })
             })

@@ -38,6 +38,18 @@ impl Fingerprint {
         Ok(Fingerprint::from_stat(&rustix::fs::fstat(file)?))
     }
 
+    /// The fingerprint in a `stat` the standard library took.
+    pub fn of_metadata(meta: &std::fs::Metadata) -> Fingerprint {
+        use std::os::unix::fs::MetadataExt;
+        Fingerprint {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime_ns: nanos(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: nanos(meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
     /// Whether the file described by `self` may be `before` with bytes appended: same file,
     /// not smaller. Only a hash of what was read can tell an append from a rewrite in place.
     pub fn may_extend(&self, before: &Fingerprint) -> bool {
@@ -84,6 +96,10 @@ mod tests {
         std::fs::write(&path, "a\n").unwrap();
         let before = Fingerprint::of(&path).unwrap();
         assert_eq!(before, Fingerprint::of(&path).unwrap());
+        assert_eq!(
+            before,
+            Fingerprint::of_metadata(&std::fs::metadata(&path).unwrap())
+        );
         assert_eq!(before.size, 2);
         std::fs::write(&path, "a\nb\n").unwrap();
         let after = Fingerprint::of(&path).unwrap();

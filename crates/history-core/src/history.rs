@@ -424,6 +424,7 @@ impl History {
             path: s.path.clone(),
             modified: 0,
             size: 0,
+            fingerprint: None,
         };
         let qualified = s.session.to_string();
         let path = s.path.display().to_string();
@@ -920,6 +921,7 @@ impl History {
                 path: hit.path.clone(),
                 modified: 0,
                 size: 0,
+                fingerprint: None,
             })
             .collect();
         let mut page = ListPage {

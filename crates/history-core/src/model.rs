@@ -117,6 +117,24 @@ pub struct SessionFile {
     pub modified: i64,
     /// Size in bytes.
     pub size: u64,
+    /// The file's fingerprint as discovery stat'ed it (before reading it), which a freshness
+    /// check may take instead of a stat of its own; `None` where it was not taken.
+    pub fingerprint: Option<crate::fingerprint::Fingerprint>,
+}
+
+impl SessionFile {
+    /// The file at `path` holding session `key`, as `meta` (its stat, links followed) tells.
+    pub fn from_metadata(key: SessionKey, path: PathBuf, meta: &std::fs::Metadata) -> SessionFile {
+        let fingerprint = crate::fingerprint::Fingerprint::of_metadata(meta);
+        SessionFile {
+            key,
+            path,
+            // Before the epoch reads as at it, as `SystemTime::duration_since` has it.
+            modified: fingerprint.mtime_ns.max(0),
+            size: fingerprint.size,
+            fingerprint: Some(fingerprint),
+        }
+    }
 }
 
 /// What a session is about, beyond its events.

@@ -215,6 +215,7 @@ mod tests {
             path: "/counted/s".into(),
             modified: 0,
             size: 0,
+            fingerprint: None,
         };
         let rep = representative(&corpus, &file, &Filter::default()).unwrap();
         (rep.event.map(|e| e.text), decodes.load(Ordering::SeqCst))

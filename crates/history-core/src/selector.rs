@@ -181,6 +181,7 @@ mod tests {
             path: PathBuf::from(format!("/{h}/{id}")),
             modified,
             size: 0,
+            fingerprint: None,
         }
     }
 

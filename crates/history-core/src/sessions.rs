@@ -74,6 +74,7 @@ pub fn summarize(hits: Vec<Hit>) -> Vec<Summary> {
                 path: first.path.clone(),
                 modified: 0,
                 size: 0,
+                fingerprint: None,
             };
             let meta = first.meta.clone();
             summary(&file, hits.into_iter().map(|h| h.event).collect(), meta)

@@ -54,6 +54,7 @@ impl Transcript for Chatty {
             path: PathBuf::from("/nonexistent/s"),
             modified: 0,
             size: 64 * MIB as u64,
+            fingerprint: None,
         }]
     }
 

@@ -96,6 +96,7 @@ impl Transcript for Live {
                 path,
                 modified: modified.map_or(0, |d| d.as_nanos() as i64),
                 size: meta.len(),
+                fingerprint: None,
             });
         }
         found

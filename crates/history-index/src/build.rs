@@ -3,6 +3,7 @@
 //! tokens of its events' folded text. One session per transaction.
 
 use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use history_core::resume::Snapshot;
@@ -43,7 +44,20 @@ pub struct Summary {
 /// The files of a session now, its lineage, with each one's fingerprint; `None` when a file
 /// cannot be stat'ed.
 pub(crate) fn fingerprints(source: &dyn Transcript, file: &SessionFile) -> Option<Files> {
-    history_core::fingerprint::fingerprints(&source.lineage(file))
+    let lineage = source.lineage(file);
+    lineage
+        .into_iter()
+        .map(|path| Some((path.clone(), fingerprint_now(file, &path)?)))
+        .collect()
+}
+
+/// The fingerprint of `path`: for the session's own file, the one its discovery took (before
+/// anything was read, as a stat here would be), else a stat now.
+fn fingerprint_now(file: &SessionFile, path: &Path) -> Option<Fingerprint> {
+    match file.fingerprint {
+        Some(f) if path == file.path => Some(f),
+        _ => Fingerprint::of(path).ok(),
+    }
 }
 
 /// The session's files with their fingerprints now, as [`fingerprints`] takes them; but when
@@ -63,22 +77,23 @@ pub(crate) fn current_files(
             .iter()
             .map(|w| (w.path.clone(), w.fingerprint))
             .collect();
-        if unchanged(&stored) {
+        let unchanged = (stored.iter()).all(|(path, f)| fingerprint_now(file, path) == Some(*f));
+        if unchanged {
             return Some(stored);
         }
     }
     fingerprints(source, file)
 }
 
-/// Whether every file still has the fingerprint it had.
-fn unchanged(files: &[(std::path::PathBuf, Fingerprint)]) -> bool {
+/// Whether every file still has the fingerprint it had, by a stat of each now.
+fn unchanged(files: &[(PathBuf, Fingerprint)]) -> bool {
     files
         .iter()
         .all(|(path, f)| Fingerprint::of(path).ok().as_ref() == Some(f))
 }
 
 /// Whether stored witnesses are exactly these files with these fingerprints.
-pub(crate) fn same_files(stored: &[Witness], now: &[(std::path::PathBuf, Fingerprint)]) -> bool {
+pub(crate) fn same_files(stored: &[Witness], now: &[(PathBuf, Fingerprint)]) -> bool {
     stored.len() == now.len()
         && stored
             .iter()

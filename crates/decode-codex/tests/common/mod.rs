@@ -156,6 +156,7 @@ pub fn file(path: &Path) -> SessionFile {
         path: path.to_path_buf(),
         modified: 0,
         size: 0,
+        fingerprint: None,
     }
 }
 
