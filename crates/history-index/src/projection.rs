@@ -84,11 +84,29 @@ fn appended_snapshot(
     version: &str,
     now: &[(std::path::PathBuf, crate::store::Fingerprint)],
 ) -> Option<Snapshot> {
-    if same_files(&row.witnesses, now) || !grew(row, version, now) {
+    if !appended(row, version, now) {
         return None;
     }
-    let snapshot = store.resume(&row.key).ok()??;
-    // Past a few MiB, the appended lines' hits would all be held at once.
+    snapshot_within(store, &row.key, now)
+}
+
+/// Whether the session's files only grew since `row` was indexed.
+fn appended(
+    row: &SessionRow,
+    version: &str,
+    now: &[(std::path::PathBuf, crate::store::Fingerprint)],
+) -> bool {
+    !same_files(&row.witnesses, now) && grew(row, version, now)
+}
+
+/// The stored snapshot of session `key`, when no more than [`MAX_APPENDED`] follows it in its
+/// file (`now`): past a few MiB, the appended lines' hits would all be held at once.
+fn snapshot_within(
+    store: &Store,
+    key: &SessionKey,
+    now: &[(std::path::PathBuf, crate::store::Fingerprint)],
+) -> Option<Snapshot> {
+    let snapshot = store.resume(key).ok()??;
     let appended = now.first()?.1.size.saturating_sub(snapshot.offset);
     (appended <= MAX_APPENDED).then_some(snapshot)
 }
@@ -207,13 +225,14 @@ impl Projection for Index {
         // Failed sessions that this build recorded from the files they have now: an update
         // would fail them again.
         let mut failed = vec![false; sessions.len()];
-        let mut grown: Vec<Option<Snapshot>> = vec![None; sessions.len()];
+        let mut grows = vec![false; sessions.len()];
         // The freshness check stats every file, and reads the headers of changed ones again:
         // on every core.
         let nows = history_core::parallel::map(sessions, |file| {
             let source = corpus.source(&file.key.harness)?;
             current_files(source, file, rows.get(&file.key).copied())
         });
+        let mut appended_now = Vec::new();
         let fresh: Vec<bool> = sessions
             .iter()
             .zip(nows)
@@ -228,34 +247,49 @@ impl Projection for Index {
                         && row.decoder_version == self.version
                         && same_files(&row.witnesses, &now)
                 });
+                let fresh = indexed(row, &self.version, &now);
                 // A session appended to since it was indexed: its hits are read from the
                 // projection and from a decode of the appended lines, and may be anywhere.
-                grown[i] = row.and_then(|row| appended_snapshot(&store, row, &self.version, &now));
-                indexed(row, &self.version, &now)
+                if row.is_some_and(|row| appended(row, &self.version, &now)) {
+                    grows[i] = true;
+                    appended_now.push((i, now));
+                }
+                fresh
             })
             .collect();
         // The stored lines of appended sessions are looked up too, for their hits.
-        let looked_up = |i: usize| fresh[i] || grown[i].is_some();
         let keys: Vec<SessionKey> = (0..sessions.len())
-            .filter(|&i| looked_up(i))
+            .filter(|&i| fresh[i] || grows[i])
             .map(|i| sessions[i].key.clone())
             .collect();
-        // The appended sessions' new lines are decoded on another core meanwhile.
-        let spans = std::thread::scope(|scope| {
+        // The appended sessions' snapshots are read (through a connection of their own) and
+        // their new lines decoded on another core meanwhile.
+        let reader = store.reader();
+        let (spans, decoded) = std::thread::scope(|scope| {
             let decoding = scope.spawn(|| {
-                let appended = sessions.iter().zip(&grown).filter_map(|(file, snapshot)| {
-                    let done = decode_appended(corpus, file, filter, snapshot.as_ref()?)?;
-                    Some((file.key.clone(), done))
+                let reader = reader.open().ok()?;
+                let decoded = appended_now.iter().filter_map(|(i, now)| {
+                    let file = &sessions[*i];
+                    let snapshot = snapshot_within(&reader, &file.key, now)?;
+                    Some((*i, decode_appended(corpus, file, filter, &snapshot)))
                 });
-                appended.collect::<Vec<_>>()
+                Some(decoded.collect::<Vec<_>>())
             });
             let spans = candidate_spans(&store, &keys, &per_query);
-            // They are for this filter: a search asks for hits right after.
-            if let (Ok(decoded), Ok(mut kept)) = (decoding.join(), self.appended.lock()) {
-                *kept = decoded.into_iter().collect();
-            }
-            spans
+            (spans, decoding.join().ok().flatten().unwrap_or_default())
         });
+        // Those with a snapshot to go on from; their decodes are for this filter, and a search
+        // asks for hits right after.
+        let mut grown = vec![false; sessions.len()];
+        if let Ok(mut kept) = self.appended.lock() {
+            kept.clear();
+            for (i, done) in decoded {
+                grown[i] = true;
+                if let Some(done) = done {
+                    kept.insert(sessions[i].key.clone(), done);
+                }
+            }
+        }
         let Some((spans, per_query)) = spans else {
             return unknown();
         };
@@ -271,14 +305,14 @@ impl Projection for Index {
         }
         let mut next = 0;
         let known = (0..sessions.len()).map(|i| {
-            let slot = looked_up(i).then(|| {
+            let slot = (fresh[i] || grows[i]).then(|| {
                 next += 1;
                 next - 1
             });
             if failed[i] {
                 return Known::Unindexable;
             }
-            if grown[i].is_some() {
+            if grown[i] {
                 return Known::Within {
                     first: None,
                     last: Some(Timestamp(i64::MAX)),

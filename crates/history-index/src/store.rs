@@ -43,6 +43,22 @@ pub use fingerprint::{
 pub use read::{Located, LocatedSpan, TimeSpan};
 pub use schema::SCHEMA_VERSION;
 
+/// A read-only connection to a database already open, not yet made: see [`Store::reader`].
+pub struct Reader {
+    path: PathBuf,
+    schema_version: i64,
+}
+
+impl Reader {
+    /// The connection.
+    pub fn open(&self) -> Result<Store, StoreError> {
+        Store::connect_degraded(&self.path, self.schema_version).map_err(|e| match e {
+            Attempt::Failed(e) => e,
+            Attempt::Damaged => StoreError::Corrupt,
+        })
+    }
+}
+
 /// One file a session's lines were decoded from, as it was when they were indexed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Witness {
@@ -382,6 +398,15 @@ impl Store {
             return Err(Attempt::Damaged);
         }
         Ok(store)
+    }
+
+    /// What opens a second, read-only connection to this database: for reads on another
+    /// thread (a connection is not shared between threads).
+    pub fn reader(&self) -> Reader {
+        Reader {
+            path: self.path.clone(),
+            schema_version: self.schema_version,
+        }
     }
 
     fn connect_degraded(path: &Path, version: i64) -> Result<Store, Attempt> {
