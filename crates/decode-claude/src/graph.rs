@@ -82,30 +82,30 @@ mod records {
         }
         let word = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4"));
         let none_or = |w: u32| w.checked_sub(1);
-        (bytes.chunks_exact(SIZE))
-            .map(|r| {
-                let kind = match r[32] & 3 {
-                    0 => NodeKind::Message,
-                    1 => NodeKind::Aside,
-                    2 => NodeKind::Other,
-                    _ => return Err(serde::de::Error::custom("an unknown node kind")),
-                };
-                let flags = r[32] >> 2;
-                Ok(Node {
-                    seq: u64::from_le_bytes(r[..8].try_into().expect("8 bytes")),
-                    parent: none_or(word(r, 8)),
-                    logical: none_or(word(r, 12)),
-                    response: none_or(word(r, 16)),
-                    calls: word(r, 20),
-                    uses: word(r, 24),
-                    results: word(r, 28),
-                    kind,
-                    foreign: flags & 1 != 0,
-                    present: flags & 2 != 0,
-                    has_child: flags & 4 != 0,
-                })
-            })
-            .collect()
+        let mut nodes = Vec::with_capacity(bytes.len() / SIZE);
+        for r in bytes.chunks_exact(SIZE) {
+            let kind = match r[32] & 3 {
+                0 => NodeKind::Message,
+                1 => NodeKind::Aside,
+                2 => NodeKind::Other,
+                _ => return Err(serde::de::Error::custom("an unknown node kind")),
+            };
+            let flags = r[32] >> 2;
+            nodes.push(Node {
+                seq: u64::from_le_bytes(r[..8].try_into().expect("8 bytes")),
+                parent: none_or(word(r, 8)),
+                logical: none_or(word(r, 12)),
+                response: none_or(word(r, 16)),
+                calls: word(r, 20),
+                uses: word(r, 24),
+                results: word(r, 28),
+                kind,
+                foreign: flags & 1 != 0,
+                present: flags & 2 != 0,
+                has_child: flags & 4 != 0,
+            });
+        }
+        Ok(nodes)
     }
 }
 
@@ -459,22 +459,34 @@ impl Graph {
         // Parallel tool calls: the calls of one response form a chain, each result hangs off
         // its own call, and the conversation goes on from only one result. The sibling calls
         // and results still belong to the branch; anything else hanging off it does not.
-        // (parent, child) for every present line, sorted: a parent's children are one run.
-        let mut children: Vec<(u32, u32)> = (self.nodes.iter().enumerate())
-            .filter_map(|(i, n)| match (n.present, n.foreign, n.parent) {
-                (true, false, Some(p)) => Some((p, i as u32)),
-                _ => None,
-            })
-            .collect();
-        children.sort_unstable();
+        // The children of every present line, as runs by parent: parent `p`'s are
+        // `children[starts[p]..starts[p + 1]]`, in node order.
+        let linked = |n: &Node| match (n.present, n.foreign, n.parent) {
+            (true, false, Some(p)) => Some(p as usize),
+            _ => None,
+        };
+        let mut starts = vec![0u32; self.nodes.len() + 1];
+        for p in self.nodes.iter().filter_map(linked) {
+            starts[p + 1] += 1;
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let mut children = vec![0u32; starts[self.nodes.len()] as usize];
+        let mut next = starts.clone();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let Some(p) = linked(n) {
+                children[next[p] as usize] = i as u32;
+                next[p] += 1;
+            }
+        }
         let mut queue: Vec<u32> = (0..self.nodes.len() as u32)
             .filter(|&i| on[i as usize])
             .collect();
         while let Some(p) = queue.pop() {
             let parent = &self.nodes[p as usize];
-            let first = children.partition_point(|&(q, _)| q < p);
-            let run = children[first..].iter().take_while(|&&(q, _)| q == p);
-            for &(_, c) in run {
+            let run = &children[starts[p as usize] as usize..starts[p as usize + 1] as usize];
+            for &c in run {
                 let child = &self.nodes[c as usize];
                 let same_response = child.response.is_some() && child.response == parent.response;
                 let (uses, _) = self.calls_of(parent);

@@ -21,39 +21,72 @@ const ENTRY: usize = 8;
 
 impl Table {
     /// The table of `self`'s entries and of `pairs` (distinct keys, as a map's): where a key
-    /// is in both, `pairs` wins.
+    /// is in both, `pairs` wins. The runs of `self` between new keys are copied whole.
     pub(crate) fn merged<K: AsRef<[u8]>>(&self, mut pairs: Vec<(K, u32)>) -> Table {
         pairs.sort_unstable_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+        let added: usize = pairs.iter().map(|p| p.0.as_ref().len()).sum();
         let mut out = Table {
-            keys: Vec::with_capacity(
-                self.keys.len() + pairs.iter().map(|p| p.0.as_ref().len()).sum::<usize>(),
-            ),
+            keys: Vec::with_capacity(self.keys.len() + added),
             entries: Vec::with_capacity(self.entries.len() + pairs.len() * ENTRY),
         };
-        let mut old = self.iter().peekable();
-        let mut new = pairs.iter().map(|(k, v)| (k.as_ref(), *v)).peekable();
-        loop {
-            let next = match (old.peek(), new.peek()) {
-                (None, None) => break,
-                (Some(_), None) => old.next(),
-                (None, Some(_)) => new.next(),
-                (Some(o), Some(n)) => match o.0.cmp(n.0) {
-                    std::cmp::Ordering::Less => old.next(),
-                    std::cmp::Ordering::Equal => {
-                        old.next();
-                        new.next()
-                    }
-                    std::cmp::Ordering::Greater => new.next(),
-                },
+        let mut from = 0;
+        for (key, value) in &pairs {
+            let key = key.as_ref();
+            let at = self.position(key);
+            out.copy_run(self, from..at);
+            from = match at < self.len() && self.key(at) == key {
+                true => at + 1,
+                false => at,
             };
-            let (key, value) = next.expect("peeked");
-            out.keys.extend_from_slice(key);
-            // Keys and counts stay far below 4 GiB: one line is at most 64 MiB.
-            out.entries
-                .extend_from_slice(&(out.keys.len() as u32).to_le_bytes());
-            out.entries.extend_from_slice(&value.to_le_bytes());
+            out.push(key, *value);
         }
+        out.copy_run(self, from..self.len());
         out
+    }
+
+    fn push(&mut self, key: &[u8], value: u32) {
+        self.keys.extend_from_slice(key);
+        // Keys and counts stay far below 4 GiB: one line is at most 64 MiB.
+        self.entries
+            .extend_from_slice(&(self.keys.len() as u32).to_le_bytes());
+        self.entries.extend_from_slice(&value.to_le_bytes());
+    }
+
+    /// Appends `from`'s entries in `run`, their keys in one copy.
+    fn copy_run(&mut self, from: &Table, run: std::ops::Range<usize>) {
+        if run.is_empty() {
+            return;
+        }
+        let start = from.start(run.start);
+        let shift = self.keys.len() as i64 - start as i64;
+        self.keys
+            .extend_from_slice(&from.keys[start..from.entry(run.end - 1).0]);
+        for i in run {
+            let (end, value) = from.entry(i);
+            self.entries
+                .extend_from_slice(&((end as i64 + shift) as u32).to_le_bytes());
+            self.entries.extend_from_slice(&value.to_le_bytes());
+        }
+    }
+
+    /// The index of the first key not less than `key`.
+    fn position(&self, key: &[u8]) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.key(mid) < key {
+                true => lo = mid + 1,
+                false => hi = mid,
+            }
+        }
+        lo
+    }
+
+    fn start(&self, i: usize) -> usize {
+        match i {
+            0 => 0,
+            _ => self.entry(i - 1).0,
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -68,33 +101,26 @@ impl Table {
     }
 
     fn key(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.entry(i - 1).0 };
-        let end = self.entry(i).0;
-        self.keys.get(start..end).unwrap_or_default()
+        self.keys
+            .get(self.start(i)..self.entry(i).0)
+            .unwrap_or_default()
     }
 
     pub(crate) fn get(&self, key: &[u8]) -> Option<u32> {
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match self.key(mid).cmp(key) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(self.entry(mid).1),
-            }
-        }
-        None
-    }
-
-    /// Every key with its value, in key order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], u32)> {
-        (0..self.len()).map(|i| (self.key(i), self.entry(i).1))
+        let at = self.position(key);
+        (at < self.len() && self.key(at) == key).then(|| self.entry(at).1)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Table {
+        fn iter(&self) -> impl Iterator<Item = (&[u8], u32)> {
+            (0..self.len()).map(|i| (self.key(i), self.entry(i).1))
+        }
+    }
 
     #[test]
     fn a_merge_keeps_every_key_once_and_the_newer_value() {
