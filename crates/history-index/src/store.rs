@@ -366,7 +366,7 @@ impl Store {
         }
         if version == 0 {
             // Only an empty database takes it; outside a transaction, before the first write.
-            conn.execute_batch(schema::AUTO_VACUUM)?;
+            conn.execute_batch(schema::PAGES)?;
         }
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
@@ -473,7 +473,7 @@ impl Store {
         }
         tx.commit()?;
         if version < SCHEMA_VERSION {
-            self.conn.execute_batch(schema::AUTO_VACUUM)?;
+            self.conn.execute_batch(schema::PAGES)?;
             self.conn.execute_batch("VACUUM")?;
         }
         self.schema_version = SCHEMA_VERSION;

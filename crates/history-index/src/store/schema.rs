@@ -15,9 +15,14 @@ pub(super) const JOURNAL_SIZE_LIMIT: i64 = 32 * 1024 * 1024;
 /// indexing, it scans instead; and the indexer's transactions are one session each.
 pub(super) const BUSY_TIMEOUT_MS: u64 = 200;
 
-/// Free pages go back to the file system when asked (`PRAGMA incremental_vacuum`, after a merge
-/// of token lists). Set before the first table: it cannot change afterwards but by a `VACUUM`.
-pub(super) const AUTO_VACUUM: &str = "PRAGMA auto_vacuum = INCREMENTAL;";
+/// Pages of 16 KiB: a session's snapshot (MBs for a long transcript) and a frequent token's
+/// list span a quarter of the pages they would at 4 KiB, each page one write to the log and one
+/// read. On the 1 GiB bench corpus: `index` after a 1 MiB append 118 -> 98 ms (median), a build
+/// from nothing 14.8 -> 13.2 s, 189 -> 198 MiB on disk, queries unchanged. Free pages go back to
+/// the file system when asked (`PRAGMA incremental_vacuum`, after a merge of token lists). Both
+/// are set before the first table: they cannot change afterwards but by a `VACUUM` (and the page
+/// size not even by that in WAL mode).
+pub(super) const PAGES: &str = "PRAGMA page_size = 16384; PRAGMA auto_vacuum = INCREMENTAL;";
 
 /// The tables every database of this version has.
 pub(super) const TABLES: [&str; 6] = [

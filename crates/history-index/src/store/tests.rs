@@ -140,6 +140,8 @@ fn a_store_is_created_private_and_reopened() {
     assert_eq!(mode_of("journal_mode"), "Text(\"wal\")");
     assert_eq!(mode_of("synchronous"), "Integer(1)");
     assert_eq!(mode_of("foreign_keys"), "Integer(1)");
+    assert_eq!(mode_of("page_size"), "Integer(16384)");
+    assert_eq!(mode_of("auto_vacuum"), "Integer(2)");
     drop(store);
 
     let store = Store::open_with(&f.db, Check::Quick).unwrap();
