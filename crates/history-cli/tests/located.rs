@@ -311,3 +311,67 @@ fn an_append_that_moves_the_branch_keeps_the_stored_lines_and_moves_their_marks(
         }
     }
 }
+
+/// Appends a user line saying `text` to a Claude transcript, as a child of its last line.
+fn append_claude_line(path: &Path, text: &str) {
+    use std::io::Write;
+    let content = std::fs::read_to_string(path).unwrap();
+    let last: Value = serde_json::from_str(content.lines().last().unwrap()).unwrap();
+    let uuid = format!("00000000-0000-4000-8000-{:012}", content.lines().count());
+    let line = serde_json::json!({
+        "type": "user", "uuid": uuid, "parentUuid": last["uuid"], "sessionId": last["sessionId"],
+        "timestamp": "2031-01-01T00:00:00.000Z", "isSidechain": false,
+        "message": {"role": "user", "content": text},
+    });
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    writeln!(file, "{line}").unwrap();
+}
+
+/// A search's hits come from what the index found when it was consulted; a session the store
+/// took in again before its hits were read (an update between the two, as a background one may
+/// run) holds other lines, and is looked up anew rather than from what was found.
+#[test]
+fn hits_read_after_an_update_find_the_lines_it_added() {
+    use history_core::history::Projection;
+    use history_core::search::{Known, Wanted};
+    let Indexed {
+        roots,
+        calls,
+        db,
+        mut store,
+        indexing,
+    } = Indexed::new();
+    let sessions = indexing.discover_in(Some("claude"));
+    let file = sessions
+        .iter()
+        .find(|f| f.path.extension().is_some_and(|e| e == "jsonl"))
+        .unwrap()
+        .clone();
+    append_claude_line(&file.path, "zebracorn one");
+    update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+    let searching = corpus(&roots, &calls);
+    let sessions = searching.discover_in(Some("claude"));
+    let index = Index::new(Store::open(&db).unwrap(), "test");
+    let filter = history_core::Filter::new(&["zebracorn".into()], vec![], None, None);
+    let known = index.known(&searching, &sessions, &filter);
+    let at = sessions.iter().position(|f| f.key == file.key).unwrap();
+    assert!(matches!(known[at], Known::Within { .. }), "{:?}", known[at]);
+    // An update between `known` and `hits`.
+    append_claude_line(&file.path, "zebracorn two");
+    update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+    let file = searching
+        .discover_in(Some("claude"))
+        .into_iter()
+        .find(|f| f.key == file.key)
+        .unwrap();
+    let wanted = Wanted {
+        filter: &filter,
+        admit: &|_| true,
+        from: From::Newest,
+        count: 10,
+        all_branches: false,
+    };
+    let (hits, _) = index.hits(&searching, &file, &wanted).unwrap().unwrap();
+    let texts: Vec<&str> = hits.iter().map(|(e, _)| e.text.as_str()).collect();
+    assert_eq!(texts, ["zebracorn two", "zebracorn one"]);
+}
