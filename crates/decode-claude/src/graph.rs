@@ -330,6 +330,22 @@ pub(crate) struct Branch {
 }
 
 impl Graph {
+    /// Whether every number in the graph names a node, an id or a run it holds: always so for
+    /// a graph built here, not for one loaded from a damaged snapshot.
+    pub(crate) fn is_whole(&self) -> bool {
+        let (nodes, names, calls) = (self.nodes.len(), self.names.len(), self.calls.len());
+        let node = |n: &u32| (*n as usize) < nodes;
+        self.ids.len() == nodes
+            && self.calls.iter().all(|&c| (c as usize) < names)
+            && self.nodes.iter().all(|n| {
+                n.parent.iter().chain(&n.logical).all(node)
+                    && n.response.is_none_or(|r| (r as usize) < names)
+                    && (n.calls as u64 + n.uses as u64 + n.results as u64) <= calls as u64
+            })
+            && (self.boundaries.iter())
+                .all(|b| node(&b.node) && b.anchor.iter().chain(&b.kept).all(node))
+    }
+
     /// A graph with room for about `lines` lines.
     pub(crate) fn with_capacity(lines: usize) -> Graph {
         Graph {
@@ -600,6 +616,36 @@ mod tests {
                 uuids: kept.iter().map(|k| k.to_string()).collect(),
             }),
             ..line(seq, None, Some(logical))
+        }
+    }
+
+    #[test]
+    fn a_loaded_graph_that_names_what_it_lacks_is_not_whole() {
+        let mut g = Graph::default();
+        g.add("u1", line(1, None, None));
+        g.add(
+            "u2",
+            Link {
+                response: Some("r1".into()),
+                tool_uses: vec!["t1".into()],
+                ..line(2, Some("u1"), None)
+            },
+        );
+        g.add("cb", boundary(3, "u2", "cs", &["u2"]));
+        let saved = history_core::resume::save(&g);
+        let loaded: Graph = history_core::resume::load(&saved).unwrap();
+        assert!(loaded.is_whole());
+        let damage: [&dyn Fn(&mut Graph); 5] = [
+            &|g| g.nodes[1].parent = Some(9),
+            &|g| g.nodes[1].response = Some(9),
+            &|g| g.nodes[1].uses = 5,
+            &|g| g.calls[0] = 9,
+            &|g| g.boundaries[0].kept.push(9),
+        ];
+        for damage in damage {
+            let mut g: Graph = history_core::resume::load(&saved).unwrap();
+            damage(&mut g);
+            assert!(!g.is_whole());
         }
     }
 

@@ -88,7 +88,15 @@ impl Transcript for Claude {
         from: Option<&Snapshot>,
         keep: bool,
     ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
-        let from = resume::with_state(from)?;
+        let from: Option<(&Snapshot, State)> = resume::with_state(from)?;
+        // A snapshot that names nodes or ids it does not hold (a damaged store) is declined,
+        // as one that does not load is.
+        if from
+            .as_ref()
+            .is_some_and(|(_, state)| !state.graph.is_whole())
+        {
+            return None;
+        }
         Some(decode(file, sink, lines, from, keep))
     }
 

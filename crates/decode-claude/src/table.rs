@@ -59,8 +59,9 @@ impl Table {
         }
         let start = from.start(run.start);
         let shift = self.keys.len() as i64 - start as i64;
-        self.keys
-            .extend_from_slice(&from.keys[start..from.entry(run.end - 1).0]);
+        // A damaged table (its ends out of order) is copied as far as it reads, never panics.
+        let keys = from.keys.get(start..from.entry(run.end - 1).0);
+        self.keys.extend_from_slice(keys.unwrap_or_default());
         for i in run {
             let (end, value) = from.entry(i);
             self.entries
@@ -143,6 +144,23 @@ mod tests {
         assert_eq!(loaded.iter().collect::<Vec<_>>(), want);
         for (k, v) in want {
             assert_eq!(loaded.get(k), Some(v));
+        }
+    }
+
+    #[test]
+    fn a_damaged_table_reads_and_merges_without_a_panic() {
+        // What it answers is undefined; that it answers is the point.
+        let t = Table::default().merged(vec![("aa", 1), ("bb", 2), ("cc", 3)]);
+        for cut in [0, 1, 7, 9, 16, 23] {
+            let mut damaged = Table {
+                keys: t.keys.clone(),
+                entries: t.entries[..cut].to_vec(),
+            };
+            damaged.entries.extend_from_slice(&99u32.to_le_bytes());
+            damaged.keys.truncate(3);
+            let _ = (damaged.get(b"bb"), damaged.len());
+            let merged = damaged.merged(vec![("ab", 4)]);
+            let _ = (merged.get(b"ab"), merged.get(b"cc"));
         }
     }
 }
