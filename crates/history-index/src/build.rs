@@ -44,10 +44,8 @@ pub struct Summary {
 /// The files of a session now, its lineage, with each one's fingerprint; `None` when a file
 /// cannot be stat'ed.
 pub(crate) fn fingerprints(source: &dyn Transcript, file: &SessionFile) -> Option<Files> {
-    let lineage = source.lineage(file);
-    lineage
-        .into_iter()
-        .map(|path| Some((path.clone(), fingerprint_now(file, &path)?)))
+    (source.lineage(file).into_iter())
+        .map(|path| fingerprint_now(file, &path).map(|f| (path, f)))
         .collect()
 }
 

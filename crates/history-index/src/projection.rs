@@ -221,13 +221,12 @@ impl Projection for Index {
             return unknown();
         };
         let rows: HashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
-        // The sessions indexed by this build from the files they have now.
         // Failed sessions that this build recorded from the files they have now: an update
         // would fail them again.
         let mut failed = vec![false; sessions.len()];
         let mut grows = vec![false; sessions.len()];
-        // The freshness check stats every file, and reads the headers of changed ones again:
-        // on every core.
+        // The freshness check compares each file's fingerprint (discovery's, or a stat of an
+        // inherited file) and reads the headers of changed ones again: on every core.
         let nows = history_core::parallel::map(sessions, |file| {
             let source = corpus.source(&file.key.harness)?;
             current_files(source, file, rows.get(&file.key).copied())
@@ -257,10 +256,16 @@ impl Projection for Index {
                 fresh
             })
             .collect();
-        // The stored lines of appended sessions are looked up too, for their hits.
-        let keys: Vec<SessionKey> = (0..sessions.len())
-            .filter(|&i| fresh[i] || grows[i])
-            .map(|i| sessions[i].key.clone())
+        // The stored lines of appended sessions are looked up too, for their hits; each
+        // looked-up session's index among the keys.
+        let mut keys: Vec<SessionKey> = Vec::new();
+        let slots: Vec<Option<usize>> = (0..sessions.len())
+            .map(|i| {
+                (fresh[i] || grows[i]).then(|| {
+                    keys.push(sessions[i].key.clone());
+                    keys.len() - 1
+                })
+            })
             .collect();
         // The appended sessions' snapshots are read (through a connection of their own) and
         // their new lines decoded on another core meanwhile.
@@ -303,12 +308,7 @@ impl Projection for Index {
                 witnesses,
             });
         }
-        let mut next = 0;
         let known = (0..sessions.len()).map(|i| {
-            let slot = (fresh[i] || grows[i]).then(|| {
-                next += 1;
-                next - 1
-            });
             if failed[i] {
                 return Known::Unindexable;
             }
@@ -319,7 +319,7 @@ impl Projection for Index {
                     appended: true,
                 };
             }
-            let Some(slot) = slot else {
+            let Some(slot) = slots[i] else {
                 return Known::Unknown;
             };
             match spans.get(&slot) {

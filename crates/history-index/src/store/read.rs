@@ -27,7 +27,7 @@ pub type TimeSpan = (Option<Timestamp>, Option<Timestamp>);
 pub struct Located {
     /// Every candidate line's id, ascending.
     pub ids: Vec<u64>,
-    /// Per session and kind of line time, as [`Store::matching_spans_in`] gives them.
+    /// Per session and kind of line time.
     pub spans: Vec<LocatedSpan>,
 }
 
@@ -36,7 +36,8 @@ pub struct Located {
 pub struct LocatedSpan {
     /// The session's index among the keys asked for.
     pub session: usize,
-    /// Their span of times; `None`: one has no known time.
+    /// Their span of times (an earliest of `None`: untimed lines); `None`: one has no known
+    /// time.
     pub times: Option<TimeSpan>,
     /// The least and greatest of their ids.
     pub ids: std::ops::RangeInclusive<u64>,
@@ -64,8 +65,8 @@ fn candidate(r: &Row<'_>) -> rusqlite::Result<Candidate> {
 }
 
 /// Line ids as the `rarray` parameter of a statement.
-fn id_array(ids: Vec<u64>) -> rusqlite::vtab::array::Array {
-    std::rc::Rc::new(ids.into_iter().map(|id| Value::Integer(int(id))).collect())
+fn id_array(ids: &[u64]) -> rusqlite::vtab::array::Array {
+    std::rc::Rc::new(ids.iter().map(|id| Value::Integer(int(*id))).collect())
 }
 
 fn path(bytes: Vec<u8>) -> PathBuf {
@@ -195,7 +196,7 @@ impl Store {
             return Ok(Vec::new());
         };
         let ids = candidates(&self.conn, tokens, uint(first)..=uint(last))?;
-        self.lines_among(id, ids)
+        self.lines_among(id, &ids)
     }
 
     /// The lines of session `key` among `ids` (candidates the caller already has, as
@@ -209,12 +210,12 @@ impl Store {
             return Ok(Vec::new());
         }
         match self.session_id(key)? {
-            Some(id) => self.lines_among(id, ids.to_vec()),
+            Some(id) => self.lines_among(id, ids),
             None => Ok(Vec::new()),
         }
     }
 
-    fn lines_among(&self, session: i64, ids: Vec<u64>) -> Result<Vec<Candidate>, StoreError> {
+    fn lines_among(&self, session: i64, ids: &[u64]) -> Result<Vec<Candidate>, StoreError> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {LINE_COLUMNS}, l.branch, l.events FROM lines l
              WHERE l.id IN rarray(?1) AND l.session = ?2 ORDER BY l.seq"
@@ -281,27 +282,11 @@ impl Store {
         Ok(rows)
     }
 
-    /// For each of `keys` with lines holding every one of `tokens`, the times of those lines, as
-    /// few `(i, earliest, latest)` spans as there are kinds of line time among them (SQLite does
-    /// the aggregation: a frequent term's lines never cross into Rust one by one). A span is
-    /// `None` where a line's time is unknown; an earliest of `None` means untimed lines.
-    pub fn matching_spans_in(
-        &self,
-        keys: &[SessionKey],
-        tokens: &[Token],
-    ) -> Result<Vec<(usize, Option<TimeSpan>)>, StoreError> {
-        let located = self.located(keys, tokens)?;
-        Ok(located
-            .spans
-            .into_iter()
-            .map(|s| (s.session, s.times))
-            .collect())
-    }
-
-    /// Every line holding every one of `tokens`, and what [`Store::matching_spans_in`] tells
-    /// of them per session of `keys`, with the range of their ids: a caller that keeps both
-    /// finds a session's candidates ([`Store::lines_of_among`]) without reading the token
-    /// lists again.
+    /// Every line holding every one of `tokens`; and for each of `keys` with such lines, the
+    /// times of those lines, as few spans as there are kinds of line time among them (SQLite
+    /// does the aggregation: a frequent term's lines never cross into Rust one by one), with
+    /// the range of their ids. A caller that keeps both finds a session's candidates
+    /// ([`Store::lines_of_among`]) without reading the token lists again.
     pub fn located(&self, keys: &[SessionKey], tokens: &[Token]) -> Result<Located, StoreError> {
         let wanted = self.ids_of(keys)?;
         if wanted.is_empty() {
@@ -312,7 +297,7 @@ impl Store {
             "SELECT l.session, l.time_kind, min(l.time_ns), max(l.time_ns), min(l.id), max(l.id)
              FROM lines l WHERE l.id IN rarray(?1) GROUP BY l.session, l.time_kind",
         )?;
-        let mut q = stmt.query([id_array(ids.clone())])?;
+        let mut q = stmt.query([id_array(&ids)])?;
         let mut spans = Vec::new();
         while let Some(r) = q.next()? {
             let Some(&i) = wanted.get(&r.get::<_, i64>(0)?) else {

@@ -559,7 +559,10 @@ fn several_tokens_are_an_and() {
         .collect();
     assert_eq!(seqs, [0, 2]);
     let keys = [key(2), key(7), key(1)];
-    let mut spans = store.matching_spans_in(&keys, &q).unwrap();
+    let located = store.located(&keys, &q).unwrap();
+    let mut spans: Vec<_> = (located.spans.iter())
+        .map(|s| (s.session, s.times))
+        .collect();
     spans.sort_unstable_by_key(|(i, _)| *i);
     let at = |n: i64| Some(Timestamp(n));
     assert_eq!(
@@ -652,7 +655,7 @@ fn throughput(sessions: u32, per_session: u64, tokens: usize) -> (f64, u64, u64)
     let q = toks(&[&word(5), &word(900)]);
     let keys: Vec<SessionKey> = (0..sessions).map(key).collect();
     let started = Instant::now();
-    let hits = store.matching_spans_in(&keys, &q).unwrap().len();
+    let hits = store.located(&keys, &q).unwrap().spans.len();
     let query_ms = started.elapsed().as_secs_f64() * 1000.0;
     drop(store);
     let started = Instant::now();
