@@ -221,8 +221,8 @@ fn the_prefilter_equals_full_decoding_on_a_generated_corpus() {
     differential(&root, 60);
 }
 
-/// A session of 16 MiB or more first decodes only the candidate lines whose times can reach a
-/// short page (`search::cutoff`): the same hits as a full decode, from either end.
+/// A session of 16 MiB or more first decodes only the candidate lines that can still reach a
+/// short page (`search::Nearest`): the same hits as a full decode, from either end.
 #[test]
 fn a_large_session_decoded_from_its_nearest_candidates_gives_the_same_hits() {
     let dir = tempfile::tempdir().unwrap();

@@ -11,7 +11,7 @@ use crate::model::{Event, SessionFile, SessionKey, SessionMeta};
 use crate::paging::From;
 use crate::parallel::{map, ordered_map, workers};
 use crate::prefilter::RawFilter;
-use crate::source::{LineTest, LineTime};
+use crate::source::{LineTest, LineTime, READ_BUFFER};
 use crate::time::Timestamp;
 
 /// An event together with the session it belongs to.
@@ -285,15 +285,12 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             let events = loaded.events.into_iter().map(|e| (e, None)).collect();
             Ok((events, loaded.meta))
         };
-        // A large session whose candidate lines are many: first only those whose times can
-        // hold its `want` hits from `from`'s end, every line still read for its structure.
-        if let Some(cut) = raw.and_then(|r| cutoff(corpus, file, r, from, want)) {
-            let source = corpus.source(&file.key.harness);
-            let near = |line: &[u8]| {
-                test(line) && source.is_none_or(|s| cut.reaches(Span::of(s.line_time(line))))
-            };
+        // A large session: only the candidate lines that can still be among the nearest to
+        // `from`'s end as it streams by, every line still read for its structure.
+        if let Some(nearest) = raw.and_then(|r| Nearest::of(corpus, file, r, from, want)) {
+            let near = |line: &[u8]| test(line) && nearest.offer(line);
             let loaded = corpus.load_within(file, &keep, all_branches, Some(&near), Some(texts))?;
-            if loaded.events.iter().filter(|e| cut.holds(e)).count() >= want {
+            if nearest.complete(&loaded.events, want) {
                 return hits(loaded);
             }
         }
@@ -467,82 +464,159 @@ fn hit_span(corpus: &Corpus, file: &SessionFile, raw: &RawFilter) -> Option<Span
     span
 }
 
-/// The size from which a session's candidate lines are first sorted by time: below it, a
-/// decode costs little more than the pass that finds them.
+/// The size from which a session's candidate lines are decoded only while they can be among
+/// the nearest to the page's end: below it, a second decode costs little.
 const CUTOFF_BYTES: u64 = 16 << 20;
 
-/// Where, in the merge order, a session's `want` hits from one end must lie, as its candidate
-/// lines' times tell ([`cutoff`]): at or after `rank` from the newest end, at or before it
-/// from the oldest.
-#[derive(Clone, Copy)]
-struct Cutoff {
+/// A line test for a session of [`CUTOFF_BYTES`] or more read from its own file, keeping, as its
+/// lines stream by, the ranks of the `2 × want` candidate lines that reach furthest towards
+/// `from`'s end: a line is decoded only if it is among them when it comes. The furthest rank
+/// left out only grows, so every line that reaches past the last one left out was decoded, and
+/// when `want` of the events decoded lie there, no other line can hold a better one.
+///
+/// From the newest end, lines come mostly in the order of their times, each nearer than those
+/// before: the candidate lines of the file's last [`TAIL_SHARE`] are first ranked alone, and a
+/// line that cannot reach as far as `2 × want` of them is left out from the start.
+struct Nearest<'a> {
+    source: &'a dyn crate::source::Transcript,
     from: From,
-    rank: Rank,
+    keep: usize,
+    /// The reach below which a line is left out whatever comes before it.
+    floor: Option<i128>,
+    /// The kept lines' [`Nearest::reach`] (the nearest on top), and whether one was left out.
+    best: std::sync::Mutex<(std::collections::BinaryHeap<std::cmp::Reverse<i128>>, bool)>,
 }
 
-impl Cutoff {
-    /// Whether a line whose events lie within `span` can hold an event beyond the cut.
-    fn reaches(&self, span: Span) -> bool {
-        match self.from {
-            From::Newest => span.last >= self.rank,
-            From::Oldest => span.first <= self.rank,
-        }
-    }
+/// The share of a large session's file (one part in this many) whose candidate lines are ranked
+/// before it is decoded from the newest end.
+const TAIL_SHARE: u64 = 8;
 
-    /// Whether an event lies beyond the cut: every line that could hold one was decoded.
-    fn holds(&self, e: &Event) -> bool {
-        let rank = e.timestamp.map(|t| t.0);
-        match self.from {
-            From::Newest => rank >= self.rank,
-            From::Oldest => rank <= self.rank,
+impl<'a> Nearest<'a> {
+    fn of(
+        corpus: &'a Corpus,
+        file: &SessionFile,
+        raw: &RawFilter,
+        from: From,
+        want: usize,
+    ) -> Option<Nearest<'a>> {
+        if file.size < CUTOFF_BYTES || raw.passes_everything() {
+            return None;
         }
-    }
-}
-
-/// For a session of [`CUTOFF_BYTES`] or more read from its own file, with more candidate lines
-/// than twice `want`: the rank beyond which lie the candidate lines of the `2 × want` that
-/// reach furthest towards `from`'s end. If that many lines hold `want` hits beyond it, no
-/// other line can hold a better one.
-fn cutoff(
-    corpus: &Corpus,
-    file: &SessionFile,
-    raw: &RawFilter,
-    from: From,
-    want: usize,
-) -> Option<Cutoff> {
-    if file.size < CUTOFF_BYTES || raw.passes_everything() {
-        return None;
-    }
-    let source = corpus.source(&file.key.harness)?;
-    let [path] = source.lineage(file).try_into().ok()?;
-    // The `keep` ranks reaching furthest, in a heap whose top is the nearest of them (ranks
-    // from the newest end reversed, so that the nearest is the greatest either way).
-    // A page of thousands gains little: most lines are decoded anyway.
-    let keep = want.checked_mul(2).filter(|&k| k <= 4096)?;
-    let mut best: std::collections::BinaryHeap<(std::cmp::Reverse<Rank>, Rank)> =
-        std::collections::BinaryHeap::with_capacity(keep + 1);
-    let mut candidates = 0usize;
-    let reader = crate::source::open_raw(source, &path).ok()?;
-    let found = raw.candidate_lines(reader, |line| {
-        candidates += 1;
-        let span = Span::of(source.line_time(line));
-        best.push(match from {
-            From::Newest => (std::cmp::Reverse(span.last), None),
-            From::Oldest => (std::cmp::Reverse(None), span.first),
+        let source = corpus.source(&file.key.harness)?;
+        let [path] = &source.lineage(file)[..] else {
+            return None;
+        };
+        // A page of thousands gains little: most lines are decoded anyway.
+        let keep = want.checked_mul(2).filter(|&k| k <= 4096)?;
+        let nearest = |floor| Nearest {
+            source,
+            from,
+            keep,
+            floor,
+            best: std::sync::Mutex::new(Default::default()),
+        };
+        if from == From::Oldest {
+            return Some(nearest(None));
+        }
+        let tail = nearest(None);
+        let start = file.size - file.size / TAIL_SHARE;
+        let lines = Tail {
+            source,
+            path,
+            at: start,
+            end: file.size,
+            started: false,
+        };
+        let ranked = raw.candidate_lines(lines, |line| {
+            tail.offer(line);
         });
-        if best.len() > keep {
-            best.pop();
-        }
-    });
-    found.ok()?;
-    if candidates <= keep {
-        return None;
+        let (heap, _) = tail.best.into_inner().unwrap_or_else(|e| e.into_inner());
+        let floor = heap.peek().filter(|_| ranked.is_ok() && heap.len() == keep);
+        Some(nearest(floor.map(|r| r.0)))
     }
-    let rank = match best.peek()? {
-        (std::cmp::Reverse(last), _) if from == From::Newest => *last,
-        (_, first) => *first,
-    };
-    Some(Cutoff { from, rank })
+
+    /// How far towards `from`'s end events within `span` can reach: greater is further.
+    fn reach(&self, span: Span) -> i128 {
+        let rank = |r: Rank| r.map_or(i128::from(i64::MIN) - 1, i128::from);
+        match self.from {
+            From::Newest => rank(span.last),
+            From::Oldest => -rank(span.first),
+        }
+    }
+
+    /// Whether a candidate line is among the nearest so far, taking it in if so.
+    fn offer(&self, line: &[u8]) -> bool {
+        let reach = self.reach(Span::of(self.source.line_time(line)));
+        let mut best = self.best.lock().unwrap_or_else(|e| e.into_inner());
+        let (heap, left_out) = &mut *best;
+        let nearest = heap.peek().filter(|_| heap.len() == self.keep).map(|r| r.0);
+        if self.floor.max(nearest).is_some_and(|cut| reach < cut) {
+            *left_out = true;
+            return false;
+        }
+        if nearest.is_some() {
+            heap.pop();
+        }
+        heap.push(std::cmp::Reverse(reach));
+        true
+    }
+
+    /// Whether `events`, decoded from the lines offered, hold the session's `want` nearest hits:
+    /// no candidate line was left out, or `want` of them reach as far as the nearest kept.
+    fn complete(&self, events: &[Event], want: usize) -> bool {
+        let best = self.best.lock().unwrap_or_else(|e| e.into_inner());
+        let (heap, left_out) = &*best;
+        if !left_out {
+            return true;
+        }
+        let nearest = heap.peek().filter(|_| heap.len() == self.keep).map(|r| r.0);
+        let cut = self.floor.max(nearest);
+        let at = |e: &Event| Span::of(LineTime::of(e.timestamp));
+        events
+            .iter()
+            .filter(|e| cut.is_none_or(|c| self.reach(at(e)) >= c))
+            .count()
+            >= want
+    }
+}
+
+/// The lines of a file from the first that starts after `at` up to `end`, read through
+/// [`crate::source::Transcript::read_at`]; an error where the source cannot read them so.
+struct Tail<'a> {
+    source: &'a dyn crate::source::Transcript,
+    path: &'a std::path::Path,
+    at: u64,
+    end: u64,
+    /// Whether the line `at` was in when it began is behind.
+    started: bool,
+}
+
+impl std::io::Read for Tail<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let len = (self.end - self.at).min(buf.len().min(READ_BUFFER) as u64) as usize;
+            if len == 0 {
+                return Ok(0);
+            }
+            let bytes = self
+                .source
+                .read_at(self.path, self.at, len)
+                .ok_or(std::io::ErrorKind::Unsupported)??;
+            self.at += len as u64;
+            let skip = match self.started {
+                true => 0,
+                false => match memchr::memchr(b'\n', &bytes) {
+                    Some(i) => i + 1,
+                    None => continue,
+                },
+            };
+            self.started = true;
+            buf[..len - skip].copy_from_slice(&bytes[skip..]);
+            if len > skip {
+                return Ok(len - skip);
+            }
+        }
+    }
 }
 
 /// A session's events in the merge order, as far as one session can tell it.
@@ -722,5 +796,119 @@ mod tests {
         assert!(after(&key, &event(t, 5, 2)));
         assert!(before(&SessionKey::new("claude", "a"), &event(t, 9, 0)));
         assert!(after(&SessionKey::new("codex", "a"), &event(t, 1, 0)));
+    }
+
+    /// Lines `at N` and `by N` (at or before N seconds), for [`Nearest`].
+    struct Timed;
+
+    impl crate::source::Transcript for Timed {
+        fn harness(&self) -> &str {
+            "timed"
+        }
+        fn discover(&self) -> Vec<SessionFile> {
+            Vec::new()
+        }
+        fn decode(
+            &self,
+            _: &SessionFile,
+            _: &mut dyn FnMut(Event),
+            _: Option<LineTest<'_>>,
+        ) -> Result<crate::Decoded, crate::DecodeError> {
+            Ok(crate::Decoded::default())
+        }
+        fn line_time(&self, line: &[u8]) -> LineTime {
+            let text = std::str::from_utf8(line).unwrap();
+            let (how, n) = text.split_once(' ').unwrap();
+            let t = Timestamp(n.parse::<i64>().unwrap() * 1_000_000_000);
+            match how {
+                "at" => LineTime::At(t),
+                _ => LineTime::AtMost(t),
+            }
+        }
+    }
+
+    #[test]
+    fn the_nearest_lines_are_decoded_and_tell_when_they_hold_the_page() {
+        let event = |secs: i64| Event {
+            seq: 1,
+            part: 0,
+            role: crate::Role::User,
+            kind: "message".into(),
+            timestamp: Some(Timestamp(secs * 1_000_000_000)),
+            text: String::new(),
+            visible: true,
+            tool: None,
+            on_active_branch: None,
+        };
+        let nearest = |from, floor: Option<i64>| Nearest {
+            source: &Timed,
+            from,
+            keep: 2,
+            floor: floor.map(|f| i128::from(f * 1_000_000_000)),
+            best: std::sync::Mutex::new(Default::default()),
+        };
+        // From the newest end: each line nearer than those before it is decoded.
+        let n = nearest(From::Newest, None);
+        let offered: Vec<bool> = ["at 1", "at 3", "at 4", "at 2", "at 1"]
+            .iter()
+            .map(|l| n.offer(l.as_bytes()))
+            .collect();
+        assert_eq!(offered, [true, true, true, false, false]);
+        assert!(
+            n.complete(&[event(3), event(4)], 1),
+            "1 and 2 cannot beat 3 and 4"
+        );
+        assert!(!n.complete(&[event(4)], 2), "the line at 3 yielded nothing");
+        // From the oldest end, the same the other way.
+        let o = nearest(From::Oldest, None);
+        let offered: Vec<bool> = ["at 3", "at 4", "at 5", "at 1", "at 6"]
+            .iter()
+            .map(|l| o.offer(l.as_bytes()))
+            .collect();
+        assert_eq!(offered, [true, true, false, true, false]);
+        assert!(o.complete(&[event(1), event(3)], 2));
+        // Nothing left out: whatever was decoded is all there is.
+        let all = nearest(From::Newest, None);
+        assert!(all.offer(b"at 1") && all.offer(b"at 2"));
+        assert!(all.complete(&[], 1));
+        // A floor from the file's tail leaves out the lines below it at once, and what was
+        // decoded above it holds the page only where its events lie above it too: the line
+        // left out (at 50) beats events a line above the floor gave at 10 and 20.
+        let f = nearest(From::Newest, Some(100));
+        assert!(f.offer(b"by 200"));
+        assert!(!f.offer(b"at 50"));
+        assert!(!f.complete(&[event(10), event(20)], 2));
+        assert!(f.complete(&[event(150), event(120)], 2));
+    }
+
+    #[test]
+    fn a_tail_begins_at_the_first_whole_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, "at 1\nat 2\nat 3\n").unwrap();
+        let read = |at: u64, end: u64| {
+            let mut tail = Tail {
+                source: &Timed,
+                path: &path,
+                at,
+                end,
+                started: false,
+            };
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut tail, &mut text).map(|_| text)
+        };
+        assert_eq!(
+            read(0, 15).unwrap(),
+            "at 2\nat 3\n",
+            "the first line may be cut"
+        );
+        assert_eq!(read(6, 15).unwrap(), "at 3\n");
+        assert_eq!(
+            read(4, 10).unwrap(),
+            "at 2\n",
+            "up to the size discovery saw"
+        );
+        assert_eq!(read(11, 15).unwrap(), "");
+        assert!(read(0, 99).is_err(), "a file shorter than its size");
     }
 }

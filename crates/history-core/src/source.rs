@@ -189,7 +189,15 @@ impl LineTime {
     /// the key or its value in escapes, or a string in them is malformed: then the line must be
     /// parsed.
     pub fn under_key(line: &[u8], key: &str) -> Option<LineTime> {
-        if memchr::memmem::find(line, b"\\u").is_some() {
+        // Only the escape of an ASCII character can spell part of a key (or of a time).
+        let escapes_ascii = |at: usize| {
+            let hex = line
+                .get(at + 2..at + 6)
+                .and_then(|h| std::str::from_utf8(h).ok());
+            hex.and_then(|h| u32::from_str_radix(h, 16).ok())
+                .is_none_or(|c| c < 0x80)
+        };
+        if memchr::memmem::find_iter(line, b"\\u").any(escapes_ascii) {
             return None;
         }
         let keys = || memchr::memmem::find_iter(line, key.as_bytes());
@@ -202,8 +210,13 @@ impl LineTime {
         let Some((at, time)) = last else {
             return Some(LineTime::Untimed);
         };
-        // At the top level, the rest of the line closes one object more than it opens.
-        if crate::scan::depth_change(&line[at..]) == Some(-1) {
+        // At the top level, the line up to it opens one object more than it closes (in one
+        // object, the rest closes one more than it opens): whichever is shorter is read.
+        let top = match at < line.len() / 2 {
+            true => crate::scan::depth_change(&line[..at]) == Some(1),
+            false => crate::scan::depth_change(&line[at..]) == Some(-1),
+        };
+        if top {
             return Some(LineTime::of(time));
         }
         let (mut depth, mut from, mut top) = (0, 0, None);
@@ -662,6 +675,26 @@ mod tests {
             Some(LineTime::Untimed)
         );
         assert_eq!(read(r#"{"time\u0073tamp":"2026-01-01T00:00:00Z"}"#), None);
+        assert_eq!(
+            read(r#"{"a":"\u0041","timestamp":"2026-01-01T00:00:00Z"}"#),
+            None,
+            "an escaped ASCII letter anywhere: the line is parsed"
+        );
+        assert_eq!(
+            read(r#"{"a":"Stra\u00dfe \ufb01le","timestamp":"2026-01-01T00:00:00Z"}"#),
+            Some(LineTime::At(t("2026-01-01T00:00:00Z"))),
+            "escapes of other characters cannot hide a key"
+        );
+        assert_eq!(
+            read(r#"{"timestamp":"2026-01-01T00:00:00Z","p":{"q":"{{[","r":[[[1]]],"s":"]]}}"}}"#),
+            Some(LineTime::At(t("2026-01-01T00:00:00Z"))),
+            "a first key, read from the line's start"
+        );
+        assert_eq!(
+            read(r#"{"p":{"timestamp":"2026-01-01T00:00:00Z","q":"a long nested value"}}"#),
+            Some(LineTime::Untimed),
+            "a nested key early in the line"
+        );
         assert_eq!(
             read(r#"{"timestamp":"2020-01-01T00:00:00Z","a\"timestamp":"2030-01-01T00:00:00Z"}"#),
             Some(LineTime::At(t("2020-01-01T00:00:00Z"))),
