@@ -21,6 +21,7 @@ struct Options {
 }
 
 /// One measured command: median wall time and the largest peak RSS over its runs.
+#[derive(Clone)]
 struct Measure {
     name: &'static str,
     secs: f64,
@@ -125,85 +126,71 @@ fn run(o: &Options) -> Result<()> {
     // A word of the filler prose, in most files: a page of it is found in the newest (or
     // oldest) few sessions.
     let frequent = "function";
-    let rg_frequent = measure(
-        "rg -i -F -c (frequent)",
-        o.runs,
-        || rg_cmd(frequent),
-        no_reset,
-    )?;
-    // Each row: the measure and the rg run it is compared with.
-    let rows = [
-        (
-            measure(
-                "overview, cold cache",
-                o.runs,
-                || nh(&["list"]),
-                fresh_cache,
-            )?,
-            &rg_present,
-        ),
-        (
-            // A few milliseconds, where one stray stall moves a median of few runs: three
-            // times as many.
-            measure(
-                "overview, warm cache",
-                3 * o.runs,
-                || nh(&["list"]),
-                no_reset,
-            )?,
-            &rg_present,
-        ),
-        (
-            measure(
-                "query present in 1/3 of files",
-                o.runs,
-                || search(&present),
-                no_reset,
-            )?,
-            &rg_present,
-        ),
-        (
-            measure(
-                "query present in 1 file",
-                o.runs,
-                || search(&rare),
-                no_reset,
-            )?,
-            &rg_rare,
-        ),
-        (
-            measure("query absent", o.runs, || search(&absent), no_reset)?,
-            &rg_absent,
-        ),
-        (
-            measure(
-                "frequent word, newest first",
-                o.runs,
-                || search(frequent),
-                no_reset,
-            )?,
-            &rg_frequent,
-        ),
-        (
-            measure(
-                "frequent word, oldest first",
-                o.runs,
-                || {
-                    nh(&[
-                        "list",
-                        "--session",
-                        "*",
-                        "--query",
-                        frequent,
-                        "--from",
-                        "oldest",
-                    ])
-                },
-                no_reset,
-            )?,
-            &rg_frequent,
-        ),
+    // Each row: the measure and its rg run, the two taking turns so that both meet the
+    // machine in the same state.
+    let oldest = [
+        "list",
+        "--session",
+        "*",
+        "--query",
+        frequent,
+        "--from",
+        "oldest",
     ];
+    let rows = [
+        paired(
+            "overview, cold cache",
+            o.runs,
+            || nh(&["list"]),
+            fresh_cache,
+            || rg_cmd(&present),
+        )?,
+        // A few milliseconds, where one stray stall moves a median of few runs: three
+        // times as many.
+        paired(
+            "overview, warm cache",
+            3 * o.runs,
+            || nh(&["list"]),
+            no_reset,
+            || rg_cmd(&present),
+        )?,
+        paired(
+            "query present in 1/3 of files",
+            o.runs,
+            || search(&present),
+            no_reset,
+            || rg_cmd(&present),
+        )?,
+        paired(
+            "query present in 1 file",
+            o.runs,
+            || search(&rare),
+            no_reset,
+            || rg_cmd(&rare),
+        )?,
+        paired(
+            "query absent",
+            o.runs,
+            || search(&absent),
+            no_reset,
+            || rg_cmd(&absent),
+        )?,
+        paired(
+            "frequent word, newest first",
+            o.runs,
+            || search(frequent),
+            no_reset,
+            || rg_cmd(frequent),
+        )?,
+        paired(
+            "frequent word, oldest first",
+            o.runs,
+            || nh(&oldest),
+            no_reset,
+            || rg_cmd(frequent),
+        )?,
+    ];
+    let rows: Vec<(Measure, &Measure)> = rows.iter().map(|(m, rg)| (m.clone(), rg)).collect();
     println!(
         "\ncorpus: {:.0} MiB in {count} files (largest {:.0} MiB), {} cores, {} runs each (median; the warm overview {})\n",
         bytes as f64 / 1048576.0,
@@ -536,35 +523,80 @@ fn measure(
     cmd: impl Fn() -> Command,
     reset: impl Fn() -> Result<()>,
 ) -> Result<Measure> {
-    let mut times = Vec::new();
-    let mut rss: f64 = 0.0;
-    let mut exit = 0;
+    let mut runs_of = Runs::new(name);
     for _ in 0..runs {
         reset()?;
-        let mut c = cmd();
+        runs_of.run(cmd())?;
+    }
+    Ok(runs_of.done())
+}
+
+/// [`measure`] of `cmd`, and of its baseline `rg`, run in turn: (the command, the baseline).
+fn paired(
+    name: &'static str,
+    runs: usize,
+    cmd: impl Fn() -> Command,
+    reset: impl Fn() -> Result<()>,
+    rg: impl Fn() -> Command,
+) -> Result<(Measure, Measure)> {
+    let (mut it, mut base) = (Runs::new(name), Runs::new("rg -i -F -c"));
+    for _ in 0..runs {
+        base.run(rg())?;
+        reset()?;
+        it.run(cmd())?;
+    }
+    Ok((it.done(), base.done()))
+}
+
+/// The runs of one command so far.
+struct Runs {
+    name: &'static str,
+    times: Vec<f64>,
+    rss: f64,
+    exit: i32,
+}
+
+impl Runs {
+    fn new(name: &'static str) -> Runs {
+        Runs {
+            name,
+            times: Vec::new(),
+            rss: 0.0,
+            exit: 0,
+        }
+    }
+
+    fn run(&mut self, mut c: Command) -> Result<()> {
         c.stdout(Stdio::null()).stderr(Stdio::null());
         let start = Instant::now();
-        let child = c.spawn().with_context(|| format!("starting {name}"))?;
+        let child = c
+            .spawn()
+            .with_context(|| format!("starting {}", self.name))?;
         let (code, maxrss_kib) = wait_rusage(child.id() as i32)?;
-        times.push(start.elapsed().as_secs_f64());
-        rss = rss.max(maxrss_kib as f64 / 1024.0);
-        exit = code;
+        self.times.push(start.elapsed().as_secs_f64());
+        self.rss = self.rss.max(maxrss_kib as f64 / 1024.0);
+        self.exit = code;
+        Ok(())
     }
-    times.sort_by(f64::total_cmp);
-    let m = Measure {
-        name,
-        secs: times[times.len() / 2],
-        rss_mib: rss,
-        exit,
-    };
-    eprintln!(
-        "{:<24} {:>8.1} ms  {:>6.1} MiB  exit {}",
-        m.name,
-        m.secs * 1000.0,
-        m.rss_mib,
-        m.exit
-    );
-    Ok(m)
+
+    /// The median time, the largest peak RSS and the last exit code.
+    fn done(mut self) -> Measure {
+        self.times.sort_by(f64::total_cmp);
+        let m = Measure {
+            name: self.name,
+            secs: self.times[self.times.len() / 2],
+            rss_mib: self.rss,
+            exit: self.exit,
+        };
+        eprintln!(
+            "{:<24} {:>8.1} ms  {:>6.1} MiB  exit {}",
+            m.name,
+            m.secs * 1000.0,
+            m.rss_mib,
+            m.exit
+        );
+        m
+    }
 }
 
 /// Waits for a child, returning its exit code and its own peak RSS in KiB.

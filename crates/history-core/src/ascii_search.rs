@@ -51,11 +51,6 @@ impl Caseless {
         &self.needle
     }
 
-    /// Whether the needle occurs in `haystack`.
-    pub fn is_match(&self, haystack: &[u8]) -> bool {
-        self.find_at(haystack, 0).is_some()
-    }
-
     /// Where the needle first occurs in `haystack` at or after `start`.
     pub fn find_at(&self, haystack: &[u8], start: usize) -> Option<usize> {
         Pairs::new(Vec::new())

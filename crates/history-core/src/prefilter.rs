@@ -126,17 +126,6 @@ impl Hatches {
         }
     }
 
-    /// The first hatch at or after `at`.
-    fn first(&self, haystack: &[u8], mut at: usize) -> Option<usize> {
-        loop {
-            let i = self.starts.find_at(haystack, at)?;
-            if self.at(&haystack[i..]) {
-                return Some(i);
-            }
-            at = i + 1;
-        }
-    }
-
     /// Whether a hatch starts `bytes` (whose first two bytes start one, or an escape).
     fn at(&self, bytes: &[u8]) -> bool {
         if bytes.first() == Some(&b'\\') {
@@ -255,38 +244,36 @@ impl RawFilter {
     }
 
     /// Looks at `bytes` for every segment not `found` yet, remembering which were seen: written
-    /// out (a search each), then running through a hatch (one pass over the hatches for all of
-    /// them). True once a query has all of its segments. `start_known`: `bytes` starts at a
-    /// line's start.
+    /// out, or running through a hatch of its own letters, in one pass a segment. True once a
+    /// query has all of its segments. `start_known`: `bytes` starts at a line's start.
     fn seen(&self, bytes: &[u8], start_known: bool, found: &mut [Vec<bool>]) -> bool {
-        let complete = |found: &[Vec<bool>]| found.iter().any(|f| f.iter().all(|f| *f));
-        for (patterns, found) in self.segments.iter().zip(found.iter_mut()) {
-            for (p, f) in patterns.iter().zip(found.iter_mut()) {
-                *f = *f || p.is_match(bytes);
-            }
-        }
-        if complete(found) {
-            return true;
-        }
-        // A segment still missing can run only through the hatches of its own letters.
         let mut run = Vec::new();
-        for (query, found) in self
-            .segments
-            .iter()
-            .zip(&self.hatches_of)
-            .zip(found.iter_mut())
-        {
-            for ((p, hatches), f) in query.0.iter().zip(query.1).zip(found.iter_mut()) {
+        let queries = self.segments.iter().zip(&self.hatches_of);
+        for ((query, hatches), found) in queries.zip(found.iter_mut()) {
+            for ((p, hatches), f) in query.iter().zip(hatches).zip(found.iter_mut()) {
                 let mut at = 0;
-                while let (false, Some(i)) = (*f, hatches.first(bytes, at)) {
+                while !*f {
+                    let Some((i, pair)) = hatches.starts.find_with(p, bytes, at) else {
+                        break;
+                    };
                     // Letters that cannot be known may be the segment's.
-                    *f = !letters::run_through(bytes, i, self.reach, start_known, &mut run)
-                        || memchr::memmem::find(&run, p.needle()).is_some();
+                    *f = !pair
+                        || hatches.at(&bytes[i..])
+                            && self.runs_through(
+                                bytes,
+                                i,
+                                start_known,
+                                std::slice::from_ref(p),
+                                &mut run,
+                            );
                     at = i + 1;
                 }
             }
+            if found.iter().all(|f| *f) {
+                return true;
+            }
         }
-        complete(found)
+        false
     }
 
     /// Whether one of `needles` is in the run of letters through the hatch at `at`, or that run
@@ -696,5 +683,20 @@ mod tests {
         // A segment longer than the key, split across reads on the second pass.
         let g = RawFilter::new(&["zq deploymentsx".into()]);
         assert!(g.may_match(|| Ok(Slow(b"zq .. deploymentsx"))));
+        // A query's segments in reads of their own, in either order, written out or through a
+        // hatch: each read remembers what it saw.
+        let h = RawFilter::new(&["kelvin zqx".into()]);
+        let gap = ".".repeat(3 * h.overlap);
+        for (a, b) in [
+            ("kelvin", "zqx"),
+            ("zqx", "kelvin"),
+            ("zqx", r"\u212Aelvin"),
+            (r"\u212Aelvin", "zqx"),
+        ] {
+            let file = format!("{a}{gap}{b}");
+            assert!(h.may_match(|| Ok(Slow(file.as_bytes()))), "{a} {b}");
+        }
+        let file = format!("kelvin{gap}zq x");
+        assert!(!h.may_match(|| Ok(Slow(file.as_bytes()))));
     }
 }
