@@ -172,28 +172,31 @@ impl Names {
         self.uuids.len() + self.others.len() + self.frozen_uuids.len() + self.frozen_others.len()
     }
 
-    fn get(&self, name: &str) -> Option<u32> {
-        match canonical_uuid(name) {
-            Some(n) => {
-                (self.uuids.get(&n).copied()).or_else(|| self.frozen_uuids.get(&n.to_be_bytes()))
-            }
-            None => {
-                (self.others.get(name).copied()).or_else(|| self.frozen_others.get(name.as_bytes()))
-            }
-        }
-    }
-
     /// The number of `name`, and whether it is new.
     fn intern(&mut self, name: &str) -> (u32, bool) {
-        if let Some(i) = self.get(name) {
-            return (i, false);
-        }
-        let i = self.len() as u32;
-        match canonical_uuid(name) {
-            Some(n) => self.uuids.insert(n, i),
-            None => self.others.insert(name.into(), i),
+        use std::collections::hash_map::Entry;
+        let next = self.len() as u32;
+        let known = match canonical_uuid(name) {
+            Some(n) => match self.uuids.entry(n) {
+                Entry::Occupied(e) => Some(*e.get()),
+                Entry::Vacant(e) => {
+                    let frozen = self.frozen_uuids.get(&n.to_be_bytes());
+                    if frozen.is_none() {
+                        e.insert(next);
+                    }
+                    frozen
+                }
+            },
+            None => {
+                let known = (self.others.get(name).copied())
+                    .or_else(|| self.frozen_others.get(name.as_bytes()));
+                if known.is_none() {
+                    self.others.insert(name.into(), next);
+                }
+                known
+            }
         };
-        (i, true)
+        known.map_or((next, true), |i| (i, false))
     }
 }
 
