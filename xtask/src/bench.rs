@@ -21,7 +21,6 @@ struct Options {
 }
 
 /// One measured command: median wall time and the largest peak RSS over its runs.
-#[derive(Clone)]
 struct Measure {
     name: &'static str,
     secs: f64,
@@ -115,14 +114,6 @@ fn run(o: &Options) -> Result<()> {
     };
     let no_reset = || Ok(());
     let search = |term: &str| nh(&["list", "--session", "*", "--query", term]);
-    let rg_present = measure(
-        "rg -i -F -c (present)",
-        o.runs,
-        || rg_cmd(&present),
-        no_reset,
-    )?;
-    let rg_absent = measure("rg -i -F -c (absent)", o.runs, || rg_cmd(&absent), no_reset)?;
-    let rg_rare = measure("rg -i -F -c (1 file)", o.runs, || rg_cmd(&rare), no_reset)?;
     // A word of the filler prose, in most files: a page of it is found in the newest (or
     // oldest) few sessions.
     let frequent = "function";
@@ -190,7 +181,6 @@ fn run(o: &Options) -> Result<()> {
             || rg_cmd(frequent),
         )?,
     ];
-    let rows: Vec<(Measure, &Measure)> = rows.iter().map(|(m, rg)| (m.clone(), rg)).collect();
     println!(
         "\ncorpus: {:.0} MiB in {count} files (largest {:.0} MiB), {} cores, {} runs each (median; the warm overview {})\n",
         bytes as f64 / 1048576.0,
@@ -218,7 +208,7 @@ fn run(o: &Options) -> Result<()> {
         &present,
         &rare,
         &absent,
-        [&rg_present, &rg_rare, &rg_absent],
+        &rg_cmd,
         o.runs,
     )
 }
@@ -235,7 +225,7 @@ fn bench_index(
     present: &str,
     rare: &str,
     absent: &str,
-    [rg_present, rg_rare, rg_absent]: [&Measure; 3],
+    rg: &dyn Fn(&str) -> Command,
     runs: usize,
 ) -> Result<()> {
     let index_dir = cache.join("notesoup/history-search");
@@ -261,31 +251,28 @@ fn bench_index(
         args.extend_from_slice(extra);
         args.iter().map(|a| a.to_string()).collect::<Vec<String>>()
     };
-    let run = |name: &'static str, args: Vec<String>| {
-        measure(
+    let run = |name: &'static str, args: Vec<String>, term: &str| {
+        paired(
             name,
             runs,
             || nh(&args.iter().map(String::as_str).collect::<Vec<_>>()),
             || Ok(()),
+            || rg(term),
         )
     };
     let mut rows = vec![
-        (
-            run("indexed: present in 1 file", search(rare, &[]))?,
-            rg_rare,
-        ),
-        (
-            run("indexed: present in 1/3 of files", search(present, &[]))?,
-            rg_present,
-        ),
-        (
-            run(
-                "indexed: 1/3 of files, from oldest",
-                search(present, &["--from", "oldest"]),
-            )?,
-            rg_present,
-        ),
-        (run("indexed: absent", search(absent, &[]))?, rg_absent),
+        run("indexed: present in 1 file", search(rare, &[]), rare)?,
+        run(
+            "indexed: present in 1/3 of files",
+            search(present, &[]),
+            present,
+        )?,
+        run(
+            "indexed: 1/3 of files, from oldest",
+            search(present, &["--from", "oldest"]),
+            present,
+        )?,
+        run("indexed: absent", search(absent, &[]), absent)?,
     ];
     // 1 MiB appended to the big transcript: it is stale until the index is updated.
     let big = dir.join(expected["big_file"].as_str().context("no big_file")?);
@@ -303,7 +290,7 @@ fn bench_index(
         // `read` keeps the search from starting the background update it would start for a
         // user, so that every run meets the same stale index and the update is measured on its
         // own after.
-        let stale = measure(
+        let stale = paired(
             "after a 1 MiB append: 1/3 of files",
             runs,
             || {
@@ -312,6 +299,7 @@ fn bench_index(
                 c
             },
             || Ok(()),
+            || rg(present),
         )?;
         // Each run from the index of the transcript before the append: restored, indexed
         // again (a rewrite: the whole transcript), then appended to.
@@ -333,7 +321,7 @@ fn bench_index(
     })();
     restore()?;
     let (stale, update) = appended?;
-    rows.push((stale, rg_present));
+    rows.push(stale);
     println!();
     print_table("search index", &rows);
     println!(
@@ -358,7 +346,7 @@ fn sync() -> Result<()> {
 }
 
 /// A Markdown table of measures, each beside the rg run it is compared with.
-fn print_table(title: &str, rows: &[(Measure, &Measure)]) {
+fn print_table(title: &str, rows: &[(Measure, Measure)]) {
     println!("| {title} | time | rg -i -F -c, same term | ratio to rg | peak RSS |");
     println!("|---|---:|---:|---:|---:|");
     for (m, rg) in rows {
