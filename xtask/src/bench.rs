@@ -200,16 +200,7 @@ fn run(o: &Options) -> Result<()> {
     }
     check_needles(&nh, &expected)?;
     bench_index(
-        &indexed,
-        &cache,
-        bytes,
-        &o.dir,
-        &expected,
-        &present,
-        &rare,
-        &absent,
-        &rg_cmd,
-        o.runs,
+        &indexed, &cache, bytes, &o.dir, &expected, &present, &rare, &absent, &rg_cmd, o.runs,
     )
 }
 
