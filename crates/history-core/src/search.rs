@@ -847,13 +847,15 @@ mod tests {
             floor: floor.map(|f| i128::from(f * 1_000_000_000)),
             best: std::sync::Mutex::new(Default::default()),
         };
+        let offered = |n: &Nearest<'_>, lines: &[&str]| -> Vec<bool> {
+            lines.iter().map(|l| n.offer(l.as_bytes())).collect()
+        };
         // From the newest end: each line nearer than those before it is decoded.
         let n = nearest(From::Newest, None);
-        let offered: Vec<bool> = ["at 1", "at 3", "at 4", "at 2", "at 1"]
-            .iter()
-            .map(|l| n.offer(l.as_bytes()))
-            .collect();
-        assert_eq!(offered, [true, true, true, false, false]);
+        assert_eq!(
+            offered(&n, &["at 1", "at 3", "at 4", "at 2", "at 1"]),
+            [true, true, true, false, false]
+        );
         assert!(
             n.complete(&[event(3), event(4)], 1),
             "1 and 2 cannot beat 3 and 4"
@@ -861,15 +863,14 @@ mod tests {
         assert!(!n.complete(&[event(4)], 2), "the line at 3 yielded nothing");
         // From the oldest end, the same the other way.
         let o = nearest(From::Oldest, None);
-        let offered: Vec<bool> = ["at 3", "at 4", "at 5", "at 1", "at 6"]
-            .iter()
-            .map(|l| o.offer(l.as_bytes()))
-            .collect();
-        assert_eq!(offered, [true, true, false, true, false]);
+        assert_eq!(
+            offered(&o, &["at 3", "at 4", "at 5", "at 1", "at 6"]),
+            [true, true, false, true, false]
+        );
         assert!(o.complete(&[event(1), event(3)], 2));
         // Nothing left out: whatever was decoded is all there is.
         let all = nearest(From::Newest, None);
-        assert!(all.offer(b"at 1") && all.offer(b"at 2"));
+        assert_eq!(offered(&all, &["at 1", "at 2"]), [true, true]);
         assert!(all.complete(&[], 1));
         // A floor from the file's tail leaves out the lines below it at once, and what was
         // decoded above it holds the page only where its events lie above it too: the line
