@@ -27,13 +27,13 @@ mod table;
 use std::path::PathBuf;
 
 use history_core::harness::Harness;
-use history_core::json::repair_surrogates;
 use history_core::location::Resume;
 use history_core::resume::{self, Snapshot};
 use history_core::source::{
     parse_object_str, top_level, Damage, LineTest, LineTime, Lines, TopLevel,
 };
 use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
+use history_raw::json::repair_surrogates;
 
 pub use discover::default_root;
 

@@ -326,7 +326,7 @@ fn every_word_of_an_event_is_in_its_line_raw_bytes() {
         let lines: Vec<&[u8]> = raw.split(|&b| b == b'\n').collect();
         for event in &events {
             let line = lines[event.seq as usize - 1];
-            let missing = history_core::prefilter::word_missing_from_line(&event.text, line);
+            let missing = history_raw::word_missing_from_line(&event.text, line);
             assert_eq!(missing, None, "{:?} in {}", event.text, path.display());
             checked += 1;
         }

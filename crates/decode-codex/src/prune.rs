@@ -26,8 +26,8 @@
 use std::cell::Cell;
 use std::fmt;
 
-use history_core::json::CheckedAny;
 use history_core::source::parse_object;
+use history_raw::json::CheckedAny;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;

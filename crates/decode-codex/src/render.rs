@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use history_core::json::CheckedAny;
+use history_raw::json::CheckedAny;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 

@@ -103,7 +103,7 @@ fn a_search_s_own_raw_line_test_gives_the_same_events() {
         let full = try_decode(&codex, path);
         for word in words.iter().step_by(7) {
             let filter = Filter::new(std::slice::from_ref(word), vec![], None, None);
-            let raw = history_core::prefilter::RawFilter::new(filter.queries());
+            let raw = history_raw::RawFilter::new(filter.queries());
             let test = |line: &[u8]| raw.may_match_slice(line);
             check_matching(&codex, path, &full, &test, &format!("raw filter {word}"));
         }

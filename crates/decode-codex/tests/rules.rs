@@ -3,8 +3,8 @@
 mod common;
 
 use common::{decode, rows, rule};
-use history_core::prefilter::word_missing_from_line;
 use history_core::{Corpus, Event, Keep, Role, Transcript};
+use history_raw::word_missing_from_line;
 
 fn at(events: &[Event], seq: u64) -> Vec<&Event> {
     events.iter().filter(|e| e.seq == seq).collect()

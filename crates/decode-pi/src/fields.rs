@@ -16,8 +16,8 @@
 
 use std::fmt;
 
-use history_core::json::{self, CheckedAny, RAW_VALUE_KEY};
-use history_core::scan::Scan;
+use history_raw::json::{self, CheckedAny, RAW_VALUE_KEY};
+use history_raw::scan::Scan;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 

@@ -6,7 +6,7 @@
 //! and `parentId`: keeping it as a node without events stops one bad line from cutting the whole
 //! history before it off the active branch.
 
-pub(crate) use history_core::json::repair_surrogates;
+pub(crate) use history_raw::json::repair_surrogates;
 
 /// A damaged entry line as a node of the tree: its place, without its events.
 #[derive(Debug, PartialEq, Eq)]

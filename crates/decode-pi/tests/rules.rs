@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use common::{at, decode, decode_file, file, pi, root};
 use decode_pi::Pi;
-use history_core::prefilter::word_missing_from_line;
 use history_core::{Corpus, Keep, Role, SessionFile, SessionKey, Transcript};
+use history_raw::word_missing_from_line;
 
 /// Every word of an event is in the raw bytes of its line, generated text (`[image]`, `bash:`)
 /// included: what lets the raw prefilter require every word of a query.

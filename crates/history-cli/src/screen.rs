@@ -128,7 +128,7 @@ pub fn matches(filter: &Filter, text: &str) -> Vec<std::ops::Range<usize>> {
         let mut seen = String::new();
         for c in text[at..].chars() {
             end += c.len_utf8();
-            seen.push_str(&history_core::fold(&c.to_string()));
+            seen.push_str(&history_raw::fold(&c.to_string()));
             if folded.iter().any(|q| seen.starts_with(q.as_str())) {
                 break;
             }

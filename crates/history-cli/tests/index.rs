@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{every_role, Roots, Run};
-use history_core::fold;
+use history_raw::fold;
 use serde_json::Value;
 
 /// The one fixture session no decoder can read (it has no leaf): it is recorded as failed and

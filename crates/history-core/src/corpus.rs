@@ -7,8 +7,8 @@ use crate::error::HistoryError;
 use crate::matching::Filter;
 use crate::model::{Event, SessionFile, SessionMeta};
 use crate::paging::From;
-use crate::prefilter::RawFilter;
 use crate::source::{LineTest, Transcript};
+use history_raw::RawFilter;
 
 /// What a load keeps of each candidate event, decided as the event streams past, so that a large
 /// transcript never has to sit in memory whole.

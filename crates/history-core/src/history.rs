@@ -18,11 +18,11 @@ use crate::page::{
 };
 use crate::paging::{browse, BrowseRequest, From};
 use crate::place::Place;
-use crate::prefilter::RawFilter;
 use crate::search::{search, Bound, Cursor, Known, Listing, SearchRequest, SessionHits, Wanted};
 use crate::selector::{resolve, Selector};
 use crate::source::LineTest;
 use crate::time::Timestamp;
+use history_raw::RawFilter;
 
 /// What `list` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]

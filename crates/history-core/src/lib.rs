@@ -15,7 +15,6 @@
 //! ```
 #![deny(missing_docs)]
 
-pub(crate) mod ascii_search;
 pub mod budget;
 pub mod corpus;
 pub mod error;
@@ -23,22 +22,17 @@ pub mod export;
 pub mod fingerprint;
 pub mod harness;
 pub mod history;
-pub mod json;
-pub(crate) mod letters;
 pub mod location;
 pub mod matching;
 pub mod model;
 pub mod overview;
 pub mod page;
 pub mod paging;
-pub(crate) mod pairs;
 pub mod parallel;
 pub mod place;
-pub mod prefilter;
 #[cfg(feature = "testing")]
 pub mod properties;
 pub mod resume;
-pub mod scan;
 pub mod search;
 pub mod selector;
 pub mod sessions;
@@ -50,7 +44,7 @@ pub mod time;
 pub use corpus::{Corpus, Keep, Loaded, Texts};
 pub use error::{DecodeError, HistoryError};
 pub use history::{History, ListRequest, ReadRequest};
-pub use matching::{fold, Filter};
+pub use matching::Filter;
 pub use model::{Event, Role, SessionFile, SessionKey, SessionMeta};
 pub use selector::Selector;
 pub use source::{Decoded, Transcript};

@@ -1,28 +1,11 @@
 //! Query matching: literal, case-insensitive with full Unicode case folding, a list of queries
 //! is an OR; plus the role and time filters.
 
-use caseless::Caseless;
 use memchr::memmem;
 
 use crate::model::{Event, Role};
-use crate::prefilter::RawFilter;
 use crate::time::Timestamp;
-
-/// Folds text with full Unicode case folding (`ß` → `ss`, `K` (Kelvin) → `k`, `ς` → `σ`).
-pub fn fold(text: &str) -> String {
-    if text.is_ascii() {
-        return text.to_ascii_lowercase();
-    }
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_ascii() {
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.extend(std::iter::once(c).default_case_fold());
-        }
-    }
-    out
-}
+use history_raw::{fold, fold_with_origins, RawFilter};
 
 /// What events a request is about: queries (OR), roles, and a time window.
 #[derive(Clone, Debug, Default)]
@@ -151,15 +134,7 @@ impl Filter {
                 .filter_map(|q| memmem::find(folded.as_bytes(), q.as_bytes()))
                 .min();
         }
-        // Fold character by character, remembering where each folded byte came from.
-        let mut folded = String::with_capacity(text.len());
-        let mut origin = Vec::with_capacity(text.len());
-        for (at, c) in text.char_indices() {
-            for f in std::iter::once(c).default_case_fold() {
-                folded.push(f);
-                origin.resize(folded.len(), at);
-            }
-        }
+        let (folded, origin) = fold_with_origins(text);
         self.queries
             .iter()
             .filter_map(|q| memmem::find(folded.as_bytes(), q.as_bytes()))

@@ -17,10 +17,10 @@ use serde_json::Value;
 
 use crate::matching::Filter;
 use crate::model::SessionKey;
-use crate::prefilter::RawFilter;
-use crate::scan::{depth_change, Scan};
 use crate::selector::Selector;
 use crate::time::{parse_bound, Timestamp};
+use history_raw::scan::{depth_change, Scan};
+use history_raw::RawFilter;
 
 /// The scan accepts only what serde_json accepts and reads it the same way:
 /// - a skipped value with nothing after it is one serde reads with `IgnoredAny`, and a strict

@@ -10,9 +10,9 @@ use crate::matching::Filter;
 use crate::model::{Event, SessionFile, SessionKey, SessionMeta};
 use crate::paging::From;
 use crate::parallel::{map, ordered_map, workers};
-use crate::prefilter::RawFilter;
 use crate::source::{LineTest, LineTime, READ_BUFFER};
 use crate::time::Timestamp;
+use history_raw::RawFilter;
 
 /// An event together with the session it belongs to.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -13,10 +13,10 @@ use crate::matching::Filter;
 use crate::model::{Event, Role, SessionFile, SessionKey, SessionMeta};
 use crate::paging::From;
 use crate::parallel::map;
-use crate::prefilter::RawFilter;
 use crate::search::{Hit, Known, Wanted};
 use crate::source::LineTest;
 use crate::time::Timestamp;
+use history_raw::RawFilter;
 
 /// How many bytes of a best hit's text a snippet keeps before its match.
 const LEAD: usize = 80;

@@ -13,8 +13,7 @@ use crate::time::Timestamp;
 
 /// The largest transcript file accepted, encoded.
 pub const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
-/// The largest single line accepted.
-pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+pub use history_raw::MAX_LINE_BYTES;
 
 /// How many bytes a transcript is read by at a time. Small enough that the buffer stays in a
 /// core's L2 cache while the kernel copies into it and the decoder reads it: on a 2-core AMD EPYC
@@ -213,8 +212,8 @@ impl LineTime {
         // At the top level, the line up to it opens one object more than it closes (in one
         // object, the rest closes one more than it opens): whichever is shorter is read.
         let top = match at < line.len() / 2 {
-            true => crate::scan::depth_change(&line[..at]) == Some(1),
-            false => crate::scan::depth_change(&line[at..]) == Some(-1),
+            true => history_raw::scan::depth_change(&line[..at]) == Some(1),
+            false => history_raw::scan::depth_change(&line[at..]) == Some(-1),
         };
         if top {
             return Some(LineTime::of(time));
@@ -222,7 +221,7 @@ impl LineTime {
         let (mut depth, mut from, mut top) = (0, 0, None);
         for found in keys() {
             if let Some((at, time)) = key_time(line, found, key)? {
-                depth += crate::scan::depth_change(&line[from..at])?;
+                depth += history_raw::scan::depth_change(&line[from..at])?;
                 from = at;
                 if depth == 1 {
                     top = time;
@@ -277,7 +276,7 @@ pub enum TopLevel<'a> {
     Other,
 }
 
-/// The field `key` at the top level of `line`, read with a validating [`crate::scan::Scan`]
+/// The field `key` at the top level of `line`, read with a validating [`history_raw::scan::Scan`]
 /// (which accepts what serde would parse as a `Value`, or gives up): `None` when the line is
 /// not one object the scan reads, holds the field twice, or the field is a string with escapes.
 /// A line's time off its bytes, when [`LineTime::under_key`] cannot tell (escapes elsewhere in
@@ -285,7 +284,7 @@ pub enum TopLevel<'a> {
 pub fn top_level<'a>(line: &'a [u8], key: &str) -> Option<TopLevel<'a>> {
     let text = std::str::from_utf8(line).ok()?;
     let mut found = TopLevel::Missing;
-    let mut scan = crate::scan::Scan::strict(text);
+    let mut scan = history_raw::scan::Scan::strict(text);
     scan.object(|scan, k| {
         if k != key {
             return scan.skip();

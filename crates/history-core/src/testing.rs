@@ -64,10 +64,10 @@ use crate::error::DecodeError;
 use crate::harness::Harness;
 use crate::matching::Filter;
 use crate::model::{Event, SessionFile};
-use crate::prefilter::RawFilter;
 use crate::resume::Snapshot;
 use crate::search::Span;
 use crate::source::{Decoded, LineTest, LineTime, Lines, Transcript};
+use history_raw::RawFilter;
 
 /// The seed of every random choice unless `NOTESOUP_KIT_SEED` names another.
 pub const DEFAULT_SEED: u64 = 0x6e6f_7465_736f_7570;

@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use history_core::resume::Snapshot;
 use history_core::source::{LineTime, Lines};
-use history_core::{fold, Corpus, Event, SessionFile, SessionMeta, Transcript};
+use history_core::{Corpus, Event, SessionFile, SessionMeta, Transcript};
+use history_raw::fold;
 
 use history_core::SessionKey;
 

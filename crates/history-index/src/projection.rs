@@ -10,12 +10,12 @@ use std::sync::Mutex;
 use history_core::history::Projection;
 use history_core::location::Location;
 use history_core::paging::From;
-use history_core::prefilter::RawFilter;
 use history_core::resume::Snapshot;
 use history_core::search::{Known, SessionHits, Wanted};
 use history_core::{
     Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, SessionMeta, Timestamp,
 };
+use history_raw::RawFilter;
 
 use crate::events::{self, text_hash};
 use crate::store::Candidate;

@@ -1,7 +1,7 @@
 //! Retrieval tokens: what the projection stores of a line's text instead of the text.
 //!
 //! A **token** is a [`BITS`]-bit hash of a short run of consecutive Unicode scalar values of the
-//! *folded* text ([`history_core::fold`], the same text [`history_core::Filter::matches_text`]
+//! *folded* text ([`history_raw::fold`], the same text [`history_core::Filter::matches_text`]
 //! searches), with one more bit above the hash saying which kind of run it is:
 //!
 //! - a **trigram**, any three consecutive scalar values of one event's folded text;
@@ -201,7 +201,8 @@ fn hash(key: u64, bits: u32) -> Token {
 mod tests {
     use std::collections::HashSet;
 
-    use history_core::{fold, Filter};
+    use history_core::Filter;
+    use history_raw::fold;
 
     use super::*;
 

@@ -3,7 +3,7 @@
 //! does not accept (escapes in a structural field, a repeated field, a number where serde would
 //! check its range, anything unusual) is left to serde.
 
-use history_core::scan::{Literal, Scan};
+use history_raw::scan::{Literal, Scan};
 use serde::de::IgnoredAny;
 use serde_json::Value;
 

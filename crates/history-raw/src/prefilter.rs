@@ -20,34 +20,11 @@
 
 use std::io::Read;
 
-use crate::ascii_search::{surprisal, Caseless};
+use crate::fold::ASCII_FOLDING;
 use crate::letters;
+use crate::needle::{surprisal, AsciiNeedle};
 use crate::pairs::Pairs;
-use crate::source::MAX_LINE_BYTES;
-
-/// Non-ASCII characters whose full case folding contains ASCII letters, with those letters
-/// (Unicode `CaseFolding.txt`, statuses C and F; checked against the folding in use by a test).
-pub const ASCII_FOLDING: &[(char, &str)] = &[
-    ('\u{00DF}', "s"),
-    ('\u{0130}', "i"),
-    ('\u{0149}', "n"),
-    ('\u{017F}', "s"),
-    ('\u{01F0}', "j"),
-    ('\u{1E96}', "h"),
-    ('\u{1E97}', "t"),
-    ('\u{1E98}', "w"),
-    ('\u{1E99}', "y"),
-    ('\u{1E9A}', "a"),
-    ('\u{1E9E}', "s"),
-    ('\u{212A}', "k"),
-    ('\u{FB00}', "f"),
-    ('\u{FB01}', "fi"),
-    ('\u{FB02}', "fl"),
-    ('\u{FB03}', "fi"),
-    ('\u{FB04}', "fl"),
-    ('\u{FB05}', "st"),
-    ('\u{FB06}', "st"),
-];
+use crate::MAX_LINE_BYTES;
 
 /// The chunk a file is read in: small enough to stay in cache across the passes over it.
 const CHUNK: usize = 256 * 1024;
@@ -56,9 +33,9 @@ const CHUNK: usize = 256 * 1024;
 #[derive(Debug)]
 pub struct RawFilter {
     /// Every query's key (ASCII case-insensitive searches).
-    keys: Vec<Caseless>,
+    keys: Vec<AsciiNeedle>,
     /// Per query, a search for each of its segments.
-    segments: Vec<Vec<Caseless>>,
+    segments: Vec<Vec<AsciiNeedle>>,
     /// Per query, per segment, the hatches of its letters alone.
     hatches_of: Vec<Vec<Hatches>>,
     /// Whether every query has one segment only (its key): then a key found decides.
@@ -154,19 +131,21 @@ impl RawFilter {
     /// Compiles the test for `folded` queries (an OR).
     pub fn new(folded: &[String]) -> RawFilter {
         let per_query: Vec<Vec<String>> = folded.iter().map(|q| segments(q)).collect();
-        let mut keys: Vec<Caseless> = per_query
+        let mut keys: Vec<AsciiNeedle> = per_query
             .iter()
             .filter_map(|segs| segs.iter().max_by_key(|s| rarity(s)))
-            .filter_map(|key| Caseless::new(key))
+            .filter_map(|key| AsciiNeedle::new(key))
             .collect();
         keys.dedup_by(|a, b| a.needle() == b.needle());
         // Rarest first: a search for all of them stops at the first one missing.
-        let segments: Vec<Vec<Caseless>> = per_query
+        let segments: Vec<Vec<AsciiNeedle>> = per_query
             .iter()
             .map(|segs| {
                 let mut segs: Vec<&String> = segs.iter().collect();
                 segs.sort_by_key(|s| std::cmp::Reverse(rarity(s)));
-                segs.into_iter().filter_map(|s| Caseless::new(s)).collect()
+                segs.into_iter()
+                    .filter_map(|s| AsciiNeedle::new(s))
+                    .collect()
             })
             .collect();
         let compiled = segments
@@ -190,7 +169,7 @@ impl RawFilter {
             hatches_of: segments
                 .iter()
                 .map(|query| {
-                    let letters = |s: &Caseless| -> Vec<char> {
+                    let letters = |s: &AsciiNeedle| -> Vec<char> {
                         s.needle().iter().map(|&b| char::from(b)).collect()
                     };
                     query.iter().map(|s| Hatches::new(&letters(s))).collect()
@@ -283,7 +262,7 @@ impl RawFilter {
         bytes: &[u8],
         at: usize,
         start_known: bool,
-        needles: &[Caseless],
+        needles: &[AsciiNeedle],
         run: &mut Vec<u8>,
     ) -> bool {
         !letters::run_through(bytes, at, self.reach, start_known, run)
@@ -425,7 +404,7 @@ impl RawFilter {
 /// decoder's tests check with it that every word it writes is in the line it renders, which is
 /// what lets a search require every word of a query.
 pub fn word_missing_from_line(text: &str, line: &[u8]) -> Option<String> {
-    let folded = crate::matching::fold(text);
+    let folded = crate::fold(text);
     folded
         .split(|c: char| !c.is_ascii_alphabetic())
         .filter(|word| !word.is_empty())
@@ -441,7 +420,7 @@ fn trim_cr(line: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matching::fold;
+    use crate::fold;
 
     fn passes(queries: &[&str], raw: &str) -> bool {
         let folded: Vec<String> = queries.iter().map(|q| fold(q)).collect();
@@ -452,29 +431,6 @@ mod tests {
     fn every_hatch_start_is_searched_in_the_vectorised_pass() {
         let every_letter: Vec<char> = ('a'..='z').collect();
         assert!(Hatches::new(&every_letter).starts.count() <= 9);
-    }
-
-    #[test]
-    fn the_folding_table_is_complete() {
-        use caseless::Caseless;
-        let mut computed = Vec::new();
-        for cp in 0x80..=0x10FFFFu32 {
-            let Some(c) = char::from_u32(cp) else {
-                continue;
-            };
-            let f: String = std::iter::once(c).default_case_fold().collect();
-            let mut ascii: Vec<char> = f.chars().filter(|x| x.is_ascii_alphabetic()).collect();
-            ascii.sort_unstable();
-            ascii.dedup();
-            if !ascii.is_empty() {
-                computed.push((c, ascii.into_iter().collect::<String>()));
-            }
-        }
-        let table: Vec<(char, String)> = ASCII_FOLDING
-            .iter()
-            .map(|(c, s)| (*c, s.to_string()))
-            .collect();
-        assert_eq!(table, computed);
     }
 
     #[test]

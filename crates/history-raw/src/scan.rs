@@ -9,7 +9,7 @@
 //! serde accepts, and reads it the same way.
 //!
 //! ```
-//! use history_core::scan::Scan;
+//! use history_raw::Scan;
 //! let mut id = None;
 //! let mut scan = Scan::new(r#"{"id":"a1","text":"long \"quoted\" text","n":[1,2.5e3]}"#);
 //! scan.object(|scan, key| match key {

@@ -8,11 +8,9 @@
 //! lowercase letter that way but its uppercase), and only positions where both agree are checked
 //! in full. The vectorised loop is [`Pairs`]'s, which can look for hatches in the same pass.
 
-use crate::pairs::Pairs;
-
 /// A compiled search for one needle of ASCII letters, in either case.
 #[derive(Clone, Debug)]
-pub struct Caseless {
+pub struct AsciiNeedle {
     /// The needle, lowercase.
     needle: Box<[u8]>,
     /// The two positions compared first (equal for a one-letter needle).
@@ -33,9 +31,9 @@ pub fn surprisal(letter: u8) -> u32 {
         .unwrap_or(60)
 }
 
-impl Caseless {
+impl AsciiNeedle {
     /// A search for `needle`, which must be non-empty ASCII letters; anything else is `None`.
-    pub fn new(needle: &str) -> Option<Caseless> {
+    pub fn new(needle: &str) -> Option<AsciiNeedle> {
         if needle.is_empty() || !needle.bytes().all(|b| b.is_ascii_alphabetic()) {
             return None;
         }
@@ -43,19 +41,12 @@ impl Caseless {
         let mut order: Vec<usize> = (0..needle.len()).collect();
         order.sort_by_key(|&i| (std::cmp::Reverse(surprisal(needle[i])), i));
         let rare = (order[0], *order.get(1).unwrap_or(&order[0]));
-        Some(Caseless { needle, rare })
+        Some(AsciiNeedle { needle, rare })
     }
 
     /// The needle, lowercase.
     pub fn needle(&self) -> &[u8] {
         &self.needle
-    }
-
-    /// Where the needle first occurs in `haystack` at or after `start`.
-    pub fn find_at(&self, haystack: &[u8], start: usize) -> Option<usize> {
-        Pairs::new(Vec::new())
-            .find_with(self, haystack, start)
-            .map(|(i, _)| i)
     }
 
     /// The two positions of the needle compared first.
@@ -99,7 +90,7 @@ mod tests {
             let needle: String = (0..1 + rng.usize(..5))
                 .map(|_| b"abzAZ"[rng.usize(..5)] as char)
                 .collect();
-            let finder = Caseless::new(&needle).unwrap();
+            let finder = AsciiNeedle::new(&needle).unwrap();
             for start in [0, 1, rng.usize(..40)] {
                 assert_eq!(
                     finder.find_at(&haystack, start),
@@ -112,15 +103,15 @@ mod tests {
 
     #[test]
     fn only_letters_are_accepted() {
-        assert!(Caseless::new("").is_none());
-        assert!(Caseless::new("a-b").is_none());
-        assert!(Caseless::new("é").is_none());
-        assert_eq!(Caseless::new("DeploY").unwrap().needle(), b"deploy");
+        assert!(AsciiNeedle::new("").is_none());
+        assert!(AsciiNeedle::new("a-b").is_none());
+        assert!(AsciiNeedle::new("é").is_none());
+        assert_eq!(AsciiNeedle::new("DeploY").unwrap().needle(), b"deploy");
     }
 
     #[test]
     fn near_the_end_and_across_blocks() {
-        let finder = Caseless::new("quokka").unwrap();
+        let finder = AsciiNeedle::new("quokka").unwrap();
         for len in 0..100 {
             for at in 0..=len {
                 let mut hay = vec![b'x'; len + 6];

@@ -3,7 +3,7 @@
 //! non-ASCII characters that fold to ASCII letters) without a pass per sequence, and in the same
 //! pass as its key ([`Pairs::find_with`]).
 
-use crate::ascii_search::Caseless;
+use crate::needle::AsciiNeedle;
 
 /// A compiled search for any of a set of byte pairs.
 #[derive(Clone, Debug)]
@@ -41,14 +41,19 @@ impl Pairs {
     /// `true` for a pair. A pair and the key at the same place count as the key.
     pub fn find_with(
         &self,
-        key: &Caseless,
+        key: &AsciiNeedle,
         haystack: &[u8],
         start: usize,
     ) -> Option<(usize, bool)> {
         self.find(Some(key), haystack, start)
     }
 
-    fn find(&self, key: Option<&Caseless>, haystack: &[u8], start: usize) -> Option<(usize, bool)> {
+    fn find(
+        &self,
+        key: Option<&AsciiNeedle>,
+        haystack: &[u8],
+        start: usize,
+    ) -> Option<(usize, bool)> {
         if key.is_none() && self.pairs.is_empty() {
             return None;
         }
@@ -108,7 +113,7 @@ impl Pairs {
     #[target_feature(enable = "avx2")]
     unsafe fn scan_avx2<const N: usize, const KEY: bool>(
         &self,
-        key: Option<&Caseless>,
+        key: Option<&AsciiNeedle>,
         haystack: &[u8],
         start: usize,
     ) -> Result<(usize, bool), usize> {
@@ -119,8 +124,8 @@ impl Pairs {
         let seconds: [__m256i; N] =
             std::array::from_fn(|k| _mm256_set1_epi8(self.pairs[k][1] as i8));
         // The key's two rare letters, compared in both cases at once (`byte | 0x20`).
-        let needle = key.map_or(&[][..], Caseless::needle);
-        let (i1, i2) = key.map_or((0, 0), Caseless::rare);
+        let needle = key.map_or(&[][..], AsciiNeedle::needle);
+        let (i1, i2) = key.map_or((0, 0), AsciiNeedle::rare);
         let k1 = _mm256_set1_epi8(needle.get(i1).map_or(0, |&b| b as i8));
         let k2 = _mm256_set1_epi8(needle.get(i2).map_or(0, |&b| b as i8));
         let lower = _mm256_set1_epi8(0x20);
@@ -171,6 +176,15 @@ impl Pairs {
     }
 }
 
+impl AsciiNeedle {
+    /// Where the needle first occurs in `haystack` at or after `start`.
+    pub fn find_at(&self, haystack: &[u8], start: usize) -> Option<usize> {
+        Pairs::new(Vec::new())
+            .find_with(self, haystack, start)
+            .map(|(i, _)| i)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,7 +224,7 @@ mod tests {
             let needle: String = (0..1 + rng.usize(..4))
                 .map(|_| b"abz"[rng.usize(..3)] as char)
                 .collect();
-            let key = Caseless::new(&needle).unwrap();
+            let key = AsciiNeedle::new(&needle).unwrap();
             let len = rng.usize(..150);
             let hay: Vec<u8> = (0..len).map(|_| alphabet[rng.usize(..7)]).collect();
             let search = Pairs::new(pairs.clone());

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use caseless::Caseless as _;
 
-use crate::prefilter::ASCII_FOLDING;
+use crate::fold::ASCII_FOLDING;
 
 /// Stands for a non-letter inside a token's folding; never equal to a letter.
 pub const BREAK: u8 = b'-';
