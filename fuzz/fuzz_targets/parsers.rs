@@ -1,10 +1,10 @@
-//! The selector and time parsers on any text (`history_core::properties::check_parsers`).
+//! The selector and time parsers on any text (`history_core::testing::properties::check_parsers`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        history_core::properties::check_parsers(text);
+        history_core::testing::properties::check_parsers(text);
     }
 });

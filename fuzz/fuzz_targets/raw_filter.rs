@@ -10,6 +10,6 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Ok(query) = std::str::from_utf8(query) {
-        history_core::properties::check_raw_filter(query, line);
+        history_core::testing::properties::check_raw_filter(query, line);
     }
 });

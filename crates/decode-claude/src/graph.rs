@@ -635,8 +635,8 @@ mod tests {
             },
         );
         g.add("cb", boundary(3, "u2", "cs", &["u2"]));
-        let saved = history_core::resume::save(&g);
-        let loaded: Graph = history_core::resume::load(&saved).unwrap();
+        let saved = history_core::snapshot::save(&g);
+        let loaded: Graph = history_core::snapshot::load(&saved).unwrap();
         assert!(loaded.is_whole());
         let damage: [&dyn Fn(&mut Graph); 5] = [
             &|g| g.nodes[1].parent = Some(9),
@@ -646,7 +646,7 @@ mod tests {
             &|g| g.boundaries[0].kept.push(9),
         ];
         for damage in damage {
-            let mut g: Graph = history_core::resume::load(&saved).unwrap();
+            let mut g: Graph = history_core::snapshot::load(&saved).unwrap();
             damage(&mut g);
             assert!(!g.is_whole());
         }

@@ -26,12 +26,10 @@ mod table;
 
 use std::path::PathBuf;
 
-use history_core::harness::Harness;
-use history_core::location::Resume;
-use history_core::resume::{self, Snapshot};
-use history_core::source::{
-    parse_object_str, top_level, Damage, LineTest, LineTime, Lines, TopLevel,
-};
+use history_core::Harness;
+use history_core::Resume;
+use history_core::{parse_object_str, top_level, Damage, LineTest, LineTime, Lines, TopLevel};
+use history_core::{snapshot, Snapshot};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
 use history_raw::json::repair_surrogates;
 
@@ -88,7 +86,7 @@ impl Transcript for Claude {
         from: Option<&Snapshot>,
         keep: bool,
     ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
-        let from: Option<(&Snapshot, State)> = resume::with_state(from)?;
+        let from: Option<(&Snapshot, State)> = snapshot::with_state(from)?;
         // A snapshot that names nodes or ids it does not hold (a damaged store) is declined,
         // as one that does not load is.
         if from
@@ -262,7 +260,7 @@ fn decode(
     from: Option<(&Snapshot, State)>,
     keep: bool,
 ) -> Result<(Decoded, Option<Snapshot>), DecodeError> {
-    let mut lines = resume::lines_from(&file.path, from.as_ref().map(|f| f.0))?;
+    let mut lines = snapshot::lines_from(&file.path, from.as_ref().map(|f| f.0))?;
     let mut state = match from {
         Some((_, state)) => state,
         // Lines run to a few kilobytes: room for a line per 8 KiB saves most of the graph's
@@ -272,7 +270,7 @@ fn decode(
             ..State::default()
         },
     };
-    let mut stop = resume::Stop::new(keep);
+    let mut stop = snapshot::Stop::new(keep);
     while let Some(l) = lines.next_line()? {
         if l.bytes.trim_ascii().is_empty() {
             continue;

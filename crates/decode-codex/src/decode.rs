@@ -8,9 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use history_core::location::Origin;
-use history_core::resume::{self, Snapshot};
-use history_core::source::{parse_object, Damage, Line, LineTest};
+use history_core::Origin;
+use history_core::{parse_object, Damage, Line, LineTest};
+use history_core::{snapshot, Snapshot};
 use history_core::{DecodeError, Decoded, Event, SessionMeta};
 use serde_json::{Map, Value};
 
@@ -93,7 +93,7 @@ pub(crate) fn session_from(
     if keep {
         projection.echoing();
     }
-    let mut stop = resume::Stop::new(keep);
+    let mut stop = snapshot::Stop::new(keep);
     let mut complete = true;
     loop {
         let line = match own.next_line() {

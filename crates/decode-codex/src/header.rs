@@ -1,7 +1,7 @@
 //! A rollout's header: the first `session_meta` (G3/G4) or the `{id, timestamp, instructions}`
 //! line of the early generations (G1/G2).
 
-use history_core::source::{parse_object, LineTest};
+use history_core::{parse_object, LineTest};
 use history_core::{DecodeError, Timestamp};
 use history_raw::scan::Scan;
 use serde_json::{Map, Value};

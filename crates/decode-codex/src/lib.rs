@@ -79,11 +79,11 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use history_core::harness::Harness;
-use history_core::location::{Origin, Resume};
-use history_core::resume::{self, Snapshot};
-use history_core::source::{parse_object, top_level, LineTest, LineTime, TopLevel};
+use history_core::Harness;
+use history_core::{parse_object, top_level, LineTest, LineTime, TopLevel};
+use history_core::{snapshot, Snapshot};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
+use history_core::{Origin, Resume};
 use serde_json::{Map, Value};
 
 mod decode;
@@ -163,7 +163,7 @@ impl Transcript for Codex {
         from: Option<&Snapshot>,
         keep: bool,
     ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
-        let from = resume::with_state(from)?;
+        let from = snapshot::with_state(from)?;
         decode::session_from(&self.root, &file.path, sink, lines, from, keep).transpose()
     }
 
@@ -182,7 +182,7 @@ impl Transcript for Codex {
 
     /// A compressed file is read from its start.
     fn read_at(&self, path: &Path, offset: u64, len: usize) -> Option<std::io::Result<Vec<u8>>> {
-        (!reader::is_compressed(path)).then(|| history_core::source::read_at(path, offset, len))
+        (!reader::is_compressed(path)).then(|| history_core::read_at(path, offset, len))
     }
 
     /// Inherited history maps back to the ancestors' lines ([the seqs](crate#seqs)).

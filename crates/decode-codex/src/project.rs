@@ -31,7 +31,7 @@ enum Twin {
 /// A message item still waiting for its event twin; `event` is what it shows if none comes.
 #[derive(Serialize, Deserialize)]
 struct Candidate {
-    #[serde(with = "history_core::resume::event")]
+    #[serde(with = "history_core::snapshot::event")]
     event: Event,
     emit: bool,
     twin: Twin,
@@ -42,7 +42,7 @@ struct Candidate {
 /// projected like any other, for what it does to its neighbours, and then not delivered.
 #[derive(Serialize, Deserialize)]
 enum Slot {
-    Ready(#[serde(with = "history_core::resume::event")] Event, bool),
+    Ready(#[serde(with = "history_core::snapshot::event")] Event, bool),
     Waiting(Candidate),
     Dropped,
 }
@@ -109,7 +109,7 @@ pub(crate) struct State {
 
 /// An event delivered, kept for [`State::echo`].
 #[derive(Serialize, Deserialize)]
-struct Echo(#[serde(with = "history_core::resume::event")] Event);
+struct Echo(#[serde(with = "history_core::snapshot::event")] Event);
 
 /// A line's position and time, shared by its events.
 #[derive(Clone, Copy)]

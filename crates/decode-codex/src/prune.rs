@@ -26,7 +26,7 @@
 use std::cell::Cell;
 use std::fmt;
 
-use history_core::source::parse_object;
+use history_core::parse_object;
 use history_raw::json::CheckedAny;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;

@@ -3,9 +3,9 @@
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
-use history_core::resume::Snapshot;
-use history_core::source::{open_transcript, open_untouched, Lines};
 use history_core::DecodeError;
+use history_core::Snapshot;
+use history_core::{open_transcript, open_untouched, Lines};
 
 /// A rollout's lines, whatever its encoding.
 pub(crate) type LineReader = Lines<Box<dyn BufRead>>;
@@ -72,7 +72,7 @@ fn open_buffered(path: &Path, buffer: usize) -> Result<LineReader, DecodeError> 
 
 /// The lines of a plain rollout from a snapshot on, numbered as from the start.
 pub(crate) fn open_at(path: &Path, snapshot: &Snapshot) -> Result<LineReader, DecodeError> {
-    let file = history_core::resume::open_at(path, snapshot.offset)?;
+    let file = history_core::snapshot::open_at(path, snapshot.offset)?;
     let mut lines = Lines::new(
         Box::new(BufReader::with_capacity(BUFFER, file)) as Box<dyn BufRead>,
         path.display().to_string(),

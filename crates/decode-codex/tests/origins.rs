@@ -4,7 +4,7 @@
 mod common;
 
 use common::{decode, rule};
-use history_core::location::Origin;
+use history_core::Origin;
 use history_core::Transcript;
 
 #[test]

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use history_core::resume::{self, Snapshot};
-use history_core::source::{top_level, Damage, Line, LineTest, LineTime, TopLevel};
+use history_core::{snapshot, Snapshot};
+use history_core::{top_level, Damage, Line, LineTest, LineTime, TopLevel};
 use history_core::{DecodeError, Event, SessionMeta};
 use serde_json::{Map, Value};
 
@@ -111,9 +111,9 @@ pub(crate) fn read_from(
     from: Option<(&Snapshot, Reader)>,
     keep: bool,
 ) -> Result<(Pass, Option<Snapshot>), DecodeError> {
-    let mut lines = resume::lines_from(path, from.as_ref().map(|f| f.0))?;
+    let mut lines = snapshot::lines_from(path, from.as_ref().map(|f| f.0))?;
     let mut reader = from.map(|f| f.1).unwrap_or_default();
-    let mut stop = resume::Stop::new(keep);
+    let mut stop = snapshot::Stop::new(keep);
     while let Some(line) = lines.next_line()? {
         stop.before(&line, &reader, None);
         if wanted.is_none_or(|w| w(line.bytes)) {

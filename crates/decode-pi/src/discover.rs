@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use history_core::source::Lines;
+use history_core::Lines;
 use history_core::{SessionFile, SessionKey};
 
 use crate::decode::Header;

@@ -55,11 +55,11 @@ mod tree;
 
 use std::path::{Path, PathBuf};
 
-use history_core::harness::Harness;
-use history_core::location::Resume;
-use history_core::resume::{self, Snapshot};
-use history_core::source::{LineTest, LineTime};
+use history_core::Harness;
+use history_core::Resume;
+use history_core::{snapshot, Snapshot};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
+use history_core::{LineTest, LineTime};
 
 pub use tree::{Entry, Tree};
 
@@ -182,7 +182,7 @@ impl Transcript for Pi {
         from: Option<&Snapshot>,
         keep: bool,
     ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
-        let from = resume::with_state(from)?;
+        let from = snapshot::with_state(from)?;
         Some(self.decode_from(file, sink, lines, from, keep))
     }
 

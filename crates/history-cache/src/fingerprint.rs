@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-pub use history_core::fingerprint::{fingerprints, Fingerprint};
+pub use history_core::{fingerprints, Fingerprint};
 
 /// Takes the fingerprint of `path`, following symbolic links.
 pub fn fingerprint(path: &Path) -> std::io::Result<Fingerprint> {

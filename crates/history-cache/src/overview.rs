@@ -1,7 +1,7 @@
 //! The overview's representative, answered from the cache when the session's files are unchanged.
 
-use history_core::history::RepresentativeCache;
-use history_core::overview::{representative, Representative};
+use history_core::RepresentativeCache;
+use history_core::{representative, Representative};
 use history_core::{Corpus, Filter, HistoryError, SessionFile};
 
 use crate::{fingerprints, Cache, Key};

@@ -39,7 +39,7 @@ impl Transcript for Counting {
         &self,
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
-        _lines: Option<history_core::source::LineTest<'_>>,
+        _lines: Option<history_core::LineTest<'_>>,
     ) -> Result<Decoded, DecodeError> {
         self.decodes.fetch_add(1, Ordering::SeqCst);
         let text =

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Arg, ArgMatches, Args, CommandFactory, Parser, Subcommand, ValueEnum};
-use history_core::harness::Harness;
+use history_core::Harness;
 
 /// List, search and read the local session transcripts of Claude Code, Codex CLI and pi.
 #[derive(Parser, Debug)]
@@ -217,7 +217,7 @@ pub enum ExportFormat {
 pub struct Common {
     /// The output budget in bytes; the whole output fits in it.
     #[arg(help_heading = "Output")]
-    #[arg(long, global = true, default_value_t = history_core::budget::DEFAULT_BUDGET)]
+    #[arg(long, global = true, default_value_t = history_core::DEFAULT_BUDGET)]
     pub budget: usize,
     /// Print one JSON object instead of text.
     #[arg(help_heading = "Output")]
@@ -254,11 +254,11 @@ pub enum FromArg {
     Oldest,
 }
 
-impl From<FromArg> for history_core::paging::From {
+impl From<FromArg> for history_core::End {
     fn from(f: FromArg) -> Self {
         match f {
-            FromArg::Newest => history_core::paging::From::Newest,
-            FromArg::Oldest => history_core::paging::From::Oldest,
+            FromArg::Newest => history_core::End::Newest,
+            FromArg::Oldest => history_core::End::Oldest,
         }
     }
 }

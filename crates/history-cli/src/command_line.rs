@@ -1,8 +1,8 @@
 //! Recipes and resume commands as command lines a person can paste: the flags of `list` and
 //! `read` that a [`Recipe`] stands for, quoted for a POSIX shell.
 
-use history_core::location::Resume;
-use history_core::page::Recipe;
+use history_core::Recipe;
+use history_core::Resume;
 
 /// The program's name, as a command line starts it.
 pub const PROGRAM: &str = "notesoup-history";
@@ -103,7 +103,7 @@ pub fn resume(resume: &Resume) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use history_core::search::Cursor;
+    use history_core::Cursor;
     use history_core::Role;
 
     #[test]

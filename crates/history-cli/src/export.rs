@@ -6,8 +6,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use history_core::export::{Document, Head};
-use history_core::page::Item;
+use history_core::Item;
+use history_core::{Document, Head};
 use history_core::{Event, Role, SessionMeta, Timestamp};
 
 /// A document that writes to `out` and remembers the first write error (a closed pipe), after
@@ -251,7 +251,7 @@ struct HeadLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     notice: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    resume: Option<&'a history_core::location::Resume>,
+    resume: Option<&'a history_core::Resume>,
 }
 
 impl JsonLines<'_> {
@@ -274,7 +274,7 @@ impl Document for JsonLines<'_> {
         self.path = head.path.display().to_string();
         self.meta = head.meta.clone();
         let line = HeadLine {
-            schema_version: history_core::page::SCHEMA_VERSION,
+            schema_version: history_core::SCHEMA_VERSION,
             session: &head.session,
             harness: &head.harness,
             path: self.path.clone(),

@@ -5,8 +5,8 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use history_core::history::Projection;
-use history_core::search::Known;
+use history_core::Known;
+use history_core::Projection;
 use history_core::{Corpus, Filter, HistoryError, SessionFile};
 use history_index::build::update;
 use history_index::projection::Index;
@@ -14,7 +14,7 @@ use history_index::store::Store;
 use serde::Serialize;
 
 use crate::cache_version;
-use history_core::harness::Env;
+use history_core::Env;
 
 /// Whether the index is used, and where it is.
 pub struct Settings {
@@ -29,7 +29,7 @@ impl Settings {
     /// Off with `--no-index` or `NOTESOUP_HISTORY_INDEX=off`; consulted but never updated by a
     /// search with `NOTESOUP_HISTORY_INDEX=read`; else at `<cache root>/history-search/v1.sqlite`.
     pub fn new(no_index: bool, env: Env<'_>) -> Settings {
-        let mode = history_core::harness::text(env, "NOTESOUP_HISTORY_INDEX");
+        let mode = history_core::env_text(env, "NOTESOUP_HISTORY_INDEX");
         let off = no_index || mode.as_deref() == Some("off");
         Settings {
             path: (!off)

@@ -27,11 +27,11 @@ use std::io::{BufRead, Write};
 
 use clap::FromArgMatches;
 use history_cache::{Cache, DECODER_VERSION};
-use history_core::harness::{current_session, current_source, Env, Harness};
-use history_core::history::RepresentativeCache;
-use history_core::place::Place;
-use history_core::search::Cursor;
-use history_core::time::parse_bound;
+use history_core::parse_bound;
+use history_core::Cursor;
+use history_core::Place;
+use history_core::RepresentativeCache;
+use history_core::{current_session, current_source, Env, Harness};
 use history_core::{History, HistoryError, ListRequest, ReadRequest, Role, Timestamp};
 
 use args::{Cli, ColorArg, Command, FormatArg, ListArgs, ReadArgs};
@@ -194,7 +194,7 @@ where
     let result = open(registry, &matches, &cli, env).and_then(|history| match &cli.command {
         Command::List(a) if a.sessions => list_request(a, cli.common.budget).and_then(|req| {
             let history = history.with_projection(index.projection());
-            let render: &dyn history_core::page::RenderSessions = if json { &Json } else { &text };
+            let render: &dyn history_core::RenderSessions = if json { &Json } else { &text };
             let mut page = history.sessions(&req, render)?;
             if index.updates_in_background() && page.coverage.stale() {
                 wants_index = Some(background_argv(registry, &matches));
@@ -256,7 +256,7 @@ fn export(
     json: bool,
     output: &mut dyn Write,
 ) -> Output {
-    let req = history_core::export::ExportRequest {
+    let req = history_core::ExportRequest {
         session: args.session.clone(),
         all_branches: args.all_branches,
     };
@@ -324,7 +324,7 @@ fn serve_mcp(
                 .with_projection(search.then(|| index.projection()).flatten())
         })
     };
-    let wants_index = |page: &history_core::page::ListPage| {
+    let wants_index = |page: &history_core::ListPage| {
         index.updates_in_background() && page.coverage.is_some_and(|c| c.stale())
     };
     let argv = background_argv(registry, matches);
@@ -483,7 +483,7 @@ fn open(
         .common
         .host
         .clone()
-        .or_else(|| history_core::harness::text(env, "NOTESOUP_HOST"));
+        .or_else(|| history_core::env_text(env, "NOTESOUP_HOST"));
     let cache = history_cache::default_dir(env)
         .map(|dir| Box::new(Cache::new(dir, &cache_version())) as Box<dyn RepresentativeCache>);
     let demo: Vec<String> = registry

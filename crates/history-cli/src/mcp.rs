@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use history_core::page::{ListPage, ReadPage, Render};
 use history_core::{History, HistoryError};
+use history_core::{ListPage, ReadPage, Render};
 
 use crate::args::{FromArg, ListArgs, ReadArgs};
 use crate::render::{Json, Printer, Text};
@@ -503,7 +503,7 @@ impl Mcp<'_> {
 }
 
 impl Render for Mcp<'_> {
-    fn item(&self, item: &history_core::page::Item, implicit: bool) -> String {
+    fn item(&self, item: &history_core::Item, implicit: bool) -> String {
         let text = escaped(&self.text.item(item, implicit));
         if !self.structured {
             return text;

@@ -4,11 +4,11 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use history_core::location::Resume;
-use history_core::page::{
+use history_core::Resume;
+use history_core::{Filter, HistoryError, Timestamp};
+use history_core::{
     FoldedRun, Item, ListPage, ReadPage, Recipe, Render, RenderSessions, SessionMatch, SessionsPage,
 };
-use history_core::{Filter, HistoryError, Timestamp};
 
 use crate::command_line;
 use crate::screen::{self, Clock, Paint};

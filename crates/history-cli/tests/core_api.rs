@@ -6,9 +6,9 @@ mod common;
 use common::Roots;
 use history_cli::render::{Json, Printer, Text};
 use history_cli::HARNESSES;
-use history_core::harness::current_session;
-use history_core::page::Render;
-use history_core::paging::From;
+use history_core::current_session;
+use history_core::End;
+use history_core::Render;
 use history_core::{History, ListRequest, ReadRequest, Role, SessionKey, Timestamp};
 
 /// A front end of its own: the core's API over the copied roots, as the binary sees them.
@@ -75,7 +75,7 @@ fn list_cases() -> Vec<(Vec<&'static str>, ListRequest)> {
         (
             vec!["list", "--from", "oldest", "--limit", "3"],
             ListRequest {
-                from: Some(From::Oldest),
+                from: Some(End::Oldest),
                 limit: 3,
                 ..ListRequest::default()
             },
@@ -191,7 +191,7 @@ fn list_cases() -> Vec<(Vec<&'static str>, ListRequest)> {
             ListRequest {
                 session: Some("codex:*".into()),
                 queries: vec!["the".into()],
-                from: Some(From::Oldest),
+                from: Some(End::Oldest),
                 ..ListRequest::default()
             },
         ),

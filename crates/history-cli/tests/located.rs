@@ -11,12 +11,12 @@ use std::sync::{Arc, Mutex};
 use common::Roots;
 use history_cli::render::{Json, Printer};
 use history_cli::HARNESSES;
-use history_core::page::Render;
-use history_core::paging::From;
-use history_core::source::{LineTest, LineTime};
+use history_core::End;
+use history_core::Render;
 use history_core::{
     Corpus, DecodeError, Decoded, Event, History, ListRequest, Role, SessionFile, Transcript,
 };
+use history_core::{LineTest, LineTime};
 use history_index::build::update;
 use history_index::projection::Index;
 use history_index::store::Store;
@@ -185,7 +185,7 @@ fn the_index_answers_from_located_lines_what_a_scan_answers() {
     for query in queries {
         // A query shorter than a token is answered by scanning.
         let tokens = query.chars().count() >= 3;
-        for from in [From::Newest, From::Oldest] {
+        for from in [End::Newest, End::Oldest] {
             for (limit, roles, all_branches) in [
                 (20, vec![], false),
                 (1, vec![], false),
@@ -332,8 +332,8 @@ fn append_claude_line(path: &Path, text: &str) {
 /// run) holds other lines, and is looked up anew rather than from what was found.
 #[test]
 fn hits_read_after_an_update_find_the_lines_it_added() {
-    use history_core::history::Projection;
-    use history_core::search::{Known, Wanted};
+    use history_core::Projection;
+    use history_core::{Known, Wanted};
     let Indexed {
         roots,
         calls,
@@ -367,7 +367,7 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
     let wanted = Wanted {
         filter: &filter,
         admit: &|_| true,
-        from: From::Newest,
+        from: End::Newest,
         count: 10,
         all_branches: false,
     };

@@ -3,8 +3,9 @@
 //! errors with their codes, a read far over the budget continued, many calls on one
 //! connection), and the tools as that client lists them are the ones served.
 //!
-//! It needs Python 3 with `mcp`: `.ci/run` installs it into `target/mcp-venv`; elsewhere set
-//! `NOTESOUP_MCP_PYTHON` to an interpreter that has it. Without one the test fails and says so.
+//! It needs Python 3 with `mcp`. `NOTESOUP_MCP_PYTHON` names an interpreter that has it;
+//! otherwise the test makes a virtualenv of its own under the target directory on first use
+//! (`python3 -m venv`, then `pip install` from PyPI, once) and uses it from then on.
 
 mod common;
 
@@ -13,37 +14,61 @@ use std::process::Command;
 
 use common::Roots;
 
-/// The interpreter: `$NOTESOUP_MCP_PYTHON`, else the venv `.ci/run` makes, else `python3`.
+/// The client package the test drives the server with.
+const MCP_REQUIREMENT: &str = "mcp>=2.3,<3";
+
+/// Whether `python` can import the client.
+fn has_client(python: &Path) -> bool {
+    Command::new(python)
+        .args(["-c", "import mcp.client.stdio, mcp.client.client"])
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+/// The interpreter: `$NOTESOUP_MCP_PYTHON`, else a virtualenv under the target directory, made
+/// on first use.
 fn python() -> PathBuf {
     if let Some(p) = std::env::var_os("NOTESOUP_MCP_PYTHON") {
         return p.into();
     }
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-venv/bin/python");
-    if venv.exists() {
-        return venv;
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-venv");
+    let python = venv.join("bin/python");
+    if has_client(&python) {
+        return python;
     }
-    "python3".into()
+    eprintln!(
+        "making {} for the MCP end-to-end test: python3 -m venv, then pip install '{MCP_REQUIREMENT}' (once)",
+        venv.display()
+    );
+    let made = Command::new("python3")
+        .args(["-m", "venv", "--clear"])
+        .arg(&venv)
+        .status();
+    assert!(
+        made.is_ok_and(|s| s.success()),
+        "the MCP end-to-end test needs Python 3 with the venv module (python3 -m venv failed); \
+         or set NOTESOUP_MCP_PYTHON to an interpreter that has the `mcp` package"
+    );
+    let installed = Command::new(&python)
+        .args(["-m", "pip", "install", "--quiet", MCP_REQUIREMENT])
+        .status();
+    assert!(
+        installed.is_ok_and(|s| s.success()),
+        "pip could not install '{MCP_REQUIREMENT}' into {}: the MCP end-to-end test needs it \
+         from PyPI (or set NOTESOUP_MCP_PYTHON to an interpreter that has it)",
+        venv.display()
+    );
+    python
 }
 
 #[test]
 fn the_official_client_lists_searches_pages_and_reads() {
     let python = python();
-    let probe = Command::new(&python)
-        .args(["-c", "import mcp.client.stdio, mcp.client.client"])
-        .output();
-    match probe {
-        Ok(out) if out.status.success() => {}
-        other => panic!(
-            "the MCP end-to-end test needs Python 3 with the `mcp` package ({} failed: {}). \
-             Run .ci/run, or: python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install mcp \
-             (or set NOTESOUP_MCP_PYTHON to an interpreter that has it)",
-            python.display(),
-            match other {
-                Ok(out) => String::from_utf8_lossy(&out.stderr).trim().to_string(),
-                Err(e) => e.to_string(),
-            }
-        ),
-    }
+    assert!(
+        has_client(&python),
+        "{} cannot import the `mcp` client package",
+        python.display()
+    );
     let r = Roots::new();
     let (big_id, big_text) = r.big_session(100_000);
     let big_file = r.dir.path().join("big.txt");

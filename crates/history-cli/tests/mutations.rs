@@ -8,9 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use history_core::harness::Harness;
-use history_core::properties::{check_parsers, check_raw_filter, check_scan};
+use history_core::testing::properties::{check_parsers, check_raw_filter, check_scan};
 use history_core::testing::{Bench, Notices};
+use history_core::Harness;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 

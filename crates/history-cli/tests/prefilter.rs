@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use fastrand::Rng;
-use history_core::paging::From;
-use history_core::search::{search, SearchRequest};
+use history_core::End;
+use history_core::{search, SearchRequest};
 use history_core::{Corpus, Filter, History, Keep, ListRequest, Role, Timestamp};
 
 fn corpus(root: &Path) -> Corpus {
@@ -128,7 +128,7 @@ fn differential(root: &Path, n: usize) {
                 },
             )
         };
-        let full = run(false, usize::MAX, From::Newest).items;
+        let full = run(false, usize::MAX, End::Newest).items;
         hits += full.len();
         // Each session with hits, and one without, searched alone.
         let mut keys: Vec<_> = full.iter().map(|h| &h.session).collect();
@@ -151,20 +151,20 @@ fn differential(root: &Path, n: usize) {
             );
         }
         assert_eq!(
-            run(true, usize::MAX, From::Newest).items,
+            run(true, usize::MAX, End::Newest).items,
             full,
             "the prefilter changed the results of {q:?}"
         );
         // A short page: only the sessions that can hold its hits are decoded.
         for limit in [1, 4] {
             let n = full.len();
-            let newest = run(true, limit, From::Newest);
+            let newest = run(true, limit, End::Newest);
             assert_eq!(
                 (&newest.items[..], newest.has_older),
                 (&full[n.saturating_sub(limit)..], n > limit),
                 "the newest {limit} hits of {q:?}"
             );
-            let oldest = run(true, limit, From::Oldest);
+            let oldest = run(true, limit, End::Oldest);
             assert_eq!(
                 (&oldest.items[..], oldest.has_newer),
                 (&full[..limit.min(n)], n > limit),

@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use history_cli::{run, Output, HARNESSES};
-use history_core::harness::Harness;
-use history_core::source::{LineTest, LineTime, Lines};
+use history_core::Harness;
 use history_core::{
     DecodeError, Decoded, Event, Role, SessionFile, SessionKey, Timestamp, Transcript,
 };
+use history_core::{LineTest, LineTime, Lines};
 
 /// Notes: `<root>/<id>.notes`, one event per line, `role<TAB>time<TAB>text`.
 struct Notes {

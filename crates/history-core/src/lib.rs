@@ -1,12 +1,16 @@
 //! The heart of notesoup-history: the model of sessions and events, the [`Transcript`] trait every
-//! harness decoder implements and the [`harness::Harness`] descriptor each declares, selectors and
-//! their resolution, query matching, and every page's policy: the browse page with its folding,
-//! the cross-session overview and search, the output budget and the recipes. A front end hands
-//! [`History`] a request and gets a finished [`page`] back.
+//! harness decoder implements and the [`Harness`] descriptor each declares, selectors and their
+//! resolution, the queries, and every page's policy: the browse page with its folding, the
+//! cross-session overview and search, the output budget and the recipes. A front end hands
+//! [`History`] a request and gets a finished page back.
 //!
-//! It does no harness-specific parsing and no rendering: decoders live in `decode-*` crates, and
-//! front ends render pages through the small [`page::Render`] trait, which the core also uses to
-//! measure the budget in the bytes of the output it will be.
+//! It does no harness-specific parsing and no rendering: decoders live in `decode-*` crates, the
+//! raw-bytes engine (folding, the JSON scan, the prefilter) in `history-raw`, and front ends
+//! render pages through the small [`Render`] trait, which the core also uses to measure the
+//! budget in the bytes of the output it will be.
+//!
+//! The modules are layers, each importing only from those listed before it: `model`, `choose`,
+//! `source`, `corpus`, `page`, `query`, and the `history` façade on top.
 //!
 //! ```
 //! use history_core::{Filter, Role};
@@ -14,38 +18,40 @@
 //! assert!(filter.matches_text("die Straße"));
 //! ```
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
-pub mod budget;
-pub mod corpus;
-pub mod error;
-pub mod export;
-pub mod fingerprint;
-pub mod harness;
-pub mod history;
-pub mod location;
-pub mod matching;
-pub mod model;
-pub mod overview;
-pub mod page;
-pub mod paging;
-pub mod parallel;
-pub mod place;
-#[cfg(feature = "testing")]
-pub mod properties;
-pub mod resume;
-pub mod search;
-pub mod selector;
-pub mod sessions;
-pub mod source;
+mod choose;
+mod corpus;
+mod error;
+mod history;
+mod model;
+mod page;
+mod query;
+mod source;
 #[cfg(feature = "testing")]
 pub mod testing;
-pub mod time;
 
-pub use corpus::{Corpus, Keep, Loaded, Texts};
+pub use choose::{resolve, Filter, Pattern, Place, Selector, HOST_ONLY_HARNESS};
+pub use corpus::{locate, parallel, Corpus, Keep, Loaded, Texts};
 pub use error::{DecodeError, HistoryError};
-pub use history::{History, ListRequest, ReadRequest};
-pub use matching::Filter;
-pub use model::{Event, Role, SessionFile, SessionKey, SessionMeta};
-pub use selector::Selector;
-pub use source::{Decoded, Transcript};
-pub use time::Timestamp;
+pub use history::{History, ListRequest, ReadRequest, DEFAULT_LIMIT};
+pub use model::{
+    fingerprints, parse_bound, Bound, Cursor, End, Event, Fingerprint, OrderKey, Role, SessionFile,
+    SessionKey, SessionMeta, Timestamp,
+};
+pub use page::budget::{self, CUT_MARKER, DEFAULT_BUDGET, MIN_BUDGET};
+pub use page::{
+    Coverage, FoldedRun, Item, ListPage, ReadPage, Recipe, Render, RenderSessions, SessionMatch,
+    SessionsPage, SCHEMA_VERSION,
+};
+pub use query::{
+    browse, export, overview, representative, search, BrowseRequest, Browsed, BrowsedItem,
+    Document, ExportRequest, Head, Hit, Known, Listing, Projection, Representative,
+    RepresentativeCache, SearchRequest, SessionHits, Wanted,
+};
+pub use source::{
+    current_session, current_source, env_text, line_spans, open_raw, open_transcript,
+    open_untouched, parse_object, parse_object_str, read_at, snapshot, top_level, Damage, Decoded,
+    Env, Harness, Line, LineTest, LineTime, Lines, Located, Location, Origin, Resume, Snapshot,
+    TopLevel, Transcript, MAX_FILE_BYTES, MAX_LINE_BYTES, READ_BUFFER,
+};

@@ -7,13 +7,13 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use history_core::overview::representative;
-use history_core::page::{Item, ListPage, ReadPage, Render};
-use history_core::paging::From;
+use history_core::representative;
+use history_core::End;
 use history_core::{
     Corpus, DecodeError, Decoded, Event, Filter, History, ListRequest, Role, SessionFile,
     SessionKey, Transcript,
 };
+use history_core::{Item, ListPage, ReadPage, Render};
 
 struct Counting;
 
@@ -62,7 +62,7 @@ impl Transcript for Chatty {
         &self,
         _file: &SessionFile,
         sink: &mut dyn FnMut(Event),
-        _lines: Option<history_core::source::LineTest<'_>>,
+        _lines: Option<history_core::LineTest<'_>>,
     ) -> Result<Decoded, DecodeError> {
         for seq in 1..=64u64 {
             let (role, text) = match seq {
@@ -138,14 +138,14 @@ fn what_a_page_holds_is_bounded_by_the_page_not_the_session() {
         (
             "a browse from the oldest end",
             None,
-            Some(From::Oldest),
+            Some(End::Oldest),
             vec![3, 4, 5],
         ),
         ("a search", Some("aaa"), None, vec![62, 63, 64]),
         (
             "a search from the oldest end",
             Some("aaa"),
-            Some(From::Oldest),
+            Some(End::Oldest),
             vec![3, 4, 5],
         ),
     ];

@@ -5,17 +5,17 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
-use history_core::harness::Harness;
-use history_core::overview::{overview, representative};
-use history_core::paging::{browse, BrowseRequest, From};
-use history_core::search::search;
-use history_core::selector::resolve;
-use history_core::source::{Damage, LineTest, LineTime, Lines};
+use history_core::resolve;
+use history_core::search;
 use history_core::testing::{check, check_sessions, Options};
+use history_core::Harness;
+use history_core::{browse, BrowseRequest, End};
+use history_core::{overview, representative};
 use history_core::{
     Corpus, DecodeError, Decoded, Event, Filter, Keep, Role, SessionFile, SessionKey, Timestamp,
     Transcript,
 };
+use history_core::{Damage, LineTest, LineTime, Lines};
 
 /// A host's live sessions, one file each (`<root>/<id>.live`), in a line format of its own:
 /// `<when> <role> <text>`, where `<when>` is nanoseconds since the epoch or `-` (no time), a
@@ -247,10 +247,10 @@ fn a_fake_source_is_listed_searched_and_paged() {
     assert_eq!(sessions[0].key.to_string(), "live:s2", "newest first");
 
     let filter = Filter::new(&["DEPLOY".to_string()], vec![], None, None);
-    let req = history_core::search::SearchRequest {
+    let req = history_core::SearchRequest {
         filter: &filter,
         limit: 10,
-        from: From::Newest,
+        from: End::Newest,
         all_branches: false,
         raw_prefilter: true,
         projection: None,
@@ -270,7 +270,7 @@ fn a_fake_source_is_listed_searched_and_paged() {
 
     let empty = Filter::default();
     let choose = |f: &SessionFile| representative(&corpus, f, &empty);
-    let listing = overview(&sessions, 2, From::Newest, &choose);
+    let listing = overview(&sessions, 2, End::Newest, &choose);
     assert_eq!(listing.items.len(), 2);
     assert!(listing.has_older);
 

@@ -6,9 +6,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use history_core::resume::Snapshot;
-use history_core::source::{LineTime, Lines};
+use history_core::Snapshot;
 use history_core::{Corpus, Event, SessionFile, SessionMeta, Transcript};
+use history_core::{LineTime, Lines};
 use history_raw::fold;
 
 use history_core::SessionKey;
@@ -541,12 +541,12 @@ impl Places {
         let reader: Box<dyn std::io::Read> = match resume {
             // A source that goes on from a snapshot reads its file as it lies on disk.
             Some(r) => Box::new(
-                history_core::resume::open_at(path, r.snapshot.offset).map_err(|e| match e {
+                history_core::snapshot::open_at(path, r.snapshot.offset).map_err(|e| match e {
                     history_core::DecodeError::TooLarge { .. } => "too_large",
                     _ => "unreadable",
                 })?,
             ),
-            None => history_core::source::open_raw(source, path).map_err(reason)?,
+            None => history_core::open_raw(source, path).map_err(reason)?,
         };
         if let Some(r) = resume {
             let s = &r.snapshot;

@@ -5,7 +5,7 @@
 //!
 //! [`tokens`] are the retrieval tokens of a line's folded text and of a query; [`store`] is the
 //! database with its lifecycle policy; [`build`] brings it up to date from the transcripts; and
-//! [`projection::Index`] is what a search consults ([`history_core::history::Projection`]): for
+//! [`projection::Index`] is what a search consults ([`history_core::Projection`]): for
 //! every session indexed by this build from files that have not changed since, whether any line
 //! can hold a hit, and when those lines happen. Any other session is read as it would be
 //! without the projection.

@@ -1,4 +1,4 @@
-//! The projection as a search consults it ([`history_core::history::Projection`]): for each
+//! The projection as a search consults it ([`history_core::Projection`]): for each
 //! session indexed by this build whose files are unchanged, whether any of its lines holds every
 //! token of a query, and when those lines happen. Any other session is unknown and is read.
 
@@ -7,14 +7,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::RangeInclusive;
 use std::sync::Mutex;
 
-use history_core::history::Projection;
-use history_core::location::Location;
-use history_core::paging::From;
-use history_core::resume::Snapshot;
-use history_core::search::{Known, SessionHits, Wanted};
+use history_core::End;
+use history_core::Location;
+use history_core::Projection;
+use history_core::Snapshot;
 use history_core::{
     Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, SessionMeta, Timestamp,
 };
+use history_core::{Known, SessionHits, Wanted};
 use history_raw::RawFilter;
 
 use crate::events::{self, text_hash};
@@ -440,7 +440,7 @@ impl Projection for Index {
             }
         }
         order.sort_by_key(|(rank, _)| *rank);
-        if from == From::Newest {
+        if from == End::Newest {
             order.reverse();
         }
         let mut replayed: HashMap<u64, Vec<Event>> = HashMap::new();

@@ -31,8 +31,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use history_core::resume::Snapshot;
-use history_core::source::LineTime;
+use history_core::LineTime;
+use history_core::Snapshot;
 use history_core::{SessionKey, SessionMeta, Timestamp};
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 

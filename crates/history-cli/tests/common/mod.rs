@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use assert_cmd::Command;
 use history_cli::HARNESSES;
-use history_core::harness::Harness;
+use history_core::Harness;
 use serde_json::Value;
 
 /// The fixtures directory of the repository.

@@ -6,7 +6,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-pub use history_core::fingerprint::Fingerprint;
+pub use history_core::Fingerprint;
 
 /// How many bytes at each end of the indexed prefix [`checkpoint_hash`] reads.
 pub const CHECKPOINT_WINDOW: u64 = 4096;

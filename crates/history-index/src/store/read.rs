@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
-use history_core::resume::Snapshot;
+use history_core::Snapshot;
 use history_core::{SessionKey, SessionMeta, Timestamp};
 use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};

@@ -50,7 +50,7 @@ pub(super) const TABLES: [&str; 6] = [
 /// witnesses alone tell whether it is fresh. `branch` is 1 for a line on the session's selected
 /// branch; `events` holds what the line's events are but their texts ([`crate::events`]). `resumes`
 /// holds, for a session whose decoder can go on from where it stopped, its
-/// [`history_core::resume::Snapshot`]: an append is then decoded from there, and a query reads only
+/// [`history_core::Snapshot`]: an append is then decoded from there, and a query reads only
 /// the appended lines.
 pub(super) const SCHEMA: &str = "
 CREATE TABLE sessions (

@@ -2,7 +2,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Instant;
 
-use history_core::source::LineTime;
+use history_core::LineTime;
 use history_core::{SessionKey, Timestamp};
 
 use rusqlite::types::Value;

@@ -3,7 +3,7 @@
 //! these descriptors (the registry); none of them names a harness.
 //!
 //! ```
-//! use history_core::harness::{current_session, Harness};
+//! use history_core::{current_session, Harness};
 //! use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
 //!
 //! struct Notes(std::path::PathBuf);
@@ -14,7 +14,7 @@
 //!         &self,
 //!         _: &SessionFile,
 //!         _: &mut dyn FnMut(Event),
-//!         _: Option<history_core::source::LineTest<'_>>,
+//!         _: Option<history_core::LineTest<'_>>,
 //!     ) -> Result<Decoded, DecodeError> {
 //!         Ok(Decoded::default())
 //!     }
@@ -138,7 +138,7 @@ fn set(env: Env<'_>, name: &str) -> Option<OsString> {
 }
 
 /// A variable that holds text: its value, unless it is unset, empty or not UTF-8.
-pub fn text(env: Env<'_>, name: &str) -> Option<String> {
+pub fn env_text(env: Env<'_>, name: &str) -> Option<String> {
     set(env, name).and_then(|v| v.into_string().ok())
 }
 
@@ -152,7 +152,7 @@ pub fn current_session(
 ) -> Result<Option<SessionKey>, HistoryError> {
     if let Some(text) = explicit
         .map(str::to_owned)
-        .or_else(|| text(env, "NOTESOUP_CURRENT_SESSION"))
+        .or_else(|| env_text(env, "NOTESOUP_CURRENT_SESSION"))
     {
         return match text.split_once(':') {
             Some((h, id)) if !h.is_empty() && !id.is_empty() => Ok(Some(SessionKey::new(h, id))),
@@ -162,7 +162,7 @@ pub fn current_session(
         };
     }
     Ok(registry.iter().find_map(|h| {
-        let id = text(env, h.session_env?)?;
+        let id = env_text(env, h.session_env?)?;
         Some(SessionKey::new(h.name, id))
     }))
 }

@@ -7,18 +7,18 @@
 //! looking at (not JSON, say) simply returns.
 //!
 //! ```
-//! history_core::properties::check_scan(r#"{"id":"a1","n":[1,2.5e3]}"#);
-//! history_core::properties::check_raw_filter("strasse", br#"{"text":"die Stra\u00dfe"}"#);
-//! history_core::properties::check_parsers("claude:4f2*");
+//! history_core::testing::properties::check_scan(r#"{"id":"a1","n":[1,2.5e3]}"#);
+//! history_core::testing::properties::check_raw_filter("strasse", br#"{"text":"die Stra\u00dfe"}"#);
+//! history_core::testing::properties::check_parsers("claude:4f2*");
 //! ```
 
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use crate::matching::Filter;
+use crate::choose::Filter;
+use crate::choose::Selector;
 use crate::model::SessionKey;
-use crate::selector::Selector;
-use crate::time::{parse_bound, Timestamp};
+use crate::model::{parse_bound, Timestamp};
 use history_raw::scan::{depth_change, Scan};
 use history_raw::RawFilter;
 

@@ -7,7 +7,7 @@
 //! is not under `/w/app`.
 //!
 //! ```
-//! use history_core::place::Place;
+//! use history_core::Place;
 //! let here = Place::new("../app".as_ref(), "/w/lib".as_ref());
 //! assert!(here.contains("/w/app"));
 //! assert!(here.contains("/w/app/crates/core/"));

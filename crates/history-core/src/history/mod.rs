@@ -4,25 +4,30 @@
 
 use std::path::PathBuf;
 
-use crate::budget::{fit_list, fit_read, MIN_BUDGET};
+use crate::choose::Filter;
+use crate::choose::Place;
+use crate::choose::{resolve, Selector};
 use crate::corpus::{Corpus, Keep, Texts};
 use crate::error::HistoryError;
-use crate::export::{Document, ExportRequest};
-use crate::harness::{Env, Harness};
-use crate::matching::Filter;
+use crate::model::End;
+use crate::model::Timestamp;
+use crate::model::{Bound, Cursor};
 use crate::model::{Event, Role, SessionFile, SessionKey};
-use crate::overview::{overview, representative, Representative};
+use crate::page::budget::{fit_list, fit_read, MIN_BUDGET};
 use crate::page::{
     Coverage, FoldedRun, Item, ListPage, ReadPage, Recipe, Render, RenderSessions, SessionMatch,
     SessionsPage, SCHEMA_VERSION,
 };
-use crate::paging::{browse, BrowseRequest, From};
-use crate::place::Place;
-use crate::search::{search, Bound, Cursor, Known, Listing, SearchRequest, SessionHits, Wanted};
-use crate::selector::{resolve, Selector};
+use crate::query::{browse, BrowseRequest};
+use crate::query::{overview, representative};
+use crate::query::{search, Listing, Projection, RepresentativeCache, SearchRequest};
+use crate::query::{Document, ExportRequest};
 use crate::source::LineTest;
-use crate::time::Timestamp;
+use crate::source::{Env, Harness};
 use history_raw::RawFilter;
+
+/// How many items a page holds when the request does not say.
+pub const DEFAULT_LIMIT: usize = 20;
 
 /// What `list` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,7 +47,7 @@ pub struct ListRequest {
     /// Only events with a larger seq (one session only).
     pub after_seq: Option<u64>,
     /// The end the page starts from; `None`: the default for the request.
-    pub from: Option<From>,
+    pub from: Option<End>,
     /// How many items at most.
     pub limit: usize,
     /// How many bytes the rendered output may take.
@@ -70,8 +75,8 @@ impl Default for ListRequest {
             before_seq: None,
             after_seq: None,
             from: None,
-            limit: 20,
-            budget: crate::budget::DEFAULT_BUDGET,
+            limit: DEFAULT_LIMIT,
+            budget: crate::page::budget::DEFAULT_BUDGET,
             all_branches: false,
             before: None,
             after: None,
@@ -93,38 +98,6 @@ pub struct ReadRequest {
     pub offset_chars: usize,
     /// How many bytes the rendered output may take.
     pub budget: usize,
-}
-
-/// Remembers the unfiltered overview's representatives between runs.
-pub trait RepresentativeCache: Send + Sync {
-    /// The session's representative with no filter, from the cache or decoded.
-    fn representative(
-        &self,
-        corpus: &Corpus,
-        file: &SessionFile,
-    ) -> Result<Representative, HistoryError>;
-}
-
-/// A search projection: what it knows of sessions' hits without reading their files.
-pub trait Projection: Send + Sync {
-    /// What it knows of each of `sessions` (in their order) for `filter`'s queries; it must
-    /// never rule out a hit wrongly.
-    fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known>;
-
-    /// The hits of a session it knows ([`Known::Within`]) and what the session is about, from
-    /// the lines it locates rather than a decode of the session: of its events that pass the filter and `admit`, on the selected
-    /// branch (or on every branch, marked, with `all_branches`), the first `count` from `from`'s
-    /// end of the merge order, or all of them when fewer. `None` when it cannot tell: the
-    /// session is decoded instead. The default always declines.
-    fn hits(
-        &self,
-        corpus: &Corpus,
-        file: &SessionFile,
-        wanted: &Wanted<'_>,
-    ) -> Option<Result<SessionHits, HistoryError>> {
-        let _ = (corpus, file, wanted);
-        None
-    }
 }
 
 /// Every source an invocation reads, who is asking, and what may be remembered.
@@ -193,7 +166,7 @@ impl History {
     }
 
     /// The environment variable that named the current session
-    /// ([`crate::harness::current_source`]): a list of that session then says so, and when the
+    /// ([`crate::source::current_source`]): a list of that session then says so, and when the
     /// session no longer exists lists every session instead of failing on an id nobody typed.
     pub fn with_current_source(mut self, variable: Option<String>) -> History {
         self.current_source = variable;
@@ -236,7 +209,7 @@ impl History {
     /// Fills in the items' locations and resume commands, as far as asked for.
     fn fill(&self, items: &mut [Item], files: &[&SessionFile]) {
         if self.locations || self.resumes {
-            crate::location::fill(&self.corpus, items, files, self.locations);
+            crate::page::fill_locations(&self.corpus, items, files, self.locations);
         }
     }
 
@@ -350,14 +323,14 @@ impl History {
         };
         // Every session and every hit of each, so that the set of sessions and the counts are
         // exact.
-        let listing = crate::sessions::gather(
+        let listing = crate::query::sessions::gather(
             &self.corpus,
             &sessions,
             &filter,
             req.all_branches,
             self.projection.as_deref(),
         );
-        let from = req.from.unwrap_or(From::Newest);
+        let from = req.from.unwrap_or(End::Newest);
         let mut notices: Vec<String> = skipped_notice(&listing.skipped).into_iter().collect();
         let no_sessions = sessions.is_empty() && req.session.is_none();
         if no_sessions {
@@ -376,8 +349,8 @@ impl History {
         let matched = summaries.len();
         let kept = req.limit.min(matched);
         match from {
-            From::Newest => drop(summaries.drain(..matched - kept)),
-            From::Oldest => summaries.truncate(kept),
+            End::Newest => drop(summaries.drain(..matched - kept)),
+            End::Oldest => summaries.truncate(kept),
         }
         let base = recipe_base(req);
         let mut entries: Vec<SessionMatch> = summaries
@@ -387,17 +360,17 @@ impl History {
         let mut page = SessionsPage {
             schema_version: SCHEMA_VERSION,
             sessions: Vec::new(),
-            has_older: from == From::Newest && kept < matched,
-            has_newer: from == From::Oldest && kept < matched,
+            has_older: from == End::Newest && kept < matched,
+            has_newer: from == End::Oldest && kept < matched,
             notice: notice_of(&notices),
             coverage,
             budget_cut: true,
             no_sessions,
         };
         // The frame is measured with the footer a cut page gets, whether it is cut or not.
-        let frame = render.sessions(&page).len() + crate::budget::FRAME_SLACK;
+        let frame = render.sessions(&page).len() + crate::page::budget::FRAME_SLACK;
         let room = req.budget.saturating_sub(frame);
-        let admitted = crate::budget::admit(
+        let admitted = crate::page::budget::admit(
             &mut entries,
             from,
             room,
@@ -415,7 +388,7 @@ impl History {
     /// recipes that list its hits and read that one, and how to resume it.
     fn session_match(
         &self,
-        s: crate::sessions::Summary,
+        s: crate::query::sessions::SessionSummary,
         filter: &Filter,
         base: &Recipe,
     ) -> SessionMatch {
@@ -428,7 +401,7 @@ impl History {
         };
         let qualified = s.session.to_string();
         let path = s.path.display().to_string();
-        let (text, focus, cut) = crate::sessions::snippet(&s.best.text, filter);
+        let (text, focus, cut) = crate::query::sessions::snippet(&s.best.text, filter);
         let (seq, part) = s.best.position();
         let mut best = Item::new(qualified.clone(), Some(path.clone()), s.best).about(&s.meta);
         best.event.text = text;
@@ -585,7 +558,7 @@ impl History {
                 message: "export writes one session".into(),
             });
         };
-        crate::export::export(&self.corpus, &file, req.all_branches, doc)
+        crate::query::export(&self.corpus, &file, req.all_branches, doc)
     }
 
     /// An unknown current session that the environment named, said with its variable: the
@@ -663,7 +636,7 @@ impl History {
                     .filter(|s| pattern.matches(&s.key))
                     .collect();
                 // Each test may read a file's first lines: on every core.
-                let keep = crate::parallel::map(&matching, there);
+                let keep = crate::corpus::parallel::map(&matching, there);
                 Ok(Target::Many(
                     matching
                         .into_iter()
@@ -791,15 +764,15 @@ impl History {
             .max()
             .unwrap_or(0);
         let from = browse_req.from();
-        page.older = (page.has_older || from == From::Newest).then(|| Recipe {
+        page.older = (page.has_older || from == End::Newest).then(|| Recipe {
             before_seq: Some(widest),
             ..base.clone()
         });
-        page.newer = (page.has_newer || from == From::Oldest).then(|| Recipe {
+        page.newer = (page.has_newer || from == End::Oldest).then(|| Recipe {
             after_seq: Some(widest),
             ..base.clone()
         });
-        let admitted = crate::budget::fit_list_framed(
+        let admitted = crate::page::budget::fit_list_framed(
             &mut page,
             render,
             req.budget,
@@ -847,7 +820,7 @@ impl History {
         req: &ListRequest,
         filter: &Filter,
         sessions: &[SessionFile],
-        from: From,
+        from: End,
     ) -> Listing {
         if filter.is_search() {
             return search(
@@ -986,8 +959,8 @@ impl History {
             };
             // The budget can only cut the end away from `from`: elsewhere a recipe comes from
             // the limit or from the bound the page was asked from.
-            let older = page.has_older || req.after.is_some() || from == From::Newest;
-            let newer = page.has_newer || req.before.is_some() || from == From::Oldest;
+            let older = page.has_older || req.after.is_some() || from == End::Newest;
+            let newer = page.has_newer || req.before.is_some() || from == End::Oldest;
             page.older = older.then(|| recipe.clone());
             page.newer = newer.then_some(recipe);
             page.budget_cut = true;
@@ -1055,10 +1028,10 @@ fn page_on(page: &mut ListPage, req: &ListRequest) {
 
 /// The end a page of many sessions starts from: the one asked for, else the oldest when it
 /// goes on after a place, else the newest.
-fn many_from(req: &ListRequest) -> From {
+fn many_from(req: &ListRequest) -> End {
     let default = match req.after {
-        Some(_) => From::Oldest,
-        None => From::Newest,
+        Some(_) => End::Oldest,
+        None => End::Newest,
     };
     req.from.unwrap_or(default)
 }

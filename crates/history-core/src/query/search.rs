@@ -2,16 +2,16 @@
 
 use std::path::PathBuf;
 
+use crate::choose::Filter;
+use crate::corpus::parallel::{map, ordered_map, workers};
 use crate::corpus::{Corpus, Keep, Loaded, Texts};
 use crate::error::HistoryError;
-use crate::history::Projection;
-use crate::location::Location;
-use crate::matching::Filter;
+use crate::model::Timestamp;
+use crate::model::{order_key, Bound, End, OrderKey};
 use crate::model::{Event, SessionFile, SessionKey, SessionMeta};
-use crate::paging::From;
-use crate::parallel::{map, ordered_map, workers};
+use crate::query::{Known, Projection, SessionHits, Wanted};
+use crate::source::Location;
 use crate::source::{LineTest, LineTime, READ_BUFFER};
-use crate::time::Timestamp;
 use history_raw::RawFilter;
 
 /// An event together with the session it belongs to.
@@ -36,10 +36,6 @@ pub struct Hit {
     pub session_events: Option<usize>,
 }
 
-/// The hits of one session, each with where its line is when that is known, and what the
-/// session is about.
-pub type SessionHits = (Vec<(Event, Option<Location>)>, SessionMeta);
-
 impl Hit {
     /// The merge order: untimed first, then by time, qualified id, seq and part.
     pub fn order_key(&self) -> OrderKey<'_> {
@@ -49,103 +45,6 @@ impl Hit {
             self.event.seq,
             self.event.part,
         )
-    }
-}
-
-/// A place in the merge order ([`Hit::order_key`]).
-pub type OrderKey<'a> = (bool, Option<i64>, &'a SessionKey, u64, u32);
-
-fn order_key(time: Option<Timestamp>, session: &SessionKey, seq: u64, part: u32) -> OrderKey<'_> {
-    (time.is_some(), time.map(|t| t.0), session, seq, part)
-}
-
-/// A place in the merge order of hits across sessions: where a page of them ended, for the
-/// next page to go on from. Written `TIME,SESSION,SEQ,PART` (`untimed` for no time) on a
-/// command line, and as an object in JSON.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Cursor {
-    /// The event's time.
-    pub time: Option<Timestamp>,
-    /// Its session, qualified (`claude:…`).
-    #[serde(serialize_with = "qualified")]
-    pub session: SessionKey,
-    /// Its seq.
-    pub seq: u64,
-    /// Its part.
-    pub part: u32,
-}
-
-fn qualified<S: serde::Serializer>(key: &SessionKey, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(key)
-}
-
-impl Cursor {
-    /// The place of a hit.
-    pub fn of(hit: &Hit) -> Cursor {
-        Cursor {
-            time: hit.event.timestamp,
-            session: hit.session.clone(),
-            seq: hit.event.seq,
-            part: hit.event.part,
-        }
-    }
-
-    /// Its place in the merge order ([`Hit::order_key`]).
-    fn key(&self) -> OrderKey<'_> {
-        order_key(self.time, &self.session, self.seq, self.part)
-    }
-
-    /// Reads the command-line form, `TIME,SESSION,SEQ,PART`; the session is what lies between
-    /// the first comma and the last two.
-    pub fn parse(text: &str) -> Option<Cursor> {
-        let (time, rest) = text.split_once(',')?;
-        let (rest, part) = rest.rsplit_once(',')?;
-        let (session, seq) = rest.rsplit_once(',')?;
-        let (harness, id) = session.split_once(':')?;
-        let time = match time {
-            UNTIMED => None,
-            t => Some(Timestamp::parse_rfc3339(t)?),
-        };
-        Some(Cursor {
-            time,
-            session: SessionKey::new(harness, id),
-            seq: seq.parse().ok()?,
-            part: part.parse().ok()?,
-        })
-    }
-}
-
-impl std::fmt::Display for Cursor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.time {
-            Some(t) => write!(f, "{t}")?,
-            None => f.write_str(UNTIMED)?,
-        }
-        write!(f, ",{},{},{}", self.session, self.seq, self.part)
-    }
-}
-
-/// How a place without a time is written.
-const UNTIMED: &str = "untimed";
-
-/// Where a search goes on from: only hits before a place, or only after it.
-#[derive(Clone, Copy, Debug)]
-pub enum Bound<'a> {
-    /// Before it (an `older` page).
-    Before(&'a Cursor),
-    /// After it (a `newer` page).
-    After(&'a Cursor),
-}
-
-impl Bound<'_> {
-    /// Whether an event of `session` lies on the bound's side.
-    pub fn admits(&self, session: &SessionKey, event: &Event) -> bool {
-        let key =
-            |session, event: &Event| order_key(event.timestamp, session, event.seq, event.part);
-        match self {
-            Bound::Before(c) => key(session, event) < c.key(),
-            Bound::After(c) => key(session, event) > c.key(),
-        }
     }
 }
 
@@ -175,44 +74,6 @@ pub struct Listing {
     pub appended: usize,
 }
 
-/// What a search projection knows of a session's hits without reading its files. It must never
-/// rule out a hit wrongly.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Known {
-    /// Nothing: the session is read to find out.
-    Unknown,
-    /// Nothing, and updating the projection would not change that (it could not take the
-    /// session in): the session is read.
-    Unindexable,
-    /// It holds no hit.
-    NoHit,
-    /// Its hits, if any, happen at or after `first` and at or before `last` (`None`: they may
-    /// have no time; as a `last`, they all have none).
-    Within {
-        /// The earliest time a hit can have.
-        first: Option<Timestamp>,
-        /// The latest time a hit can have.
-        last: Option<Timestamp>,
-        /// Whether the session was appended to since the projection took it in (its appended
-        /// lines are decoded for their hits).
-        appended: bool,
-    },
-}
-
-/// Which hits of one session a search wants ([`Projection::hits`]).
-pub struct Wanted<'a> {
-    /// Queries, roles and time window.
-    pub filter: &'a Filter,
-    /// What else an event must pass: the side of the page's bound it lies on.
-    pub admit: &'a dyn Fn(&Event) -> bool,
-    /// The end the hits are counted from.
-    pub from: From,
-    /// How many, at most, from that end.
-    pub count: usize,
-    /// Every branch, each event marked, rather than the selected one.
-    pub all_branches: bool,
-}
-
 /// What a search asks for.
 pub struct SearchRequest<'a> {
     /// Queries (an OR), roles and time window.
@@ -220,7 +81,7 @@ pub struct SearchRequest<'a> {
     /// How many hits at most, counted from `from`.
     pub limit: usize,
     /// The end `limit` counts from.
-    pub from: From,
+    pub from: End,
     /// Search every branch of branched sessions, not only the selected one.
     pub all_branches: bool,
     /// Skip sessions whose raw bytes cannot hold a hit, and let decoders skip such lines
@@ -312,8 +173,8 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
     // The sessions modified last (first, from the oldest) most likely hold the hits wanted.
     let w = workers().min(sessions.len());
     let eager = match from {
-        From::Newest => &sessions[..w],
-        From::Oldest => &sessions[sessions.len() - w..],
+        End::Newest => &sessions[..w],
+        End::Oldest => &sessions[sessions.len() - w..],
     };
     let mut later: Vec<(Span, usize)> = Vec::new();
     let indices: Vec<usize> = (0..sessions.len()).collect();
@@ -364,8 +225,8 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         found.candidates += 1;
     }
     match from {
-        From::Newest => later.sort_by_key(|(span, _)| std::cmp::Reverse(span.last)),
-        From::Oldest => later.sort_by_key(|(span, _)| span.first),
+        End::Newest => later.sort_by_key(|(span, _)| std::cmp::Reverse(span.last)),
+        End::Oldest => later.sort_by_key(|(span, _)| span.first),
     }
     let mut next = 1;
     ordered_map(
@@ -479,7 +340,7 @@ const CUTOFF_BYTES: u64 = 16 << 20;
 /// line that cannot reach as far as `2 × want` of them is left out from the start.
 struct Nearest<'a> {
     source: &'a dyn crate::source::Transcript,
-    from: From,
+    from: End,
     keep: usize,
     /// The reach below which a line is left out whatever comes before it.
     floor: Option<i128>,
@@ -496,7 +357,7 @@ impl<'a> Nearest<'a> {
         corpus: &'a Corpus,
         file: &SessionFile,
         raw: &RawFilter,
-        from: From,
+        from: End,
         want: usize,
     ) -> Option<Nearest<'a>> {
         if file.size < CUTOFF_BYTES || raw.passes_everything() {
@@ -515,7 +376,7 @@ impl<'a> Nearest<'a> {
             floor,
             best: std::sync::Mutex::new(Default::default()),
         };
-        if from == From::Oldest {
+        if from == End::Oldest {
             return Some(nearest(None));
         }
         let tail = nearest(None);
@@ -539,8 +400,8 @@ impl<'a> Nearest<'a> {
     fn reach(&self, span: Span) -> i128 {
         let rank = |r: Rank| r.map_or(i128::from(i64::MIN) - 1, i128::from);
         match self.from {
-            From::Newest => rank(span.last),
-            From::Oldest => -rank(span.first),
+            End::Newest => rank(span.last),
+            End::Oldest => -rank(span.first),
         }
     }
 
@@ -625,17 +486,17 @@ fn merge_order(e: &Event) -> (Option<Timestamp>, u64, u32) {
 }
 
 /// The range of `count` items at the `from` end of `n` in merge order.
-fn share(n: usize, from: From, count: usize) -> std::ops::Range<usize> {
+fn share(n: usize, from: End, count: usize) -> std::ops::Range<usize> {
     match from {
-        From::Newest => n.saturating_sub(count)..n,
-        From::Oldest => 0..count.min(n),
+        End::Newest => n.saturating_sub(count)..n,
+        End::Oldest => 0..count.min(n),
     }
 }
 
 /// The hits gathered so far.
 struct Found {
     limit: usize,
-    from: From,
+    from: End,
     hits: Vec<Hit>,
     /// Every hit decoded, including those a session had beyond `limit`.
     total: usize,
@@ -697,12 +558,12 @@ impl Found {
             .map(|h| h.event.timestamp.map(|t| t.0))
             .collect();
         match self.from {
-            From::Newest => {
+            End::Newest => {
                 let at = ranks.len() - self.limit;
                 let (_, kth, _) = ranks.select_nth_unstable(at);
                 span.last < *kth
             }
-            From::Oldest => {
+            End::Oldest => {
                 let (_, kth, _) = ranks.select_nth_unstable(self.limit - 1);
                 span.first > *kth
             }
@@ -725,11 +586,11 @@ impl Found {
             ..Listing::default()
         };
         match self.from {
-            From::Newest => {
+            End::Newest => {
                 hits.drain(..n - take);
                 listing.has_older = self.total > take;
             }
-            From::Oldest => {
+            End::Oldest => {
                 hits.truncate(take);
                 listing.has_newer = self.total > take;
             }
@@ -742,61 +603,6 @@ impl Found {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_place_reads_back_as_written() {
-        for text in [
-            "2026-05-01T10:00:00.000Z,claude:0f1e-aa,12,0",
-            "untimed,pi:x,1,3",
-            "2026-05-01T10:00:00.000Z,other:an,id,with,commas,7,2",
-        ] {
-            let place = Cursor::parse(text).unwrap();
-            assert_eq!(place.to_string(), text);
-        }
-        let place = Cursor::parse("untimed,other:a,b,7,2").unwrap();
-        assert_eq!(
-            (place.session.id.as_str(), place.seq, place.part),
-            ("a,b", 7, 2)
-        );
-        for bad in [
-            "",
-            "yesterday",
-            "untimed,claude:x,1",
-            "untimed,nokey,1,0",
-            "soon,claude:x,1,0",
-        ] {
-            assert_eq!(Cursor::parse(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn a_bound_admits_what_lies_on_its_side_in_the_merge_order() {
-        let key = SessionKey::new("claude", "b");
-        let place = Cursor::parse("2026-05-01T10:00:00.000Z,claude:b,5,1").unwrap();
-        let event = |time: Option<&str>, seq, part| Event {
-            seq,
-            part,
-            role: crate::Role::User,
-            kind: "message".into(),
-            timestamp: time.and_then(Timestamp::parse_rfc3339),
-            text: String::new(),
-            visible: true,
-            tool: None,
-            on_active_branch: None,
-        };
-        let t = Some("2026-05-01T10:00:00.000Z");
-        let before = |s: &SessionKey, e: &Event| Bound::Before(&place).admits(s, e);
-        let after = |s: &SessionKey, e: &Event| Bound::After(&place).admits(s, e);
-        assert!(
-            before(&key, &event(None, 99, 0)),
-            "untimed events come first"
-        );
-        assert!(before(&key, &event(t, 5, 0)));
-        assert!(!before(&key, &event(t, 5, 1)) && !after(&key, &event(t, 5, 1)));
-        assert!(after(&key, &event(t, 5, 2)));
-        assert!(before(&SessionKey::new("claude", "a"), &event(t, 9, 0)));
-        assert!(after(&SessionKey::new("codex", "a"), &event(t, 1, 0)));
-    }
 
     /// Lines `at N` and `by N` (at or before N seconds), for [`Nearest`].
     struct Timed;
@@ -851,7 +657,7 @@ mod tests {
             lines.iter().map(|l| n.offer(l.as_bytes())).collect()
         };
         // From the newest end: each line nearer than those before it is decoded.
-        let n = nearest(From::Newest, None);
+        let n = nearest(End::Newest, None);
         assert_eq!(
             offered(&n, &["at 1", "at 3", "at 4", "at 2", "at 1"]),
             [true, true, true, false, false]
@@ -862,20 +668,20 @@ mod tests {
         );
         assert!(!n.complete(&[event(4)], 2), "the line at 3 yielded nothing");
         // From the oldest end, the same the other way.
-        let o = nearest(From::Oldest, None);
+        let o = nearest(End::Oldest, None);
         assert_eq!(
             offered(&o, &["at 3", "at 4", "at 5", "at 1", "at 6"]),
             [true, true, false, true, false]
         );
         assert!(o.complete(&[event(1), event(3)], 2));
         // Nothing left out: whatever was decoded is all there is.
-        let all = nearest(From::Newest, None);
+        let all = nearest(End::Newest, None);
         assert_eq!(offered(&all, &["at 1", "at 2"]), [true, true]);
         assert!(all.complete(&[], 1));
         // A floor from the file's tail leaves out the lines below it at once, and what was
         // decoded above it holds the page only where its events lie above it too: the line
         // left out (at 50) beats events a line above the floor gave at 10 and 20.
-        let f = nearest(From::Newest, Some(100));
+        let f = nearest(End::Newest, Some(100));
         assert!(f.offer(b"by 200"));
         assert!(!f.offer(b"at 50"));
         assert!(!f.complete(&[event(10), event(20)], 2));

@@ -1,12 +1,17 @@
 //! A set of sources: discovery across harnesses, and loading one session's events with the
 //! selected branch applied.
 
+mod locate;
+pub mod parallel;
+
+pub use locate::locate;
+
 use std::collections::HashMap;
 
+use crate::choose::Filter;
 use crate::error::HistoryError;
-use crate::matching::Filter;
+use crate::model::End;
 use crate::model::{Event, SessionFile, SessionMeta};
-use crate::paging::From;
 use crate::source::{LineTest, Transcript};
 use history_raw::RawFilter;
 
@@ -29,7 +34,7 @@ pub enum Keep {
 #[derive(Clone, Copy, Debug)]
 pub struct Texts {
     /// Which end's texts are kept.
-    pub from: From,
+    pub from: End,
     /// How many.
     pub count: usize,
 }
@@ -37,7 +42,7 @@ pub struct Texts {
 impl Texts {
     /// Room for a page of `limit` items and the one after it. (Where some of them lie off the
     /// session's branch, the page's items before them are read again.)
-    pub fn page(from: From, limit: usize) -> Texts {
+    pub fn page(from: End, limit: usize) -> Texts {
         Texts {
             from,
             count: limit.saturating_add(1),
@@ -101,7 +106,7 @@ impl Corpus {
             .collect();
         // Each source walks its own directories: on every core, their stats and header reads
         // overlap.
-        let found = crate::parallel::map(&sources, |s| s.discover());
+        let found = crate::corpus::parallel::map(&sources, |s| s.discover());
         for file in found.into_iter().flatten() {
             match by_key.get(&file.key) {
                 Some(seen) if seen.modified >= file.modified => {}
@@ -175,7 +180,7 @@ impl Corpus {
             }
             Keep::Full => {
                 match texts {
-                    Some(t) if t.from == From::Oldest && whole.len() >= t.count => {
+                    Some(t) if t.from == End::Oldest && whole.len() >= t.count => {
                         event.text = String::new();
                         textless.push(event.position());
                     }
@@ -183,7 +188,7 @@ impl Corpus {
                     None => {}
                 }
                 events.push(event);
-                if texts.is_some_and(|t| t.from == From::Newest && whole.len() > t.count) {
+                if texts.is_some_and(|t| t.from == End::Newest && whole.len() > t.count) {
                     if let Some(i) = whole.pop_front() {
                         let e: &mut Event = &mut events[i];
                         e.text = String::new();

@@ -11,9 +11,9 @@ use std::path::PathBuf;
 
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
-use crate::location::Resume;
+use crate::model::Timestamp;
 use crate::model::{Event, Role, SessionFile, SessionMeta};
-use crate::time::Timestamp;
+use crate::source::Resume;
 
 /// What `export` asks for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -2,13 +2,13 @@
 
 use std::cell::{Cell, RefCell};
 
+use crate::choose::Filter;
+use crate::corpus::parallel::ordered_map;
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
-use crate::matching::Filter;
+use crate::model::End;
 use crate::model::{Event, SessionFile, SessionMeta};
-use crate::paging::From;
-use crate::parallel::ordered_map;
-use crate::search::{Hit, Listing};
+use crate::query::{Hit, Listing};
 
 /// How much text a representative's decode keeps: the dialogue first, and the tool and context
 /// events that come before any dialogue (in case none is found on the session's branch). What
@@ -104,11 +104,11 @@ pub fn representative(
 pub fn overview(
     sessions: &[SessionFile],
     limit: usize,
-    from: From,
+    from: End,
     choose: &(dyn Fn(&SessionFile) -> Result<Representative, HistoryError> + Sync),
 ) -> Listing {
     let mut ordered: Vec<&SessionFile> = sessions.iter().collect();
-    if from == From::Oldest {
+    if from == End::Oldest {
         ordered.reverse();
     }
     let mut listing = Listing::default();
@@ -142,8 +142,8 @@ pub fn overview(
     }
     let more = visited < ordered.len();
     match from {
-        From::Newest => listing.has_older = more,
-        From::Oldest => listing.has_newer = more,
+        End::Newest => listing.has_older = more,
+        End::Oldest => listing.has_newer = more,
     }
     listing
         .items

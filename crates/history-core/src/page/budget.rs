@@ -2,8 +2,8 @@
 //! the next would not fit, and a text too long for the room left is cut with a marker, keeping a
 //! search's match in view.
 
+use crate::model::End;
 use crate::page::{Item, ListPage, ReadPage, Recipe, Render};
-use crate::paging::From;
 
 /// The default budget, in bytes of output.
 pub const DEFAULT_BUDGET: usize = 32 * 1024;
@@ -28,15 +28,15 @@ pub struct Admitted {
 /// whether it now does); admission stops there.
 pub fn admit<T>(
     items: &mut Vec<T>,
-    from: From,
+    from: End,
     room: usize,
     cost: impl Fn(&T) -> usize,
     shrink: impl Fn(&mut T, usize) -> bool,
 ) -> Admitted {
     let n = items.len();
     let order: Vec<usize> = match from {
-        From::Newest => (0..n).rev().collect(),
-        From::Oldest => (0..n).collect(),
+        End::Newest => (0..n).rev().collect(),
+        End::Oldest => (0..n).collect(),
     };
     let mut used = 0;
     let mut kept = 0;
@@ -56,11 +56,11 @@ pub fn admit<T>(
     let mut admitted = Admitted::default();
     if kept < n {
         match from {
-            From::Newest => {
+            End::Newest => {
                 items.drain(..n - kept);
                 admitted.dropped_older = true;
             }
-            From::Oldest => {
+            End::Oldest => {
                 items.truncate(kept);
                 admitted.dropped_newer = true;
             }
@@ -107,7 +107,7 @@ pub fn fit_list(
     page: &mut ListPage,
     render: &dyn Render,
     budget: usize,
-    from: From,
+    from: End,
     fair_share: bool,
 ) -> Admitted {
     fit_list_framed(page, render, budget, from, fair_share, FRAME_SLACK)
@@ -119,7 +119,7 @@ pub(crate) fn fit_list_framed(
     page: &mut ListPage,
     render: &dyn Render,
     budget: usize,
-    from: From,
+    from: End,
     fair_share: bool,
     slack: usize,
 ) -> Admitted {
@@ -238,7 +238,7 @@ mod tests {
     #[test]
     fn admits_from_the_newest_end() {
         let mut items = vec![100, 100, 100, 100];
-        let a = admit(&mut items, From::Newest, 250, |c| *c, |_, _| false);
+        let a = admit(&mut items, End::Newest, 250, |c| *c, |_, _| false);
         assert_eq!(items, vec![100, 100]);
         assert!(a.dropped_older && !a.dropped_newer);
     }
@@ -248,7 +248,7 @@ mod tests {
         let mut items = vec![10, 1000];
         let a = admit(
             &mut items,
-            From::Newest,
+            End::Newest,
             500,
             |c| *c,
             |c, room| {

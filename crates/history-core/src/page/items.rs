@@ -4,11 +4,10 @@
 
 use serde::Serialize;
 
-use crate::location::{Location, Resume};
+use crate::model::Cursor;
+use crate::model::Timestamp;
 use crate::model::{Event, Role, SessionMeta};
-use crate::paging::Fold;
-use crate::search::Cursor;
-use crate::time::Timestamp;
+use crate::source::{Location, Resume};
 
 /// The version of the JSON output; fields are only ever added.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -72,6 +71,44 @@ pub struct Recipe {
     /// Only sessions that ran in this directory or below it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+}
+
+/// A run of tool/context events folded into one row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Fold {
+    /// The first seq of the run.
+    pub first_seq: u64,
+    /// The last seq of the run.
+    pub last_seq: u64,
+    /// How many events it holds.
+    pub count: usize,
+    /// The roles in it.
+    pub roles: Vec<Role>,
+    /// The tool names in it, in order of first appearance.
+    pub tools: Vec<String>,
+}
+
+impl Fold {
+    /// The run of `events`; `None` for no events.
+    pub(crate) fn of(events: &[Event]) -> Option<Fold> {
+        let (first, last) = (events.first()?, events.last()?);
+        let mut roles: Vec<Role> = events.iter().map(|e| e.role).collect();
+        roles.sort();
+        roles.dedup();
+        let mut tools: Vec<String> = Vec::new();
+        for t in events.iter().filter_map(|e| e.tool.as_ref()) {
+            if !tools.contains(t) {
+                tools.push(t.clone());
+            }
+        }
+        Some(Fold {
+            first_seq: first.seq,
+            last_seq: last.seq,
+            count: events.len(),
+            roles,
+            tools,
+        })
+    }
 }
 
 /// A folded run of tool/context events, with the recipe that lists it.

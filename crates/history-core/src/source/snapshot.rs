@@ -137,7 +137,7 @@ fn snapshot<T: Serialize>(
     }
 }
 
-/// A decoder state's [`crate::Event`] (`#[serde(with = "history_core::resume::event")]`): as its
+/// A decoder state's [`crate::Event`] (`#[serde(with = "history_core::snapshot::event")]`): as its
 /// JSON, which is how the model defines it.
 pub mod event {
     use serde::de::Error as _;

@@ -2,13 +2,11 @@
 //! event was decoded from (its file, line number and bytes), and the command that reopens its
 //! session in its agent.
 //!
-//! [`locate`] is the one place that answers "where is this seq": today it asks the session's
-//! source which file and line each seq comes from ([`Transcript::origins`]) and reads those
-//! files once each, up to the last line asked for; a search projection that already knows line
-//! offsets can answer the same question without reading.
+//! [`crate::corpus::locate`] answers "where is this seq" with them; a search projection that
+//! already knows line offsets answers the same question without reading.
 //!
 //! ```
-//! use history_core::location::{line_spans, Location};
+//! use history_core::{line_spans, Location};
 //! let text = b"{\"a\":1}\n\n{\"b\":22}\r\n";
 //! let spans = line_spans(&text[..], &[3, 1, 9]).unwrap();
 //! assert_eq!(spans[0], Some(Location { line: 3, byte_offset: 9, byte_len: 8 }));
@@ -21,11 +19,6 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 
 use serde::Serialize;
-
-use crate::corpus::Corpus;
-use crate::model::SessionFile;
-use crate::page::Item;
-use crate::source::Transcript;
 
 /// One line of a transcript file: its 1-based number, and where its bytes are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -61,85 +54,6 @@ pub struct Resume {
 
 /// A seq's file and its line there.
 pub type Located = (PathBuf, Location);
-
-/// Where each of `seqs` of the session in `file` is, in the order asked; `None` for a seq the
-/// source cannot place or whose line is not (or no longer) in its file. Each file is read once,
-/// up to the last line asked of it.
-pub fn locate(corpus: &Corpus, file: &SessionFile, seqs: &[u64]) -> Vec<Option<Located>> {
-    let Some(source) = corpus.source(&file.key.harness) else {
-        return vec![None; seqs.len()];
-    };
-    let origins = source.origins(file, seqs);
-    let mut by_file: BTreeMap<&PathBuf, Vec<u64>> = BTreeMap::new();
-    for origin in origins.iter().flatten() {
-        by_file.entry(&origin.path).or_default().push(origin.line);
-    }
-    let mut found: BTreeMap<(&PathBuf, u64), Location> = BTreeMap::new();
-    for (path, lines) in by_file {
-        let Ok(spans) = read_spans(source, path, &lines) else {
-            continue;
-        };
-        for span in spans.into_iter().flatten() {
-            found.insert((path, span.line), span);
-        }
-    }
-    origins
-        .iter()
-        .map(|o| {
-            let o = o.as_ref()?;
-            Some((o.path.clone(), *found.get(&(&o.path, o.line))?))
-        })
-        .collect()
-}
-
-/// Fills in each item's session's [`Resume`] and, with `locate`, its [`Location`] (its `path`
-/// becoming the file the line is in); `files[i]` is the session file of `items[i]`. Sessions are
-/// located on every core, each file read once.
-pub(crate) fn fill(corpus: &Corpus, items: &mut [Item], files: &[&SessionFile], locate: bool) {
-    let mut sessions: Vec<(&SessionFile, Vec<usize>)> = Vec::new();
-    for (i, file) in files.iter().enumerate() {
-        match sessions.iter_mut().find(|(f, _)| f.key == file.key) {
-            Some((_, at)) => at.push(i),
-            None => sessions.push((file, vec![i])),
-        }
-    }
-    let found = crate::parallel::map(&sessions, |(file, at)| {
-        // What a search already located is not looked for again.
-        let unknown: Vec<usize> = at
-            .iter()
-            .copied()
-            .filter(|&i| locate && items[i].location.is_none())
-            .collect();
-        let seqs: Vec<u64> = unknown.iter().map(|&i| items[i].event.seq).collect();
-        let resume = corpus
-            .source(&file.key.harness)
-            .and_then(|s| s.resume(file));
-        let located = match seqs.is_empty() {
-            true => Vec::new(),
-            false => self::locate(corpus, file, &seqs),
-        };
-        (unknown, located, resume)
-    });
-    for ((_, at), (unknown, located, resume)) in sessions.iter().zip(found) {
-        for (&i, place) in unknown.iter().zip(located) {
-            if let Some((path, location)) = place {
-                items[i].path = Some(path.display().to_string());
-                items[i].location = Some(location);
-            }
-        }
-        for &i in at {
-            items[i].resume.clone_from(&resume);
-        }
-    }
-}
-
-fn read_spans(
-    source: &dyn Transcript,
-    path: &std::path::Path,
-    lines: &[u64],
-) -> std::io::Result<Vec<Option<Location>>> {
-    line_spans(crate::source::open_raw(source, path)?, lines)
-}
 
 /// The [`Location`] of each of `lines` (1-based) in `reader`, in the order asked; `None` for a
 /// line past the end. Reads only up to the last line asked for, without holding a line whole.

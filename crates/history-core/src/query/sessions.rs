@@ -2,20 +2,20 @@
 //! that "which sessions mention it" is one answer rather than a page of events from whichever
 //! session talked about it most.
 //!
-//! [`summarize`] is exact: every session with a hit yields one [`Summary`], and its count is
+//! [`gather`] is exact: every session with a hit yields one [`SessionSummary`], and its count is
 //! of all its hits. The page policy on top (order by the latest hit, the limit, the budget)
 //! is [`crate::History::sessions`].
 
+use crate::choose::Filter;
+use crate::corpus::parallel::map;
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
-use crate::history::Projection;
-use crate::matching::Filter;
+use crate::model::End;
+use crate::model::Timestamp;
 use crate::model::{Event, Role, SessionFile, SessionKey, SessionMeta};
-use crate::paging::From;
-use crate::parallel::map;
-use crate::search::{Hit, Known, Wanted};
+use crate::query::Projection;
+use crate::query::{Hit, Known, Wanted};
 use crate::source::LineTest;
-use crate::time::Timestamp;
 use history_raw::RawFilter;
 
 /// How many bytes of a best hit's text a snippet keeps before its match.
@@ -29,7 +29,7 @@ const ELLIPSIS: &str = "…";
 
 /// One session's hits, summed up.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Summary {
+pub struct SessionSummary {
     /// The session.
     pub session: SessionKey,
     /// Its transcript file.
@@ -48,7 +48,7 @@ pub struct Summary {
 
 /// A hit's rank as a session's best: what a person typed says most of what the session was
 /// about, then what the model answered; later beats earlier.
-fn rank(hit: &Hit) -> (u8, crate::search::OrderKey<'_>) {
+fn rank(hit: &Hit) -> (u8, crate::model::OrderKey<'_>) {
     let role = match hit.event.role {
         Role::User => 3,
         Role::Assistant => 2,
@@ -60,12 +60,13 @@ fn rank(hit: &Hit) -> (u8, crate::search::OrderKey<'_>) {
 
 /// Gathers `hits` (of any sessions, in any order) into one summary per session, ordered by the
 /// latest hit (sessions with untimed hits only first), then by qualified id.
-pub fn summarize(hits: Vec<Hit>) -> Vec<Summary> {
+#[cfg(test)]
+fn summarize(hits: Vec<Hit>) -> Vec<SessionSummary> {
     let mut by_session: std::collections::BTreeMap<SessionKey, Vec<Hit>> = Default::default();
     for hit in hits {
         by_session.entry(hit.session.clone()).or_default().push(hit);
     }
-    let mut out: Vec<Summary> = by_session
+    let mut out: Vec<SessionSummary> = by_session
         .into_values()
         .filter_map(|hits| {
             let first = hits.first()?;
@@ -85,12 +86,12 @@ pub fn summarize(hits: Vec<Hit>) -> Vec<Summary> {
 }
 
 /// The order of a session-level search: by the latest hit, then by qualified id.
-fn sort(summaries: &mut [Summary]) {
+fn sort(summaries: &mut [SessionSummary]) {
     summaries.sort_by(|a, b| (a.last_hit, &a.session).cmp(&(b.last_hit, &b.session)));
 }
 
 /// One session's hits summed up; `None` when it has none.
-fn summary(file: &SessionFile, events: Vec<Event>, meta: SessionMeta) -> Option<Summary> {
+fn summary(file: &SessionFile, events: Vec<Event>, meta: SessionMeta) -> Option<SessionSummary> {
     let times = || events.iter().filter_map(|e| e.timestamp);
     let (first_hit, last_hit) = (times().min(), times().max());
     let hits = events.len();
@@ -106,7 +107,7 @@ fn summary(file: &SessionFile, events: Vec<Event>, meta: SessionMeta) -> Option<
         .into_iter()
         .map(hit)
         .max_by(|a, b| rank(a).cmp(&rank(b)))?;
-    Some(Summary {
+    Some(SessionSummary {
         session: file.key.clone(),
         path: file.path.clone(),
         meta,
@@ -120,8 +121,8 @@ fn summary(file: &SessionFile, events: Vec<Event>, meta: SessionMeta) -> Option<
 /// Every session of a session-level search summed up, and how the search was answered.
 #[derive(Debug, Default)]
 pub struct Gathered {
-    /// One summary per session with a hit, ordered as [`summarize`] orders them.
-    pub summaries: Vec<Summary>,
+    /// One summary per session with a hit, ordered by the latest hit, then by qualified id.
+    pub summaries: Vec<SessionSummary>,
     /// Sessions that could not be loaded and were skipped.
     pub skipped: Vec<HistoryError>,
     /// How many sessions a search projection answered for without their files being read.
@@ -159,7 +160,7 @@ pub fn gather(
             let wanted = Wanted {
                 filter,
                 admit: &|_| true,
-                from: From::Newest,
+                from: End::Newest,
                 count: usize::MAX,
                 all_branches,
             };

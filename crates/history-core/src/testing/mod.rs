@@ -51,6 +51,8 @@
 //! }
 //! ```
 
+pub mod properties;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::io::BufReader;
@@ -59,13 +61,13 @@ use std::path::{Path, PathBuf};
 
 use fastrand::Rng;
 
+use crate::choose::Filter;
 use crate::corpus::{Corpus, Keep, Loaded};
 use crate::error::DecodeError;
-use crate::harness::Harness;
-use crate::matching::Filter;
 use crate::model::{Event, SessionFile};
-use crate::resume::Snapshot;
-use crate::search::Span;
+use crate::query::Span;
+use crate::source::snapshot::Snapshot;
+use crate::source::Harness;
 use crate::source::{Decoded, LineTest, LineTime, Lines, Transcript};
 use history_raw::RawFilter;
 

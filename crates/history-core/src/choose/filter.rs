@@ -3,8 +3,8 @@
 
 use memchr::memmem;
 
+use crate::model::Timestamp;
 use crate::model::{Event, Role};
-use crate::time::Timestamp;
 use history_raw::{fold, fold_with_origins, RawFilter};
 
 /// What events a request is about: queries (OR), roles, and a time window.

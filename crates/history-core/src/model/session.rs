@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::time::Timestamp;
+use crate::model::Timestamp;
 
 /// A session's identity: `<harness>:<id>`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
@@ -119,13 +119,13 @@ pub struct SessionFile {
     pub size: u64,
     /// The file's fingerprint as discovery stat'ed it (before reading it), which a freshness
     /// check may take instead of a stat of its own; `None` where it was not taken.
-    pub fingerprint: Option<crate::fingerprint::Fingerprint>,
+    pub fingerprint: Option<crate::model::Fingerprint>,
 }
 
 impl SessionFile {
     /// The file at `path` holding session `key`, as `meta` (its stat, links followed) tells.
     pub fn from_metadata(key: SessionKey, path: PathBuf, meta: &std::fs::Metadata) -> SessionFile {
-        let fingerprint = crate::fingerprint::Fingerprint::of_metadata(meta);
+        let fingerprint = crate::model::Fingerprint::of_metadata(meta);
         SessionFile {
             key,
             path,

@@ -1,19 +1,8 @@
 //! The single-session browse page: which events a page shows, how runs of tool and context events
 //! fold, and what lies beyond the page.
 
-use serde::Serialize;
-
-use crate::model::{Event, Role};
-
-/// Which end of a session (or of a result set) a page starts from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum From {
-    /// The newest end.
-    Newest,
-    /// The oldest end.
-    Oldest,
-}
+use crate::model::{End, Event};
+use crate::page::Fold;
 
 /// A request for one page of one session.
 #[derive(Clone, Debug)]
@@ -23,7 +12,7 @@ pub struct BrowseRequest {
     /// Only events with a seq above this.
     pub after_seq: Option<u64>,
     /// The end the page starts from; `None`: oldest with `after_seq`, else newest.
-    pub from: Option<From>,
+    pub from: Option<End>,
     /// How many items at most.
     pub limit: usize,
     /// Whether runs of tool/context events fold (false with a query or a role filter).
@@ -32,55 +21,18 @@ pub struct BrowseRequest {
 
 impl BrowseRequest {
     /// The end the page starts from, after the defaults.
-    pub fn from(&self) -> From {
+    pub fn from(&self) -> End {
         self.from.unwrap_or(if self.after_seq.is_some() {
-            From::Oldest
+            End::Oldest
         } else {
-            From::Newest
-        })
-    }
-}
-
-/// A run of tool/context events folded into one row.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Fold {
-    /// The first seq of the run.
-    pub first_seq: u64,
-    /// The last seq of the run.
-    pub last_seq: u64,
-    /// How many events it holds.
-    pub count: usize,
-    /// The roles in it.
-    pub roles: Vec<Role>,
-    /// The tool names in it, in order of first appearance.
-    pub tools: Vec<String>,
-}
-
-impl Fold {
-    fn of(events: &[Event]) -> Option<Fold> {
-        let (first, last) = (events.first()?, events.last()?);
-        let mut roles: Vec<Role> = events.iter().map(|e| e.role).collect();
-        roles.sort();
-        roles.dedup();
-        let mut tools: Vec<String> = Vec::new();
-        for t in events.iter().filter_map(|e| e.tool.as_ref()) {
-            if !tools.contains(t) {
-                tools.push(t.clone());
-            }
-        }
-        Some(Fold {
-            first_seq: first.seq,
-            last_seq: last.seq,
-            count: events.len(),
-            roles,
-            tools,
+            End::Newest
         })
     }
 }
 
 /// One item of a page: an event, and the run folded just before it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PageItem {
+pub struct BrowsedItem {
     /// The event.
     pub event: Event,
     /// The run of tool/context events between the previous item and this one.
@@ -89,9 +41,9 @@ pub struct PageItem {
 
 /// One page of one session.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Page {
+pub struct Browsed {
     /// Items, oldest first.
-    pub items: Vec<PageItem>,
+    pub items: Vec<BrowsedItem>,
     /// The run after the last item, at the end of the page.
     pub folded_after: Option<Fold>,
     /// Whether events lie before the page.
@@ -101,7 +53,7 @@ pub struct Page {
 }
 
 /// Builds a page from a session's events (already filtered, in `(seq, part)` order).
-pub fn browse(events: Vec<Event>, req: &BrowseRequest) -> Page {
+pub fn browse(events: Vec<Event>, req: &BrowseRequest) -> Browsed {
     let newer_outside = req
         .before_seq
         .is_some_and(|b| events.last().is_some_and(|e| e.seq >= b));
@@ -123,21 +75,21 @@ pub fn browse(events: Vec<Event>, req: &BrowseRequest) -> Page {
     page
 }
 
-fn flat_page(mut window: Vec<Event>, req: &BrowseRequest) -> Page {
+fn flat_page(mut window: Vec<Event>, req: &BrowseRequest) -> Browsed {
     let n = window.len();
     let take = req.limit.min(n);
     let (range, has_older, has_newer) = match req.from() {
-        From::Newest => (n - take..n, n > take, false),
-        From::Oldest => (0..take, false, n > take),
+        End::Newest => (n - take..n, n > take, false),
+        End::Oldest => (0..take, false, n > take),
     };
     let items = window
         .drain(range)
-        .map(|event| PageItem {
+        .map(|event| BrowsedItem {
             event,
             folded_before: None,
         })
         .collect();
-    Page {
+    Browsed {
         items,
         folded_after: None,
         has_older,
@@ -145,12 +97,12 @@ fn flat_page(mut window: Vec<Event>, req: &BrowseRequest) -> Page {
     }
 }
 
-fn fold_page(window: Vec<Event>, req: &BrowseRequest) -> Page {
+fn fold_page(window: Vec<Event>, req: &BrowseRequest) -> Browsed {
     let visible: Vec<usize> = (0..window.len()).filter(|&i| window[i].visible).collect();
     let take = req.limit.min(visible.len());
     let chosen = match req.from() {
-        From::Newest => &visible[visible.len() - take..],
-        From::Oldest => &visible[..take],
+        End::Newest => &visible[visible.len() - take..],
+        End::Oldest => &visible[..take],
     };
     // The page spans from just after the item before the first chosen one (so that the run it
     // folds comes along) to the last chosen item, or to the end of the window when no item
@@ -173,7 +125,7 @@ fn fold_page(window: Vec<Event>, req: &BrowseRequest) -> Page {
     let mut run: Vec<Event> = Vec::new();
     for event in window.into_iter().take(end).skip(start) {
         if event.visible {
-            items.push(PageItem {
+            items.push(BrowsedItem {
                 folded_before: Fold::of(&run),
                 event,
             });
@@ -182,7 +134,7 @@ fn fold_page(window: Vec<Event>, req: &BrowseRequest) -> Page {
             run.push(event);
         }
     }
-    Page {
+    Browsed {
         items,
         folded_after: Fold::of(&run),
         has_older,
@@ -193,6 +145,7 @@ fn fold_page(window: Vec<Event>, req: &BrowseRequest) -> Page {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Role;
 
     fn ev(seq: u64, role: Role) -> Event {
         Event {
@@ -227,7 +180,7 @@ mod tests {
         }
     }
 
-    fn seqs(p: &Page) -> Vec<u64> {
+    fn seqs(p: &Browsed) -> Vec<u64> {
         p.items.iter().map(|i| i.event.seq).collect()
     }
 

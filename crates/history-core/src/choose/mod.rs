@@ -1,0 +1,11 @@
+//! Choosing what a request is about: which sessions a selector (`claude:4f2a`, `pi:*`) names and
+//! how an unqualified id resolves, which sessions ran under a directory (`--cwd`), and which
+//! events a filter (queries, roles, a time window) admits.
+
+mod filter;
+mod place;
+mod selector;
+
+pub use filter::Filter;
+pub use place::Place;
+pub use selector::{resolve, Pattern, Selector, HOST_ONLY_HARNESS};

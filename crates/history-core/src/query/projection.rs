@@ -1,0 +1,83 @@
+//! What the core asks of a search projection (the search index) and of a cache of the overview:
+//! the two traits an embedder implements to spare reading transcripts, and what they answer.
+
+use crate::choose::Filter;
+use crate::corpus::Corpus;
+use crate::error::HistoryError;
+use crate::model::{End, Event, SessionFile, SessionMeta, Timestamp};
+use crate::query::Representative;
+use crate::source::Location;
+
+/// The hits of one session, each with where its line is when that is known, and what the
+/// session is about.
+pub type SessionHits = (Vec<(Event, Option<Location>)>, SessionMeta);
+
+/// What a search projection knows of a session's hits without reading its files. It must never
+/// rule out a hit wrongly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Known {
+    /// Nothing: the session is read to find out.
+    Unknown,
+    /// Nothing, and updating the projection would not change that (it could not take the
+    /// session in): the session is read.
+    Unindexable,
+    /// It holds no hit.
+    NoHit,
+    /// Its hits, if any, happen at or after `first` and at or before `last` (`None`: they may
+    /// have no time; as a `last`, they all have none).
+    Within {
+        /// The earliest time a hit can have.
+        first: Option<Timestamp>,
+        /// The latest time a hit can have.
+        last: Option<Timestamp>,
+        /// Whether the session was appended to since the projection took it in (its appended
+        /// lines are decoded for their hits).
+        appended: bool,
+    },
+}
+
+/// Which hits of one session a search wants ([`Projection::hits`]).
+pub struct Wanted<'a> {
+    /// Queries, roles and time window.
+    pub filter: &'a Filter,
+    /// What else an event must pass: the side of the page's bound it lies on.
+    pub admit: &'a dyn Fn(&Event) -> bool,
+    /// The end the hits are counted from.
+    pub from: End,
+    /// How many, at most, from that end.
+    pub count: usize,
+    /// Every branch, each event marked, rather than the selected one.
+    pub all_branches: bool,
+}
+
+/// Remembers the unfiltered overview's representatives between runs.
+pub trait RepresentativeCache: Send + Sync {
+    /// The session's representative with no filter, from the cache or decoded.
+    fn representative(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+    ) -> Result<Representative, HistoryError>;
+}
+
+/// A search projection: what it knows of sessions' hits without reading their files.
+pub trait Projection: Send + Sync {
+    /// What it knows of each of `sessions` (in their order) for `filter`'s queries; it must
+    /// never rule out a hit wrongly.
+    fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known>;
+
+    /// The hits of a session it knows ([`Known::Within`]) and what the session is about, from
+    /// the lines it locates rather than a decode of the session: of its events that pass the filter and `admit`, on the selected
+    /// branch (or on every branch, marked, with `all_branches`), the first `count` from `from`'s
+    /// end of the merge order, or all of them when fewer. `None` when it cannot tell: the
+    /// session is decoded instead. The default always declines.
+    fn hits(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        wanted: &Wanted<'_>,
+    ) -> Option<Result<SessionHits, HistoryError>> {
+        let _ = (corpus, file, wanted);
+        None
+    }
+}
