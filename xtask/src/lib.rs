@@ -1,4 +1,6 @@
 //! The workspace's chores as a library, so that tests elsewhere can generate a corpus too:
-//! [`corpus::generate`] writes a realistic mixed corpus with an answer key.
+//! [`corpus::generate`] writes a realistic mixed corpus with an answer key, and [`layers`]
+//! checks that the modules of every crate import each other without a circle.
 
 pub mod corpus;
+pub mod layers;

@@ -7,11 +7,14 @@
 //!   query against `rg -i -F -c` over the same files, with peak memory, and check that every
 //!   planted needle is found (see [`bench`]).
 //!
+//! - `layers`: check that within every crate the modules import each other without a circle,
+//!   and print each crate's modules bottom-up (see [`xtask::layers`]).
+//!
 //! Each command parses its own arguments and calls a `pub fn` of its module, so that other
 //! commands (a benchmark, say) can reuse the pieces: `corpus::generate(&corpus::Options { .. })`.
 
 mod bench;
-use xtask::corpus;
+use xtask::{corpus, layers};
 
 use std::process::ExitCode;
 
@@ -25,7 +28,11 @@ commands:
       with one big Claude transcript of M MiB (default N/8) and DIR/expected.json
   bench [--mib N] [--seed S] [--dir DIR] [--runs R]
       (re)use a corpus of N MiB (default 1024) in DIR (default target/bench-corpus), then time
-      notesoup-history against rg -i -F -c on it, R runs each (default 3), and check every needle";
+      notesoup-history against rg -i -F -c on it, R runs each (default 3), and check every needle
+  layers [CRATE_DIR...]
+      print the modules of each crate (default: every crates/* and xtask) in an order where
+      each imports only modules before it, or name every circle of imports with its file:line
+      and fail";
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1).collect()) {
@@ -44,6 +51,7 @@ fn run(args: Vec<String>) -> Result<()> {
     match command.as_str() {
         "corpus" => corpus_command(rest),
         "bench" => bench::command(rest),
+        "layers" => layers_command(rest),
         "help" | "-h" | "--help" => {
             println!("{USAGE}");
             Ok(())
@@ -61,6 +69,32 @@ fn corpus_command(args: &[String]) -> Result<()> {
         summary.line(),
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+fn layers_command(args: &[String]) -> Result<()> {
+    let root = layers::workspace_root();
+    let dirs = match args {
+        [] => layers::workspace_crates(&root)?,
+        [flag, ..] if flag.starts_with('-') => bail!("layers: unknown option `{flag}`\n\n{USAGE}"),
+        dirs => dirs
+            .iter()
+            .map(|dir| std::path::absolute(dir).with_context(|| format!("layers: {dir}")))
+            .collect::<Result<_>>()?,
+    };
+    let mut graphs = Vec::new();
+    for dir in &dirs {
+        graphs.extend(layers::crate_graphs(&root, dir)?);
+    }
+    let (text, circles) = layers::report(&graphs);
+    print!("{text}");
+    if circles > 0 {
+        bail!(
+            "layers: {circles} circle{} of imports between modules",
+            if circles == 1 { "" } else { "s" }
+        );
+    }
+    println!("layers: no circle in {} crate roots", graphs.len());
     Ok(())
 }
 
