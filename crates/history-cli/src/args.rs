@@ -126,7 +126,7 @@ pub struct ListArgs {
     #[arg(help_heading = "Paging")]
     // `-1` is a value here, so that it is refused for what it is rather than as an unknown flag.
     #[arg(allow_negative_numbers = true, value_parser = at_least_one)]
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = history_core::DEFAULT_LIMIT)]
     pub limit: usize,
     /// Every branch of a branched session, each event marked with whether it is on the active one.
     #[arg(help_heading = "Filters")]

@@ -217,7 +217,7 @@ where
         }),
         Command::List(a) => list_request(a, cli.common.budget).and_then(|req| {
             // Only a search consults the index: other pages need not open it.
-            let search = req.queries.iter().any(|q| !q.is_empty());
+            let search = req.is_search();
             let history = history.with_projection(search.then(|| index.projection()).flatten());
             let page = history.list(&req, printer)?;
             if index.updates_in_background() && page.coverage.is_some_and(|c| c.stale()) {

@@ -29,9 +29,6 @@ pub const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-1
 /// The revision from which a tool result may carry `structuredContent`.
 const STRUCTURED_SINCE: &str = "2025-06-18";
 
-/// What the core may add to a page after admitting its items, as both texts and JSON spend it.
-const AFTER_ADMISSION: usize = 640;
-
 /// How long a search waits, after it started a background index update, before it may start
 /// another (the update's own lock keeps them to one at a time anyway).
 const INDEX_EVERY: Duration = Duration::from_secs(60);
@@ -242,15 +239,9 @@ impl<'a> Server<'a> {
             structured: self.structured(),
             text: self.backend.text,
         };
-        // The page fits the budget that the response's frame leaves, less room for what the
-        // core writes after it admitted the items (recipes, the line that says more results
-        // exist): its budget keeps room for that once, and here it is sent twice, as text and
-        // in the structured text.
+        // The page fits the budget that the response's frame leaves, its text sent twice.
         let frame = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":}}", compact(id));
-        let budget = self
-            .backend
-            .budget
-            .saturating_sub(frame.len() + AFTER_ADMISSION);
+        let budget = history_core::budget::within_envelope(self.backend.budget, frame.len());
         let answer = match name {
             "history_list" => self.list(&arguments, budget, &render),
             "history_read" => self.read(&arguments, budget, &render),
@@ -288,7 +279,7 @@ impl<'a> Server<'a> {
             },
             limit: args
                 .number("limit")?
-                .map_or(Ok(20), usize::try_from)
+                .map_or(Ok(history_core::DEFAULT_LIMIT), usize::try_from)
                 .map_err(|_| HistoryError::usage("limit is too large"))?,
             all_branches: false,
             cwd: args.string("cwd")?.map(Into::into),
@@ -296,7 +287,7 @@ impl<'a> Server<'a> {
             format: None,
         };
         let req = crate::list_request(&list, budget)?;
-        let search = req.queries.iter().any(|q| !q.is_empty());
+        let search = req.is_search();
         let page = (self.backend.history)(search)?.list(&req, render)?;
         if (self.backend.wants_index)(&page)
             && self.indexed_at.is_none_or(|t| t.elapsed() >= INDEX_EVERY)
@@ -603,7 +594,7 @@ pub fn tools() -> Value {
                     "before": { "type": "object", "description": "Many sessions: only hits before this place (from an older recipe)." },
                     "after": { "type": "object", "description": "Many sessions: only hits after this place (from a newer recipe)." },
                     "from": { "type": "string", "enum": ["newest", "oldest"], "description": "The end the page starts from." },
-                    "limit": { "type": "integer", "minimum": 1, "default": 20, "description": "Items at most; folded runs do not count." },
+                    "limit": { "type": "integer", "minimum": 1, "default": history_core::DEFAULT_LIMIT, "description": "Items at most; folded runs do not count." },
                     "cwd": { "type": "string", "description": "Only sessions that ran in this directory or below it." }
                 },
                 "additionalProperties": false

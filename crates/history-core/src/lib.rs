@@ -34,7 +34,7 @@ pub mod testing;
 pub use choose::{resolve, Filter, Pattern, Place, Selector, HOST_ONLY_HARNESS};
 pub use corpus::{locate, parallel, Corpus, Keep, Loaded, Texts};
 pub use error::{DecodeError, HistoryError};
-pub use history::{History, ListRequest, ReadRequest, DEFAULT_LIMIT};
+pub use history::History;
 pub use model::{
     fingerprints, parse_bound, Bound, Cursor, End, Event, Fingerprint, OrderKey, Role, SessionFile,
     SessionKey, SessionMeta, Timestamp,
@@ -49,6 +49,7 @@ pub use query::{
     Document, ExportRequest, Head, Hit, Known, Listing, Projection, Representative,
     RepresentativeCache, SearchRequest, SessionHits, Wanted,
 };
+pub use query::{ListRequest, ReadRequest, DEFAULT_LIMIT};
 pub use source::{
     current_session, current_source, env_text, line_spans, open_raw, open_transcript,
     open_untouched, parse_object, parse_object_str, read_at, snapshot, top_level, Damage, Decoded,

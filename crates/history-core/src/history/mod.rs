@@ -1,104 +1,21 @@
 //! The one entry every front end calls: a [`ListRequest`] or [`ReadRequest`] in, a finished page
-//! out — selector resolved, events chosen, runs folded, the budget applied, recipes written.
-//! The CLI, an MCP server or an embedder differ only in how they parse requests and render pages.
+//! out. The façade resolves who is asking and which sessions a request is about, then hands the
+//! request to the query that builds its page ([`crate::query`]). The CLI, an MCP server or an
+//! embedder differ only in how they parse requests and render pages.
 
 use std::path::PathBuf;
 
-use crate::choose::Filter;
-use crate::choose::Place;
-use crate::choose::{resolve, Selector};
-use crate::corpus::{Corpus, Keep, Texts};
+use crate::choose::{resolve, Place, Selector};
+use crate::corpus::Corpus;
 use crate::error::HistoryError;
-use crate::model::End;
-use crate::model::Timestamp;
-use crate::model::{Bound, Cursor};
-use crate::model::{Event, Role, SessionFile, SessionKey};
-use crate::page::budget::{fit_list, fit_read, MIN_BUDGET};
-use crate::page::{
-    Coverage, FoldedRun, Item, ListPage, ReadPage, Recipe, Render, RenderSessions, SessionMatch,
-    SessionsPage, SCHEMA_VERSION,
+use crate::model::{SessionFile, SessionKey};
+use crate::page::{ListPage, ReadPage, Render, RenderSessions, SessionsPage};
+use crate::query::{
+    across_page, check_budget, check_window, export, listing, read_page, session_page,
+    sessions_page, Document, ExportRequest, ListRequest, Projection, ReadRequest,
+    RepresentativeCache, Scope,
 };
-use crate::query::{browse, BrowseRequest};
-use crate::query::{overview, representative};
-use crate::query::{search, Listing, Projection, RepresentativeCache, SearchRequest};
-use crate::query::{Document, ExportRequest};
-use crate::source::LineTest;
 use crate::source::{Env, Harness};
-use history_raw::RawFilter;
-
-/// How many items a page holds when the request does not say.
-pub const DEFAULT_LIMIT: usize = 20;
-
-/// What `list` asks for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ListRequest {
-    /// The selector; `None`: the current session, else every session.
-    pub session: Option<String>,
-    /// Literal texts, any of which matches.
-    pub queries: Vec<String>,
-    /// Only these roles (empty: every role).
-    pub roles: Vec<Role>,
-    /// Only events at or after this time.
-    pub since: Option<Timestamp>,
-    /// Only events before this time.
-    pub until: Option<Timestamp>,
-    /// Only events with a smaller seq (one session only).
-    pub before_seq: Option<u64>,
-    /// Only events with a larger seq (one session only).
-    pub after_seq: Option<u64>,
-    /// The end the page starts from; `None`: the default for the request.
-    pub from: Option<End>,
-    /// How many items at most.
-    pub limit: usize,
-    /// How many bytes the rendered output may take.
-    pub budget: usize,
-    /// Every branch of a branched session, each event marked.
-    pub all_branches: bool,
-    /// Only hits before this place (a search of many sessions).
-    pub before: Option<Cursor>,
-    /// Only hits after this place (a search of many sessions); the page then starts at the
-    /// oldest end.
-    pub after: Option<Cursor>,
-    /// Only sessions that ran in this directory or below it; with no selector, every such
-    /// session rather than the current one.
-    pub cwd: Option<Place>,
-}
-
-impl Default for ListRequest {
-    fn default() -> ListRequest {
-        ListRequest {
-            session: None,
-            queries: Vec::new(),
-            roles: Vec::new(),
-            since: None,
-            until: None,
-            before_seq: None,
-            after_seq: None,
-            from: None,
-            limit: DEFAULT_LIMIT,
-            budget: crate::page::budget::DEFAULT_BUDGET,
-            all_branches: false,
-            before: None,
-            after: None,
-            cwd: None,
-        }
-    }
-}
-
-/// What `read` asks for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReadRequest {
-    /// The selector of one session; `None`: the current session.
-    pub session: Option<String>,
-    /// The event's seq.
-    pub seq: u64,
-    /// The part of its line.
-    pub part: u32,
-    /// Where in its text to start, in characters.
-    pub offset_chars: usize,
-    /// How many bytes the rendered output may take.
-    pub budget: usize,
-}
 
 /// Every source an invocation reads, who is asking, and what may be remembered.
 pub struct History {
@@ -206,13 +123,6 @@ impl History {
         self
     }
 
-    /// Fills in the items' locations and resume commands, as far as asked for.
-    fn fill(&self, items: &mut [Item], files: &[&SessionFile]) {
-        if self.locations || self.resumes {
-            crate::page::fill_locations(&self.corpus, items, files, self.locations);
-        }
-    }
-
     /// The sources.
     pub fn corpus(&self) -> &Corpus {
         &self.corpus
@@ -223,6 +133,17 @@ impl History {
         self.current.as_ref()
     }
 
+    /// What pages are built from besides their requests.
+    fn scope(&self) -> Scope<'_> {
+        Scope {
+            corpus: &self.corpus,
+            projection: self.projection.as_deref(),
+            cache: self.cache.as_deref(),
+            locations: self.locations,
+            resumes: self.resumes,
+        }
+    }
+
     /// Answers `list`: the page, fitted to the budget as `render` renders it.
     pub fn list(&self, req: &ListRequest, render: &dyn Render) -> Result<ListPage, HistoryError> {
         check_budget(req.budget)?;
@@ -231,20 +152,8 @@ impl History {
                 "--limit must be at least 1: a page of no items answers nothing",
             ));
         }
-        let mut roles = Vec::new();
-        for role in &req.roles {
-            if !roles.contains(role) {
-                roles.push(*role);
-            }
-        }
-        if let (Some(since), Some(until)) = (req.since, req.until) {
-            if since >= until {
-                return Err(HistoryError::usage(format!(
-                    "--since ({since}) must be before --until ({until}): nothing lies between"
-                )));
-            }
-        }
-        let filter = Filter::new(&req.queries, roles, req.since, req.until);
+        check_window(req.since, req.until)?;
+        let filter = req.filter();
         let cursors = req.before.is_some() || req.after.is_some();
         if req.before.is_some() && req.after.is_some() {
             return Err(HistoryError::InvalidBounds {
@@ -265,7 +174,7 @@ impl History {
                         message: "--before-seq and --after-seq cannot be used together".into(),
                     });
                 }
-                self.one_session(req, &filter, file, implicit, said, render)
+                session_page(&self.scope(), req, &filter, file, implicit, said, render)
             }
             Target::Many(sessions) => {
                 if req.before_seq.is_some() || req.after_seq.is_some() {
@@ -273,10 +182,11 @@ impl History {
                         message: "--before-seq/--after-seq need one session: seqs from different sessions cannot define a common range".into(),
                     });
                 }
-                let from = many_from(req);
-                let listing = self.many_sessions(req, &filter, &sessions, from);
-                let no_sessions = sessions.is_empty() && req.session.is_none() && req.cwd.is_none();
-                Ok(self.fit_many(listing, &filter, req, render, no_sessions, said))
+                let scope = self.scope();
+                let listing = listing(&scope, req, &filter, &sessions);
+                let none = sessions.is_empty() && req.session.is_none() && req.cwd.is_none();
+                let no_sessions = none.then(|| self.no_sessions_notice());
+                Ok(across_page(&scope, listing, &filter, req, render, no_sessions, said))
             }
         }
     }
@@ -292,8 +202,7 @@ impl History {
         render: &dyn RenderSessions,
     ) -> Result<SessionsPage, HistoryError> {
         check_budget(req.budget)?;
-        let filter = Filter::new(&req.queries, req.roles.clone(), req.since, req.until);
-        if !filter.is_search() {
+        if !req.is_search() {
             return Err(HistoryError::usage(
                 "--sessions needs --query: it sums up each session's hits",
             ));
@@ -309,130 +218,23 @@ impl History {
                 message: "--sessions sums up whole sessions: --before/--after do not apply".into(),
             });
         }
-        if let (Some(since), Some(until)) = (req.since, req.until) {
-            if since >= until {
-                return Err(HistoryError::usage(format!(
-                    "--since ({since}) must be before --until ({until}): nothing lies between"
-                )));
-            }
-        }
+        check_window(req.since, req.until)?;
         let selector = req.session.as_deref().unwrap_or("*");
         let sessions = match self.target(Some(selector), req.cwd.as_ref())?.0 {
             Target::Many(sessions) => sessions,
             Target::One { file, .. } => vec![file],
         };
-        // Every session and every hit of each, so that the set of sessions and the counts are
-        // exact.
-        let listing = crate::query::sessions::gather(
-            &self.corpus,
-            &sessions,
+        let none = sessions.is_empty() && req.session.is_none();
+        let no_sessions = none.then(|| self.no_sessions_notice());
+        let filter = req.filter();
+        Ok(sessions_page(
+            &self.scope(),
+            req,
             &filter,
-            req.all_branches,
-            self.projection.as_deref(),
-        );
-        let from = req.from.unwrap_or(End::Newest);
-        let mut notices: Vec<String> = skipped_notice(&listing.skipped).into_iter().collect();
-        let no_sessions = sessions.is_empty() && req.session.is_none();
-        if no_sessions {
-            notices.push(self.no_sessions_notice());
-        }
-        if self.projection.is_some() && listing.scanned > 0 {
-            notices.push(unindexed_notice(listing.scanned));
-        }
-        let coverage = Coverage {
-            from_index: listing.from_index,
-            scanned: listing.scanned,
-            unindexable: listing.unindexable,
-            appended: listing.appended,
-        };
-        let mut summaries = listing.summaries;
-        let matched = summaries.len();
-        let kept = req.limit.min(matched);
-        match from {
-            End::Newest => drop(summaries.drain(..matched - kept)),
-            End::Oldest => summaries.truncate(kept),
-        }
-        let base = recipe_base(req);
-        let mut entries: Vec<SessionMatch> = summaries
-            .into_iter()
-            .map(|s| self.session_match(s, &filter, &base))
-            .collect();
-        let mut page = SessionsPage {
-            schema_version: SCHEMA_VERSION,
-            sessions: Vec::new(),
-            has_older: from == End::Newest && kept < matched,
-            has_newer: from == End::Oldest && kept < matched,
-            notice: notice_of(&notices),
-            coverage,
-            budget_cut: true,
+            &sessions,
             no_sessions,
-        };
-        // The frame is measured with the footer a cut page gets, whether it is cut or not.
-        let frame = render.sessions(&page).len() + crate::page::budget::FRAME_SLACK;
-        let room = req.budget.saturating_sub(frame);
-        let admitted = crate::page::budget::admit(
-            &mut entries,
-            from,
-            room,
-            |s| render.session(s).len(),
-            |_, _| false,
-        );
-        page.sessions = entries;
-        page.has_older |= admitted.dropped_older;
-        page.has_newer |= admitted.dropped_newer;
-        page.budget_cut = admitted.dropped_older || admitted.dropped_newer;
-        Ok(page)
-    }
-
-    /// One session's entry of a session-level search: its best hit cut to a snippet, the
-    /// recipes that list its hits and read that one, and how to resume it.
-    fn session_match(
-        &self,
-        s: crate::query::sessions::SessionSummary,
-        filter: &Filter,
-        base: &Recipe,
-    ) -> SessionMatch {
-        let file = SessionFile {
-            key: s.session.clone(),
-            path: s.path.clone(),
-            modified: 0,
-            size: 0,
-            fingerprint: None,
-        };
-        let qualified = s.session.to_string();
-        let path = s.path.display().to_string();
-        let (text, focus, cut) = crate::query::sessions::snippet(&s.best.text, filter);
-        let (seq, part) = s.best.position();
-        let mut best = Item::new(qualified.clone(), Some(path.clone()), s.best).about(&s.meta);
-        best.event.text = text;
-        best.focus = focus;
-        best.truncated = cut;
-        let resume = self
-            .corpus
-            .source(&file.key.harness)
-            .and_then(|source| source.resume(&file));
-        SessionMatch {
-            session: qualified.clone(),
-            path: Some(path),
-            cwd: s.meta.cwd.clone(),
-            git_branch: s.meta.git_branch.clone(),
-            title: s.meta.title.clone(),
-            hits: s.hits,
-            first_hit: s.first_hit,
-            last_hit: s.last_hit,
-            best,
-            list: Recipe {
-                session: Some(qualified.clone()),
-                ..base.clone()
-            },
-            read: Recipe {
-                session: Some(qualified),
-                seq: Some(seq),
-                part: Some(part),
-                ..Recipe::default()
-            },
-            resume,
-        }
+            render,
+        ))
     }
 
     /// Answers `read`: one event from `offset_chars` on, cut to the budget as `render` renders
@@ -463,67 +265,7 @@ impl History {
                 message: "read needs one session".into(),
             });
         };
-        let seq = req.seq;
-        let keep = |e: &Event| {
-            if e.seq == seq {
-                Keep::Full
-            } else {
-                Keep::Drop
-            }
-        };
-        let loaded = self.corpus.load(&file, &keep, true, None)?;
-        let parts = loaded.events.len() as u32;
-        let event = loaded.events.into_iter().find(|e| e.part == req.part);
-        let canonical = file.key.to_string();
-        let session = (!implicit).then(|| canonical.clone());
-        let mut item = event.map(|e| {
-            Item::new(canonical.clone(), Some(file.path.display().to_string()), e)
-                .about(&loaded.meta)
-        });
-        if let Some(item) = item.as_mut() {
-            self.fill(std::slice::from_mut(item), &[&file]);
-        }
-        let total_chars = item.as_ref().map_or(0, |i| i.event.text.chars().count());
-        if item.is_some() && req.offset_chars > total_chars {
-            return Err(HistoryError::usage(format!(
-                "--offset-chars {} is past the end of the event's text ({total_chars} characters)",
-                req.offset_chars
-            )));
-        }
-        if let Some(item) = item.as_mut() {
-            item.event.text = item.event.text.chars().skip(req.offset_chars).collect();
-        }
-        let mut page = ReadPage {
-            schema_version: SCHEMA_VERSION,
-            session: canonical,
-            item,
-            parts,
-            offset_chars: req.offset_chars,
-            next_offset_chars: None,
-            next: None,
-            neighborhood: Recipe {
-                session: session.clone(),
-                after_seq: Some(seq.saturating_sub(10)),
-                ..Recipe::default()
-            },
-            notice: notice_of(&loaded.notices),
-            implicit,
-        };
-        if let Some(shown) = fit_read(&mut page, render, req.budget) {
-            let next = req.offset_chars + shown;
-            page.next = None;
-            if next < total_chars {
-                page.next_offset_chars = Some(next);
-                page.next = Some(Recipe {
-                    session,
-                    seq: Some(seq),
-                    part: Some(req.part),
-                    offset_chars: Some(next),
-                    ..Recipe::default()
-                });
-            }
-        }
-        Ok(page)
+        read_page(&self.scope(), req, &file, implicit, render)
     }
 
     /// Answers `export`: the whole session, streamed into `doc` with no budget
@@ -558,7 +300,7 @@ impl History {
                 message: "export writes one session".into(),
             });
         };
-        crate::query::export(&self.corpus, &file, req.all_branches, doc)
+        export(&self.corpus, &file, req.all_branches, doc)
     }
 
     /// An unknown current session that the environment named, said with its variable: the
@@ -667,318 +409,6 @@ impl History {
         }
     }
 
-    /// A browse page of one session: dialogue items with the runs between them folded, or, with
-    /// a query or a role, every matching event.
-    fn one_session(
-        &self,
-        req: &ListRequest,
-        filter: &Filter,
-        file: SessionFile,
-        implicit: bool,
-        said: Option<String>,
-        render: &dyn Render,
-    ) -> Result<ListPage, HistoryError> {
-        let fold = filter.queries().is_empty() && filter.roles.is_empty();
-        let browse_req = BrowseRequest {
-            before_seq: req.before_seq,
-            after_seq: req.after_seq,
-            from: req.from,
-            limit: req.limit,
-            fold,
-        };
-        // Only an item within the seq bounds can be on the page, and only a page's worth of
-        // them keeps its text while the session streams by.
-        let within = |e: &Event| {
-            req.before_seq.is_none_or(|b| e.seq < b) && req.after_seq.is_none_or(|a| e.seq > a)
-        };
-        let keep = |e: &Event| match (filter.matches(e), fold && !e.visible || !within(e)) {
-            (false, _) => Keep::Drop,
-            (true, true) => Keep::Meta,
-            (true, false) => Keep::Full,
-        };
-        let texts = Texts::page(browse_req.from(), req.limit);
-        // A search decodes only the lines that can hold a hit; the rest are read for structure.
-        let raw = filter.is_search().then(|| RawFilter::new(filter.queries()));
-        let test = |line: &[u8]| raw.as_ref().is_none_or(|r| r.may_match_slice(line));
-        let line_test = raw
-            .as_ref()
-            .filter(|r| !r.passes_everything())
-            .map(|_| &test as LineTest<'_>);
-        let loaded =
-            self.corpus
-                .load_within(&file, &keep, req.all_branches, line_test, Some(texts))?;
-        let mut browsed = browse(loaded.events, &browse_req);
-        let items = browsed.items.iter_mut().map(|i| &mut i.event);
-        self.corpus.refill(&file, &loaded.textless, items)?;
-        let canonical = file.key.to_string();
-        let base = Recipe {
-            session: (!implicit).then(|| canonical.clone()),
-            all_branches: req.all_branches.then_some(true),
-            ..Recipe::default()
-        };
-        let path = file.path.display().to_string();
-        let mut page = ListPage {
-            schema_version: SCHEMA_VERSION,
-            session: Some(canonical.clone()),
-            items: browsed
-                .items
-                .into_iter()
-                .map(|item| {
-                    let mut view = Item::new(canonical.clone(), Some(path.clone()), item.event)
-                        .about(&loaded.meta);
-                    if filter.is_search() {
-                        view.focus = filter.first_match(&view.event.text);
-                    }
-                    view.folded_before = item.folded_before.map(|f| FoldedRun::new(f, &base));
-                    view
-                })
-                .collect(),
-            folded_after: browsed.folded_after.map(|f| FoldedRun::new(f, &base)),
-            has_older: browsed.has_older,
-            has_newer: browsed.has_newer,
-            older: None,
-            newer: None,
-            notice: notice_of(&said.into_iter().chain(loaded.notices).collect::<Vec<_>>()),
-            coverage: None,
-            implicit,
-            no_sessions: false,
-            budget_cut: false,
-            resume: (self.resumes || self.locations)
-                .then(|| self.corpus.source(&file.key.harness)?.resume(&file))
-                .flatten(),
-        };
-        // The footer a cut page gets is measured with the frame, whether the page is cut or not.
-        page.budget_cut = true;
-        let files = vec![&file; page.items.len()];
-        self.fill(&mut page.items, &files);
-        // The recipes, as wide as they can come out, are measured with the frame: a renderer may
-        // write them at length (a command line), and which items fit must not depend on them.
-        // Only the end the budget can cut, or that lies beyond already, gets one; no recipe seq
-        // is wider than the widest seq on the page.
-        let widest = page
-            .items
-            .iter()
-            .map(|i| i.event.seq)
-            .chain(page.folded_after.as_ref().map(|f| f.run.last_seq))
-            .chain(req.after_seq)
-            .max()
-            .unwrap_or(0);
-        let from = browse_req.from();
-        page.older = (page.has_older || from == End::Newest).then(|| Recipe {
-            before_seq: Some(widest),
-            ..base.clone()
-        });
-        page.newer = (page.has_newer || from == End::Oldest).then(|| Recipe {
-            after_seq: Some(widest),
-            ..base.clone()
-        });
-        let admitted = crate::page::budget::fit_list_framed(
-            &mut page,
-            render,
-            req.budget,
-            browse_req.from(),
-            false,
-            0,
-        );
-        page.older = None;
-        page.newer = None;
-        page.has_older |= admitted.dropped_older;
-        page.has_newer |= admitted.dropped_newer;
-        page.budget_cut = admitted.dropped_older || admitted.dropped_newer;
-        // When the budget dropped the newest items, the run after them is no longer on the page.
-        if admitted.dropped_newer {
-            page.folded_after = None;
-        }
-        let first = page.items.first().map(|i| {
-            i.folded_before
-                .as_ref()
-                .map_or(i.event.seq, |f| f.run.first_seq)
-        });
-        let last = page
-            .folded_after
-            .as_ref()
-            .map(|f| f.run.last_seq)
-            .or(page.items.last().map(|i| i.event.seq));
-        if page.has_older {
-            page.older = first.map(|seq| Recipe {
-                before_seq: Some(seq),
-                ..base.clone()
-            });
-        }
-        if page.has_newer {
-            page.newer = last.or(req.after_seq).map(|seq| Recipe {
-                after_seq: Some(seq),
-                ..base.clone()
-            });
-        }
-        Ok(page)
-    }
-
-    /// Hits from many sessions (a query), or their overview (none).
-    fn many_sessions(
-        &self,
-        req: &ListRequest,
-        filter: &Filter,
-        sessions: &[SessionFile],
-        from: End,
-    ) -> Listing {
-        if filter.is_search() {
-            return search(
-                &self.corpus,
-                sessions,
-                &SearchRequest {
-                    filter,
-                    limit: req.limit,
-                    from,
-                    all_branches: req.all_branches,
-                    raw_prefilter: true,
-                    projection: self.projection.as_deref(),
-                    bound: match (&req.before, &req.after) {
-                        (Some(c), _) => Some(Bound::Before(c)),
-                        (None, Some(c)) => Some(Bound::After(c)),
-                        (None, None) => None,
-                    },
-                },
-            );
-        }
-        match (&self.cache, filter.is_empty()) {
-            (Some(cache), true) => {
-                let choose = |file: &SessionFile| cache.representative(&self.corpus, file);
-                overview(sessions, req.limit, from, &choose)
-            }
-            _ => {
-                let choose = |file: &SessionFile| representative(&self.corpus, file, filter);
-                overview(sessions, req.limit, from, &choose)
-            }
-        }
-    }
-
-    fn fit_many(
-        &self,
-        listing: Listing,
-        filter: &Filter,
-        req: &ListRequest,
-        render: &dyn Render,
-        no_sessions: bool,
-        said: Option<String>,
-    ) -> ListPage {
-        let from = many_from(req);
-        let budget = req.budget;
-        let mut notices: Vec<String> = said.into_iter().collect();
-        notices.extend(skipped_notice(&listing.skipped));
-        if no_sessions {
-            notices.push(self.no_sessions_notice());
-        }
-        let coverage = filter.is_search().then_some(Coverage {
-            from_index: listing.from_index,
-            scanned: listing.scanned,
-            unindexable: listing.unindexable,
-            appended: listing.appended,
-        });
-        // What the index adds (its notice, the digits of its coverage) must not change which
-        // items fit: the budget is measured with the most it could add, with the index or not.
-        let sessions = listing.from_index + listing.scanned;
-        let mut widest = notices.clone();
-        let mut shown = notices;
-        if filter.is_search() {
-            widest.push(unindexed_notice(sessions));
-            if self.projection.is_some() && listing.scanned > 0 {
-                shown.push(unindexed_notice(listing.scanned));
-            }
-        }
-        let files: Vec<SessionFile> = listing
-            .items
-            .iter()
-            .map(|hit| SessionFile {
-                key: hit.session.clone(),
-                path: hit.path.clone(),
-                modified: 0,
-                size: 0,
-                fingerprint: None,
-            })
-            .collect();
-        let mut page = ListPage {
-            schema_version: SCHEMA_VERSION,
-            session: None,
-            items: listing
-                .items
-                .into_iter()
-                .map(|hit| {
-                    let mut item = Item::new(
-                        hit.session.to_string(),
-                        Some(hit.path.display().to_string()),
-                        hit.event,
-                    )
-                    .about(&hit.meta);
-                    item.location = hit.location;
-                    item.session_events = hit.session_events;
-                    if filter.is_search() {
-                        item.focus = filter.first_match(&item.event.text);
-                    } else {
-                        item.representative = true;
-                    }
-                    item
-                })
-                .collect(),
-            folded_after: None,
-            has_older: listing.has_older,
-            has_newer: listing.has_newer,
-            older: None,
-            newer: None,
-            notice: notice_of(&widest),
-            coverage: coverage.map(|_| Coverage {
-                from_index: sessions,
-                scanned: sessions,
-                unindexable: 0,
-                appended: 0,
-            }),
-            implicit: false,
-            no_sessions,
-            budget_cut: false,
-            resume: None,
-        };
-        let files: Vec<&SessionFile> = files.iter().collect();
-        self.fill(&mut page.items, &files);
-        if filter.is_search() {
-            // The recipes and the footer, as wide as they can come out, are measured with the
-            // frame: which items fit must not depend on where the page ends.
-            let longest = page
-                .items
-                .iter()
-                .map(item_key)
-                .max_by_key(|k| k.to_string().len());
-            let widest = Cursor {
-                time: Some(Timestamp(0)),
-                session: longest.unwrap_or_else(|| SessionKey::new("", "")),
-                seq: u64::MAX,
-                part: u32::MAX,
-            };
-            let recipe = Recipe {
-                before: Some(widest),
-                ..recipe_base(req)
-            };
-            // The budget can only cut the end away from `from`: elsewhere a recipe comes from
-            // the limit or from the bound the page was asked from.
-            let older = page.has_older || req.after.is_some() || from == End::Newest;
-            let newer = page.has_newer || req.before.is_some() || from == End::Oldest;
-            page.older = older.then(|| recipe.clone());
-            page.newer = newer.then_some(recipe);
-            page.budget_cut = true;
-        }
-        let admitted = fit_list(&mut page, render, budget, from, true);
-        page.has_older |= admitted.dropped_older;
-        page.has_newer |= admitted.dropped_newer;
-        page.budget_cut = admitted.dropped_older || admitted.dropped_newer;
-        page.older = None;
-        page.newer = None;
-        if filter.is_search() {
-            page_on(&mut page, req);
-        }
-        page.notice = notice_of(&shown);
-        page.coverage = coverage;
-        page
-    }
-
     fn no_sessions_notice(&self) -> String {
         let roots: Vec<String> = self
             .roots
@@ -997,113 +427,8 @@ impl History {
     }
 }
 
-/// The recipes of a search page across sessions: the same search from the page's oldest item
-/// back, or from its newest on. A page that an earlier page's recipe asked for keeps the
-/// bound it came from on its other side: beyond it lies what that page showed.
-fn page_on(page: &mut ListPage, req: &ListRequest) {
-    let place = |item: &Item| Cursor {
-        time: item.event.timestamp,
-        session: item_key(item),
-        seq: item.event.seq,
-        part: item.event.part,
-    };
-    let base = recipe_base(req);
-    let oldest = page.items.first().map(place).or_else(|| req.after.clone());
-    let newest = page.items.last().map(place).or_else(|| req.before.clone());
-    page.has_newer |= req.before.is_some();
-    page.has_older |= req.after.is_some();
-    if page.has_older {
-        page.older = oldest.map(|c| Recipe {
-            before: Some(c),
-            ..base.clone()
-        });
-    }
-    if page.has_newer {
-        page.newer = newest.map(|c| Recipe {
-            after: Some(c),
-            ..base
-        });
-    }
-}
-
-/// The end a page of many sessions starts from: the one asked for, else the oldest when it
-/// goes on after a place, else the newest.
-fn many_from(req: &ListRequest) -> End {
-    let default = match req.after {
-        Some(_) => End::Oldest,
-        None => End::Newest,
-    };
-    req.from.unwrap_or(default)
-}
-
-/// A search across sessions as a recipe repeats it.
-fn recipe_base(req: &ListRequest) -> Recipe {
-    Recipe {
-        session: Some(req.session.clone().unwrap_or_else(|| "*".into())),
-        queries: Some(req.queries.clone()),
-        roles: (!req.roles.is_empty()).then(|| req.roles.clone()),
-        since: req.since,
-        until: req.until,
-        all_branches: req.all_branches.then_some(true),
-        cwd: req.cwd.as_ref().map(|p| p.path().display().to_string()),
-        ..Recipe::default()
-    }
-}
-
-/// The session an item of a page across sessions names.
-fn item_key(item: &Item) -> SessionKey {
-    let (harness, id) = item.session.split_once(':').unwrap_or(("", &item.session));
-    SessionKey::new(harness, id)
-}
-
 /// What `list` is about, once the selector is known.
 enum Target {
     One { file: SessionFile, implicit: bool },
     Many(Vec<SessionFile>),
-}
-
-fn check_budget(budget: usize) -> Result<(), HistoryError> {
-    if budget < MIN_BUDGET {
-        return Err(HistoryError::usage(format!(
-            "--budget must be at least {MIN_BUDGET} bytes"
-        )));
-    }
-    Ok(())
-}
-
-/// The notice that `n` sessions were read because the search index does not hold them.
-fn unindexed_notice(n: usize) -> String {
-    format!(
-        "{n} session{} not in the search index {} read in full",
-        if n == 1 { "" } else { "s" },
-        if n == 1 { "was" } else { "were" },
-    )
-}
-
-fn notice_of(notices: &[String]) -> Option<String> {
-    (!notices.is_empty()).then(|| notices.join("; "))
-}
-
-/// The notice that counts the sessions a wildcard result skipped, naming the first three.
-fn skipped_notice(skipped: &[HistoryError]) -> Option<String> {
-    if skipped.is_empty() {
-        return None;
-    }
-    let names: Vec<String> = skipped
-        .iter()
-        .take(3)
-        .map(|e| match e {
-            HistoryError::HistoryUnavailable { session, reason } => format!("{session}: {reason}"),
-            other => other.to_string(),
-        })
-        .collect();
-    let one = skipped.len() == 1;
-    Some(format!(
-        "{} session{} could not be loaded and {} skipped ({}{})",
-        skipped.len(),
-        if one { "" } else { "s" },
-        if one { "was" } else { "were" },
-        names.join("; "),
-        if skipped.len() > 3 { "; …" } else { "" }
-    ))
 }

@@ -3,7 +3,9 @@
 //! search's match in view.
 
 use crate::model::End;
-use crate::page::{Item, ListPage, ReadPage, Recipe, Render};
+use crate::page::{
+    Item, ListPage, ReadPage, Recipe, Render, RenderSessions, SessionMatch, SessionsPage,
+};
 
 /// The default budget, in bytes of output.
 pub const DEFAULT_BUDGET: usize = 32 * 1024;
@@ -102,20 +104,8 @@ const ELLIPSIS: &str = "…";
 /// Admits the page's items from the end `from` names until the output would exceed `budget`,
 /// cutting one long text to fit where that is worth it. With `fair_share` (results from many
 /// sessions), a text longer than its share of the room is cut first, so that one long event
-/// does not crowd out every other hit.
-pub fn fit_list(
-    page: &mut ListPage,
-    render: &dyn Render,
-    budget: usize,
-    from: End,
-    fair_share: bool,
-) -> Admitted {
-    fit_list_framed(page, render, budget, from, fair_share, FRAME_SLACK)
-}
-
-/// [`fit_list`] for a page whose frame already holds its recipes as wide as they can come out:
-/// only `slack` more bytes are kept for what admission fills in.
-pub(crate) fn fit_list_framed(
+/// does not crowd out every other hit. `slack` bytes are kept for what admission fills in.
+fn fit_list_framed(
     page: &mut ListPage,
     render: &dyn Render,
     budget: usize,
@@ -141,6 +131,71 @@ pub(crate) fn fit_list_framed(
     });
     page.items = items;
     admitted
+}
+
+/// Fits a list page to `budget` as measured at its widest. With `widest` recipes (older,
+/// newer), its frame holds the footer a cut page gets and those recipes as wide as they can come
+/// out, whether or not it ends up cut or with them, so that which items fit never depends on
+/// where the page ends; `slack` is kept for what admission fills in. Afterwards the page says
+/// what admission left out, and has no recipes: the caller writes them from what is on it.
+pub(crate) fn fit_list_widest(
+    page: &mut ListPage,
+    render: &dyn Render,
+    budget: usize,
+    from: End,
+    fair_share: bool,
+    slack: usize,
+    widest: Option<(Option<Recipe>, Option<Recipe>)>,
+) -> Admitted {
+    if let Some((older, newer)) = widest {
+        page.older = older;
+        page.newer = newer;
+        page.budget_cut = true;
+    }
+    let admitted = fit_list_framed(page, render, budget, from, fair_share, slack);
+    page.older = None;
+    page.newer = None;
+    page.has_older |= admitted.dropped_older;
+    page.has_newer |= admitted.dropped_newer;
+    page.budget_cut = admitted.dropped_older || admitted.dropped_newer;
+    admitted
+}
+
+/// Fits a session-level search's `entries` to `budget` from `from`'s end, its frame measured
+/// with the footer a cut page gets, whether it is cut or not.
+pub(crate) fn fit_sessions(
+    page: &mut SessionsPage,
+    mut entries: Vec<SessionMatch>,
+    render: &dyn RenderSessions,
+    budget: usize,
+    from: End,
+) {
+    page.budget_cut = true;
+    let frame = render.sessions(page).len() + FRAME_SLACK;
+    let room = budget.saturating_sub(frame);
+    let admitted = admit(
+        &mut entries,
+        from,
+        room,
+        |s| render.session(s).len(),
+        |_, _| false,
+    );
+    page.sessions = entries;
+    page.has_older |= admitted.dropped_older;
+    page.has_newer |= admitted.dropped_newer;
+    page.budget_cut = admitted.dropped_older || admitted.dropped_newer;
+}
+
+/// What a front end keeps besides its envelope when it sends a page's text twice (the MCP
+/// server sends it as text and as structured content): room for what the core writes after
+/// admission (the recipes, the line that says more results exist), which a page's budget keeps
+/// once.
+pub const SECOND_COPY: usize = 640;
+
+/// The budget of a page that a front end sends inside an envelope of `envelope` bytes, its text
+/// twice, when the whole answer may take `total` bytes.
+pub fn within_envelope(total: usize, envelope: usize) -> usize {
+    total.saturating_sub(envelope + SECOND_COPY)
 }
 
 /// Cuts an item's text until its rendering fits in `room`; false if even an empty text won't.

@@ -5,6 +5,7 @@
 pub mod budget;
 mod items;
 mod locate;
+pub(crate) mod notice;
 
 pub(crate) use items::Fold;
 pub use items::{

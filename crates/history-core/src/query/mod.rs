@@ -1,13 +1,28 @@
 //! The queries: browsing one session, searching many, summing up hits per session, the
 //! recent-sessions overview and a whole session's export, and what a search projection (the
-//! search index) may answer for them.
+//! search index) may answer for them. Each page kind is built in its own module: one session
+//! ([`session_page`]), many sessions ([`across`]), hits per session ([`sessions`]), one event
+//! ([`read`]).
 
+mod across;
 mod browse;
 mod export;
 mod overview;
 mod projection;
+mod read;
+mod request;
+mod scope;
 mod search;
-pub(crate) mod sessions;
+mod session_page;
+mod sessions;
+
+pub(crate) use across::{across_page, listing};
+pub(crate) use read::read_page;
+pub(crate) use request::{check_budget, check_window};
+pub use request::{ListRequest, ReadRequest, DEFAULT_LIMIT};
+pub(crate) use scope::Scope;
+pub(crate) use session_page::session_page;
+pub(crate) use sessions::sessions_page;
 
 pub use browse::{browse, BrowseRequest, Browsed, BrowsedItem};
 pub use export::{export, Document, ExportRequest, Head};

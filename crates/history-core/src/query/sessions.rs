@@ -13,8 +13,13 @@ use crate::error::HistoryError;
 use crate::model::End;
 use crate::model::Timestamp;
 use crate::model::{Event, Role, SessionFile, SessionKey, SessionMeta};
+use crate::page::budget::fit_sessions;
+use crate::page::{
+    notice, Coverage, Item, Recipe, RenderSessions, SessionMatch, SessionsPage, SCHEMA_VERSION,
+};
 use crate::query::Projection;
 use crate::query::{Hit, Known, Wanted};
+use crate::query::{ListRequest, Scope};
 use crate::source::LineTest;
 use history_raw::RawFilter;
 
@@ -236,6 +241,117 @@ pub fn snippet(text: &str, filter: &Filter) -> (String, Option<usize>, bool) {
     }
     let found = filter.first_match(text).map(|_| focus);
     (out, found, cut)
+}
+
+/// The page of a session-level search: `sessions`' hits gathered per session, ordered by the
+/// latest hit, `limit` of them counted from `from`'s end (the newest by default), fitted to the
+/// budget as `render` renders them. `no_sessions`: the notice that there are no sessions at all,
+/// when there are none.
+pub(crate) fn sessions_page(
+    scope: &Scope<'_>,
+    req: &ListRequest,
+    filter: &Filter,
+    sessions: &[SessionFile],
+    no_sessions: Option<String>,
+    render: &dyn RenderSessions,
+) -> SessionsPage {
+    // Every session and every hit of each, so that the set of sessions and the counts are
+    // exact.
+    let listing = gather(
+        scope.corpus,
+        sessions,
+        filter,
+        req.all_branches,
+        scope.projection,
+    );
+    let from = req.from.unwrap_or(End::Newest);
+    let mut notices: Vec<String> = notice::skipped(&listing.skipped).into_iter().collect();
+    let is_empty = no_sessions.is_some();
+    notices.extend(no_sessions);
+    if scope.projection.is_some() && listing.scanned > 0 {
+        notices.push(notice::unindexed(listing.scanned));
+    }
+    let coverage = Coverage {
+        from_index: listing.from_index,
+        scanned: listing.scanned,
+        unindexable: listing.unindexable,
+        appended: listing.appended,
+    };
+    let mut summaries = listing.summaries;
+    let matched = summaries.len();
+    let kept = req.limit.min(matched);
+    match from {
+        End::Newest => drop(summaries.drain(..matched - kept)),
+        End::Oldest => summaries.truncate(kept),
+    }
+    let base = req.recipe();
+    let entries: Vec<SessionMatch> = summaries
+        .into_iter()
+        .map(|s| session_match(scope, s, filter, &base))
+        .collect();
+    let mut page = SessionsPage {
+        schema_version: SCHEMA_VERSION,
+        sessions: Vec::new(),
+        has_older: from == End::Newest && kept < matched,
+        has_newer: from == End::Oldest && kept < matched,
+        notice: notice::joined(&notices),
+        coverage,
+        budget_cut: false,
+        no_sessions: is_empty,
+    };
+    fit_sessions(&mut page, entries, render, req.budget, from);
+    page
+}
+
+/// One session's entry of a session-level search: its best hit cut to a snippet, the
+/// recipes that list its hits and read that one, and how to resume it.
+fn session_match(
+    scope: &Scope<'_>,
+    s: SessionSummary,
+    filter: &Filter,
+    base: &Recipe,
+) -> SessionMatch {
+    let file = SessionFile {
+        key: s.session.clone(),
+        path: s.path.clone(),
+        modified: 0,
+        size: 0,
+        fingerprint: None,
+    };
+    let qualified = s.session.to_string();
+    let path = s.path.display().to_string();
+    let (text, focus, cut) = snippet(&s.best.text, filter);
+    let (seq, part) = s.best.position();
+    let mut best = Item::new(qualified.clone(), Some(path.clone()), s.best).about(&s.meta);
+    best.event.text = text;
+    best.focus = focus;
+    best.truncated = cut;
+    let resume = scope
+        .corpus
+        .source(&file.key.harness)
+        .and_then(|source| source.resume(&file));
+    SessionMatch {
+        session: qualified.clone(),
+        path: Some(path),
+        cwd: s.meta.cwd.clone(),
+        git_branch: s.meta.git_branch.clone(),
+        title: s.meta.title.clone(),
+        hits: s.hits,
+        first_hit: s.first_hit,
+        last_hit: s.last_hit,
+        best,
+        list: Recipe {
+            session: Some(qualified.clone()),
+            ..base.clone()
+        },
+        read: Recipe {
+            session: Some(qualified),
+            seq: Some(seq),
+            part: Some(part),
+            ..Recipe::default()
+        },
+        resume,
+    }
 }
 
 #[cfg(test)]

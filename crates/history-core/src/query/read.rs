@@ -1,0 +1,80 @@
+//! The page of one event (`read`): its text from a character offset on, cut to the budget, with
+//! the recipe that reads on where the cut falls and one for the events around it.
+
+use crate::corpus::Keep;
+use crate::error::HistoryError;
+use crate::model::{Event, SessionFile};
+use crate::page::budget::fit_read;
+use crate::page::{notice, Item, ReadPage, Recipe, Render, SCHEMA_VERSION};
+use crate::query::{ReadRequest, Scope};
+
+/// The event `req` names of the session in `file`, as a page fitted to its budget as `render`
+/// renders it. `implicit`: the session is the caller's current one, named by nobody.
+pub(crate) fn read_page(
+    scope: &Scope<'_>,
+    req: &ReadRequest,
+    file: &SessionFile,
+    implicit: bool,
+    render: &dyn Render,
+) -> Result<ReadPage, HistoryError> {
+    let seq = req.seq;
+    let keep = |e: &Event| {
+        if e.seq == seq {
+            Keep::Full
+        } else {
+            Keep::Drop
+        }
+    };
+    let loaded = scope.corpus.load(file, &keep, true, None)?;
+    let parts = loaded.events.len() as u32;
+    let event = loaded.events.into_iter().find(|e| e.part == req.part);
+    let canonical = file.key.to_string();
+    let session = (!implicit).then(|| canonical.clone());
+    let mut item = event.map(|e| {
+        Item::new(canonical.clone(), Some(file.path.display().to_string()), e).about(&loaded.meta)
+    });
+    if let Some(item) = item.as_mut() {
+        scope.fill(std::slice::from_mut(item), &[file]);
+    }
+    let total_chars = item.as_ref().map_or(0, |i| i.event.text.chars().count());
+    if item.is_some() && req.offset_chars > total_chars {
+        return Err(HistoryError::usage(format!(
+            "--offset-chars {} is past the end of the event's text ({total_chars} characters)",
+            req.offset_chars
+        )));
+    }
+    if let Some(item) = item.as_mut() {
+        item.event.text = item.event.text.chars().skip(req.offset_chars).collect();
+    }
+    let mut page = ReadPage {
+        schema_version: SCHEMA_VERSION,
+        session: canonical,
+        item,
+        parts,
+        offset_chars: req.offset_chars,
+        next_offset_chars: None,
+        next: None,
+        neighborhood: Recipe {
+            session: session.clone(),
+            after_seq: Some(seq.saturating_sub(10)),
+            ..Recipe::default()
+        },
+        notice: notice::joined(&loaded.notices),
+        implicit,
+    };
+    if let Some(shown) = fit_read(&mut page, render, req.budget) {
+        let next = req.offset_chars + shown;
+        page.next = None;
+        if next < total_chars {
+            page.next_offset_chars = Some(next);
+            page.next = Some(Recipe {
+                session,
+                seq: Some(seq),
+                part: Some(req.part),
+                offset_chars: Some(next),
+                ..Recipe::default()
+            });
+        }
+    }
+    Ok(page)
+}
