@@ -67,13 +67,14 @@ pub(crate) fn current_files(
     file: &SessionFile,
     row: Option<&SessionRow>,
 ) -> Option<Files> {
-    let settled =
-        row.filter(|r| !r.lineage_open && r.witnesses.first().is_some_and(|w| w.path == file.path));
+    let settled = row.filter(|r| {
+        !r.lineage_open && (r.witnesses.first()).is_some_and(|w| w.file.path == file.path)
+    });
     if let Some(row) = settled {
         let stored: Files = row
             .witnesses
             .iter()
-            .map(|w| (w.path.clone(), w.fingerprint))
+            .map(|w| (w.file.path.clone(), w.file.fingerprint))
             .collect();
         let unchanged = (stored.iter()).all(|(path, f)| fingerprint_now(file, path) == Some(*f));
         if unchanged {
@@ -92,11 +93,7 @@ fn unchanged(files: &[(PathBuf, Fingerprint)]) -> bool {
 
 /// Whether stored witnesses are exactly these files with these fingerprints.
 pub(crate) fn same_files(stored: &[Witness], now: &[(PathBuf, Fingerprint)]) -> bool {
-    stored.len() == now.len()
-        && stored
-            .iter()
-            .zip(now)
-            .all(|(w, (path, f))| w.path == *path && w.fingerprint == *f)
+    history_core::fingerprint::same_files(stored.iter().map(|w| &w.file), now)
 }
 
 /// Indexes every session of `corpus` that is not fresh in `store` for `version` (the decoders'
@@ -252,8 +249,8 @@ pub(crate) fn grew(
         && row.decoder_version == version
         && row.witnesses.len() == now.len()
         && row.witnesses.iter().zip(now).all(|(w, (path, f))| {
-            w.path == *path
-                && f.may_extend(&w.fingerprint)
+            w.file.path == *path
+                && f.may_extend(&w.file.fingerprint)
                 && checkpoint_hash(path, w.checkpoint).ok() == Some(w.checkpoint_hash)
         })
 }
@@ -306,8 +303,10 @@ fn write_all(
             witnesses: before
                 .iter()
                 .map(|(path, fingerprint)| Witness {
-                    path: path.clone(),
-                    fingerprint: *fingerprint,
+                    file: history_core::fingerprint::Witness {
+                        path: path.clone(),
+                        fingerprint: *fingerprint,
+                    },
                     checkpoint: fingerprint.size,
                     checkpoint_hash: checkpoint_hash(path, fingerprint.size).unwrap_or(0),
                 })

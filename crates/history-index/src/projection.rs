@@ -396,7 +396,7 @@ impl Projection for Index {
                     }
                 }
             }
-            (witness.path.clone(), lines, meta, appended_to)
+            (witness.file.path.clone(), lines, meta, appended_to)
         };
         // An appended session: the lines after its snapshot decoded for their hits, and the
         // branch and metadata of the whole session as that decode gives them.

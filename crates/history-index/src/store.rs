@@ -62,10 +62,9 @@ impl Reader {
 /// One file a session's lines were decoded from, as it was when they were indexed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Witness {
-    /// The file's path.
-    pub path: PathBuf,
-    /// Its fingerprint, taken before it was read.
-    pub fingerprint: Fingerprint,
+    /// The file's path and its fingerprint, taken before it was read: what tells whether the
+    /// file changed since ([`history_core::fingerprint::same_files`]).
+    pub file: history_core::fingerprint::Witness,
     /// Where the last complete indexed line ends: an append is indexed from here.
     pub checkpoint: u64,
     /// [`checkpoint_hash`] of the file at `checkpoint`.
