@@ -3,7 +3,7 @@
 //! tokens of its events' folded text. One session per transaction.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use history_core::resume::Snapshot;
@@ -15,9 +15,10 @@ use history_core::SessionKey;
 use std::sync::mpsc::SyncSender;
 
 use crate::events;
+use crate::freshness::{Files, Freshness};
 use crate::store::{
-    checkpoint_hash, Candidate, Fingerprint, LineRecord, SessionRecord, SessionRow, SessionState,
-    SessionWriter, Store, StoreError, Witness,
+    checkpoint_hash, Candidate, Fingerprint, LineRecord, SessionRecord, SessionRow, SessionWriter,
+    Store, StoreError, Witness,
 };
 use crate::tokens::{text_tokens, Distinct, Token};
 
@@ -41,59 +42,11 @@ pub struct Summary {
     pub seconds: f64,
 }
 
-/// The files of a session now, its lineage, with each one's fingerprint; `None` when a file
-/// cannot be stat'ed.
-pub(crate) fn fingerprints(source: &dyn Transcript, file: &SessionFile) -> Option<Files> {
-    (source.lineage(file).into_iter())
-        .map(|path| fingerprint_now(file, &path).map(|f| (path, f)))
-        .collect()
-}
-
-/// The fingerprint of `path`: for the session's own file, the one its discovery took (before
-/// anything was read, as a stat here would be), else a stat now.
-fn fingerprint_now(file: &SessionFile, path: &Path) -> Option<Fingerprint> {
-    match file.fingerprint {
-        Some(f) if path == file.path => Some(f),
-        _ => Fingerprint::of(path).ok(),
-    }
-}
-
-/// The session's files with their fingerprints now, as [`fingerprints`] takes them; but when
-/// the stored session read every file it inherits from (its lineage is not open) and each of its
-/// witnesses still has its stored fingerprint, those are the files: unchanged files name the same
-/// ancestors, so only their stats are taken and no header is read again.
-pub(crate) fn current_files(
-    source: &dyn Transcript,
-    file: &SessionFile,
-    row: Option<&SessionRow>,
-) -> Option<Files> {
-    let settled = row.filter(|r| {
-        !r.lineage_open && (r.witnesses.first()).is_some_and(|w| w.file.path == file.path)
-    });
-    if let Some(row) = settled {
-        let stored: Files = row
-            .witnesses
-            .iter()
-            .map(|w| (w.file.path.clone(), w.file.fingerprint))
-            .collect();
-        let unchanged = (stored.iter()).all(|(path, f)| fingerprint_now(file, path) == Some(*f));
-        if unchanged {
-            return Some(stored);
-        }
-    }
-    fingerprints(source, file)
-}
-
 /// Whether every file still has the fingerprint it had, by a stat of each now.
 fn unchanged(files: &[(PathBuf, Fingerprint)]) -> bool {
     files
         .iter()
         .all(|(path, f)| Fingerprint::of(path).ok().as_ref() == Some(f))
-}
-
-/// Whether stored witnesses are exactly these files with these fingerprints.
-pub(crate) fn same_files(stored: &[Witness], now: &[(PathBuf, Fingerprint)]) -> bool {
-    history_core::fingerprint::same_files(stored.iter().map(|w| &w.file), now)
 }
 
 /// Indexes every session of `corpus` that is not fresh in `store` for `version` (the decoders'
@@ -120,44 +73,9 @@ pub fn update(
     }
     store.retain_sessions(|key, _| live.contains(key))?;
     // Rows of sessions just removed stay here; only live sessions are looked up.
-    let rows: std::collections::HashMap<&SessionKey, &crate::store::SessionRow> =
-        rows.iter().map(|r| (&r.key, r)).collect();
+    let rows: HashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
     // What to index, decided up front, so that one thread decodes while this one writes.
-    let mut todo = Vec::new();
-    // Stating every file (and reading again the headers of changed ones) on every core.
-    let nows = history_core::parallel::map(&sessions, |file| {
-        let source = corpus.source(&file.key.harness)?;
-        Some((
-            source,
-            current_files(source, file, rows.get(&file.key).copied())?,
-        ))
-    });
-    for (file, now) in sessions.iter().zip(nows) {
-        let Some((source, before)) = now else {
-            continue;
-        };
-        let row = rows.get(&file.key).copied();
-        if row.is_some_and(|row| {
-            row.decoder_version == version && same_files(&row.witnesses, &before)
-        }) {
-            summary.fresh += 1;
-            continue;
-        }
-        let (mut previous, mut resume) = (None, None);
-        if row.is_some_and(|row| grew(row, version, &before)) {
-            match store.resume(&file.key)? {
-                Some(snapshot) => resume = Some(resumed(store, &file.key, snapshot)?),
-                None => previous = Some(previous_lines(store, &file.key)?),
-            }
-        }
-        todo.push(Todo {
-            file,
-            source,
-            before,
-            previous,
-            resume,
-        });
-    }
+    let todo = plan(store, corpus, &sessions, &rows, version, &mut summary)?;
     let (tx, rx) = std::sync::mpsc::sync_channel::<Decoded>(LINES_IN_FLIGHT);
     std::thread::scope(|scope| {
         let todo = &todo;
@@ -179,6 +97,52 @@ pub fn update(
     }
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// What to index of `sessions`, by what `store` holds of each ([`Freshness`]): a stale session
+/// from its start, an appended one from its snapshot or keeping its stored lines; a fresh or
+/// failed one not at all (counted as fresh in `summary`), nor one whose files cannot be stat'ed.
+fn plan<'a>(
+    store: &Store,
+    corpus: &'a Corpus,
+    sessions: &'a [SessionFile],
+    rows: &HashMap<&SessionKey, &SessionRow>,
+    version: &str,
+    summary: &mut Summary,
+) -> Result<Vec<Todo<'a>>, StoreError> {
+    let mut todo = Vec::new();
+    // Stating every file (and reading again the headers of changed ones) on every core.
+    let judged = history_core::parallel::map(sessions, |file| {
+        let source = corpus.source(&file.key.harness)?;
+        let row = rows.get(&file.key).copied();
+        Some((source, Freshness::of_session(source, file, row, version)?))
+    });
+    for (file, judged) in sessions.iter().zip(judged) {
+        let Some((source, (before, freshness))) = judged else {
+            continue;
+        };
+        let (mut previous, mut resume) = (None, None);
+        match freshness.with_snapshot(|| store.resume(&file.key))? {
+            // A failed session is tried again once its files change.
+            Freshness::Fresh | Freshness::Failed => {
+                summary.fresh += 1;
+                continue;
+            }
+            Freshness::Appended(Some(snapshot)) => {
+                resume = Some(resumed(store, &file.key, snapshot)?);
+            }
+            Freshness::Appended(None) => previous = Some(previous_lines(store, &file.key)?),
+            Freshness::Stale => {}
+        }
+        todo.push(Todo {
+            file,
+            source,
+            before,
+            previous,
+            resume,
+        });
+    }
+    Ok(todo)
 }
 
 /// What the decoding thread hands the writer: a session's lines, then how it ended.
@@ -238,23 +202,6 @@ fn resumed(store: &Store, key: &SessionKey, snapshot: Snapshot) -> Result<Resume
     })
 }
 
-/// Whether the session's files are those `row` indexed with bytes appended: the same files,
-/// none shorter, each still holding what was indexed of it (its checkpoint's hash).
-pub(crate) fn grew(
-    row: &SessionRow,
-    version: &str,
-    now: &[(std::path::PathBuf, Fingerprint)],
-) -> bool {
-    row.state == SessionState::Indexed
-        && row.decoder_version == version
-        && row.witnesses.len() == now.len()
-        && row.witnesses.iter().zip(now).all(|(w, (path, f))| {
-            w.file.path == *path
-                && f.may_extend(&w.file.fingerprint)
-                && checkpoint_hash(path, w.checkpoint).ok() == Some(w.checkpoint_hash)
-        })
-}
-
 fn previous_lines(store: &Store, key: &SessionKey) -> Result<HashMap<u64, Candidate>, StoreError> {
     Ok(store
         .stored_lines(key)?
@@ -262,9 +209,6 @@ fn previous_lines(store: &Store, key: &SessionKey) -> Result<HashMap<u64, Candid
         .map(|c| (c.line.seq, c))
         .collect())
 }
-
-/// A session's files with their fingerprints.
-type Files = Vec<(std::path::PathBuf, Fingerprint)>;
 
 /// How many lines the decoding thread may run ahead of the writer: memory stays bounded.
 const LINES_IN_FLIGHT: usize = 1024;
@@ -436,19 +380,6 @@ fn settle_resumed(
         .collect();
     moved.extend(seqs.iter().filter(|&&s| !on(s)).map(|&s| (s, false)));
     writer.mark_branch(&moved)
-}
-
-/// Whether the store holds the session indexed by this `version` from exactly these files.
-pub(crate) fn indexed(
-    row: Option<&crate::store::SessionRow>,
-    version: &str,
-    now: &[(std::path::PathBuf, Fingerprint)],
-) -> bool {
-    row.is_some_and(|row| {
-        row.state == SessionState::Indexed
-            && row.decoder_version == version
-            && same_files(&row.witnesses, now)
-    })
 }
 
 /// A line's events, gathered as they stream past.

@@ -1,6 +1,8 @@
 //! The projection as a search consults it ([`history_core::history::Projection`]): for each
-//! session indexed by this build whose files are unchanged, whether any of its lines holds every
-//! token of a query, and when those lines happen. Any other session is unknown and is read.
+//! session whose stored lines are its lines, or its lines before an append
+//! ([`crate::freshness`]), whether any of its lines holds every token of a query, and when those
+//! lines happen; an appended session's new lines are decoded for the query. Any other session
+//! is unknown and is read.
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
@@ -18,10 +20,8 @@ use history_core::{
 };
 
 use crate::events::{self, text_hash};
-use crate::store::Candidate;
-
-use crate::build::{current_files, grew, indexed, same_files};
-use crate::store::{SessionRow, SessionState, Store, Witness};
+use crate::freshness::{Files, Freshness, Unread};
+use crate::store::{Candidate, SessionRow, Store, Witness};
 use crate::tokens::query_tokens;
 
 /// The most queries (an OR) whose hits are read from located lines; a search for more decodes
@@ -75,38 +75,20 @@ struct Appended {
     meta: SessionMeta,
 }
 
-/// The snapshot of `file`'s session, when its own file only grew since it was indexed and not
-/// by more than [`MAX_APPENDED`]: the session whose stored lines and appended ones a query
-/// reads. `now` is its files' fingerprints.
-fn appended_snapshot(
-    store: &Store,
-    row: &SessionRow,
-    version: &str,
-    now: &[(std::path::PathBuf, crate::store::Fingerprint)],
-) -> Option<Snapshot> {
-    if !appended(row, version, now) {
-        return None;
-    }
-    snapshot_within(store, &row.key, now)
-}
-
-/// Whether the session's files only grew since `row` was indexed.
-fn appended(
-    row: &SessionRow,
-    version: &str,
-    now: &[(std::path::PathBuf, crate::store::Fingerprint)],
-) -> bool {
-    !same_files(&row.witnesses, now) && grew(row, version, now)
-}
-
-/// The stored snapshot of session `key`, when no more than [`MAX_APPENDED`] follows it in its
-/// file (`now`): past a few MiB, the appended lines' hits would all be held at once.
+/// The snapshot the decode of an appended session's new lines goes on from (`freshness` is
+/// [`Freshness::Appended`]), read from `store`, when no more than [`MAX_APPENDED`] follows it in
+/// its own file (`now`): past a few MiB, the appended lines' hits would all be held at once.
+/// `None` for any other session.
 fn snapshot_within(
     store: &Store,
     key: &SessionKey,
-    now: &[(std::path::PathBuf, crate::store::Fingerprint)],
+    freshness: Freshness<Unread>,
+    now: &Files,
 ) -> Option<Snapshot> {
-    let snapshot = store.resume(key).ok()??;
+    let Ok(Freshness::Appended(Some(snapshot))) = freshness.with_snapshot(|| store.resume(key))
+    else {
+        return None;
+    };
     let appended = now.first()?.1.size.saturating_sub(snapshot.offset);
     (appended <= MAX_APPENDED).then_some(snapshot)
 }
@@ -221,48 +203,25 @@ impl Projection for Index {
             return unknown();
         };
         let rows: HashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
-        // Failed sessions that this build recorded from the files they have now: an update
-        // would fail them again.
-        let mut failed = vec![false; sessions.len()];
-        let mut grows = vec![false; sessions.len()];
         // The freshness check compares each file's fingerprint (discovery's, or a stat of an
         // inherited file) and reads the headers of changed ones again: on every core.
-        let nows = history_core::parallel::map(sessions, |file| {
-            let source = corpus.source(&file.key.harness)?;
-            current_files(source, file, rows.get(&file.key).copied())
-        });
-        let mut appended_now = Vec::new();
-        let fresh: Vec<bool> = sessions
-            .iter()
-            .zip(nows)
-            .enumerate()
-            .map(|(i, (file, now))| {
-                let Some(now) = now else {
-                    return false;
-                };
+        let judged: Vec<Option<(Files, Freshness<Unread>)>> =
+            history_core::parallel::map(sessions, |file| {
+                let source = corpus.source(&file.key.harness)?;
                 let row = rows.get(&file.key).copied();
-                failed[i] = row.is_some_and(|row| {
-                    row.state == SessionState::Failed
-                        && row.decoder_version == self.version
-                        && same_files(&row.witnesses, &now)
-                });
-                let fresh = indexed(row, &self.version, &now);
-                // A session appended to since it was indexed: its hits are read from the
-                // projection and from a decode of the appended lines, and may be anywhere.
-                if row.is_some_and(|row| appended(row, &self.version, &now)) {
-                    grows[i] = true;
-                    appended_now.push((i, now));
-                }
-                fresh
-            })
-            .collect();
-        // The stored lines of appended sessions are looked up too, for their hits; each
-        // looked-up session's index among the keys.
+                Freshness::of_session(source, file, row, &self.version)
+            });
+        // The stored lines of fresh sessions are looked up, and of appended ones too, for their
+        // hits (which may be anywhere); each looked-up session's index among the keys.
         let mut keys: Vec<SessionKey> = Vec::new();
-        let slots: Vec<Option<usize>> = (0..sessions.len())
-            .map(|i| {
-                (fresh[i] || grows[i]).then(|| {
-                    keys.push(sessions[i].key.clone());
+        let slots: Vec<Option<usize>> = (sessions.iter().zip(&judged))
+            .map(|(file, judged)| {
+                let looked_up = matches!(
+                    judged,
+                    Some((_, Freshness::Fresh | Freshness::Appended(Unread)))
+                );
+                looked_up.then(|| {
+                    keys.push(file.key.clone());
                     keys.len() - 1
                 })
             })
@@ -273,10 +232,11 @@ impl Projection for Index {
         let (spans, decoded) = std::thread::scope(|scope| {
             let decoding = scope.spawn(|| {
                 let reader = reader.open().ok()?;
-                let decoded = appended_now.iter().filter_map(|(i, now)| {
-                    let file = &sessions[*i];
-                    let snapshot = snapshot_within(&reader, &file.key, now)?;
-                    Some((*i, decode_appended(corpus, file, filter, &snapshot)))
+                let decoded = judged.iter().enumerate().filter_map(|(i, judged)| {
+                    let (now, freshness) = judged.as_ref()?;
+                    let file = &sessions[i];
+                    let snapshot = snapshot_within(&reader, &file.key, *freshness, now)?;
+                    Some((i, decode_appended(corpus, file, filter, &snapshot)))
                 });
                 Some(decoded.collect::<Vec<_>>())
             });
@@ -309,7 +269,7 @@ impl Projection for Index {
             });
         }
         let known = (0..sessions.len()).map(|i| {
-            if failed[i] {
+            if let Some((_, Freshness::Failed)) = judged[i] {
                 return Known::Unindexable;
             }
             if grown[i] {
@@ -365,15 +325,19 @@ impl Projection for Index {
             let [witness] = row.witnesses.as_slice() else {
                 return None;
             };
-            let now = current_files(source, file, Some(&row))?;
+            let (now, freshness) = Freshness::of_session(source, file, Some(&row), &self.version)?;
             // An appended session: its appended lines as `known` decoded them, or the snapshot
-            // to decode them from.
-            let appended_to = match same_files(&row.witnesses, &now) {
-                true => None,
-                false => Some(match self.appended.lock().ok()?.remove(&file.key) {
-                    Some(done) => Ok(done),
-                    None => Err(appended_snapshot(&store, &row, &self.version, &now)?),
-                }),
+            // to decode them from. The index does not answer for a session that is neither fresh
+            // nor appended to.
+            let appended_to = match freshness {
+                Freshness::Fresh => None,
+                Freshness::Appended(Unread) => {
+                    Some(match self.appended.lock().ok()?.remove(&file.key) {
+                        Some(done) => Ok(done),
+                        None => Err(snapshot_within(&store, &file.key, freshness, &now)?),
+                    })
+                }
+                Freshness::Failed | Freshness::Stale => return None,
             };
             let settled = match &appended_to {
                 None => u64::MAX,
