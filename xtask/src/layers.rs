@@ -1137,13 +1137,7 @@ mod tests {
 
     /// Every crate of the workspace is layered. This is the check a change closing a circle
     /// fails, naming it.
-    // Ignored while circles found when it was written remain: in history-core between
-    // query::overview, query::projection and query::search, and in decode-claude,
-    // decode-codex, history-cli and history-index between a crate root (or `store.rs`) and
-    // child modules it calls that use its items. `cargo xtask layers` lists them with their
-    // lines; remove this `#[ignore]` once they are broken.
     #[test]
-    #[ignore = "circles remain in the crates: see `cargo xtask layers`"]
     fn every_crate_of_the_workspace_is_layered() {
         let graphs = workspace_graphs(&workspace_root()).unwrap();
         let crates: Vec<&str> = graphs.iter().map(Graph::label).collect();

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use history_core::{SessionFile, SessionKey};
 
-use crate::HARNESS;
+/// The harness name in qualified ids (`claude:…`).
+pub(crate) const NAME: &str = "claude";
 
 /// Claude Code's own `projects` directory: `$CLAUDE_CONFIG_DIR/projects`, else
 /// `$HOME/.claude/projects` (empty variables count as unset). [`crate::HARNESS`]'s root is
@@ -49,7 +50,7 @@ pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
             if !meta.is_file() {
                 continue;
             }
-            let key = SessionKey::new(HARNESS.name, id);
+            let key = SessionKey::new(NAME, id);
             found.push(SessionFile::from_metadata(key, path, &meta));
         }
     }

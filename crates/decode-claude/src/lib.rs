@@ -37,7 +37,7 @@ pub use discover::default_root;
 
 /// Claude Code in the registry of harnesses.
 pub const HARNESS: Harness = Harness {
-    name: "claude",
+    name: discover::NAME,
     root_flag: "claude-root",
     root_env: "NOTESOUP_HISTORY_CLAUDE_ROOT",
     root_about: "Claude Code's projects directory",

@@ -143,7 +143,7 @@ pub(crate) fn session_from(
             git_branch: head.git_branch().map(str::to_owned),
             parent: head
                 .parent()
-                .map(|id| format!("{}:{id}", crate::HARNESS.name)),
+                .map(|id| format!("{}:{id}", crate::discover::NAME)),
             ..SessionMeta::default()
         },
         lineage: files,

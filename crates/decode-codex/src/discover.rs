@@ -10,6 +10,9 @@ use history_core::{SessionFile, SessionKey};
 use crate::header;
 use crate::reader;
 
+/// The harness name in qualified ids (`codex:…`).
+pub(crate) const NAME: &str = "codex";
+
 /// The ids a rollout's file name carries.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct RolloutName {

@@ -97,7 +97,7 @@ mod render;
 
 /// The Codex CLI in the registry of harnesses.
 pub const HARNESS: Harness = Harness {
-    name: "codex",
+    name: discover::NAME,
     root_flag: "codex-root",
     root_env: "NOTESOUP_HISTORY_CODEX_ROOT",
     root_about: "Codex's sessions directory",

@@ -16,7 +16,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::fingerprint::{fingerprints, Fingerprint};
+use crate::fingerprint::{fingerprints, same_files, Fingerprint, Witness};
 use crate::key::Key;
 
 /// The largest entry file that is written or read, in bytes (8 MiB).
@@ -56,13 +56,6 @@ pub struct Swept {
     pub over_cap: usize,
     /// Temporary files left by writers that died.
     pub stale: usize,
-}
-
-/// One source file as it was when the value was decoded.
-#[derive(Serialize, Deserialize, PartialEq)]
-struct Witness {
-    path: PathBuf,
-    fingerprint: Fingerprint,
 }
 
 /// An entry file as written.
@@ -150,7 +143,7 @@ impl Cache {
         let valid = entry.format == ENTRY_FORMAT
             && entry.decoder_version == self.decoder_version
             && entry.key == *key
-            && same_witnesses(&entry.witnesses, &now);
+            && same_files(&entry.witnesses, &now);
         valid.then_some(entry.value)
     }
 
@@ -387,15 +380,6 @@ fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
-/// Whether the stored witnesses are exactly the fingerprints taken now.
-fn same_witnesses(stored: &[Witness], now: &[(PathBuf, Fingerprint)]) -> bool {
-    stored.len() == now.len()
-        && stored
-            .iter()
-            .zip(now)
-            .all(|(w, (path, fingerprint))| w.path == *path && w.fingerprint == *fingerprint)
 }
 
 /// The bytes of the regular file `name` of `dir`, unless it is a symbolic link or larger than

@@ -13,7 +13,7 @@ use history_index::projection::Index;
 use history_index::store::Store;
 use serde::Serialize;
 
-use crate::cache_version;
+use crate::request::cache_version;
 use history_core::Env;
 
 /// Whether the index is used, and where it is.

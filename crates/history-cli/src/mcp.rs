@@ -286,7 +286,7 @@ impl<'a> Server<'a> {
             sessions: false,
             format: None,
         };
-        let req = crate::list_request(&list, budget)?;
+        let req = crate::request::list_request(&list, budget)?;
         let search = req.is_search();
         let page = (self.backend.history)(search)?.list(&req, render)?;
         if (self.backend.wants_index)(&page)
@@ -319,7 +319,7 @@ impl<'a> Server<'a> {
                 .map_or(Ok(0), usize::try_from)
                 .map_err(|_| HistoryError::usage("offset_chars is too large"))?,
         };
-        let req = crate::read_request(&read, budget);
+        let req = crate::request::read_request(&read, budget);
         let page = (self.backend.history)(false)?.read(&req, render)?;
         Ok(render.read(&page))
     }

@@ -36,8 +36,8 @@ pub use corpus::{locate, parallel, Corpus, Keep, Loaded, Texts};
 pub use error::{DecodeError, HistoryError};
 pub use history::History;
 pub use model::{
-    fingerprints, parse_bound, Bound, Cursor, End, Event, Fingerprint, OrderKey, Role, SessionFile,
-    SessionKey, SessionMeta, Timestamp,
+    fingerprints, parse_bound, same_files, Bound, Cursor, End, Event, Fingerprint, OrderKey, Role,
+    SessionFile, SessionKey, SessionMeta, Timestamp, Witness,
 };
 pub use page::budget::{self, CUT_MARKER, DEFAULT_BUDGET, MIN_BUDGET};
 pub use page::{

@@ -3,7 +3,8 @@
 //! tokens of its events' folded text. One session per transaction.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, SyncSender};
 use std::time::Instant;
 
 use history_core::Snapshot;
@@ -13,11 +14,10 @@ use history_raw::fold;
 
 use history_core::SessionKey;
 
-use std::sync::mpsc::SyncSender;
-
 use crate::events;
+use crate::freshness::{Files, Freshness};
 use crate::store::{
-    checkpoint_hash, Candidate, Fingerprint, LineRecord, SessionRecord, SessionRow, SessionState,
+    checkpoint_hash, Batch, Candidate, Fingerprint, LineRecord, SessionRecord, SessionRow,
     SessionWriter, Store, StoreError, Witness,
 };
 use crate::tokens::{text_tokens, Distinct, Token};
@@ -40,64 +40,6 @@ pub struct Summary {
     pub bytes: u64,
     /// Seconds it took.
     pub seconds: f64,
-}
-
-/// The files of a session now, its lineage, with each one's fingerprint; `None` when a file
-/// cannot be stat'ed.
-pub(crate) fn fingerprints(source: &dyn Transcript, file: &SessionFile) -> Option<Files> {
-    (source.lineage(file).into_iter())
-        .map(|path| fingerprint_now(file, &path).map(|f| (path, f)))
-        .collect()
-}
-
-/// The fingerprint of `path`: for the session's own file, the one its discovery took (before
-/// anything was read, as a stat here would be), else a stat now.
-fn fingerprint_now(file: &SessionFile, path: &Path) -> Option<Fingerprint> {
-    match file.fingerprint {
-        Some(f) if path == file.path => Some(f),
-        _ => Fingerprint::of(path).ok(),
-    }
-}
-
-/// The session's files with their fingerprints now, as [`fingerprints`] takes them; but when
-/// the stored session read every file it inherits from (its lineage is not open) and each of its
-/// witnesses still has its stored fingerprint, those are the files: unchanged files name the same
-/// ancestors, so only their stats are taken and no header is read again.
-pub(crate) fn current_files(
-    source: &dyn Transcript,
-    file: &SessionFile,
-    row: Option<&SessionRow>,
-) -> Option<Files> {
-    let settled =
-        row.filter(|r| !r.lineage_open && r.witnesses.first().is_some_and(|w| w.path == file.path));
-    if let Some(row) = settled {
-        let stored: Files = row
-            .witnesses
-            .iter()
-            .map(|w| (w.path.clone(), w.fingerprint))
-            .collect();
-        let unchanged = (stored.iter()).all(|(path, f)| fingerprint_now(file, path) == Some(*f));
-        if unchanged {
-            return Some(stored);
-        }
-    }
-    fingerprints(source, file)
-}
-
-/// Whether every file still has the fingerprint it had, by a stat of each now.
-fn unchanged(files: &[(PathBuf, Fingerprint)]) -> bool {
-    files
-        .iter()
-        .all(|(path, f)| Fingerprint::of(path).ok().as_ref() == Some(f))
-}
-
-/// Whether stored witnesses are exactly these files with these fingerprints.
-pub(crate) fn same_files(stored: &[Witness], now: &[(PathBuf, Fingerprint)]) -> bool {
-    stored.len() == now.len()
-        && stored
-            .iter()
-            .zip(now)
-            .all(|(w, (path, f))| w.path == *path && w.fingerprint == *f)
 }
 
 /// Indexes every session of `corpus` that is not fresh in `store` for `version` (the decoders'
@@ -124,44 +66,9 @@ pub fn update(
     }
     store.retain_sessions(|key, _| live.contains(key))?;
     // Rows of sessions just removed stay here; only live sessions are looked up.
-    let rows: std::collections::HashMap<&SessionKey, &crate::store::SessionRow> =
-        rows.iter().map(|r| (&r.key, r)).collect();
+    let rows: HashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
     // What to index, decided up front, so that one thread decodes while this one writes.
-    let mut todo = Vec::new();
-    // Stating every file (and reading again the headers of changed ones) on every core.
-    let nows = history_core::parallel::map(&sessions, |file| {
-        let source = corpus.source(&file.key.harness)?;
-        Some((
-            source,
-            current_files(source, file, rows.get(&file.key).copied())?,
-        ))
-    });
-    for (file, now) in sessions.iter().zip(nows) {
-        let Some((source, before)) = now else {
-            continue;
-        };
-        let row = rows.get(&file.key).copied();
-        if row.is_some_and(|row| {
-            row.decoder_version == version && same_files(&row.witnesses, &before)
-        }) {
-            summary.fresh += 1;
-            continue;
-        }
-        let (mut previous, mut resume) = (None, None);
-        if row.is_some_and(|row| grew(row, version, &before)) {
-            match store.resume(&file.key)? {
-                Some(snapshot) => resume = Some(resumed(store, &file.key, snapshot)?),
-                None => previous = Some(previous_lines(store, &file.key)?),
-            }
-        }
-        todo.push(Todo {
-            file,
-            source,
-            before,
-            previous,
-            resume,
-        });
-    }
+    let todo = plan(store, corpus, &sessions, &rows, version, &mut summary)?;
     let (tx, rx) = std::sync::mpsc::sync_channel::<Decoded>(LINES_IN_FLIGHT);
     std::thread::scope(|scope| {
         let todo = &todo;
@@ -183,6 +90,52 @@ pub fn update(
     }
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// What to index of `sessions`, by what `store` holds of each ([`Freshness`]): a stale session
+/// from its start, an appended one from its snapshot or keeping its stored lines; a fresh or
+/// failed one not at all (counted as fresh in `summary`), nor one whose files cannot be stat'ed.
+fn plan<'a>(
+    store: &Store,
+    corpus: &'a Corpus,
+    sessions: &'a [SessionFile],
+    rows: &HashMap<&SessionKey, &SessionRow>,
+    version: &str,
+    summary: &mut Summary,
+) -> Result<Vec<Todo<'a>>, StoreError> {
+    let mut todo = Vec::new();
+    // Stating every file (and reading again the headers of changed ones) on every core.
+    let judged = history_core::parallel::map(sessions, |file| {
+        let source = corpus.source(&file.key.harness)?;
+        let row = rows.get(&file.key).copied();
+        Some((source, Freshness::of_session(source, file, row, version)?))
+    });
+    for (file, judged) in sessions.iter().zip(judged) {
+        let Some((source, (before, freshness))) = judged else {
+            continue;
+        };
+        let (mut previous, mut resume) = (None, None);
+        match freshness.with_snapshot(|| store.resume(&file.key))? {
+            // A failed session is tried again once its files change.
+            Freshness::Fresh | Freshness::Failed => {
+                summary.fresh += 1;
+                continue;
+            }
+            Freshness::Appended(Some(snapshot)) => {
+                resume = Some(resumed(store, &file.key, snapshot)?);
+            }
+            Freshness::Appended(None) => previous = Some(previous_lines(store, &file.key)?),
+            Freshness::Stale => {}
+        }
+        todo.push(Todo {
+            file,
+            source,
+            before,
+            previous,
+            resume,
+        });
+    }
+    Ok(todo)
 }
 
 /// What the decoding thread hands the writer: a session's lines, then how it ended.
@@ -209,6 +162,23 @@ struct Line {
     tokens: Vec<Token>,
 }
 
+impl Line {
+    /// The line as it is stored: in the session's own file, on the branch until the decode's
+    /// end says otherwise.
+    fn record(&self) -> LineRecord<'_> {
+        LineRecord {
+            seq: self.seq,
+            file: 0,
+            offset: self.offset,
+            len: self.len,
+            time: self.time,
+            branch: true,
+            events: &self.events,
+            tokens: &self.tokens,
+        }
+    }
+}
+
 /// A session to index.
 struct Todo<'a> {
     file: &'a SessionFile,
@@ -221,6 +191,35 @@ struct Todo<'a> {
     /// When its own file grew since it was indexed and its decoder can go on from where it
     /// stopped: only the appended lines are read.
     resume: Option<Resumed>,
+}
+
+impl Todo<'_> {
+    /// What is read of the session: from its snapshot on, when it goes on from one.
+    fn bytes_to_read(&self) -> u64 {
+        let all = self.before.iter().map(|(_, f)| f.size).sum::<u64>();
+        all - self
+            .resume
+            .as_ref()
+            .map_or(0, |r| r.snapshot.offset.min(all))
+    }
+
+    /// The session as it is stored, its files witnessed as they were before they were read.
+    fn record(&self, version: &str) -> SessionRecord {
+        let witness = |(path, fingerprint): &(PathBuf, Fingerprint)| Witness {
+            file: history_core::Witness {
+                path: path.clone(),
+                fingerprint: *fingerprint,
+            },
+            checkpoint: fingerprint.size,
+            checkpoint_hash: checkpoint_hash(path, fingerprint.size).unwrap_or(0),
+        };
+        SessionRecord {
+            key: self.file.key.clone(),
+            root_path: self.file.path.clone(),
+            decoder_version: version.to_string(),
+            witnesses: self.before.iter().map(witness).collect(),
+        }
+    }
 }
 
 /// A session to decode from its snapshot on.
@@ -242,23 +241,6 @@ fn resumed(store: &Store, key: &SessionKey, snapshot: Snapshot) -> Result<Resume
     })
 }
 
-/// Whether the session's files are those `row` indexed with bytes appended: the same files,
-/// none shorter, each still holding what was indexed of it (its checkpoint's hash).
-pub(crate) fn grew(
-    row: &SessionRow,
-    version: &str,
-    now: &[(std::path::PathBuf, Fingerprint)],
-) -> bool {
-    row.state == SessionState::Indexed
-        && row.decoder_version == version
-        && row.witnesses.len() == now.len()
-        && row.witnesses.iter().zip(now).all(|(w, (path, f))| {
-            w.path == *path
-                && f.may_extend(&w.fingerprint)
-                && checkpoint_hash(path, w.checkpoint).ok() == Some(w.checkpoint_hash)
-        })
-}
-
 fn previous_lines(store: &Store, key: &SessionKey) -> Result<HashMap<u64, Candidate>, StoreError> {
     Ok(store
         .stored_lines(key)?
@@ -267,9 +249,6 @@ fn previous_lines(store: &Store, key: &SessionKey) -> Result<HashMap<u64, Candid
         .collect())
 }
 
-/// A session's files with their fingerprints.
-type Files = Vec<(std::path::PathBuf, Fingerprint)>;
-
 /// How many lines the decoding thread may run ahead of the writer: memory stays bounded.
 const LINES_IN_FLIGHT: usize = 1024;
 
@@ -277,118 +256,156 @@ const LINES_IN_FLIGHT: usize = 1024;
 fn write_all(
     store: &mut Store,
     todo: &[Todo<'_>],
-    rx: std::sync::mpsc::Receiver<Decoded>,
+    rx: Receiver<Decoded>,
     version: &str,
     summary: &mut Summary,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), StoreError> {
-    // What is read of a session: from its snapshot on, when it goes on from one.
-    let size = |t: &Todo<'_>| {
-        let all = t.before.iter().map(|(_, f)| f.size).sum::<u64>();
-        all - t.resume.as_ref().map_or(0, |r| r.snapshot.offset.min(all))
-    };
-    let total = todo.iter().map(size).sum();
+    let total = todo.iter().map(Todo::bytes_to_read).sum();
     let mut done = 0;
     let mut batch = store.batch()?;
     for t in todo {
-        let (file, before) = (t.file, &t.before);
         progress(done, total);
-        done += size(t);
+        done += t.bytes_to_read();
         // Many sessions to a transaction, which writes their tokens as one segment: a query
         // reads a token's list once per segment.
         if batch.should_flush() {
             batch.commit()?;
             batch = store.batch()?;
         }
-        let mut record = SessionRecord {
-            key: file.key.clone(),
-            root_path: file.path.clone(),
-            decoder_version: version.to_string(),
-            witnesses: before
-                .iter()
-                .map(|(path, fingerprint)| Witness {
-                    path: path.clone(),
-                    fingerprint: *fingerprint,
-                    checkpoint: fingerprint.size,
-                    checkpoint_hash: checkpoint_hash(path, fingerprint.size).unwrap_or(0),
-                })
-                .collect(),
-        };
-        let mut writer = match (&t.previous, &t.resume) {
-            (None, None) => batch.session(&record)?,
-            _ => batch.extend(&record)?,
-        };
-        let mut written = match &t.resume {
-            Some(r) => writer.remove_lines_after(r.snapshot.settled),
-            None => Ok(()),
-        };
-        let mut seqs = Vec::new();
-        let outcome = loop {
-            match rx.recv() {
-                Ok(Decoded::Same(seq)) => seqs.push(seq),
-                Ok(Decoded::Line(l)) if written.is_ok() => {
-                    if t.previous.as_ref().is_some_and(|p| p.contains_key(&l.seq)) {
-                        written = writer.remove_line(l.seq);
-                    }
-                    written = written.and_then(|()| {
-                        writer.line(&LineRecord {
-                            seq: l.seq,
-                            file: 0,
-                            offset: l.offset,
-                            len: l.len,
-                            time: l.time,
-                            branch: true,
-                            events: &l.events,
-                            tokens: &l.tokens,
-                        })
-                    });
-                    seqs.push(l.seq);
-                }
-                Ok(Decoded::Line(_)) => {}
-                Ok(Decoded::End(end)) => break end,
-                Err(_) => break Err("undecodable"),
-            }
-        };
-        // Lines are written as they come; the branch is known once all have.
-        let written = written.and_then(|()| match &outcome {
-            Ok((branch, meta, lineage_open, snapshot)) => {
-                match &t.resume {
-                    Some(r) => settle_resumed(&mut writer, r, &seqs, branch.as_deref())?,
-                    None => settle(&mut writer, t.previous.as_ref(), &seqs, branch.as_deref())?,
-                }
-                if let Some(s) = snapshot {
-                    let hash = checkpoint_hash(&file.path, s.offset).map_err(StoreError::from)?;
-                    writer.set_checkpoint(s.offset, hash)?;
-                }
-                writer.set_resume(snapshot.as_ref())?;
-                writer.set_meta(meta, *lineage_open)
-            }
-            Err(_) => Ok(()),
-        });
-        // Lines out of seq order, say: the session is scanned at query time.
-        let outcome = outcome.and(written.map_err(|_| "unindexable"));
-        // A file that changed while it was read is indexed again next time.
-        if !unchanged(before) {
-            continue;
-        }
-        match outcome {
-            Ok(_) => {
-                writer.commit()?;
-                let bytes = size(t);
+        match write_session(&mut batch, t, &rx, version)? {
+            Written::Indexed => {
                 summary.indexed += 1;
-                summary.bytes += bytes;
+                summary.bytes += t.bytes_to_read();
             }
-            Err(reason) => {
-                drop(writer);
-                record.witnesses.iter_mut().for_each(|w| w.checkpoint = 0);
-                batch.record_failure(&record, reason)?;
-                summary.failed += 1;
-            }
+            Written::Failed => summary.failed += 1,
+            Written::ChangedWhileRead => {}
         }
     }
     batch.commit()?;
     progress(total, total);
     Ok(())
+}
+
+/// What became of a session [`write_session`] wrote.
+enum Written {
+    /// It is indexed.
+    Indexed,
+    /// Its failure is recorded: it is scanned at query time until its files change.
+    Failed,
+    /// A file changed while it was read: nothing was kept, and it is indexed again next time.
+    ChangedWhileRead,
+}
+
+/// Writes one session as the decoding thread hands over its lines, then settles its branch and
+/// where a later decode goes on from; or records why it could not be indexed.
+fn write_session(
+    batch: &mut Batch<'_>,
+    t: &Todo<'_>,
+    rx: &Receiver<Decoded>,
+    version: &str,
+) -> Result<Written, StoreError> {
+    let mut record = t.record(version);
+    let mut writer = match (&t.previous, &t.resume) {
+        (None, None) => batch.session(&record)?,
+        _ => batch.extend(&record)?,
+    };
+    let written = match &t.resume {
+        Some(r) => writer.remove_lines_after(r.snapshot.settled),
+        None => Ok(()),
+    };
+    let received = receive(&mut writer, t, rx, written);
+    // Lines are written as they come; the branch is known once all have.
+    let written = received.written.and_then(|()| match &received.ended {
+        Ok(ended) => finish(&mut writer, t, &received.seqs, ended),
+        Err(_) => Ok(()),
+    });
+    // Lines out of seq order, say: the session is scanned at query time.
+    let outcome = received.ended.and(written.map_err(|_| "unindexable"));
+    // A file that changed while it was read is indexed again next time.
+    if !unchanged(&t.before) {
+        return Ok(Written::ChangedWhileRead);
+    }
+    match outcome {
+        Ok(_) => {
+            writer.commit()?;
+            Ok(Written::Indexed)
+        }
+        Err(reason) => {
+            drop(writer);
+            record.witnesses.iter_mut().for_each(|w| w.checkpoint = 0);
+            batch.record_failure(&record, reason)?;
+            Ok(Written::Failed)
+        }
+    }
+}
+
+/// What [`receive`] took of a session.
+struct Received {
+    /// How its decode ended.
+    ended: Result<Ended, &'static str>,
+    /// The seqs of the lines the decode gave, increasing: those written and those already held.
+    seqs: Vec<u64>,
+    /// Whether every line was written; after a failure, the rest are only taken.
+    written: Result<(), StoreError>,
+}
+
+/// Takes a session's lines from the decoding thread until its end, writing each new one, unless
+/// an earlier write failed (`written`).
+fn receive(
+    writer: &mut SessionWriter<'_>,
+    t: &Todo<'_>,
+    rx: &Receiver<Decoded>,
+    mut written: Result<(), StoreError>,
+) -> Received {
+    let mut seqs = Vec::new();
+    let ended = loop {
+        match rx.recv() {
+            Ok(Decoded::Same(seq)) => seqs.push(seq),
+            Ok(Decoded::Line(l)) if written.is_ok() => {
+                if t.previous.as_ref().is_some_and(|p| p.contains_key(&l.seq)) {
+                    written = writer.remove_line(l.seq);
+                }
+                written = written.and_then(|()| writer.line(&l.record()));
+                seqs.push(l.seq);
+            }
+            Ok(Decoded::Line(_)) => {}
+            Ok(Decoded::End(end)) => break end,
+            Err(_) => break Err("undecodable"),
+        }
+    };
+    Received {
+        ended,
+        seqs,
+        written,
+    }
+}
+
+/// Once a session's decode ended: marks its branch ([`settle`], [`settle_resumed`]), and
+/// records where a later decode goes on from and what the session is about.
+fn finish(
+    writer: &mut SessionWriter<'_>,
+    t: &Todo<'_>,
+    seqs: &[u64],
+    (branch, meta, lineage_open, snapshot): &Ended,
+) -> Result<(), StoreError> {
+    match &t.resume {
+        Some(r) => settle_resumed(writer, r, seqs, branch.as_deref())?,
+        None => settle(writer, t.previous.as_ref(), seqs, branch.as_deref())?,
+    }
+    if let Some(s) = snapshot {
+        let hash = checkpoint_hash(&t.file.path, s.offset).map_err(StoreError::from)?;
+        writer.set_checkpoint(s.offset, hash)?;
+    }
+    writer.set_resume(snapshot.as_ref())?;
+    writer.set_meta(meta, *lineage_open)
+}
+
+/// Whether every file still has the fingerprint it had, by a stat of each now.
+fn unchanged(files: &[(PathBuf, Fingerprint)]) -> bool {
+    files
+        .iter()
+        .all(|(path, f)| Fingerprint::of(path).ok().as_ref() == Some(f))
 }
 
 /// Once every line of a session is in: marks the lines off `branch` (sorted; `None`: every
@@ -438,19 +455,6 @@ fn settle_resumed(
         .collect();
     moved.extend(seqs.iter().filter(|&&s| !on(s)).map(|&s| (s, false)));
     writer.mark_branch(&moved)
-}
-
-/// Whether the store holds the session indexed by this `version` from exactly these files.
-pub(crate) fn indexed(
-    row: Option<&crate::store::SessionRow>,
-    version: &str,
-    now: &[(std::path::PathBuf, Fingerprint)],
-) -> bool {
-    row.is_some_and(|row| {
-        row.state == SessionState::Indexed
-            && row.decoder_version == version
-            && same_files(&row.witnesses, now)
-    })
 }
 
 /// A line's events, gathered as they stream past.

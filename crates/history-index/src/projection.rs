@@ -1,10 +1,13 @@
 //! The projection as a search consults it ([`history_core::Projection`]): for each
-//! session indexed by this build whose files are unchanged, whether any of its lines holds every
-//! token of a query, and when those lines happen. Any other session is unknown and is read.
+//! session whose stored lines are its lines, or its lines before an append
+//! ([`crate::freshness`]), whether any of its lines holds every token of a query, and when those
+//! lines happen; an appended session's new lines are decoded for the query. Any other session
+//! is unknown and is read.
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use history_core::End;
@@ -13,16 +16,15 @@ use history_core::Projection;
 use history_core::Snapshot;
 use history_core::{
     Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, SessionMeta, Timestamp,
+    Transcript,
 };
 use history_core::{Known, SessionHits, Wanted};
 use history_raw::RawFilter;
 
 use crate::events::{self, text_hash};
-use crate::store::Candidate;
-
-use crate::build::{current_files, grew, indexed, same_files};
-use crate::store::{SessionRow, SessionState, Store, Witness};
-use crate::tokens::query_tokens;
+use crate::freshness::{Files, Freshness, Unread};
+use crate::store::{Candidate, SessionRow, Store, Witness};
+use crate::tokens::{query_tokens, Token};
 
 /// The most queries (an OR) whose hits are read from located lines; a search for more decodes
 /// the sessions it cannot rule out.
@@ -75,38 +77,20 @@ struct Appended {
     meta: SessionMeta,
 }
 
-/// The snapshot of `file`'s session, when its own file only grew since it was indexed and not
-/// by more than [`MAX_APPENDED`]: the session whose stored lines and appended ones a query
-/// reads. `now` is its files' fingerprints.
-fn appended_snapshot(
-    store: &Store,
-    row: &SessionRow,
-    version: &str,
-    now: &[(std::path::PathBuf, crate::store::Fingerprint)],
-) -> Option<Snapshot> {
-    if !appended(row, version, now) {
-        return None;
-    }
-    snapshot_within(store, &row.key, now)
-}
-
-/// Whether the session's files only grew since `row` was indexed.
-fn appended(
-    row: &SessionRow,
-    version: &str,
-    now: &[(std::path::PathBuf, crate::store::Fingerprint)],
-) -> bool {
-    !same_files(&row.witnesses, now) && grew(row, version, now)
-}
-
-/// The stored snapshot of session `key`, when no more than [`MAX_APPENDED`] follows it in its
-/// file (`now`): past a few MiB, the appended lines' hits would all be held at once.
+/// The snapshot the decode of an appended session's new lines goes on from (`freshness` is
+/// [`Freshness::Appended`]), read from `store`, when no more than [`MAX_APPENDED`] follows it in
+/// its own file (`now`): past a few MiB, the appended lines' hits would all be held at once.
+/// `None` for any other session.
 fn snapshot_within(
     store: &Store,
     key: &SessionKey,
-    now: &[(std::path::PathBuf, crate::store::Fingerprint)],
+    freshness: Freshness<Unread>,
+    now: &Files,
 ) -> Option<Snapshot> {
-    let snapshot = store.resume(key).ok()??;
+    let Ok(Freshness::Appended(Some(snapshot))) = freshness.with_snapshot(|| store.resume(key))
+    else {
+        return None;
+    };
     let appended = now.first()?.1.size.saturating_sub(snapshot.offset);
     (appended <= MAX_APPENDED).then_some(snapshot)
 }
@@ -149,7 +133,7 @@ impl Found {
 fn candidate_spans(
     store: &Store,
     keys: &[SessionKey],
-    per_query: &[Vec<crate::tokens::Token>],
+    per_query: &[Vec<Token>],
 ) -> Option<(Spans, Vec<QueryCandidates>)> {
     let mut spans = Spans::new();
     let mut found = Vec::new();
@@ -202,6 +186,322 @@ fn decode_appended(
 /// The earliest and latest time of the candidate lines of a session (`None` first: untimed).
 type Span = crate::store::TimeSpan;
 
+/// Each session's files now and what the index holds of it; `None` when a file cannot be
+/// stat'ed.
+type Judged = Vec<Option<(Files, Freshness<Unread>)>>;
+
+/// What [`Projection::known`] found, for [`Found`]: the candidate spans of each looked-up
+/// session and the candidate lines of each query.
+type Candidates = (Spans, Vec<QueryCandidates>);
+
+/// The candidate spans of the stored lines of the sessions `keys` for the queries' tokens
+/// (`per_query`), and meanwhile, on another core, each appended session's new lines decoded for
+/// `filter`: `(its index, its decode)` for each whose snapshot is within reach. The snapshots
+/// are read through a connection of the decoding thread's own (a connection is not shared
+/// between threads).
+fn spans_and_appended(
+    store: &Store,
+    corpus: &Corpus,
+    sessions: &[SessionFile],
+    judged: &Judged,
+    filter: &Filter,
+    keys: &[SessionKey],
+    per_query: &[Vec<Token>],
+) -> (Option<Candidates>, Vec<(usize, Option<Appended>)>) {
+    let reader = store.reader();
+    std::thread::scope(|scope| {
+        let decoding = scope.spawn(|| {
+            let reader = reader.open().ok()?;
+            let decoded = judged.iter().enumerate().filter_map(|(i, judged)| {
+                let (now, freshness) = judged.as_ref()?;
+                let file = &sessions[i];
+                let snapshot = snapshot_within(&reader, &file.key, *freshness, now)?;
+                Some((i, decode_appended(corpus, file, filter, &snapshot)))
+            });
+            Some(decoded.collect::<Vec<_>>())
+        });
+        let spans = candidate_spans(store, keys, per_query);
+        (spans, decoding.join().ok().flatten().unwrap_or_default())
+    })
+}
+
+/// What a query reads of one session from the store ([`Index::stored`]).
+struct Stored {
+    /// The session's own file, the one its lines are read from.
+    path: PathBuf,
+    /// The stored lines that may hold a hit, by seq: of an appended session, those up to its
+    /// snapshot's settled line.
+    lines: BTreeMap<u64, Candidate>,
+    /// What the session is about, as stored.
+    meta: SessionMeta,
+    /// Of an appended session, its appended lines as [`Projection::known`] decoded them, or the
+    /// snapshot to decode them from.
+    appended_to: Option<Result<Appended, Snapshot>>,
+}
+
+impl Index {
+    /// Keeps the appended lines `known` decoded for `filter` (a search asks for hits right
+    /// after), in place of those kept before; whether each session's were decoded.
+    fn keep_appended(
+        &self,
+        sessions: &[SessionFile],
+        decoded: Vec<(usize, Option<Appended>)>,
+    ) -> Vec<bool> {
+        let mut grown = vec![false; sessions.len()];
+        if let Ok(mut kept) = self.appended.lock() {
+            kept.clear();
+            for (i, done) in decoded {
+                grown[i] = true;
+                if let Some(done) = done {
+                    kept.insert(sessions[i].key.clone(), done);
+                }
+            }
+        }
+        grown
+    }
+
+    /// Keeps the candidate lines `known` found for `filter`'s queries in the sessions `keys`,
+    /// for [`Projection::hits`] to take.
+    fn keep_found(
+        &self,
+        filter: &Filter,
+        keys: &[SessionKey],
+        rows: &HashMap<&SessionKey, &SessionRow>,
+        per_query: Vec<QueryCandidates>,
+    ) {
+        if let Ok(mut located) = self.located.lock() {
+            let witnesses = (keys.iter())
+                .filter_map(|k| Some((k.clone(), rows.get(k)?.witnesses.clone())))
+                .collect();
+            *located = Some(Found {
+                queries: filter.queries().to_vec(),
+                per_query,
+                witnesses,
+            });
+        }
+    }
+
+    /// What the store holds of `file`'s session for `filter`: its stored lines that may hold a
+    /// hit and, when it was appended to, its appended lines or where to decode them from.
+    /// `None` when the index does not answer for the session: it is not fresh nor appended to,
+    /// it inherits history from another file (not located yet), or the store cannot tell.
+    fn stored(
+        &self,
+        source: &dyn Transcript,
+        file: &SessionFile,
+        filter: &Filter,
+    ) -> Option<Stored> {
+        let store = self.store.lock().ok()?;
+        let row = store.session(&file.key).ok()??;
+        let meta = store.session_meta(&file.key).ok()??;
+        // Inherited history is not located yet: only a session's own file is.
+        let [witness] = row.witnesses.as_slice() else {
+            return None;
+        };
+        let (now, freshness) = Freshness::of_session(source, file, Some(&row), &self.version)?;
+        // An appended session: its appended lines as `known` decoded them, or the snapshot to
+        // decode them from.
+        let appended_to = match freshness {
+            Freshness::Fresh => None,
+            Freshness::Appended(Unread) => {
+                Some(match self.appended.lock().ok()?.remove(&file.key) {
+                    Some(done) => Ok(done),
+                    None => Err(snapshot_within(&store, &file.key, freshness, &now)?),
+                })
+            }
+            Freshness::Failed | Freshness::Stale => return None,
+        };
+        let settled = match &appended_to {
+            None => u64::MAX,
+            Some(Ok(done)) => done.settled,
+            Some(Err(snapshot)) => snapshot.settled,
+        };
+        Some(Stored {
+            path: witness.file.path.clone(),
+            lines: self.candidate_lines(&store, &file.key, filter, &row, settled)?,
+            meta,
+            appended_to,
+        })
+    }
+
+    /// The stored lines of session `key` (stored as `row`) up to `settled` that may hold a hit
+    /// of any of `filter`'s queries, by seq: among those the last [`Projection::known`] found
+    /// for the filter, or looked up anew.
+    fn candidate_lines(
+        &self,
+        store: &Store,
+        key: &SessionKey,
+        filter: &Filter,
+        row: &SessionRow,
+        settled: u64,
+    ) -> Option<BTreeMap<u64, Candidate>> {
+        let found = self.located.lock().ok()?;
+        let mut lines: BTreeMap<u64, Candidate> = BTreeMap::new();
+        for (q, query) in filter.queries().iter().enumerate() {
+            let candidates = match found.as_ref().and_then(|f| f.ids(filter, q, key, row)) {
+                Some(ids) => store.lines_of_among(key, ids),
+                None => store.matching_lines(key, &query_tokens(query)?),
+            };
+            for c in candidates.ok()? {
+                if c.line.seq <= settled {
+                    lines.insert(c.line.seq, c);
+                }
+            }
+        }
+        Some(lines)
+    }
+}
+
+/// What the index knows of a session's hits, from what it holds of the session (`judged`),
+/// whether the session's appended lines were decoded (`grown`), and its index among the
+/// sessions whose candidate `spans` were looked up (`slot`).
+fn known_of(
+    judged: Option<&(Files, Freshness<Unread>)>,
+    grown: bool,
+    slot: Option<usize>,
+    spans: &Spans,
+) -> Known {
+    if let Some((_, Freshness::Failed)) = judged {
+        return Known::Unindexable;
+    }
+    if grown {
+        return Known::Within {
+            first: None,
+            last: Some(Timestamp(i64::MAX)),
+            appended: true,
+        };
+    }
+    let Some(slot) = slot else {
+        return Known::Unknown;
+    };
+    match spans.get(&slot) {
+        None => Known::NoHit,
+        Some(None) => Known::Unknown,
+        Some(Some((first, last))) => Known::Within {
+            first: *first,
+            last: *last,
+            appended: false,
+        },
+    }
+}
+
+/// The hits a page may take of a session, in the order `wanted.from` counts them: the events of
+/// its stored `lines` that pass the filter's roles and times and `wanted.admit`, and the
+/// appended lines' events it admits (those were decoded for the filter). Each is marked on the
+/// selected branch or off it, by the appended decode's branch when there is one (it is the
+/// whole session's), and those off it are left out unless every branch is wanted. With what the
+/// session is about: the appended decode's `meta` when there is one. `None` when a stored line's
+/// events do not decode.
+fn in_order<'a>(
+    lines: &'a BTreeMap<u64, Candidate>,
+    meta: SessionMeta,
+    appended: Option<Appended>,
+    wanted: &Wanted<'_>,
+) -> Option<(Vec<Hit<'a>>, SessionMeta)> {
+    let Wanted {
+        filter,
+        admit,
+        from,
+        all_branches,
+        ..
+    } = *wanted;
+    let resumed = appended.is_some();
+    let (events, branch, meta) = match appended {
+        Some(done) => (done.events, done.branch, done.meta),
+        None => (Vec::new(), None, meta),
+    };
+    let on_branch = |seq: u64, stored: bool| match (resumed, &branch) {
+        (false, _) => stored,
+        (true, None) => true,
+        (true, Some(b)) => b.binary_search(&seq).is_ok(),
+    };
+    let mut order = Vec::new();
+    for c in lines.values() {
+        let on = on_branch(c.line.seq, c.branch);
+        if !(all_branches || on) {
+            continue;
+        }
+        for stored in events::decode(&c.events)? {
+            let event = stored.event(c.line.seq, String::new());
+            if filter.in_time(&event) && filter.has_role(&event) && admit(&event) {
+                let rank = (stored.timestamp, c.line.seq, stored.part);
+                order.push((rank, Hit::Stored(stored, c, on)));
+            }
+        }
+    }
+    for e in events.into_iter().filter(|e| admit(e)) {
+        let on = on_branch(e.seq, true);
+        if all_branches || on {
+            order.push(((e.timestamp, e.seq, e.part), Hit::Appended(e, on)));
+        }
+    }
+    order.sort_by_key(|(rank, _)| *rank);
+    if from == End::Newest {
+        order.reverse();
+    }
+    Some((order.into_iter().map(|(_, hit)| hit).collect(), meta))
+}
+
+/// The first `wanted.count` hits of `order` whose texts match: an appended event as it is, a
+/// stored one with its text, read from its line in `path` (each line read and replayed once).
+/// `None` when a line cannot be read or no longer gives a text it was indexed with.
+fn read_hits(
+    source: &dyn Transcript,
+    path: &Path,
+    order: Vec<Hit<'_>>,
+    wanted: &Wanted<'_>,
+) -> Option<Vec<(Event, Option<Location>)>> {
+    let (filter, all_branches) = (wanted.filter, wanted.all_branches);
+    let mut replayed: HashMap<u64, Vec<Event>> = HashMap::new();
+    let mut hits = Vec::new();
+    for hit in order {
+        if hits.len() >= wanted.count {
+            break;
+        }
+        let (stored, c, on) = match hit {
+            Hit::Appended(mut event, on) => {
+                if all_branches {
+                    event.on_active_branch = Some(on);
+                }
+                hits.push((event, None));
+                continue;
+            }
+            Hit::Stored(stored, c, on) => (stored, c, on),
+        };
+        let seq = c.line.seq;
+        let texts = match replayed.entry(seq) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let len = usize::try_from(c.line.len).ok()?;
+                let bytes = source.read_at(path, c.line.offset, len)?.ok()?;
+                let mut events = Vec::new();
+                if !source.replay(seq, &bytes, &mut |e| events.push(e)) {
+                    return None;
+                }
+                e.insert(events)
+            }
+        };
+        let i = texts
+            .iter()
+            .position(|e| text_hash(&e.text) == stored.text)?;
+        let mut event = stored.event(seq, std::mem::take(&mut texts[i].text));
+        texts.remove(i);
+        if filter.matches_text(&event.text) {
+            if all_branches {
+                event.on_active_branch = Some(on);
+            }
+            // A seq is the line of the session's own file, the only one it is read from.
+            let location = Location {
+                line: seq,
+                byte_offset: c.line.offset,
+                byte_len: c.line.len,
+            };
+            hits.push((event, Some(location)));
+        }
+    }
+    Some(hits)
+}
+
 impl Projection for Index {
     fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known> {
         let unknown = || vec![Known::Unknown; sessions.len()];
@@ -221,118 +521,39 @@ impl Projection for Index {
             return unknown();
         };
         let rows: HashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
-        // Failed sessions that this build recorded from the files they have now: an update
-        // would fail them again.
-        let mut failed = vec![false; sessions.len()];
-        let mut grows = vec![false; sessions.len()];
         // The freshness check compares each file's fingerprint (discovery's, or a stat of an
         // inherited file) and reads the headers of changed ones again: on every core.
-        let nows = history_core::parallel::map(sessions, |file| {
+        let judged: Judged = history_core::parallel::map(sessions, |file| {
             let source = corpus.source(&file.key.harness)?;
-            current_files(source, file, rows.get(&file.key).copied())
+            let row = rows.get(&file.key).copied();
+            Freshness::of_session(source, file, row, &self.version)
         });
-        let mut appended_now = Vec::new();
-        let fresh: Vec<bool> = sessions
-            .iter()
-            .zip(nows)
-            .enumerate()
-            .map(|(i, (file, now))| {
-                let Some(now) = now else {
-                    return false;
-                };
-                let row = rows.get(&file.key).copied();
-                failed[i] = row.is_some_and(|row| {
-                    row.state == SessionState::Failed
-                        && row.decoder_version == self.version
-                        && same_files(&row.witnesses, &now)
-                });
-                let fresh = indexed(row, &self.version, &now);
-                // A session appended to since it was indexed: its hits are read from the
-                // projection and from a decode of the appended lines, and may be anywhere.
-                if row.is_some_and(|row| appended(row, &self.version, &now)) {
-                    grows[i] = true;
-                    appended_now.push((i, now));
-                }
-                fresh
-            })
-            .collect();
-        // The stored lines of appended sessions are looked up too, for their hits; each
-        // looked-up session's index among the keys.
+        // The stored lines of fresh sessions are looked up, and of appended ones too, for their
+        // hits; each looked-up session's index among the keys.
         let mut keys: Vec<SessionKey> = Vec::new();
-        let slots: Vec<Option<usize>> = (0..sessions.len())
-            .map(|i| {
-                (fresh[i] || grows[i]).then(|| {
-                    keys.push(sessions[i].key.clone());
+        let slots: Vec<Option<usize>> = (sessions.iter().zip(&judged))
+            .map(|(file, judged)| {
+                let looked_up = matches!(
+                    judged,
+                    Some((_, Freshness::Fresh | Freshness::Appended(Unread)))
+                );
+                looked_up.then(|| {
+                    keys.push(file.key.clone());
                     keys.len() - 1
                 })
             })
             .collect();
-        // The appended sessions' snapshots are read (through a connection of their own) and
-        // their new lines decoded on another core meanwhile.
-        let reader = store.reader();
-        let (spans, decoded) = std::thread::scope(|scope| {
-            let decoding = scope.spawn(|| {
-                let reader = reader.open().ok()?;
-                let decoded = appended_now.iter().filter_map(|(i, now)| {
-                    let file = &sessions[*i];
-                    let snapshot = snapshot_within(&reader, &file.key, now)?;
-                    Some((*i, decode_appended(corpus, file, filter, &snapshot)))
-                });
-                Some(decoded.collect::<Vec<_>>())
-            });
-            let spans = candidate_spans(&store, &keys, &per_query);
-            (spans, decoding.join().ok().flatten().unwrap_or_default())
-        });
-        // Those with a snapshot to go on from; their decodes are for this filter, and a search
-        // asks for hits right after.
-        let mut grown = vec![false; sessions.len()];
-        if let Ok(mut kept) = self.appended.lock() {
-            kept.clear();
-            for (i, done) in decoded {
-                grown[i] = true;
-                if let Some(done) = done {
-                    kept.insert(sessions[i].key.clone(), done);
-                }
-            }
-        }
+        let (spans, decoded) =
+            spans_and_appended(&store, corpus, sessions, &judged, filter, &keys, &per_query);
+        // Those with a snapshot to go on from; their decodes are for this filter.
+        let grown = self.keep_appended(sessions, decoded);
         let Some((spans, per_query)) = spans else {
             return unknown();
         };
-        if let Ok(mut located) = self.located.lock() {
-            let witnesses = (keys.iter())
-                .filter_map(|k| Some((k.clone(), rows.get(k)?.witnesses.clone())))
-                .collect();
-            *located = Some(Found {
-                queries: filter.queries().to_vec(),
-                per_query,
-                witnesses,
-            });
-        }
-        let known = (0..sessions.len()).map(|i| {
-            if failed[i] {
-                return Known::Unindexable;
-            }
-            if grown[i] {
-                return Known::Within {
-                    first: None,
-                    last: Some(Timestamp(i64::MAX)),
-                    appended: true,
-                };
-            }
-            let Some(slot) = slots[i] else {
-                return Known::Unknown;
-            };
-            match spans.get(&slot) {
-                None => Known::NoHit,
-                Some(None) => Known::Unknown,
-                Some(Some((first, last))) => Known::Within {
-                    first: *first,
-                    last: *last,
-                    appended: false,
-                },
-            }
-        });
-        known.collect()
+        self.keep_found(filter, &keys, &rows, per_query);
+        (0..sessions.len())
+            .map(|i| known_of(judged[i].as_ref(), grown[i], slots[i], &spans))
+            .collect()
     }
 
     /// The candidate lines' stored events, filtered by role, time and branch and walked in the
@@ -345,151 +566,21 @@ impl Projection for Index {
         file: &SessionFile,
         wanted: &Wanted<'_>,
     ) -> Option<Result<SessionHits, HistoryError>> {
-        let Wanted {
-            filter,
-            admit,
-            from,
-            count: want,
-            all_branches,
-        } = *wanted;
         // Each query is a statement per session: past a few, a decode costs less.
-        if filter.queries().len() > MAX_LOCATED_QUERIES {
+        if wanted.filter.queries().len() > MAX_LOCATED_QUERIES {
             return None;
         }
         let source = corpus.source(&file.key.harness)?;
-        let (path, lines, meta, appended_to) = {
-            let store = self.store.lock().ok()?;
-            let row = store.session(&file.key).ok()??;
-            let meta = store.session_meta(&file.key).ok()??;
-            // Inherited history is not located yet: only a session's own file is.
-            let [witness] = row.witnesses.as_slice() else {
-                return None;
-            };
-            let now = current_files(source, file, Some(&row))?;
-            // An appended session: its appended lines as `known` decoded them, or the snapshot
-            // to decode them from.
-            let appended_to = match same_files(&row.witnesses, &now) {
-                true => None,
-                false => Some(match self.appended.lock().ok()?.remove(&file.key) {
-                    Some(done) => Ok(done),
-                    None => Err(appended_snapshot(&store, &row, &self.version, &now)?),
-                }),
-            };
-            let settled = match &appended_to {
-                None => u64::MAX,
-                Some(Ok(done)) => done.settled,
-                Some(Err(snapshot)) => snapshot.settled,
-            };
-            let found = self.located.lock().ok()?;
-            let mut lines: BTreeMap<u64, Candidate> = BTreeMap::new();
-            for (q, query) in filter.queries().iter().enumerate() {
-                let candidates = match found
-                    .as_ref()
-                    .and_then(|f| f.ids(filter, q, &file.key, &row))
-                {
-                    Some(ids) => store.lines_of_among(&file.key, ids),
-                    None => store.matching_lines(&file.key, &query_tokens(query)?),
-                };
-                for c in candidates.ok()? {
-                    if c.line.seq <= settled {
-                        lines.insert(c.line.seq, c);
-                    }
-                }
-            }
-            (witness.path.clone(), lines, meta, appended_to)
-        };
+        let stored = self.stored(source, file, wanted.filter)?;
         // An appended session: the lines after its snapshot decoded for their hits, and the
         // branch and metadata of the whole session as that decode gives them.
-        let done = match appended_to {
+        let appended = match stored.appended_to {
             None => None,
             Some(Ok(done)) => Some(done),
-            Some(Err(snapshot)) => Some(decode_appended(corpus, file, filter, &snapshot)?),
+            Some(Err(snapshot)) => Some(decode_appended(corpus, file, wanted.filter, &snapshot)?),
         };
-        let mut appended = Vec::new();
-        let mut branch = None;
-        let mut meta = meta;
-        let resumed = done.is_some();
-        if let Some(done) = done {
-            appended = done.events.into_iter().filter(|e| admit(e)).collect();
-            branch = done.branch;
-            meta = done.meta;
-        }
-        let on_branch = |seq: u64, stored: bool| match (resumed, &branch) {
-            (false, _) => stored,
-            (true, None) => true,
-            (true, Some(b)) => b.binary_search(&seq).is_ok(),
-        };
-        let mut order = Vec::new();
-        for c in lines.values() {
-            let on = on_branch(c.line.seq, c.branch);
-            if !(all_branches || on) {
-                continue;
-            }
-            for stored in events::decode(&c.events)? {
-                let event = stored.event(c.line.seq, String::new());
-                if filter.in_time(&event) && filter.has_role(&event) && admit(&event) {
-                    let rank = (stored.timestamp, c.line.seq, stored.part);
-                    order.push((rank, Hit::Stored(stored, c, on)));
-                }
-            }
-        }
-        for e in appended {
-            let on = on_branch(e.seq, true);
-            if all_branches || on {
-                order.push(((e.timestamp, e.seq, e.part), Hit::Appended(e, on)));
-            }
-        }
-        order.sort_by_key(|(rank, _)| *rank);
-        if from == End::Newest {
-            order.reverse();
-        }
-        let mut replayed: HashMap<u64, Vec<Event>> = HashMap::new();
-        let mut hits = Vec::new();
-        for (_, hit) in order {
-            if hits.len() >= want {
-                break;
-            }
-            let (stored, c, on) = match hit {
-                Hit::Appended(mut event, on) => {
-                    if all_branches {
-                        event.on_active_branch = Some(on);
-                    }
-                    hits.push((event, None));
-                    continue;
-                }
-                Hit::Stored(stored, c, on) => (stored, c, on),
-            };
-            let seq = c.line.seq;
-            let texts = match replayed.entry(seq) {
-                Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => {
-                    let len = usize::try_from(c.line.len).ok()?;
-                    let bytes = source.read_at(&path, c.line.offset, len)?.ok()?;
-                    let mut events = Vec::new();
-                    if !source.replay(seq, &bytes, &mut |e| events.push(e)) {
-                        return None;
-                    }
-                    e.insert(events)
-                }
-            };
-            let i = texts
-                .iter()
-                .position(|e| text_hash(&e.text) == stored.text)?;
-            let mut event = stored.event(seq, std::mem::take(&mut texts[i].text));
-            texts.remove(i);
-            if filter.matches_text(&event.text) {
-                if all_branches {
-                    event.on_active_branch = Some(on);
-                }
-                // A seq is the line of the session's own file, the only one it is read from.
-                let location = Location {
-                    line: seq,
-                    byte_offset: c.line.offset,
-                    byte_len: c.line.len,
-                };
-                hits.push((event, Some(location)));
-            }
-        }
+        let (order, meta) = in_order(&stored.lines, stored.meta, appended, wanted)?;
+        let hits = read_hits(source, &stored.path, order, wanted)?;
         Some(Ok((hits, meta)))
     }
 }

@@ -1,5 +1,7 @@
-//! What a source file looked like when it was read: its stat fingerprint. The overview cache and
-//! the search index both keep a transcript's fingerprint and compare it with the file's now.
+//! What a source file looked like when it was read: its stat fingerprint, and the witness that
+//! pairs it with the file's path. The overview cache and the search index both keep the
+//! witnesses of what they derived from transcripts and compare them with the files now, with
+//! [`same_files`]: one rule for both, so the two never disagree on whether a file changed.
 
 use std::fs::File;
 use std::io;
@@ -70,6 +72,30 @@ impl Fingerprint {
     }
 }
 
+/// One file a stored value was derived from, as it was before it was read. Its serialized form
+/// (`{"path": …, "fingerprint": {…}}`) is what the overview cache's entries hold.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Witness {
+    /// The file's path.
+    pub path: PathBuf,
+    /// Its fingerprint, taken before it was read.
+    pub fingerprint: Fingerprint,
+}
+
+/// Whether `stored` witnesses are exactly the files `now`, as [`fingerprints`] takes them: the
+/// same paths in the same order, none added or missing, each with the same fingerprint.
+pub fn same_files<'a>(
+    stored: impl IntoIterator<Item = &'a Witness>,
+    now: &[(PathBuf, Fingerprint)],
+) -> bool {
+    let mut now = now.iter();
+    let all_same = stored.into_iter().all(|w| {
+        now.next()
+            .is_some_and(|(path, f)| w.path == *path && w.fingerprint == *f)
+    });
+    all_same && now.next().is_none()
+}
+
 /// The fingerprints of `paths`, in order; `None` if any of them cannot be taken. Take them
 /// before reading the files.
 pub fn fingerprints(paths: &[PathBuf]) -> Option<Vec<(PathBuf, Fingerprint)>> {
@@ -114,6 +140,58 @@ mod tests {
         assert!(fingerprints(&paths).is_none());
         assert_eq!(fingerprints(&paths[..1]).map(|v| v.len()), Some(1));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn fingerprint(ino: u64, size: u64) -> Fingerprint {
+        Fingerprint {
+            dev: 1,
+            ino,
+            size,
+            mtime_ns: 2,
+            ctime_ns: 3,
+        }
+    }
+
+    fn witness(path: &str, f: Fingerprint) -> Witness {
+        Witness {
+            path: PathBuf::from(path),
+            fingerprint: f,
+        }
+    }
+
+    #[test]
+    fn witnesses_are_the_same_files_only_when_every_path_and_fingerprint_is() {
+        let (a, b) = (fingerprint(10, 5), fingerprint(11, 7));
+        let stored = [witness("/a", a), witness("/b", b)];
+        let now = |files: &[(&str, Fingerprint)]| -> Vec<(PathBuf, Fingerprint)> {
+            files.iter().map(|(p, f)| (PathBuf::from(p), *f)).collect()
+        };
+        assert!(same_files(&stored, &now(&[("/a", a), ("/b", b)])));
+        assert!(same_files(&[], &now(&[])));
+        // A file that changed, one added, one missing, another path, another order.
+        assert!(!same_files(
+            &stored,
+            &now(&[("/a", a), ("/b", fingerprint(11, 8))])
+        ));
+        assert!(!same_files(
+            &stored,
+            &now(&[("/a", a), ("/b", b), ("/c", b)])
+        ));
+        assert!(!same_files(&stored, &now(&[("/a", a)])));
+        assert!(!same_files(&stored[..1], &now(&[("/a", a), ("/b", b)])));
+        assert!(!same_files(&stored, &now(&[("/a", a), ("/c", b)])));
+        assert!(!same_files(&stored, &now(&[("/b", b), ("/a", a)])));
+    }
+
+    #[test]
+    fn a_witness_serializes_as_the_cache_entries_hold_it() {
+        let w = witness("/t.jsonl", fingerprint(4, 9));
+        let json = serde_json::to_string(&w).unwrap();
+        assert_eq!(
+            json,
+            r#"{"path":"/t.jsonl","fingerprint":{"dev":1,"ino":4,"size":9,"mtime_ns":2,"ctime_ns":3}}"#
+        );
+        assert_eq!(serde_json::from_str::<Witness>(&json).unwrap(), w);
     }
 
     #[test]

@@ -26,7 +26,8 @@ pub(crate) use sessions::sessions_page;
 
 pub use browse::{browse, BrowseRequest, Browsed, BrowsedItem};
 pub use export::{export, Document, ExportRequest, Head};
-pub use overview::{overview, representative, Representative};
-pub use projection::{Known, Projection, RepresentativeCache, SessionHits, Wanted};
+pub use overview::{overview, representative, Representative, RepresentativeCache};
+pub use projection::{Known, Projection, SessionHits, Wanted};
+#[cfg(feature = "testing")]
 pub(crate) use search::Span;
 pub use search::{search, Hit, Listing, SearchRequest};

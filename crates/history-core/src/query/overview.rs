@@ -151,6 +151,16 @@ pub fn overview(
     listing
 }
 
+/// Remembers the unfiltered overview's representatives between runs.
+pub trait RepresentativeCache: Send + Sync {
+    /// The session's representative with no filter, from the cache or decoded.
+    fn representative(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+    ) -> Result<Representative, HistoryError>;
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,11 +1,10 @@
-//! What the core asks of a search projection (the search index) and of a cache of the overview:
-//! the two traits an embedder implements to spare reading transcripts, and what they answer.
+//! What the core asks of a search projection (the search index), the trait an embedder
+//! implements to spare reading transcripts for a search, and what it answers.
 
 use crate::choose::Filter;
 use crate::corpus::Corpus;
 use crate::error::HistoryError;
 use crate::model::{End, Event, SessionFile, SessionMeta, Timestamp};
-use crate::query::Representative;
 use crate::source::Location;
 
 /// The hits of one session, each with where its line is when that is known, and what the
@@ -48,16 +47,6 @@ pub struct Wanted<'a> {
     pub count: usize,
     /// Every branch, each event marked, rather than the selected one.
     pub all_branches: bool,
-}
-
-/// Remembers the unfiltered overview's representatives between runs.
-pub trait RepresentativeCache: Send + Sync {
-    /// The session's representative with no filter, from the cache or decoded.
-    fn representative(
-        &self,
-        corpus: &Corpus,
-        file: &SessionFile,
-    ) -> Result<Representative, HistoryError>;
 }
 
 /// A search projection: what it knows of sessions' hits without reading their files.

@@ -161,13 +161,15 @@ impl Store {
                 continue;
             };
             rows[at].witnesses.push(Witness {
-                path: path(r.get(1)?),
-                fingerprint: Fingerprint {
-                    dev: r.get::<_, i64>(2)? as u64,
-                    ino: r.get::<_, i64>(3)? as u64,
-                    size: uint(r.get(4)?),
-                    mtime_ns: r.get(5)?,
-                    ctime_ns: r.get(6)?,
+                file: history_core::Witness {
+                    path: path(r.get(1)?),
+                    fingerprint: Fingerprint {
+                        dev: r.get::<_, i64>(2)? as u64,
+                        ino: r.get::<_, i64>(3)? as u64,
+                        size: uint(r.get(4)?),
+                        mtime_ns: r.get(5)?,
+                        ctime_ns: r.get(6)?,
+                    },
                 },
                 checkpoint: uint(r.get(7)?),
                 checkpoint_hash: r.get::<_, i64>(8)? as u64,

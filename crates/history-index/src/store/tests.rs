@@ -30,8 +30,10 @@ fn record(dir: &Path, key: &SessionKey, size: usize) -> SessionRecord {
 fn witness(file: &Path) -> Witness {
     let fingerprint = Fingerprint::of(file).unwrap();
     Witness {
-        path: file.to_path_buf(),
-        fingerprint,
+        file: history_core::Witness {
+            path: file.to_path_buf(),
+            fingerprint,
+        },
         checkpoint: fingerprint.size,
         checkpoint_hash: checkpoint_hash(file, fingerprint.size).unwrap(),
     }

@@ -46,7 +46,7 @@ pub(super) fn append(
         && stored
             .iter()
             .zip(witnesses)
-            .all(|(s, w)| s.as_slice() == w.path.as_os_str().as_bytes());
+            .all(|(s, w)| s.as_slice() == w.file.path.as_os_str().as_bytes());
     if !same {
         return Err(StoreError::WitnessMismatch);
     }
@@ -174,12 +174,12 @@ pub(super) fn put_witnesses(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
     for (ordinal, w) in witnesses.iter().enumerate() {
-        let f = &w.fingerprint;
+        let f = &w.file.fingerprint;
         // Device and inode numbers and the hash use all 64 bits: stored as their bit patterns.
         insert.execute(params![
             id,
             ordinal as i64,
-            w.path.as_os_str().as_bytes(),
+            w.file.path.as_os_str().as_bytes(),
             f.dev as i64,
             f.ino as i64,
             int(f.size),
