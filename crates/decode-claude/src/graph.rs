@@ -1,8 +1,6 @@
 //! The conversation graph: lines linked by `parentUuid`, the choice of the live leaf, and the
 //! branch it stands on.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -222,30 +220,9 @@ fn canonical_uuid(s: &str) -> Option<u128> {
     Some(n)
 }
 
-/// A fast hash for uuids (FxHash's mixing, eight bytes at a time): the keys are the user's own
-/// transcript ids, not adversarial input, and SipHash showed up in profiles.
-#[derive(Default)]
-pub(crate) struct FxHasher(u64);
-
-impl std::hash::Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let word = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
-            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-pub(crate) type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+/// A map with a fast hash (FxHash): the keys are the user's own transcript ids, not adversarial
+/// input, and SipHash showed up in profiles.
+pub(crate) type FastMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 /// The lines of one file, by interned uuid.
 #[derive(Default, Serialize, Deserialize)]

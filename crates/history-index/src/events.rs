@@ -4,6 +4,10 @@
 
 use history_core::{Event, Role, Timestamp};
 
+use crate::varint;
+use fnv::FnvHasher;
+use std::hash::Hasher;
+
 /// One stored event: an [`Event`] without its text, seq and branch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stored {
@@ -43,12 +47,9 @@ impl Stored {
 /// The hash by which a replayed text is known (FNV-1a: the value is stored and must not change
 /// between builds).
 pub fn text_hash(text: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in text.as_bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    let mut h = FnvHasher::default();
+    h.write(text.as_bytes());
+    h.finish()
 }
 
 const VISIBLE: u8 = 1 << 2;
@@ -57,7 +58,7 @@ const TIMED: u8 = 1 << 4;
 
 /// Appends one event to a line's encoding.
 pub fn encode(event: &Event, out: &mut Vec<u8>) {
-    varint(u64::from(event.part), out);
+    varint::put(out, u64::from(event.part));
     let role = Role::ALL.iter().position(|r| *r == event.role).unwrap_or(0) as u8;
     let flags = role
         | if event.visible { VISIBLE } else { 0 }
@@ -105,30 +106,16 @@ pub fn decode(mut input: &[u8]) -> Option<Vec<Stored>> {
     Some(events)
 }
 
-fn varint(mut n: u64, out: &mut Vec<u8>) {
-    while n >= 0x80 {
-        out.push((n as u8) | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
-}
-
 fn bytes(b: &[u8], out: &mut Vec<u8>) {
-    varint(b.len() as u64, out);
+    varint::put(out, b.len() as u64);
     out.extend_from_slice(b);
 }
 
 fn read_varint(input: &mut &[u8]) -> Option<u64> {
-    let mut n = 0u64;
-    for shift in (0..64).step_by(7) {
-        let (&b, rest) = input.split_first()?;
-        *input = rest;
-        n |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Some(n);
-        }
-    }
-    None
+    let mut at = 0;
+    let n = varint::read(input, &mut at);
+    *input = &input[at..];
+    n
 }
 
 fn read_string(input: &mut &[u8]) -> Option<String> {

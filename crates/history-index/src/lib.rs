@@ -19,3 +19,4 @@ pub mod freshness;
 pub mod projection;
 pub mod store;
 pub mod tokens;
+mod varint;

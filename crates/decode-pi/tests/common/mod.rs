@@ -182,28 +182,17 @@ pub fn check_matching(pi: &Pi, file: &SessionFile, test: Test<'_>, what: &str) {
     );
 }
 
-/// FNV-1a of a line's bytes under a seed: a deterministic pseudo-random choice of lines.
-pub fn line_hash(seed: u64, bytes: &[u8]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325 ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    // A final mix, so that nearby seeds choose unrelated subsets.
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^ (h >> 33)
-}
-
 /// `decode` with a line test against `decode` for all lines, none, and seeded random subsets.
 pub fn check_matching_subsets(pi: &Pi, file: &SessionFile, seeds: u64) {
     check_matching(pi, file, &|_| true, "every line");
     check_matching(pi, file, &|_| false, "no line");
     for seed in 0..seeds {
         let den = [2, 3, 4, 8][(seed % 4) as usize];
-        let test = move |line: &[u8]| line_hash(seed, line) % den == seed % den;
+        let test =
+            move |line: &[u8]| history_core::testing::line_hash(seed, line) % den == seed % den;
         check_matching(pi, file, &test, &format!("seed {seed}, 1 line in {den}"));
-        let test = move |line: &[u8]| line_hash(seed, line) % den != seed % den;
+        let test =
+            move |line: &[u8]| history_core::testing::line_hash(seed, line) % den != seed % den;
         check_matching(pi, file, &test, &format!("seed {seed}, all but 1 in {den}"));
     }
 }

@@ -777,15 +777,15 @@ fn below(rng: &mut Rng, n: usize) -> usize {
     }
 }
 
-/// FNV-1a with a final mix: a line test's choice of lines, stable for equal lines.
-fn line_hash(salt: u64, bytes: &[u8]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325 ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+/// FNV-1a of a line's bytes under a salt, with a final mix so that nearby salts choose unrelated
+/// subsets: a line test's deterministic pseudo-random choice of lines, stable for equal lines.
+pub fn line_hash(salt: u64, bytes: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h =
+        fnv::FnvHasher::with_key(0xcbf2_9ce4_8422_2325 ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    h.write(bytes);
+    let h = h.finish();
+    let h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^ (h >> 33)
 }
 

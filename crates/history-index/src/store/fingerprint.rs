@@ -2,6 +2,7 @@
 //! ([`history_core::fingerprint`]) and the hash of the bytes before its checkpoint.
 
 use std::fs::File;
+use std::hash::Hasher;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -39,12 +40,11 @@ pub fn checkpoint_hash_file(file: &File, checkpoint: u64) -> io::Result<u64> {
 /// first `min(checkpoint, 4096)` bytes, `tail` the bytes after `head` among its last 4096.
 pub fn checkpoint_hash_of(checkpoint: u64, head: &[u8], tail: &[u8]) -> u64 {
     // FNV rather than std's hasher: the value is stored and must not change between builds.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in checkpoint.to_le_bytes().iter().chain(head).chain(tail) {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    let mut h = fnv::FnvHasher::default();
+    h.write(&checkpoint.to_le_bytes());
+    h.write(head);
+    h.write(tail);
+    h.finish()
 }
 
 #[cfg(test)]

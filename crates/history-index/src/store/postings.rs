@@ -22,6 +22,7 @@
 //! and where the delta after it starts (a delta from the previous entry's offset); then the ids as
 //! varint deltas, the first from 0.
 
+use crate::varint;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -113,7 +114,7 @@ impl Accumulator {
                 id - self.last[t]
             };
             self.last[t] = id;
-            varint_bytes(delta, |b| self.push(t, b));
+            varint::write_with(delta, |b| self.push(t, b));
         }
         id
     }
@@ -204,34 +205,6 @@ impl Accumulator {
     }
 }
 
-/// Gives `out` the bytes of `v` as a varint: seven bits a byte, low first, the high bit set on
-/// all but the last.
-fn varint_bytes(mut v: u64, mut out: impl FnMut(u8)) {
-    while v >= 0x80 {
-        out((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out(v as u8);
-}
-
-fn put_varint(out: &mut Vec<u8>, v: u64) {
-    varint_bytes(v, |b| out.push(b));
-}
-
-/// Reads a varint at `*at`; `None` past the end or on more than 64 bits.
-fn varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *bytes.get(*at)?;
-        *at += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
-}
-
 /// The bytes of the list of `ids` (increasing, not empty) into `out`.
 pub(crate) fn encode(ids: &[u64], out: &mut Vec<u8>) {
     out.clear();
@@ -239,19 +212,19 @@ pub(crate) fn encode(ids: &[u64], out: &mut Vec<u8>) {
     let mut skips = Vec::new();
     let mut prev = 0;
     for (i, &id) in ids.iter().enumerate() {
-        put_varint(&mut payload, id - prev);
+        varint::put(&mut payload, id - prev);
         prev = id;
         if i > 0 && i % BLOCK == 0 {
             skips.push((id, payload.len()));
         }
     }
-    put_varint(out, ids.len() as u64);
-    put_varint(out, prev);
-    put_varint(out, skips.len() as u64);
+    varint::put(out, ids.len() as u64);
+    varint::put(out, prev);
+    varint::put(out, skips.len() as u64);
     let (mut last_id, mut last_at) = (0, 0);
     for (id, at) in skips {
-        put_varint(out, id - last_id);
-        put_varint(out, (at - last_at) as u64);
+        varint::put(out, id - last_id);
+        varint::put(out, (at - last_at) as u64);
         (last_id, last_at) = (id, at);
     }
     out.extend_from_slice(&payload);
@@ -277,14 +250,14 @@ impl List {
     pub(crate) fn new(bytes: Vec<u8>) -> List {
         let mut at = 0;
         let header = (|| {
-            let n = varint(&bytes, &mut at)?;
-            let last = varint(&bytes, &mut at)?;
-            let k = varint(&bytes, &mut at)?;
+            let n = varint::read(&bytes, &mut at)?;
+            let last = varint::read(&bytes, &mut at)?;
+            let k = varint::read(&bytes, &mut at)?;
             let mut skips = Vec::with_capacity(k.min(n / BLOCK as u64) as usize);
             let (mut id, mut off) = (0u64, 0usize);
             for _ in 0..k {
-                id = id.checked_add(varint(&bytes, &mut at)?)?;
-                off = off.checked_add(usize::try_from(varint(&bytes, &mut at)?).ok()?)?;
+                id = id.checked_add(varint::read(&bytes, &mut at)?)?;
+                off = off.checked_add(usize::try_from(varint::read(&bytes, &mut at)?).ok()?)?;
                 skips.push((id, off));
             }
             Some((n, last, skips))
@@ -303,7 +276,7 @@ impl List {
         };
         list.id = match n {
             0 => u64::MAX,
-            _ => varint(&list.bytes, &mut list.at).unwrap_or(u64::MAX),
+            _ => varint::read(&list.bytes, &mut list.at).unwrap_or(u64::MAX),
         };
         list
     }
@@ -320,7 +293,7 @@ impl List {
             return;
         }
         self.index += 1;
-        self.id = match varint(&self.bytes, &mut self.at) {
+        self.id = match varint::read(&self.bytes, &mut self.at) {
             Some(d) if d > 0 => self.id.saturating_add(d),
             _ => u64::MAX,
         };
