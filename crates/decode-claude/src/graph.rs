@@ -409,6 +409,7 @@ impl Graph {
     /// Chooses the leaf (not an attachment/progress line when another exists; the last in file
     /// order among the rest), walks its ancestors across compaction boundaries, and adds the
     /// tool results that hang off the branch's tool calls.
+    /// Kept whole: the walk and the tool results share its marks of the lines on the branch.
     pub(crate) fn select(&self) -> Result<Branch, String> {
         let leaves: Vec<usize> = (0..self.nodes.len())
             .filter(|&i| {

@@ -29,7 +29,7 @@ use std::path::PathBuf;
 use history_core::Harness;
 use history_core::Resume;
 use history_core::{parse_object_str, top_level, Damage, LineTest, LineTime, Lines, TopLevel};
-use history_core::{snapshot, Snapshot};
+use history_core::{snapshot, Resumed, Snapshot, WantSnapshot};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
 use history_raw::json::repair_surrogates;
 
@@ -69,33 +69,27 @@ impl Transcript for Claude {
         discover::sessions(&self.root)
     }
 
-    fn decode(
-        &self,
-        file: &SessionFile,
-        sink: &mut dyn FnMut(Event),
-        lines: Option<LineTest<'_>>,
-    ) -> Result<Decoded, DecodeError> {
-        Ok(decode(file, sink, lines, None, false)?.0)
-    }
-
     fn decode_resumable(
         &self,
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
         lines: Option<LineTest<'_>>,
         from: Option<&Snapshot>,
-        keep: bool,
-    ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
-        let from: Option<(&Snapshot, State)> = snapshot::with_state(from)?;
+        want: WantSnapshot,
+    ) -> Result<Resumed, DecodeError> {
+        let Some(from): Option<Option<(&Snapshot, State)>> = snapshot::with_state(from) else {
+            return Ok(Resumed::Declined);
+        };
         // A snapshot that names nodes or ids it does not hold (a damaged store) is declined,
         // as one that does not load is.
         if from
             .as_ref()
             .is_some_and(|(_, state)| !state.graph.is_whole())
         {
-            return None;
+            return Ok(Resumed::Declined);
         }
-        Some(decode(file, sink, lines, from, keep))
+        let (decoded, snapshot) = decode(file, sink, lines, from, want == WantSnapshot::Yes)?;
+        Ok(Resumed::Done(decoded, snapshot))
     }
 
     /// `claude --resume <id>`, run in the session's directory: Claude looks a session up in the

@@ -44,6 +44,9 @@ pub(crate) struct State {
 /// stopped. A snapshot covers the session's own lines after a complete header, in a plain file,
 /// when it inherits nothing: for any other session there is none, and a decode from a
 /// snapshot returns `None` at once, having emitted nothing.
+///
+/// One pass over the session's files, kept whole: the header, the inherited files and the own
+/// file share the projection's state, which a split would have to thread through each step.
 pub(crate) fn session_from(
     root: &Path,
     path: &Path,

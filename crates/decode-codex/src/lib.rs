@@ -81,8 +81,8 @@ use std::path::{Path, PathBuf};
 
 use history_core::Harness;
 use history_core::{parse_object, top_level, LineTest, LineTime, TopLevel};
-use history_core::{snapshot, Snapshot};
-use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
+use history_core::{snapshot, Resumed, Snapshot, WantSnapshot};
+use history_core::{DecodeError, Event, SessionFile, Timestamp, Transcript};
 use history_core::{Origin, Resume};
 use serde_json::{Map, Value};
 
@@ -145,15 +145,6 @@ impl Transcript for Codex {
         discover::sessions(HARNESS.name, &self.root)
     }
 
-    fn decode(
-        &self,
-        file: &SessionFile,
-        sink: &mut dyn FnMut(Event),
-        lines: Option<LineTest<'_>>,
-    ) -> Result<Decoded, DecodeError> {
-        decode::session(&self.root, &file.path, sink, lines)
-    }
-
     /// A plain rollout that inherits nothing goes on from its snapshot.
     fn decode_resumable(
         &self,
@@ -161,10 +152,18 @@ impl Transcript for Codex {
         sink: &mut dyn FnMut(Event),
         lines: Option<LineTest<'_>>,
         from: Option<&Snapshot>,
-        keep: bool,
-    ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
-        let from = snapshot::with_state(from)?;
-        decode::session_from(&self.root, &file.path, sink, lines, from, keep).transpose()
+        want: WantSnapshot,
+    ) -> Result<Resumed, DecodeError> {
+        let Some(from) = snapshot::with_state(from) else {
+            return Ok(Resumed::Declined);
+        };
+        let keep = want == WantSnapshot::Yes;
+        Ok(
+            match decode::session_from(&self.root, &file.path, sink, lines, from, keep)? {
+                Some((decoded, snapshot)) => Resumed::Done(decoded, snapshot),
+                None => Resumed::Declined,
+            },
+        )
     }
 
     fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {

@@ -57,7 +57,7 @@ use std::path::{Path, PathBuf};
 
 use history_core::Harness;
 use history_core::Resume;
-use history_core::{snapshot, Snapshot};
+use history_core::{snapshot, Resumed, Snapshot, WantSnapshot};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
 use history_core::{LineTest, LineTime};
 
@@ -165,25 +165,20 @@ impl Transcript for Pi {
     /// Lines `lines` rules out are read for their structure alone: ids and parent links, the
     /// header, `session_info` names, compaction anchors; their text is checked as JSON but never
     /// built into values or events.
-    fn decode(
-        &self,
-        file: &SessionFile,
-        sink: &mut dyn FnMut(Event),
-        lines: Option<LineTest<'_>>,
-    ) -> Result<Decoded, DecodeError> {
-        self.decode_lines(file, sink, lines)
-    }
-
     fn decode_resumable(
         &self,
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
         lines: Option<LineTest<'_>>,
         from: Option<&Snapshot>,
-        keep: bool,
-    ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
-        let from = snapshot::with_state(from)?;
-        Some(self.decode_from(file, sink, lines, from, keep))
+        want: WantSnapshot,
+    ) -> Result<Resumed, DecodeError> {
+        let Some(from) = snapshot::with_state(from) else {
+            return Ok(Resumed::Declined);
+        };
+        let (decoded, snapshot) =
+            self.decode_from(file, sink, lines, from, want == WantSnapshot::Yes)?;
+        Ok(Resumed::Done(decoded, snapshot))
     }
 
     /// The header on the first line names it; a file that opens without one is decoded for it.

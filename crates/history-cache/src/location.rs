@@ -15,7 +15,7 @@ pub fn default_dir(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     Some(base.join("notesoup").join("history"))
 }
 
-/// The cache root other disposable projections live under (CONTRACT §11): `$XDG_CACHE_HOME/notesoup`,
+/// The cache root other disposable projections live under: `$XDG_CACHE_HOME/notesoup`,
 /// else `~/Library/Caches/notesoup` on macOS and `~/.cache/notesoup` elsewhere; relative or
 /// empty variables are ignored as in [`default_dir`].
 pub fn cache_root(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {

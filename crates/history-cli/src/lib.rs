@@ -137,22 +137,7 @@ where
 {
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
     let json = argv.iter().any(|a| a == "--json");
-    let plain = Text::default();
-    let printer: &dyn Printer = if json { &Json } else { &plain };
-    let fail = |error: &HistoryError| {
-        let text = printer.error(error);
-        let (stdout, stderr) = if json {
-            (text, String::new())
-        } else {
-            (String::new(), text)
-        };
-        Output {
-            stdout,
-            stderr,
-            code: 2,
-            ..Output::default()
-        }
-    };
+    let fail = |error: &HistoryError| failed(json, error);
     let matches = match args::command(registry).try_get_matches_from(&argv) {
         Ok(m) => m,
         Err(e) => return clap_error(e, &fail),
@@ -189,44 +174,33 @@ where
     }
     let text = text_printer(registry, &matches, &cli, env, terminal);
     let printer: &dyn Printer = if json { &Json } else { &text };
-    let mut wants_index = None;
+    let mut stale = false;
+    let budget = cli.common.budget;
     let result = open(registry, &matches, &cli, env).and_then(|history| match &cli.command {
-        Command::List(a) if a.sessions => list_request(a, cli.common.budget).and_then(|req| {
-            let history = history.with_projection(index.projection());
+        Command::List(a) if a.sessions => {
+            let req = list_request(a, budget)?;
             let render: &dyn history_core::RenderSessions = if json { &Json } else { &text };
-            let mut page = history.sessions(&req, render)?;
-            if index.updates_in_background() && page.coverage.stale() {
-                wants_index = Some(background_argv(registry, &matches));
-            }
-            // Text says what it says of the results on standard error, as a list page does.
-            let said = match (json, page.notice.take()) {
-                (false, Some(notice)) => format!("notice: {notice}\n"),
-                (true, notice) => {
-                    page.notice = notice;
-                    String::new()
-                }
-                (false, None) => String::new(),
-            };
-            let found = !page.sessions.is_empty();
-            let said = match json || found || page.no_sessions {
-                true => said,
-                false => said + "no matching sessions\n",
-            };
-            Ok((render.sessions(&page), said, found))
-        }),
-        Command::List(a) => list_request(a, cli.common.budget).and_then(|req| {
+            sessions_answer(
+                history.with_projection(index.projection()),
+                &req,
+                json,
+                render,
+                &index,
+                &mut stale,
+            )
+        }
+        Command::List(a) => {
+            let req = list_request(a, budget)?;
             // Only a search consults the index: other pages need not open it.
             let search = req.is_search();
             let history = history.with_projection(search.then(|| index.projection()).flatten());
             let page = history.list(&req, printer)?;
-            if index.updates_in_background() && page.coverage.is_some_and(|c| c.stale()) {
-                wants_index = Some(background_argv(registry, &matches));
-            }
+            stale = index.updates_in_background() && page.coverage.is_some_and(|c| c.stale());
             let (results, said) = printer.list_streams(&page);
             Ok((results, said, !page.items.is_empty()))
-        }),
+        }
         Command::Read(a) => {
-            let page = history.read(&read_request(a, cli.common.budget), printer)?;
+            let page = history.read(&read_request(a, budget), printer)?;
             let (results, said) = printer.read_streams(&page);
             Ok((results, said, page.item.is_some()))
         }
@@ -237,6 +211,7 @@ where
             unreachable!("answered above")
         }
     });
+    let wants_index = stale.then(|| background_argv(registry, &matches));
     match result {
         Ok((stdout, stderr, found)) => Output {
             stdout,
@@ -246,6 +221,52 @@ where
         },
         Err(e) => fail(&e),
     }
+}
+
+/// The output of a command that failed with `error`: on standard output as JSON, else on
+/// standard error, with exit code 2.
+fn failed(json: bool, error: &HistoryError) -> Output {
+    let printer: &dyn Printer = if json { &Json } else { &Text::default() };
+    let text = printer.error(error);
+    let (stdout, stderr) = if json {
+        (text, String::new())
+    } else {
+        (String::new(), text)
+    };
+    Output {
+        stdout,
+        stderr,
+        code: 2,
+        ..Output::default()
+    }
+}
+
+/// Answers `list --sessions`: the page on standard output; in text, what it says of the results
+/// on standard error, as a list page does. `stale`: the index wants a background update.
+fn sessions_answer(
+    history: History,
+    req: &history_core::ListRequest,
+    json: bool,
+    render: &dyn history_core::RenderSessions,
+    index: &index::Settings,
+    stale: &mut bool,
+) -> Result<(String, String, bool), HistoryError> {
+    let mut page = history.sessions(req, render)?;
+    *stale = index.updates_in_background() && page.coverage.stale();
+    let said = match (json, page.notice.take()) {
+        (false, Some(notice)) => format!("notice: {notice}\n"),
+        (true, notice) => {
+            page.notice = notice;
+            String::new()
+        }
+        (false, None) => String::new(),
+    };
+    let found = !page.sessions.is_empty();
+    let said = match json || found || page.no_sessions {
+        true => said,
+        false => said + "no matching sessions\n",
+    };
+    Ok((render.sessions(&page), said, found))
 }
 
 /// Streams `export`'s document to `output`; what decoding said goes to standard error.
@@ -400,7 +421,7 @@ fn one_line(rendered: &str) -> String {
     line
 }
 
-/// The text printer for this run: plain as CONTRACT §9 has it when piped; for a person at a
+/// The text printer for this run: plain when piped, the text scripts rely on; for a person at a
 /// terminal (or `--color always`), local times with ages, one line per session, and color unless
 /// `--color never` or `NO_COLOR` says otherwise.
 fn text_printer(

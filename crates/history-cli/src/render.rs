@@ -34,14 +34,14 @@ pub trait Printer: Render {
 /// How text output lays out items.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Layout {
-    /// A block per item: a header line, a detail line and the text (CONTRACT §9).
+    /// A block per item: a header line, a detail line and the text.
     #[default]
     Blocks,
     /// A line per item (per session, in the overview), its text cut to the rest of the line.
     Lines,
 }
 
-/// The human-readable printer. Its default is the plain text of CONTRACT §9 that scripts and
+/// The human-readable printer. Its default is the plain text that scripts and
 /// snapshot tests read; a person at a terminal gets color, local times and lines.
 #[derive(Clone, Debug, Default)]
 pub struct Text {

@@ -53,6 +53,6 @@ pub use query::{ListRequest, ReadRequest, DEFAULT_LIMIT};
 pub use source::{
     current_session, current_source, env_text, line_spans, open_raw, open_transcript,
     open_untouched, parse_object, parse_object_str, read_at, snapshot, top_level, Damage, Decoded,
-    Env, Harness, Line, LineTest, LineTime, Lines, Located, Location, Origin, Resume, Snapshot,
-    TopLevel, Transcript, MAX_FILE_BYTES, MAX_LINE_BYTES, READ_BUFFER,
+    Env, Harness, Line, LineTest, LineTime, Lines, Located, Location, Origin, Resume, Resumed,
+    Snapshot, TopLevel, Transcript, WantSnapshot, MAX_FILE_BYTES, MAX_LINE_BYTES, READ_BUFFER,
 };

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::time::Instant;
 
-use history_core::Snapshot;
 use history_core::{Corpus, Event, SessionFile, SessionMeta, Transcript};
 use history_core::{LineTime, Lines};
+use history_core::{Snapshot, WantSnapshot};
 use history_raw::fold;
 
 use history_core::SessionKey;
@@ -616,9 +616,12 @@ fn index_session(
     let snapshot = resume.map(|r| &r.snapshot);
     // A snapshot the decoder cannot go on from (nothing was emitted): the session is indexed
     // again from the start next time.
-    let decoded = source
-        .decode_resumable(file, &mut sink, None, snapshot, true)
-        .ok_or("unindexable")?;
+    let decoded = match source.decode_resumable(file, &mut sink, None, snapshot, WantSnapshot::Yes)
+    {
+        Ok(history_core::Resumed::Done(decoded, snapshot)) => Ok((decoded, snapshot)),
+        Ok(history_core::Resumed::Declined) => return Err("unindexable"),
+        Err(e) => Err(e),
+    };
     if open {
         current.flush(tx, &places, previous, distinct);
     }

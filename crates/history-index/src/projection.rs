@@ -13,12 +13,12 @@ use std::sync::Mutex;
 use history_core::End;
 use history_core::Location;
 use history_core::Projection;
-use history_core::Snapshot;
 use history_core::{
     Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, SessionMeta, Timestamp,
     Transcript,
 };
 use history_core::{Known, SessionHits, Wanted};
+use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
 
 use crate::events::{self, text_hash};
@@ -172,9 +172,16 @@ fn decode_appended(
             events.push(e);
         }
     };
-    let (decoded, _) = source
-        .decode_resumable(file, &mut keep, Some(&test), Some(snapshot), false)?
-        .ok()?;
+    let decoded = match source.decode_resumable(
+        file,
+        &mut keep,
+        Some(&test),
+        Some(snapshot),
+        WantSnapshot::No,
+    ) {
+        Ok(Resumed::Done(decoded, _)) => decoded,
+        Ok(Resumed::Declined) | Err(_) => return None,
+    };
     Some(Appended {
         settled: snapshot.settled,
         events,

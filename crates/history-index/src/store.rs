@@ -1,4 +1,4 @@
-//! The database of the search projection and its lifecycle policy (CONTRACT §11).
+//! The database of the search projection and its lifecycle policy.
 //!
 //! One SQLite file, `<cache root>/history-search/v1.sqlite`, holds for each session (harness
 //! and session id) its witnesses — the files its lines were decoded from, with their stat

@@ -102,23 +102,147 @@ pub struct SearchRequest<'a> {
 /// bound the times of its hits. Those sessions are then decoded from the most promising bound on,
 /// until `limit` hits and one more are in hand and no bound left can beat them.
 pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>) -> Listing {
-    let SearchRequest {
-        filter,
-        limit,
-        from,
-        all_branches,
-        ..
-    } = *req;
-    let raw = (req.raw_prefilter && filter.is_search()).then(|| RawFilter::new(filter.queries()));
-    let raw = raw.as_ref();
-    let known: Option<Vec<Known>> = req.projection.map(|p| p.known(corpus, sessions, filter));
-    let known = |i: usize| known.as_ref().and_then(|k| k.get(i)).copied();
-    // A session can contribute at most `limit` hits, and one more tells there are others.
-    let want = limit.saturating_add(1);
-    let decode = |i: usize| {
-        let file = &sessions[i];
-        let admit = |e: &Event| req.bound.is_none_or(|b| b.admits(&file.key, e));
-        if let (Some(Known::Within { .. }), Some(p)) = (known(i), req.projection) {
+    let raw =
+        (req.raw_prefilter && req.filter.is_search()).then(|| RawFilter::new(req.filter.queries()));
+    let search = Search {
+        corpus,
+        sessions,
+        req,
+        raw: raw.as_ref(),
+        known: req
+            .projection
+            .map(|p| p.known(corpus, sessions, req.filter)),
+        // A session can contribute at most `limit` hits, and one more tells there are others.
+        want: req.limit.saturating_add(1),
+    };
+    let mut found = HitsSoFar {
+        limit: req.limit,
+        from: req.from,
+        hits: Vec::new(),
+        total: 0,
+        skipped: Vec::new(),
+        candidates: 0,
+        decoded: 0,
+        from_index: 0,
+        unindexable: 0,
+        appended: 0,
+        sessions: sessions.len(),
+    };
+    // The sessions modified last (first, from the oldest) most likely hold the hits wanted.
+    let w = workers().min(sessions.len());
+    let eager = match req.from {
+        End::Newest => 0..w,
+        End::Oldest => sessions.len() - w..sessions.len(),
+    };
+    let indices: Vec<usize> = (0..sessions.len()).collect();
+    let scans = map(&indices, |&i| search.first_pass(i, eager.contains(&i)));
+    search.count_known(&mut found);
+    let mut later: Vec<(Span, usize)> = Vec::new();
+    for (i, scan) in scans.into_iter().enumerate() {
+        match scan {
+            Scan::Decoded(result) => found.add(&sessions[i], result),
+            Scan::Later(span) => later.push((span, i)),
+            Scan::Out => continue,
+        }
+        found.candidates += 1;
+    }
+    match req.from {
+        End::Newest => later.sort_by_key(|(span, _)| std::cmp::Reverse(span.last)),
+        End::Oldest => later.sort_by_key(|(span, _)| span.first),
+    }
+    let mut next = 1;
+    ordered_map(
+        &later,
+        |&(_, i)| search.decode(i),
+        |&(_, i), result| {
+            found.add(&sessions[i], result);
+            let done = later.get(next).is_none_or(|(span, _)| found.beats(span));
+            next += 1;
+            !done
+        },
+    );
+    found.listing()
+}
+
+/// One search under way: its request, and what the prefilter and the projection tell of each
+/// session.
+struct Search<'a> {
+    corpus: &'a Corpus,
+    sessions: &'a [SessionFile],
+    req: &'a SearchRequest<'a>,
+    raw: Option<&'a RawFilter>,
+    known: Option<Vec<Known>>,
+    /// How many hits a session can contribute, and one more.
+    want: usize,
+}
+
+impl Search<'_> {
+    /// What the projection knows of session `i`.
+    fn known(&self, i: usize) -> Option<Known> {
+        self.known.as_ref().and_then(|k| k.get(i)).copied()
+    }
+
+    /// The first pass over session `i`: out, decoded now (`eager`, or known to the projection
+    /// and eager), or left for later with the span its hits' times can have.
+    fn first_pass(&self, i: usize, eager: bool) -> Scan {
+        let file = &self.sessions[i];
+        match self.known(i) {
+            Some(Known::NoHit) => return Scan::Out,
+            Some(Known::Within { first, last, .. }) if !eager => {
+                return Scan::Later(Span {
+                    first: first.map(|t| t.0),
+                    last: last.map(|t| t.0),
+                })
+            }
+            Some(Known::Within { .. }) => return Scan::Decoded(self.decode(i)),
+            Some(Known::Unknown | Known::Unindexable) | None => {}
+        }
+        let Some(raw) = self.raw else {
+            return Scan::Decoded(self.decode(i));
+        };
+        if eager {
+            return match self.corpus.may_match(file, raw) {
+                true => Scan::Decoded(self.decode(i)),
+                false => Scan::Out,
+            };
+        }
+        match hit_span(self.corpus, file, raw) {
+            Some(span) => Scan::Later(span),
+            None => Scan::Out,
+        }
+    }
+
+    /// Counts the sessions the projection answered for, could not take in, and took in before
+    /// an append.
+    fn count_known(&self, found: &mut HitsSoFar) {
+        let all = 0..self.sessions.len();
+        let from_index = |k: Known| !matches!(k, Known::Unknown | Known::Unindexable);
+        found.from_index = all
+            .clone()
+            .filter(|&i| self.known(i).is_some_and(from_index))
+            .count();
+        found.unindexable = all
+            .clone()
+            .filter(|&i| self.known(i) == Some(Known::Unindexable))
+            .count();
+        found.appended = all
+            .filter(|&i| matches!(self.known(i), Some(Known::Within { appended: true, .. })))
+            .count();
+    }
+
+    /// The hits of session `i` that can be on the page: from the projection's located lines
+    /// when it can tell, else decoded (a large session from its candidates nearest the page's
+    /// end first).
+    fn decode(&self, i: usize) -> Result<SessionHits, HistoryError> {
+        let SearchRequest {
+            filter,
+            from,
+            all_branches,
+            ..
+        } = *self.req;
+        let (corpus, file, raw, want) = (self.corpus, &self.sessions[i], self.raw, self.want);
+        let admit = |e: &Event| self.req.bound.is_none_or(|b| b.admits(&file.key, e));
+        if let (Some(Known::Within { .. }), Some(p)) = (self.known(i), self.req.projection) {
             let wanted = Wanted {
                 filter,
                 admit: &admit,
@@ -156,90 +280,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             }
         }
         hits(corpus.load_within(file, &keep, all_branches, line_test, Some(texts))?)
-    };
-    let mut found = Found {
-        limit,
-        from,
-        hits: Vec::new(),
-        total: 0,
-        skipped: Vec::new(),
-        candidates: 0,
-        decoded: 0,
-        from_index: 0,
-        unindexable: 0,
-        appended: 0,
-        sessions: sessions.len(),
-    };
-    // The sessions modified last (first, from the oldest) most likely hold the hits wanted.
-    let w = workers().min(sessions.len());
-    let eager = match from {
-        End::Newest => &sessions[..w],
-        End::Oldest => &sessions[sessions.len() - w..],
-    };
-    let mut later: Vec<(Span, usize)> = Vec::new();
-    let indices: Vec<usize> = (0..sessions.len()).collect();
-    let scans = map(&indices, |&i| {
-        let file = &sessions[i];
-        let is_eager = eager.iter().any(|e| std::ptr::eq(e, file));
-        match known(i) {
-            Some(Known::NoHit) => return Scan::Out,
-            Some(Known::Within { first, last, .. }) if !is_eager => {
-                return Scan::Later(Span {
-                    first: first.map(|t| t.0),
-                    last: last.map(|t| t.0),
-                })
-            }
-            Some(Known::Within { .. }) => return Scan::Decoded(decode(i)),
-            Some(Known::Unknown | Known::Unindexable) | None => {}
-        }
-        let Some(raw) = raw else {
-            return Scan::Decoded(decode(i));
-        };
-        if is_eager {
-            return match corpus.may_match(file, raw) {
-                true => Scan::Decoded(decode(i)),
-                false => Scan::Out,
-            };
-        }
-        match hit_span(corpus, file, raw) {
-            Some(span) => Scan::Later(span),
-            None => Scan::Out,
-        }
-    });
-    let from_index = |k: Known| !matches!(k, Known::Unknown | Known::Unindexable);
-    found.from_index = (0..sessions.len())
-        .filter(|&i| known(i).is_some_and(from_index))
-        .count();
-    found.unindexable = (0..sessions.len())
-        .filter(|&i| known(i) == Some(Known::Unindexable))
-        .count();
-    found.appended = (0..sessions.len())
-        .filter(|&i| matches!(known(i), Some(Known::Within { appended: true, .. })))
-        .count();
-    for (i, scan) in scans.into_iter().enumerate() {
-        match scan {
-            Scan::Decoded(result) => found.add(&sessions[i], result),
-            Scan::Later(span) => later.push((span, i)),
-            Scan::Out => continue,
-        }
-        found.candidates += 1;
     }
-    match from {
-        End::Newest => later.sort_by_key(|(span, _)| std::cmp::Reverse(span.last)),
-        End::Oldest => later.sort_by_key(|(span, _)| span.first),
-    }
-    let mut next = 1;
-    ordered_map(
-        &later,
-        |&(_, i)| decode(i),
-        |&(_, i), result| {
-            found.add(&sessions[i], result);
-            let done = later.get(next).is_none_or(|(span, _)| found.beats(span));
-            next += 1;
-            !done
-        },
-    );
-    found.listing()
 }
 
 /// What the first pass over a session found.
@@ -494,7 +535,7 @@ fn share(n: usize, from: End, count: usize) -> std::ops::Range<usize> {
 }
 
 /// The hits gathered so far.
-struct Found {
+struct HitsSoFar {
     limit: usize,
     from: End,
     hits: Vec<Hit>,
@@ -509,7 +550,7 @@ struct Found {
     sessions: usize,
 }
 
-impl Found {
+impl HitsSoFar {
     fn add(&mut self, file: &SessionFile, result: Result<SessionHits, HistoryError>) {
         self.decoded += 1;
         match result {

@@ -43,8 +43,10 @@ impl LineTime {
         let keys = || memchr::memmem::find_iter(line, key.as_bytes());
         let mut last = None;
         for found in keys() {
-            if let Some(place) = key_time(line, found, key)? {
-                last = Some(place);
+            match key_time(line, found, key) {
+                KeyAt::Key(at, time) => last = Some((at, time)),
+                KeyAt::NotAKey => {}
+                KeyAt::Hidden => return None,
             }
         }
         let Some((at, time)) = last else {
@@ -61,47 +63,62 @@ impl LineTime {
         }
         let (mut depth, mut from, mut top) = (0, 0, None);
         for found in keys() {
-            if let Some((at, time)) = key_time(line, found, key)? {
-                depth += history_raw::scan::depth_change(&line[from..at])?;
-                from = at;
-                if depth == 1 {
-                    top = time;
+            match key_time(line, found, key) {
+                KeyAt::Key(at, time) => {
+                    depth += history_raw::scan::depth_change(&line[from..at])?;
+                    from = at;
+                    if depth == 1 {
+                        top = time;
+                    }
                 }
+                KeyAt::NotAKey => {}
+                KeyAt::Hidden => return None,
             }
         }
         Some(LineTime::of(top))
     }
 }
 
-/// Where the `key` that [`LineTime::under_key`] found at byte `found` of `line` is a key (at
-/// its opening quote), with the time its value gives; `Some(None)` where it is not a key, and
-/// `None` where its value could hide a time in escapes.
-fn key_time(line: &[u8], found: usize, key: &str) -> Option<Option<(usize, Option<Timestamp>)>> {
+/// What an occurrence of the key in a line is ([`key_time`]).
+enum KeyAt {
+    /// A key, at its opening quote, with the time its value gives.
+    Key(usize, Option<Timestamp>),
+    /// The word inside a string, or a string value: no key.
+    NotAKey,
+    /// A key whose value could hide a time in escapes: the line must be parsed.
+    Hidden,
+}
+
+/// What the `key` that [`LineTime::under_key`] found at byte `found` of `line` is.
+fn key_time(line: &[u8], found: usize, key: &str) -> KeyAt {
     // The key in quotes: `at` is its opening quote.
     let Some(at) = found.checked_sub(1).filter(|&q| line[q] == b'"') else {
-        return Some(None);
+        return KeyAt::NotAKey;
     };
     let backslashes = line[..at].iter().rev().take_while(|&&b| b == b'\\').count();
     if backslashes % 2 == 1 {
-        return Some(None); // an escaped quote: the word ends a longer string
+        return KeyAt::NotAKey; // an escaped quote: the word ends a longer string
     }
     let Some(rest) = line[found + key.len()..].strip_prefix(b"\"") else {
-        return Some(None);
+        return KeyAt::NotAKey;
     };
     let Some(rest) = rest.trim_ascii_start().strip_prefix(b":") else {
-        return Some(None); // a string value, not a key
+        return KeyAt::NotAKey; // a string value, not a key
     };
     let time = match rest.trim_ascii_start().strip_prefix(b"\"") {
         Some(value) => {
-            let end = memchr::memchr2(b'"', b'\\', value)?;
-            if value[end] != b'"' {
-                return None;
-            }
-            Timestamp::parse_rfc3339(std::str::from_utf8(&value[..end]).ok()?)
+            let end = memchr::memchr2(b'"', b'\\', value);
+            let Some(end) = end.filter(|&end| value[end] == b'"') else {
+                return KeyAt::Hidden;
+            };
+            let Ok(value) = std::str::from_utf8(&value[..end]) else {
+                return KeyAt::Hidden;
+            };
+            Timestamp::parse_rfc3339(value)
         }
         None => None, // not a string: no time
     };
-    Some(Some((at, time)))
+    KeyAt::Key(at, time)
 }
 
 /// A field at the top level of a line that holds one JSON object ([`top_level`]).

@@ -58,7 +58,7 @@ pub struct Line<'a> {
 }
 
 /// Where the next line was found.
-enum Found {
+enum NextLine {
     /// In the reader's buffer, this many bytes long (the newline follows).
     InPlace(usize),
     /// Gathered in `buf`; whether a newline ended it.
@@ -131,32 +131,32 @@ impl<R: BufRead> Lines<R> {
             };
             if available.is_empty() {
                 break if self.buf.is_empty() {
-                    Found::End
+                    NextLine::End
                 } else {
-                    Found::Gathered(false)
+                    NextLine::Gathered(false)
                 };
             }
             match memchr::memchr(b'\n', available) {
-                Some(i) if self.buf.is_empty() => break Found::InPlace(i),
+                Some(i) if self.buf.is_empty() => break NextLine::InPlace(i),
                 Some(i) => {
                     self.buf.extend_from_slice(&available[..i]);
                     self.reader.consume(i + 1);
-                    break Found::Gathered(true);
+                    break NextLine::Gathered(true);
                 }
                 None => {
                     let n = available.len();
                     self.buf.extend_from_slice(available);
                     self.reader.consume(n);
                     if self.buf.len() > MAX_LINE_BYTES {
-                        break Found::Gathered(false);
+                        break NextLine::Gathered(false);
                     }
                 }
             }
         };
         let (len, terminated) = match found {
-            Found::End => return Ok(None),
-            Found::InPlace(i) => (i, true),
-            Found::Gathered(t) => (self.buf.len(), t),
+            NextLine::End => return Ok(None),
+            NextLine::InPlace(i) => (i, true),
+            NextLine::Gathered(t) => (self.buf.len(), t),
         };
         self.seq += 1;
         let offset = self.read;
@@ -174,7 +174,7 @@ impl<R: BufRead> Lines<R> {
             });
         }
         let mut bytes: &[u8] = match found {
-            Found::InPlace(i) => {
+            NextLine::InPlace(i) => {
                 self.pending = i + 1;
                 let what = &self.what;
                 match self.reader.fill_buf() {

@@ -18,4 +18,4 @@ pub use lines::{
 };
 pub use origin::{line_spans, Located, Location, Origin, Resume};
 pub use snapshot::Snapshot;
-pub use transcript::{open_raw, Decoded, LineTest, Transcript};
+pub use transcript::{open_raw, Decoded, LineTest, Resumed, Transcript, WantSnapshot};

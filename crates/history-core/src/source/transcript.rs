@@ -30,12 +30,23 @@ pub trait Transcript: Send + Sync {
     /// (branches, tool names) and emit nothing for them. Every event it does emit must equal
     /// the one a decode without the test emits, and every wanted one must be emitted:
     /// [`crate::testing`] checks this for every source.
+    ///
+    /// A source implements this or [`Transcript::decode_resumable`]: each one's default calls
+    /// the other.
     fn decode(
         &self,
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
         lines: Option<LineTest<'_>>,
-    ) -> Result<Decoded, DecodeError>;
+    ) -> Result<Decoded, DecodeError> {
+        match self.decode_resumable(file, sink, lines, None, WantSnapshot::No)? {
+            Resumed::Done(decoded, _) => Ok(decoded),
+            Resumed::Declined => Err(DecodeError::Invalid(format!(
+                "{}: a decode with no snapshot to go on from was declined",
+                file.path.display()
+            ))),
+        }
+    }
 
     /// The files a session's events are decoded from: its own file first, then every file it
     /// inherits history from, exactly the list [`Decoded::lineage`] reports. Cheap: it must not
@@ -111,29 +122,52 @@ pub trait Transcript: Send + Sync {
         Some(read_at(path, offset, len))
     }
 
-    /// [`Transcript::decode`], also returning where it stopped (with `keep`), when a later
-    /// decode can go on from there (not, say, for a session read from more than its own file,
-    /// or a compressed one). Given the [`Snapshot`] an earlier decode of this session returned, for the same
-    /// file grown by an append (its bytes up to the snapshot's offset unchanged: the caller
-    /// makes sure), it reads only the lines after it and emits only the events of the lines
-    /// after its settled one, while what it returns (branch, notices, metadata) is the whole
-    /// file's, as a decode of all of it returns. [`crate::testing`] checks both. `None`, having
-    /// emitted nothing, when it cannot go on from the snapshot given (another build's): the
-    /// caller then decodes the whole session. The default never gives a snapshot.
+    /// [`Transcript::decode`], also returning where it stopped (when `want` says so), when a
+    /// later decode can go on from there (not, say, for a session read from more than its own
+    /// file, or a compressed one). Given the [`Snapshot`] an earlier decode of this session
+    /// returned, for the same file grown by an append (its bytes up to the snapshot's offset
+    /// unchanged: the caller makes sure), it reads only the lines after it and emits only the
+    /// events of the lines after its settled one, while what it returns (branch, notices,
+    /// metadata) is the whole file's, as a decode of all of it returns. [`crate::testing`]
+    /// checks both. [`Resumed::Declined`], having emitted nothing, when it cannot go on from the
+    /// snapshot given (another build's): the caller then decodes the whole session. The default
+    /// never gives a snapshot.
     fn decode_resumable(
         &self,
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
         lines: Option<LineTest<'_>>,
         from: Option<&Snapshot>,
-        keep: bool,
-    ) -> Option<Result<(Decoded, Option<Snapshot>), DecodeError>> {
-        let _ = keep;
+        want: WantSnapshot,
+    ) -> Result<Resumed, DecodeError> {
+        let _ = want;
         match from {
-            Some(_) => None,
-            None => Some(self.decode(file, sink, lines).map(|d| (d, None))),
+            Some(_) => Ok(Resumed::Declined),
+            None => Ok(Resumed::Done(self.decode(file, sink, lines)?, None)),
         }
     }
+}
+
+/// Whether a resumable decode says where it stopped ([`Transcript::decode_resumable`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WantSnapshot {
+    /// Return a snapshot to go on from later, where the source can.
+    Yes,
+    /// Return none: the caller will not go on from this decode.
+    No,
+}
+
+/// What a resumable decode came to ([`Transcript::decode_resumable`]).
+// Returned once per decode and taken apart at once: boxing the large variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Resumed {
+    /// It read the session (from the snapshot on, when given one): what the whole file yields,
+    /// and where it stopped, when that was wanted and can be gone on from.
+    Done(Decoded, Option<Snapshot>),
+    /// It cannot go on from the snapshot given: it emitted nothing, and the caller decodes the
+    /// whole session.
+    Declined,
 }
 
 /// A test of one raw line: can it hold an event a search wants?

@@ -68,7 +68,7 @@ use crate::model::{Event, SessionFile};
 use crate::query::Span;
 use crate::source::snapshot::Snapshot;
 use crate::source::Harness;
-use crate::source::{Decoded, LineTest, LineTime, Lines, Transcript};
+use crate::source::{Decoded, LineTest, LineTime, Lines, Resumed, Transcript, WantSnapshot};
 use history_raw::RawFilter;
 
 /// The seed of every random choice unless `NOTESOUP_KIT_SEED` names another.
@@ -1098,6 +1098,8 @@ fn check_damaged(
 }
 
 /// Rule 8 for a single-file session whose plain decode gave `plain`.
+/// One function because each check reads the snapshots and events of the ones before it, in
+/// the order the rule states them.
 fn check_resume(
     at: &At,
     source: &dyn Transcript,
@@ -1107,9 +1109,16 @@ fn check_resume(
 ) {
     let resumable = |from: Option<&Snapshot>, lines: Option<LineTest<'_>>| {
         let mut events = Vec::new();
-        let keep = lines.is_none();
+        let want = match lines {
+            None => WantSnapshot::Yes,
+            Some(_) => WantSnapshot::No,
+        };
         let done = guarded(at, "resumable decode", || {
-            source.decode_resumable(file, &mut |e| events.push(e), lines, from, keep)
+            match source.decode_resumable(file, &mut |e| events.push(e), lines, from, want) {
+                Ok(Resumed::Done(decoded, snapshot)) => Some(Ok((decoded, snapshot))),
+                Ok(Resumed::Declined) => None,
+                Err(e) => Some(Err(e)),
+            }
         });
         done.map(|d| (events, d.map_err(|e| e.to_string())))
     };
@@ -1353,6 +1362,8 @@ fn damage(rng: &mut Rng, original: &[u8], pool: &[Vec<u8>]) -> (Option<Vec<u8>>,
     (Some(bytes), done.join(", "))
 }
 
+/// One kind of damage to `bytes`, chosen at random, and its name: one arm per kind, read as a
+/// list rather than split.
 fn damage_once(rng: &mut Rng, bytes: &mut Vec<u8>, pool: &[Vec<u8>]) -> String {
     let at = below(rng, bytes.len() + 1);
     match rng.usize(..15) {

@@ -513,6 +513,7 @@ pub(crate) fn merge_all(conn: &Connection) -> rusqlite::Result<()> {
 
 /// Merges `run`, the newest segments, into one with a new id, keeping only the ids of lines
 /// that still exist.
+/// Kept whole: every list of the run is filtered by the bitmap of live ids built first.
 fn merge(conn: &Connection, run: &[Segment]) -> rusqlite::Result<()> {
     let (Some(oldest), Some(newest)) = (run.first(), run.last()) else {
         return Ok(());
