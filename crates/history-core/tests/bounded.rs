@@ -1,11 +1,15 @@
 //! What a page keeps while a session streams by is bounded by the page, not by the session:
 //! the live heap is measured with a counting allocator while a session of 64 MiB of dialogue
-//! is listed, browsed and searched. (One test in this binary, so that nothing else allocates
-//! meanwhile.)
+//! is listed, browsed and searched.
+//!
+//! This is a test binary of its own beside `tests/history_core`, with one test in it: a global
+//! allocator counts the allocations of every thread of the process, and the test harness runs
+//! the tests of a binary on parallel threads, so any other test here would add its own bytes to
+//! the peak measured.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use history_core::representative;
 use history_core::End;
@@ -14,28 +18,11 @@ use history_core::{
     SessionKey, Transcript,
 };
 use history_core::{Item, ListPage, ReadPage, Render};
+use peak_alloc::PeakAlloc;
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is passed on to the system allocator unchanged; only sizes are counted.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-        PEAK.fetch_max(live, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
+/// Passes every call on to the system allocator and counts the bytes live and their peak.
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: PeakAlloc = PeakAlloc;
 
 const MIB: usize = 1 << 20;
 
@@ -107,10 +94,10 @@ impl Render for Places {
 
 /// Runs `f`, and returns what it gave and the most bytes live meanwhile beyond those before.
 fn peak<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
+    let before = ALLOCATOR.current_usage();
+    ALLOCATOR.reset_peak_usage();
     let out = f();
-    (out, PEAK.load(Ordering::Relaxed).saturating_sub(before))
+    (out, ALLOCATOR.peak_usage().saturating_sub(before))
 }
 
 #[test]

@@ -43,12 +43,26 @@
 //! Every random choice comes from one seed, [`DEFAULT_SEED`] unless `NOTESOUP_KIT_SEED` names
 //! another (decimal or `0x…`); a failure names it, so that it reproduces.
 //!
-//! ```ignore
-//! #[test]
+//! A decoder's tests run it over its fixtures, in a `#[test]` function such as:
+//!
+//! ```no_run
+//! # mod decode_claude {
+//! #     pub static HARNESS: history_core::Harness = history_core::Harness {
+//! #         name: "claude",
+//! #         root_flag: "claude-root",
+//! #         root_env: "NOTESOUP_HISTORY_CLAUDE_ROOT",
+//! #         root_about: "",
+//! #         default_root_about: "",
+//! #         default_root: |_| None,
+//! #         session_env: None,
+//! #         open: |_| unimplemented!(),
+//! #     };
+//! # }
 //! fn the_fixtures_keep_the_transcript_rules() {
 //!     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/claude/projects");
 //!     history_core::testing::check(&decode_claude::HARNESS, root.as_ref());
 //! }
+//! # the_fixtures_keep_the_transcript_rules();
 //! ```
 
 pub mod properties;
