@@ -545,14 +545,10 @@ impl Runs {
         }
     }
 
-    fn run(&mut self, mut c: Command) -> Result<()> {
-        c.stdout(Stdio::null()).stderr(Stdio::null());
-        let start = Instant::now();
-        let child = c
-            .spawn()
-            .with_context(|| format!("starting {}", self.name))?;
-        let (code, maxrss_kib) = wait_rusage(child.id() as i32)?;
-        self.times.push(start.elapsed().as_secs_f64());
+    fn run(&mut self, c: Command) -> Result<()> {
+        let (code, maxrss_kib, secs) =
+            peak_rss(c).with_context(|| format!("running {}", self.name))?;
+        self.times.push(secs);
         self.rss = self.rss.max(maxrss_kib as f64 / 1024.0);
         self.exit = code;
         Ok(())
@@ -578,22 +574,48 @@ impl Runs {
     }
 }
 
-/// Waits for a child, returning its exit code and its own peak RSS in KiB.
-fn wait_rusage(pid: i32) -> Result<(i32, i64)> {
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value to be overwritten by wait4.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our own child; status and usage are valid for writes.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    if r < 0 {
-        bail!("wait4: {}", std::io::Error::last_os_error());
+/// Runs `c` through `xtask peak-rss`, a process of its own whose only child it is, so that
+/// the peak RSS of its children is the command's own: its exit code, its peak RSS in KiB and
+/// its wall time, from just before its start to its end.
+fn peak_rss(c: Command) -> Result<(i32, i64, f64)> {
+    let mut wrapper = Command::new(std::env::current_exe()?);
+    wrapper
+        .arg("peak-rss")
+        .arg(c.get_program())
+        .args(c.get_args());
+    for (key, value) in c.get_envs() {
+        match value {
+            Some(v) => wrapper.env(key, v),
+            None => wrapper.env_remove(key),
+        };
     }
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
+    if let Some(dir) = c.get_current_dir() {
+        wrapper.current_dir(dir);
+    }
+    let out = wrapper.stderr(Stdio::inherit()).output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    let [code, kib, secs] = fields[..] else {
+        bail!("peak-rss said {text:?}");
     };
-    Ok((code, usage.ru_maxrss))
+    Ok((code.parse()?, kib.parse()?, secs.parse()?))
+}
+
+/// `xtask peak-rss PROGRAM ARGS…`: runs the program with no output, then prints its exit code
+/// (-1 for a signal), its peak RSS in KiB and its wall time in seconds.
+pub fn peak_rss_command(args: &[String]) -> Result<()> {
+    let (program, rest) = args.split_first().context("peak-rss needs a program")?;
+    let start = Instant::now();
+    let status = Command::new(program)
+        .args(rest)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .with_context(|| format!("starting {program}"))?;
+    let secs = start.elapsed().as_secs_f64();
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)?;
+    println!("{} {} {secs}", status.code().unwrap_or(-1), usage.max_rss());
+    Ok(())
 }
 
 /// Every planted needle is found at its session and seq; no absent query is.

@@ -2,5 +2,7 @@
 //! [`corpus::generate`] writes a realistic mixed corpus with an answer key, and [`layers`]
 //! checks that the modules of every crate import each other without a circle.
 
+#![forbid(unsafe_code)]
+
 pub mod corpus;
 pub mod layers;

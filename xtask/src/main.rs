@@ -13,6 +13,8 @@
 //! Each command parses its own arguments and calls a `pub fn` of its module, so that other
 //! commands (a benchmark, say) can reuse the pieces: `corpus::generate(&corpus::Options { .. })`.
 
+#![forbid(unsafe_code)]
+
 mod bench;
 use xtask::{corpus, layers};
 
@@ -51,6 +53,7 @@ fn run(args: Vec<String>) -> Result<()> {
     match command.as_str() {
         "corpus" => corpus_command(rest),
         "bench" => bench::command(rest),
+        "peak-rss" => bench::peak_rss_command(rest),
         "layers" => layers_command(rest),
         "help" | "-h" | "--help" => {
             println!("{USAGE}");
