@@ -301,22 +301,7 @@ fn export(
             code: if events > 0 { 0 } else { 1 },
             ..Output::default()
         },
-        Err(e) => {
-            let plain = Text::default();
-            let printer: &dyn Printer = if json { &Json } else { &plain };
-            let text = printer.error(&e);
-            let (stdout, stderr) = if json {
-                (text, String::new())
-            } else {
-                (String::new(), text)
-            };
-            Output {
-                stdout,
-                stderr,
-                code: 2,
-                ..Output::default()
-            }
-        }
+        Err(e) => failed(json, &e),
     }
 }
 
