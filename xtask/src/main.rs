@@ -31,6 +31,11 @@ commands:
   bench [--mib N] [--seed S] [--dir DIR] [--runs R]
       (re)use a corpus of N MiB (default 1024) in DIR (default target/bench-corpus), then time
       notesoup-history against rg -i -F -c on it, R runs each (default 3), and check every needle
+  bench-raw [--mib N] [--seed S] [--dir DIR] [--runs R] [--needles a,b,c] [--only GROUPS]
+      (re)use a corpus of N MiB (default 256) in DIR (default target/raw-corpus), read it into
+      memory, and time history-raw's searches (keys: the needle search, alone and with the
+      hatches; hatches: the pair search alone) against aho-corasick and memchr::memmem, and
+      history-core's time parser (times) against jiff, best of R runs (default 5)
   layers [CRATE_DIR...]
       print the modules of each crate (default: every crates/* and xtask) in an order where
       each imports only modules before it, or name every circle of imports with its file:line
@@ -53,6 +58,7 @@ fn run(args: Vec<String>) -> Result<()> {
     match command.as_str() {
         "corpus" => corpus_command(rest),
         "bench" => bench::command(rest),
+        "bench-raw" => xtask::bench_raw::command(rest),
         "peak-rss" => bench::peak_rss_command(rest),
         "layers" => layers_command(rest),
         "help" | "-h" | "--help" => {

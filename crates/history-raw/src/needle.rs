@@ -7,6 +7,15 @@
 //! one comparison (`byte | 0x20` is the lowercase of a letter, and no other byte maps to a
 //! lowercase letter that way but its uppercase), and only positions where both agree are checked
 //! in full. The vectorised loop is [`Pairs`]'s, which can look for hatches in the same pass.
+//!
+//! It stays hand-written because it is faster than the crates that do the same job. On the
+//! generated corpus (`cargo xtask corpus --mib 256 --seed 1`, 252 MiB of transcripts with German
+//! text, ligatures and escapes), `cargo xtask bench-raw` finds every place of a needle at
+//! 3.5–6.4 GiB/s ("request" and "session", on most lines; "zebra", in a few files; "deploy", in
+//! none), 1.4–1.9× as fast as `memchr::memmem` over a lowercased copy of each file, and 1.7–7.9×
+//! as fast as `aho-corasick` with `ascii_case_insensitive(true)`, which gives up its vectorised
+//! prefilter for it (best of 15 runs on a busy 2-core AVX2 machine). A case-sensitive `memmem`,
+//! which finds only the lowercase needle, is 1.1–1.5× as fast: what the cases cost.
 
 /// A compiled search for one needle of ASCII letters, in either case.
 #[derive(Clone, Debug)]

@@ -1,4 +1,13 @@
 //! UTC timestamps: parsing RFC 3339 from transcripts and user bounds, and formatting them back.
+//!
+//! The parser is written here rather than taken from `jiff` because it is faster at the one
+//! format transcripts write: `cargo xtask bench-raw` parses the 101,759 timestamps of the
+//! generated corpus (`cargo xtask corpus --mib 256 --seed 1`) in 28–30 ns each, as written
+//! (`2026-01-22T17:51:04.982Z`), with a `+02:00` offset or with nanoseconds, against 72–83 ns
+//! for `jiff::Timestamp`'s `FromStr` (2.6–2.7×, best of 15 runs on a busy 2-core machine). The
+//! two agree on all of them and on this module's tests; they part only outside them: jiff refuses
+//! more than 9 fractional digits, and accepts `,` before a fraction, `+01` offsets, bracketed
+//! time zones, the basic format (`20260122T175104Z`) and times without seconds.
 
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,0 +1,118 @@
+//! The search 32 start positions at a time with AVX2: each pair's two bytes are compared over a
+//! block at once, and so are the key's two rarest letters (both cases in one comparison, see
+//! [`AsciiNeedle`]); only where a block marks a position is it looked at. The positions left
+//! after the last whole block are [`plain`]'s.
+
+use super::plain;
+use crate::needle::AsciiNeedle;
+
+/// [`plain::find`], the same answer for the same arguments.
+///
+/// # Safety
+/// The CPU must have AVX2.
+pub unsafe fn find(
+    pairs: &[[u8; 2]],
+    key: Option<&AsciiNeedle>,
+    haystack: &[u8],
+    start: usize,
+) -> Option<(usize, bool)> {
+    // SAFETY: the CPU has AVX2 (this function's own contract); each arm passes
+    // `N == pairs.len()`, and `KEY` only when there is a key.
+    let scanned = unsafe {
+        match (key.is_some(), pairs.len()) {
+            (true, 0) => blocks::<0, true>(pairs, key, haystack, start),
+            (true, 1) => blocks::<1, true>(pairs, key, haystack, start),
+            (true, 2) => blocks::<2, true>(pairs, key, haystack, start),
+            (true, 3) => blocks::<3, true>(pairs, key, haystack, start),
+            (true, 4) => blocks::<4, true>(pairs, key, haystack, start),
+            (true, 5) => blocks::<5, true>(pairs, key, haystack, start),
+            (true, 6) => blocks::<6, true>(pairs, key, haystack, start),
+            (true, 7) => blocks::<7, true>(pairs, key, haystack, start),
+            (true, 8) => blocks::<8, true>(pairs, key, haystack, start),
+            (true, 9) => blocks::<9, true>(pairs, key, haystack, start),
+            (false, 1) => blocks::<1, false>(pairs, key, haystack, start),
+            (false, 2) => blocks::<2, false>(pairs, key, haystack, start),
+            (false, 3) => blocks::<3, false>(pairs, key, haystack, start),
+            (false, 4) => blocks::<4, false>(pairs, key, haystack, start),
+            (false, 5) => blocks::<5, false>(pairs, key, haystack, start),
+            (false, 6) => blocks::<6, false>(pairs, key, haystack, start),
+            (false, 7) => blocks::<7, false>(pairs, key, haystack, start),
+            (false, 8) => blocks::<8, false>(pairs, key, haystack, start),
+            (false, 9) => blocks::<9, false>(pairs, key, haystack, start),
+            _ => Err(start),
+        }
+    };
+    match scanned {
+        Ok(found) => Some(found),
+        Err(rest) => plain::find(pairs, key, haystack, rest),
+    }
+}
+
+/// [`plain::find`] for `N` pairs over whole blocks of 32 start positions: what was found, or
+/// where the blocks end. More than 9 pairs (the most hatches make: `\u` and eight character
+/// prefixes) are searched without it.
+///
+/// # Safety
+/// The CPU must have AVX2, there must be `N` pairs, and a key if `KEY`.
+#[target_feature(enable = "avx2")]
+unsafe fn blocks<const N: usize, const KEY: bool>(
+    pairs: &[[u8; 2]],
+    key: Option<&AsciiNeedle>,
+    haystack: &[u8],
+    start: usize,
+) -> Result<(usize, bool), usize> {
+    use std::arch::x86_64::*;
+    const W: usize = 32;
+    let firsts: [__m256i; N] = std::array::from_fn(|k| _mm256_set1_epi8(pairs[k][0] as i8));
+    let seconds: [__m256i; N] = std::array::from_fn(|k| _mm256_set1_epi8(pairs[k][1] as i8));
+    // The key's two rare letters, compared in both cases at once (`byte | 0x20`).
+    let needle = key.map_or(&[][..], AsciiNeedle::needle);
+    let (i1, i2) = key.map_or((0, 0), AsciiNeedle::rare);
+    let k1 = _mm256_set1_epi8(needle.get(i1).map_or(0, |&b| b as i8));
+    let k2 = _mm256_set1_epi8(needle.get(i2).map_or(0, |&b| b as i8));
+    let lower = _mm256_set1_epi8(0x20);
+    let ptr = haystack.as_ptr();
+    // A block reads W bytes from s, s + 1, s + i1 and s + i2 (i1, i2 < the needle's length).
+    let reach = needle.len().max(2) - 1;
+    let mut s = start;
+    while s + W + reach <= haystack.len() {
+        // SAFETY: every load ends at most at s + W + reach <= haystack.len().
+        let mut keys = 0;
+        if KEY {
+            let a = _mm256_loadu_si256(ptr.add(s + i1).cast());
+            let b = _mm256_loadu_si256(ptr.add(s + i2).cast());
+            let both = _mm256_and_si256(
+                _mm256_cmpeq_epi8(_mm256_or_si256(a, lower), k1),
+                _mm256_cmpeq_epi8(_mm256_or_si256(b, lower), k2),
+            );
+            keys = _mm256_movemask_epi8(both) as u32;
+        }
+        let mut found = _mm256_setzero_si256();
+        if N > 0 {
+            let x = _mm256_loadu_si256(ptr.add(s).cast());
+            let y = _mm256_loadu_si256(ptr.add(s + 1).cast());
+            for k in 0..N {
+                let both = _mm256_and_si256(
+                    _mm256_cmpeq_epi8(x, firsts[k]),
+                    _mm256_cmpeq_epi8(y, seconds[k]),
+                );
+                found = _mm256_or_si256(found, both);
+            }
+        }
+        let found = _mm256_movemask_epi8(found) as u32;
+        let mut marks = keys | found;
+        while marks != 0 {
+            let bit = marks.trailing_zeros();
+            let i = s + bit as usize;
+            if keys & (1 << bit) != 0 && key.is_some_and(|k| k.is_at(haystack, i)) {
+                return Ok((i, false));
+            }
+            if found & (1 << bit) != 0 {
+                return Ok((i, true));
+            }
+            marks &= marks - 1;
+        }
+        s += W;
+    }
+    Err(s)
+}
