@@ -1,6 +1,8 @@
-//! Claude Code through the CLI: every rule of the decoder, selectors, paging, budgets, errors.
+//! Claude Code through the CLI: the overview and browse pages, what searches, pages and `read`
+//! show of each decoding rule (a table of fixture sessions; the rules themselves are
+//! decode-claude's), selectors, paging, budgets, errors.
 
-use crate::common::{every_role, Roots, Run};
+use crate::common::{Roots, Run};
 use insta::assert_snapshot;
 use serde_json::Value;
 
@@ -60,147 +62,181 @@ fn browse_json_snapshot() {
     assert_snapshot!("claude_browse_json", run.stdout);
 }
 
-fn all_events(r: &Roots, id: &str) -> Run {
-    claude(r, &every_role(id, &[]))
+/// What the command shows of one fixture session's decoding rule (the rule itself is
+/// decode-claude's `rules` test of the same name): a row of the tables here and in
+/// `claude_2026`, checked by [`shows`].
+pub struct Shown {
+    /// The session, its id without `claude:`.
+    pub session: &'static str,
+    /// `seq role` of every item a browse of it shows (`list --session`, the default roles);
+    /// empty: not checked.
+    pub browse: &'static [&'static str],
+    /// Why the browse shows these.
+    pub why: &'static str,
+    /// Searches for its words and what they find.
+    pub searches: &'static [Search],
+    /// What else the command shows of it.
+    pub more: fn(&Roots),
+}
+
+/// A search of a [`Shown`] session's words.
+pub struct Search {
+    /// `--session`: every session, or the one of the row.
+    pub everywhere: bool,
+    /// `--query`.
+    pub query: &'static str,
+    /// `--role`, where it narrows the search.
+    pub role: Option<&'static str>,
+    /// `seq role` of every hit, oldest first, each in the row's session; empty: nothing is found
+    /// (exit code 1).
+    pub hits: &'static [&'static str],
+    /// Why it finds these.
+    pub why: &'static str,
+}
+
+/// A row that shows nothing in particular.
+pub const SHOWN: Shown = Shown {
+    session: "",
+    browse: &[],
+    why: "",
+    searches: &[],
+    more: |_| {},
+};
+
+/// A search of every session for `query`, with any role.
+pub const SEARCH: Search = Search {
+    everywhere: true,
+    query: "",
+    role: None,
+    hits: &[],
+    why: "",
+};
+
+/// Runs the row's browse and searches over `roots`, Claude's alone, and checks what they show.
+pub fn shows(roots: &Roots, row: Shown) {
+    let id = format!("claude:{}", row.session);
+    let seen = |run: &Run| -> Vec<String> {
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        let page = run.json();
+        let items = page["items"].as_array().unwrap();
+        for item in items {
+            assert_eq!(item["session"], id.as_str(), "{item}");
+        }
+        items
+            .iter()
+            .map(|i| format!("{} {}", i["seq"], i["role"].as_str().unwrap()))
+            .collect()
+    };
+    if !row.browse.is_empty() {
+        let run = claude(roots, &["list", "--session", &id, "--json"]);
+        assert_eq!(seen(&run), row.browse, "{}", row.why);
+    }
+    for search in row.searches {
+        let mut args = vec!["list", "--session", "*", "--query", search.query, "--json"];
+        if !search.everywhere {
+            args[2] = &id;
+        }
+        if let Some(role) = search.role {
+            args.extend(["--role", role]);
+        }
+        let run = claude(roots, &args);
+        if search.hits.is_empty() {
+            assert_eq!(
+                run.code, 1,
+                "{args:?} found ({}): {}",
+                search.why, run.stdout
+            );
+        } else {
+            assert_eq!(seen(&run), search.hits, "{args:?}: {}", search.why);
+        }
+    }
+    (row.more)(roots);
 }
 
 #[test]
 fn abandoned_branches_leave_holes() {
-    let r = Roots::new();
-    let run = all_events(&r, "abandoned-branch");
-    let seqs: Vec<u64> = run.positions().iter().map(|p| p.0).collect();
-    assert_eq!(seqs, vec![2, 3, 6, 7]);
-    let search = claude(&r, &["list", "--session", "*", "--query", "abandoned"]);
-    assert_eq!(search.code, 1, "{}", search.stdout);
+    shows(
+        &Roots::new(),
+        Shown {
+            session: "abandoned-branch",
+            searches: &[Search {
+                query: "abandoned",
+                why: "the abandoned branch is not searched",
+                ..SEARCH
+            }],
+            ..SHOWN
+        },
+    );
 }
 
 #[test]
 fn all_branches_shows_a_rewind_marked() {
-    let r = Roots::new();
-    let run = claude(&r, &every_role("abandoned-branch", &["--all-branches"])).json();
-    let marks: Vec<(u64, bool)> = run["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            (
-                i["seq"].as_u64().unwrap(),
-                i["on_active_branch"].as_bool().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        marks,
-        vec![
-            (2, true),
-            (3, true),
-            (4, false),
-            (5, false),
-            (6, true),
-            (7, true)
-        ]
-    );
-    let read = claude(
-        &r,
-        &[
-            "read",
-            "--session",
-            "abandoned-branch",
-            "--seq",
-            "4",
-            "--json",
-        ],
-    )
-    .json();
-    assert_eq!(
-        read["item"]["on_active_branch"], false,
-        "an abandoned line can still be read by seq"
-    );
-}
-
-#[test]
-fn compaction_boundary_is_crossed() {
-    let r = Roots::new();
-    let texts = all_events(&r, "compaction-across-boundary").texts();
-    assert!(texts.iter().any(|t| t.contains("PRECOMPACT")));
-    assert!(texts.iter().any(|t| t.contains("POSTCOMPACT")));
-    assert!(texts
-        .iter()
-        .any(|t| t.starts_with("This session is being continued")));
-    let roles = all_events(&r, "compaction-across-boundary").json()["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            format!(
-                "{}:{}",
-                i["role"].as_str().unwrap(),
-                i["kind"].as_str().unwrap()
-            )
-        })
-        .collect::<Vec<_>>();
-    assert_eq!(
-        roles,
-        vec![
-            "user:message",
-            "assistant:message",
-            "context:summary",
-            "context:summary",
-            "user:message",
-            "assistant:message"
-        ]
+    shows(
+        &Roots::new(),
+        Shown {
+            session: "abandoned-branch",
+            more: |r| {
+                let read = claude(
+                    r,
+                    &[
+                        "read",
+                        "--session",
+                        "abandoned-branch",
+                        "--seq",
+                        "4",
+                        "--json",
+                    ],
+                )
+                .json();
+                assert_eq!(
+                    read["item"]["on_active_branch"], false,
+                    "an abandoned line can still be read by seq"
+                );
+            },
+            ..SHOWN
+        },
     );
 }
 
 #[test]
 fn parallel_tool_results_stay_on_the_branch() {
-    let r = Roots::new();
-    let run = all_events(&r, "parallel-tool-results");
-    let seqs: Vec<u64> = run.positions().iter().map(|p| p.0).collect();
-    assert_eq!(seqs, vec![1, 2, 3, 4, 5, 7]);
-    let hit = claude(
-        &r,
-        &[
-            "list",
-            "--session",
-            "*",
-            "--query",
-            "SIBLINGRESULT",
-            "--json",
-        ],
+    shows(
+        &Roots::new(),
+        Shown {
+            session: "parallel-tool-results",
+            searches: &[Search {
+                query: "SIBLINGRESULT",
+                hits: &["5 tool"],
+                ..SEARCH
+            }],
+            ..SHOWN
+        },
     );
-    assert_eq!(hit.json()["items"][0]["role"], "tool");
-    // The real sample: two Task calls of one response, the conversation going on from the
-    // first call's result; the second call and its result still belong.
-    let sample = all_events(&r, "70fc6d83");
-    let seqs: Vec<u64> = sample.positions().iter().map(|p| p.0).collect();
-    for s in [11, 12, 13, 14, 15, 16] {
-        assert!(seqs.contains(&s), "seq {s} missing from {seqs:?}");
-    }
 }
 
 #[test]
 fn sidechains_subagent_stores_and_legacy_agents_are_not_dialogue() {
-    let r = Roots::new();
-    for q in ["SIDECHAIN", "SUBAGENTSTORE", "LEGACYAGENT"] {
-        let run = claude(&r, &["list", "--session", "*", "--query", q]);
-        assert_eq!(run.code, 1, "{q} found: {}", run.stdout);
-    }
-    let ids = claude(&r, &["list", "--json", "--limit", "100"]).json()["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["session"].as_str().unwrap().to_string())
-        .collect::<Vec<_>>();
-    assert!(!ids.iter().any(|i| i.contains("agent-")), "{ids:?}");
-}
-
-#[test]
-fn attachment_and_progress_leaves_are_not_preferred() {
-    let r = Roots::new();
-    let texts = all_events(&r, "attachment-leaf").texts();
-    assert!(texts.contains(&"Tests pass.".to_string()), "{texts:?}");
-    assert!(!texts.iter().any(|t| t.contains("HOOKCONTEXT")));
+    shows(
+        &Roots::new(),
+        Shown {
+            session: "sidechain-lines",
+            searches: &[
+                Search {
+                    query: "SIDECHAIN",
+                    ..SEARCH
+                },
+                Search {
+                    query: "SUBAGENTSTORE",
+                    ..SEARCH
+                },
+                Search {
+                    query: "LEGACYAGENT",
+                    ..SEARCH
+                },
+            ],
+            ..SHOWN
+        },
+    );
 }
 
 #[test]
@@ -228,51 +264,45 @@ fn queries_see_decoded_json_escapes_and_fold_case() {
 
 #[test]
 fn damaged_lines_give_events_and_a_notice() {
-    let r = Roots::new();
-    let run = all_events(&r, "truncated-last-line");
-    assert_eq!(run.texts(), vec!["Write the report", "Report written."]);
-    assert!(run.json()["notice"]
-        .as_str()
-        .unwrap()
-        .contains("last line (3) is incomplete"));
-    let bad = all_events(&r, "non-json-line");
-    assert_eq!(
-        bad.texts(),
-        vec!["First question", "First answer.", "Second question"]
+    shows(
+        &Roots::new(),
+        Shown {
+            session: "non-json-line",
+            more: |r| {
+                let text = claude(r, &["list", "--session", "non-json-line"]);
+                assert!(
+                    text.stderr
+                        .starts_with("notice: skipped 4 unreadable lines"),
+                    "{}",
+                    text.stderr
+                );
+                assert!(!text.stdout.contains("notice"), "{}", text.stdout);
+            },
+            ..SHOWN
+        },
     );
-    assert!(bad.json()["notice"]
-        .as_str()
-        .unwrap()
-        .contains("skipped 4 unreadable lines"));
-    let text = claude(&r, &["list", "--session", "non-json-line"]);
-    assert!(
-        text.stderr
-            .starts_with("notice: skipped 4 unreadable lines"),
-        "{}",
-        text.stderr
-    );
-    assert!(!text.stdout.contains("notice"), "{}", text.stdout);
 }
 
 #[test]
 fn lone_surrogates_are_repaired_and_out_of_range_numbers_refused() {
-    let r = Roots::new();
-    let run = all_events(&r, "lone-surrogate-and-odd-values");
-    assert_eq!(
-        run.texts(),
-        vec!["Show the banner", "Banner: CUTEMOJI \u{FFFD} then the rest"]
+    shows(
+        &Roots::new(),
+        Shown {
+            session: "lone-surrogate-and-odd-values",
+            searches: &[
+                Search {
+                    query: "cutemoji",
+                    hits: &["2 assistant"],
+                    ..SEARCH
+                },
+                Search {
+                    query: "ODDNUMBER",
+                    ..SEARCH
+                },
+            ],
+            ..SHOWN
+        },
     );
-    assert!(run.json()["notice"]
-        .as_str()
-        .unwrap()
-        .contains("skipped 1 unreadable line (3)"));
-    let hit = claude(
-        &r,
-        &["list", "--session", "*", "--query", "cutemoji", "--json"],
-    );
-    assert_eq!(hit.json()["items"][0]["seq"], 2);
-    let odd = claude(&r, &["list", "--session", "*", "--query", "ODDNUMBER"]);
-    assert_eq!(odd.code, 1);
 }
 
 #[test]
@@ -295,28 +325,6 @@ fn a_file_without_a_leaf_is_unavailable() {
         .as_str()
         .unwrap()
         .starts_with("1 session could not be loaded"));
-}
-
-#[test]
-fn unknown_types_are_tolerated_and_titles_kept() {
-    let r = Roots::new();
-    let run = all_events(&r, "unknown-line-types");
-    assert_eq!(run.code, 0);
-    assert!(run
-        .texts()
-        .contains(&"Known text after an unknown block.".to_string()));
-    assert!(run.json()["notice"].is_null());
-}
-
-#[test]
-fn a_missing_parent_is_a_notice() {
-    let r = Roots::new();
-    let run = all_events(&r, "dangling-parent");
-    assert_eq!(run.texts().len(), 2);
-    assert!(run.json()["notice"]
-        .as_str()
-        .unwrap()
-        .contains("not in this file"));
 }
 
 #[test]

@@ -5,7 +5,7 @@
 // A private copy of the fixtures with fixed modification times, and running the binary on it.
 mod common;
 
-// Claude Code through the CLI: overview, browse, selectors, paging, budgets, errors.
+// Claude Code through the CLI: pages, selectors, budgets, errors, what it shows of each rule.
 mod claude;
 // Claude Code 2.1.78–2.1.207 through the CLI, its sessions mixed with the older ones.
 mod claude_2026;
