@@ -1,6 +1,7 @@
 //! Output for a person: on a terminal (forced in-process, and under a real pseudo-terminal with
 //! `script`) color, highlighted matches, local times with ages and one line per session; piped,
-//! the plain text. Recipes are command lines that run; `--sessions` sums up whole sessions.
+//! the plain text. Recipes are command lines that run; `--sessions` sums up whole sessions. Each
+//! layout kept as a snapshot is a row of one table ([`Seen`]).
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -76,58 +77,162 @@ fn visible_sgr(text: &str) -> String {
         .collect()
 }
 
+/// Where a [`Seen`] row's command writes.
+enum To {
+    /// In process, to a terminal this many columns wide, at [`NOW`] in UTC.
+    Terminal(usize),
+    /// The binary, to a pipe.
+    Pipe,
+}
+
+/// One command's output as a person sees it, kept as a snapshot: a row of the table below, one
+/// test (or two rows of one) a layout, checked by [`looks`].
+struct Seen {
+    /// Where the output goes.
+    to: To,
+    /// The command line.
+    args: &'static [&'static str],
+    /// Its environment besides the roots.
+    env: &'static [(&'static str, &'static str)],
+    /// The snapshot of its output, escapes shown by [`visible_sgr`].
+    snapshot: &'static str,
+    /// What else holds of the output (as written, escapes and all), given the row.
+    more: fn(&Roots, &Seen, &str),
+}
+
+/// A row that checks nothing besides its snapshot.
+const SEEN: Seen = Seen {
+    to: To::Pipe,
+    args: &[],
+    env: &[],
+    snapshot: "",
+    more: |_, _, _| {},
+};
+
+/// Runs the row's command over `r`, which must succeed, and checks its output.
+fn looks(r: &Roots, row: Seen) {
+    let out = match row.to {
+        To::Terminal(width) => {
+            let (out, code) = on_terminal(r, true, width, row.args, row.env);
+            assert_eq!(code, 0, "{out}");
+            out
+        }
+        To::Pipe => {
+            let run = r.run_with(row.args, row.env);
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            run.stdout
+        }
+    };
+    assert_snapshot!(row.snapshot, visible_sgr(&out));
+    (row.more)(r, &row, &out);
+}
+
 #[test]
 fn the_overview_on_a_terminal_is_a_line_per_session() {
-    let r = Roots::new();
-    let (out, code) = on_terminal(&r, true, 100, &["list", "--session", "claude:*"], &[]);
-    assert_eq!(code, 0);
-    assert!(out.contains('\x1b'), "colored: {out}");
-    assert_snapshot!("terminal_overview_lines", visible_sgr(&out));
-    let (plain, _) = on_terminal(
-        &r,
-        true,
-        100,
-        &["list", "--session", "claude:*"],
-        &[("NO_COLOR", "1")],
+    looks(
+        &Roots::new(),
+        Seen {
+            to: To::Terminal(100),
+            args: &["list", "--session", "claude:*"],
+            snapshot: "terminal_overview_lines",
+            more: |r, row, out| {
+                assert!(out.contains('\x1b'), "colored: {out}");
+                let (plain, _) = on_terminal(r, true, 100, row.args, &[("NO_COLOR", "1")]);
+                assert!(!plain.contains('\x1b'), "NO_COLOR: {plain}");
+                for line in plain.lines().filter(|l| l.contains("claude ")) {
+                    assert!(
+                        history_cli::screen::columns(line) <= 100
+                            || line.contains("→ claude --resume"),
+                        "{line}"
+                    );
+                }
+                let mut never = row.args.to_vec();
+                never.extend(["--color", "never"]);
+                let (never, _) = on_terminal(r, true, 100, &never, &[]);
+                assert_eq!(never, plain, "--color never is NO_COLOR");
+            },
+            ..SEEN
+        },
     );
-    assert!(!plain.contains('\x1b'), "NO_COLOR: {plain}");
-    for line in plain.lines().filter(|l| l.contains("claude ")) {
-        assert!(
-            history_cli::screen::columns(line) <= 100 || line.contains("→ claude --resume"),
-            "{line}"
-        );
-    }
-    let (never, _) = on_terminal(
-        &r,
-        true,
-        100,
-        &["list", "--session", "claude:*", "--color", "never"],
-        &[],
-    );
-    assert_eq!(never, plain, "--color never is NO_COLOR");
 }
 
 #[test]
 fn a_search_on_a_terminal_highlights_every_match_and_shows_local_times() {
+    looks(
+        &Roots::new(),
+        Seen {
+            to: To::Terminal(100),
+            args: &[
+                "list",
+                "--session",
+                "claude:*",
+                "--query",
+                "login",
+                "--limit",
+                "3",
+            ],
+            snapshot: "terminal_search_blocks",
+            more: |r, row, _| {
+                let (piped, _) = on_terminal(r, false, 100, row.args, &[]);
+                assert!(!piped.contains('\x1b') && piped.contains("2026-03-01T09:00:01.000Z"));
+                let binary = r.run(row.args);
+                assert_eq!(
+                    piped, binary.stdout,
+                    "piped in-process is the binary's output"
+                );
+            },
+            ..SEEN
+        },
+    );
+}
+
+#[test]
+fn session_level_search_layouts() {
     let r = Roots::new();
-    let args = [
-        "list",
-        "--session",
-        "claude:*",
-        "--query",
-        "login",
-        "--limit",
-        "3",
-    ];
-    let (out, code) = on_terminal(&r, true, 100, &args, &[]);
-    assert_eq!(code, 0);
-    assert_snapshot!("terminal_search_blocks", visible_sgr(&out));
-    let (piped, _) = on_terminal(&r, false, 100, &args, &[]);
-    assert!(!piped.contains('\x1b') && piped.contains("2026-03-01T09:00:01.000Z"));
-    let binary = r.run(&args);
-    assert_eq!(
-        piped, binary.stdout,
-        "piped in-process is the binary's output"
+    looks(
+        &r,
+        Seen {
+            args: &["list", "--sessions", "--query", "login"],
+            snapshot: "sessions_blocks",
+            ..SEEN
+        },
+    );
+    looks(
+        &r,
+        Seen {
+            to: To::Terminal(110),
+            args: &["list", "--sessions", "--query", "login"],
+            env: &[("NO_COLOR", "1")],
+            snapshot: "sessions_lines",
+            ..SEEN
+        },
+    );
+}
+
+#[test]
+fn a_search_in_lines_is_a_line_per_hit_with_its_match_in_view() {
+    looks(
+        &Roots::new(),
+        Seen {
+            args: &[
+                "list",
+                "--session",
+                "*",
+                "--query",
+                "login",
+                "--format",
+                "lines",
+                "--limit",
+                "4",
+            ],
+            snapshot: "search_lines",
+            more: |_, _, out| {
+                for line in out.lines().filter(|l| l.contains(" seq ")) {
+                    assert!(line.to_lowercase().contains("login"), "{line}");
+                }
+            },
+            ..SEEN
+        },
     );
 }
 
@@ -520,22 +625,6 @@ fn sessions_fit_the_budget_and_say_so() {
 }
 
 #[test]
-fn session_level_search_layouts() {
-    let r = Roots::new();
-    let blocks = r.run(&["list", "--sessions", "--query", "login"]);
-    assert_eq!(blocks.code, 0, "{}", blocks.stderr);
-    assert_snapshot!("sessions_blocks", blocks.stdout);
-    let (lines, _) = on_terminal(
-        &r,
-        true,
-        110,
-        &["list", "--sessions", "--query", "login"],
-        &[("NO_COLOR", "1")],
-    );
-    assert_snapshot!("sessions_lines", lines);
-}
-
-#[test]
 fn session_level_search_refuses_what_it_cannot_do() {
     let r = Roots::new();
     let none = r.run(&["list", "--sessions", "--query", "no such text anywhere"]);
@@ -601,27 +690,6 @@ fn sessions_from_the_search_index_are_the_sessions_from_a_scan() {
         indexed["coverage"]
     );
     assert_eq!(indexed["sessions"], scanned["sessions"]);
-}
-
-#[test]
-fn a_search_in_lines_is_a_line_per_hit_with_its_match_in_view() {
-    let r = Roots::new();
-    let run = r.run(&[
-        "list",
-        "--session",
-        "*",
-        "--query",
-        "login",
-        "--format",
-        "lines",
-        "--limit",
-        "4",
-    ]);
-    assert_eq!(run.code, 0);
-    assert_snapshot!("search_lines", run.stdout);
-    for line in run.stdout.lines().filter(|l| l.contains(" seq ")) {
-        assert!(line.to_lowercase().contains("login"), "{line}");
-    }
 }
 
 #[test]
