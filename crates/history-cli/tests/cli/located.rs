@@ -1,0 +1,375 @@
+//! A search the index answers reads the lines its page needs, located by the index and decoded
+//! alone, and never decodes a session it covers, yet gives what a search without it gives,
+//! down to where each item's line is.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::common::Roots;
+use history_cli::render::{Json, Printer};
+use history_cli::HARNESSES;
+use history_core::End;
+use history_core::Render;
+use history_core::{
+    Corpus, DecodeError, Decoded, Event, History, ListRequest, Role, SessionFile, Transcript,
+};
+use history_core::{LineTest, LineTime};
+use history_index::build::update;
+use history_index::projection::Index;
+use history_index::store::Store;
+use serde_json::Value;
+
+/// What the sources were asked to do.
+#[derive(Default)]
+struct Calls {
+    /// The own file of each session decoded whole.
+    decoded: Vec<PathBuf>,
+    /// Bytes read by location.
+    located: usize,
+}
+
+/// A source that counts what it is asked, doing what the real one does.
+struct Counting {
+    inner: Box<dyn Transcript>,
+    calls: Arc<Mutex<Calls>>,
+}
+
+impl Transcript for Counting {
+    fn harness(&self) -> &str {
+        self.inner.harness()
+    }
+
+    fn discover(&self) -> Vec<SessionFile> {
+        self.inner.discover()
+    }
+
+    fn decode(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+        lines: Option<LineTest<'_>>,
+    ) -> Result<Decoded, DecodeError> {
+        self.calls.lock().unwrap().decoded.push(file.path.clone());
+        self.inner.decode(file, sink, lines)
+    }
+
+    fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {
+        self.inner.lineage(file)
+    }
+
+    fn open_raw(&self, path: &Path) -> std::io::Result<Box<dyn Read + '_>> {
+        self.inner.open_raw(path)
+    }
+
+    fn line_time(&self, line: &[u8]) -> LineTime {
+        self.inner.line_time(line)
+    }
+
+    fn replay(&self, seq: u64, line: &[u8], sink: &mut dyn FnMut(Event)) -> bool {
+        self.inner.replay(seq, line, sink)
+    }
+
+    fn read_at(&self, path: &Path, offset: u64, len: usize) -> Option<std::io::Result<Vec<u8>>> {
+        let read = self.inner.read_at(path, offset, len);
+        if let Some(Ok(bytes)) = &read {
+            self.calls.lock().unwrap().located += bytes.len();
+        }
+        read
+    }
+}
+
+fn corpus(roots: &Roots, calls: &Arc<Mutex<Calls>>) -> Corpus {
+    Corpus::new(
+        HARNESSES
+            .iter()
+            .map(|h| {
+                Box::new(Counting {
+                    inner: (h.open)(roots.root(h.name).to_path_buf()),
+                    calls: calls.clone(),
+                }) as Box<dyn Transcript>
+            })
+            .collect(),
+    )
+}
+
+/// The page as JSON, without what legitimately differs between the index and a scan.
+fn page(history: &History, req: &ListRequest) -> Value {
+    let printer = Json;
+    let text = match history.list(req, &printer) {
+        Ok(page) => printer.list(&page),
+        Err(e) => printer.error(&e),
+    };
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("coverage");
+        o.remove("notice");
+    }
+    v
+}
+
+/// The fixtures, indexed through counting sources.
+struct Indexed {
+    roots: Roots,
+    calls: Arc<Mutex<Calls>>,
+    db: PathBuf,
+    store: Store,
+    indexing: Corpus,
+}
+
+impl Indexed {
+    fn new() -> Indexed {
+        let roots = Roots::new();
+        let calls = Arc::new(Mutex::new(Calls::default()));
+        let db = roots.dir.path().join("index.sqlite");
+        let mut store = Store::open(&db).unwrap();
+        let indexing = corpus(&roots, &calls);
+        update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+        Indexed {
+            roots,
+            calls,
+            db,
+            store,
+            indexing,
+        }
+    }
+}
+
+/// The fixtures searched with the index at `db` (through sources counting into `calls`), and
+/// without it; both locate their items.
+fn histories(roots: &Roots, calls: &Arc<Mutex<Calls>>, db: &Path) -> (History, History) {
+    let index = Index::new(Store::open(db).unwrap(), "test");
+    let indexed = History::new(corpus(roots, calls))
+        .with_locations(true)
+        .with_projection(Some(Box::new(index)));
+    let uncounted = Arc::new(Mutex::new(Calls::default()));
+    let scanned = History::new(corpus(roots, &uncounted)).with_locations(true);
+    (indexed, scanned)
+}
+
+#[test]
+fn the_index_answers_from_located_lines_what_a_scan_answers() {
+    let Indexed {
+        roots,
+        calls,
+        db,
+        store,
+        ..
+    } = Indexed::new();
+    // What the index cannot cover: sessions it failed, those built from several files, and
+    // compressed files, which cannot be read at a line.
+    let rows = store.sessions().unwrap();
+    let covered: Vec<PathBuf> = rows
+        .iter()
+        .filter(|r| {
+            r.state == history_index::store::SessionState::Indexed
+                && r.witnesses.len() == 1
+                && r.root_path.extension().is_none_or(|e| e != "zst")
+        })
+        .map(|r| r.root_path.clone())
+        .collect();
+    assert!(
+        covered.len() >= 10,
+        "the fixtures cover few sessions: {covered:?}"
+    );
+    let (indexed, scanned) = histories(&roots, &calls, &db);
+
+    let mut located = 0;
+    // Items whose line's place the pages compared.
+    let mut with_places = 0;
+    let queries = [
+        "the", "git", "test", "review", "ls -la", "agents", "Hello", "STRASSE", "ß",
+    ];
+    for query in queries {
+        // A query shorter than a token is answered by scanning.
+        let tokens = query.chars().count() >= 3;
+        for from in [End::Newest, End::Oldest] {
+            for (limit, roles, all_branches) in [
+                (20, vec![], false),
+                (1, vec![], false),
+                (3, vec![Role::User, Role::Assistant], false),
+                (5, vec![Role::Tool], true),
+            ] {
+                let req = ListRequest {
+                    session: Some("*".into()),
+                    queries: vec![query.into()],
+                    roles,
+                    from: Some(from),
+                    limit,
+                    all_branches,
+                    ..ListRequest::default()
+                };
+                *calls.lock().unwrap() = Calls::default();
+                let with = page(&indexed, &req);
+                assert_eq!(with, page(&scanned, &req), "{query:?} {from:?} {limit}");
+                let items = with["items"].as_array().unwrap();
+                with_places += items.iter().filter(|i| i["byte_offset"].is_u64()).count();
+                let calls = calls.lock().unwrap();
+                let decoded_covered: Vec<_> = calls
+                    .decoded
+                    .iter()
+                    .filter(|p| covered.contains(p))
+                    .collect();
+                assert!(
+                    !tokens || decoded_covered.is_empty(),
+                    "{query:?}: sessions the index covers were decoded: {decoded_covered:?}"
+                );
+                located += calls.located;
+            }
+        }
+    }
+    assert!(located > 0, "no line was ever read by location");
+    assert!(
+        with_places > 100,
+        "only {with_places} items said where their line is"
+    );
+}
+
+/// `(seq, row id)` of the stored lines of the session whose file is `path`.
+fn stored_rows(db: &Path, path: &Path) -> Vec<(i64, i64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT l.seq, l.id FROM lines l JOIN sessions s ON s.id = l.session
+             WHERE s.root_path = ?1 ORDER BY l.seq",
+        )
+        .unwrap();
+    stmt.query_map([path.as_os_str().as_bytes()], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
+}
+
+#[test]
+fn an_append_that_moves_the_branch_keeps_the_stored_lines_and_moves_their_marks() {
+    let Indexed {
+        roots,
+        calls,
+        db,
+        mut store,
+        indexing,
+    } = Indexed::new();
+    let path = roots.root("claude").join("-w-app/abandoned-branch.jsonl");
+    let before = stored_rows(&db, &path);
+    assert!(before.len() >= 6, "{before:?}");
+
+    // A reply to the abandoned branch's last line, later than everything: its leaf now wins,
+    // and the lines of the other branch leave the selected one.
+    let line = r#"{"parentUuid":"a2","isSidechain":false,"userType":"external","cwd":"/w/app","sessionId":"abandoned-branch","version":"2.1.20","gitBranch":"main","type":"user","message":{"role":"user","content":"Keep the sleeps after all, the clock can wait"},"uuid":"u4","timestamp":"2026-03-01T10:00:00.000Z"}"#;
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(f, "{line}").unwrap();
+    drop(f);
+
+    let summary = update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+    assert_eq!(summary.indexed, 1, "{summary:?}");
+    let after = stored_rows(&db, &path);
+    assert_eq!(
+        &after[..before.len()],
+        &before[..],
+        "the stored lines were written again"
+    );
+    assert_eq!(after.len(), before.len() + 1);
+
+    let (indexed, scanned) = histories(&roots, &calls, &db);
+    for query in ["clock", "ABANDONED", "sleeps"] {
+        for all_branches in [false, true] {
+            let wildcard = ListRequest {
+                session: Some("claude:*".into()),
+                queries: vec![query.into()],
+                all_branches,
+                ..ListRequest::default()
+            };
+            *calls.lock().unwrap() = Calls::default();
+            let with = page(&indexed, &wildcard);
+            assert_eq!(with, page(&scanned, &wildcard), "{query:?} {all_branches}");
+            assert!(
+                !calls.lock().unwrap().decoded.contains(&path),
+                "{query:?}: the session was decoded"
+            );
+            let texts: Vec<&str> = with["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["text"].as_str().unwrap())
+                .collect();
+            let abandoned_shown = texts.contains(&"Try the ABANDONED approach with sleeps");
+            let other_shown = texts.contains(&"Reset the clock in beforeEach instead");
+            match query {
+                "ABANDONED" => assert!(abandoned_shown, "{texts:?}"),
+                "clock" => assert_eq!(other_shown, all_branches, "{texts:?}"),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Appends a user line saying `text` to a Claude transcript, as a child of its last line.
+fn append_claude_line(path: &Path, text: &str) {
+    use std::io::Write;
+    let content = std::fs::read_to_string(path).unwrap();
+    let last: Value = serde_json::from_str(content.lines().last().unwrap()).unwrap();
+    let uuid = format!("00000000-0000-4000-8000-{:012}", content.lines().count());
+    let line = serde_json::json!({
+        "type": "user", "uuid": uuid, "parentUuid": last["uuid"], "sessionId": last["sessionId"],
+        "timestamp": "2031-01-01T00:00:00.000Z", "isSidechain": false,
+        "message": {"role": "user", "content": text},
+    });
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    writeln!(file, "{line}").unwrap();
+}
+
+/// A search's hits come from what the index found when it was consulted; a session the store
+/// took in again before its hits were read (an update between the two, as a background one may
+/// run) holds other lines, and is looked up anew rather than from what was found.
+#[test]
+fn hits_read_after_an_update_find_the_lines_it_added() {
+    use history_core::Projection;
+    use history_core::{Known, Wanted};
+    let Indexed {
+        roots,
+        calls,
+        db,
+        mut store,
+        indexing,
+    } = Indexed::new();
+    let sessions = indexing.discover_in(Some("claude"));
+    let file = sessions
+        .iter()
+        .find(|f| f.path.extension().is_some_and(|e| e == "jsonl"))
+        .unwrap()
+        .clone();
+    append_claude_line(&file.path, "zebracorn one");
+    update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+    let searching = corpus(&roots, &calls);
+    let sessions = searching.discover_in(Some("claude"));
+    let index = Index::new(Store::open(&db).unwrap(), "test");
+    let filter = history_core::Filter::new(&["zebracorn".into()], vec![], None, None);
+    let known = index.known(&searching, &sessions, &filter);
+    let at = sessions.iter().position(|f| f.key == file.key).unwrap();
+    assert!(matches!(known[at], Known::Within { .. }), "{:?}", known[at]);
+    // An update between `known` and `hits`.
+    append_claude_line(&file.path, "zebracorn two");
+    update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+    let file = searching
+        .discover_in(Some("claude"))
+        .into_iter()
+        .find(|f| f.key == file.key)
+        .unwrap();
+    let wanted = Wanted {
+        filter: &filter,
+        admit: &|_| true,
+        from: End::Newest,
+        count: 10,
+        all_branches: false,
+    };
+    let (hits, _) = index.hits(&searching, &file, &wanted).unwrap().unwrap();
+    let texts: Vec<&str> = hits.iter().map(|(e, _)| e.text.as_str()).collect();
+    assert_eq!(texts, ["zebracorn two", "zebracorn one"]);
+}

@@ -1,0 +1,53 @@
+//! The notesoup-history command end to end: the built binary (and, in process, `history_cli`'s
+//! own entry points) over a private copy of the fixtures. One test binary for the crate, one
+//! module a concern, so that the workspace is linked once rather than once a file.
+
+// A private copy of the fixtures with fixed modification times, and running the binary on it.
+mod common;
+
+// Claude Code through the CLI: pages, selectors, budgets, errors, what it shows of each rule.
+mod claude;
+// Claude Code 2.1.78–2.1.207 through the CLI, its sessions mixed with the older ones.
+mod claude_2026;
+// Codex through the CLI: generations, `.zst`, inherited history, rollbacks, context, damage.
+mod codex;
+// The same requests through history-core's API and through the binary: identical output.
+mod core_api;
+// Time bounds name real calendar days.
+mod dates;
+// `completions` and `man`, for every harness of the registry.
+mod documents;
+// `export`: a whole session as a document, snapshotted whole or by its outline.
+mod export;
+// The search index as a user has it: equal to a scan however transcripts and database change.
+mod index;
+// A transcript over the size limit is refused from its size, the same way by every command.
+mod limits;
+// A search the index answers decodes only the lines its page needs, located by the index.
+mod located;
+// Every `--json` item names its line (`path`, `line`, bytes) and how to resume its session.
+mod locations;
+// The MCP server in process: the protocol, the tools' schemas, the CLI's very pages.
+mod mcp;
+// The MCP server end to end with the official Python client (`mcp_client.py` beside it).
+mod mcp_client;
+// All three harnesses in one overview, one search, and one selector space.
+mod mixed;
+// The fuzz targets' invariants on the stable toolchain: mutated fixtures, every decoder.
+mod mutations;
+// Paging a search of many sessions by its recipes: every hit once, in order, from either end.
+mod paging;
+// pi through the CLI: the active branch, `--all-branches`, versions, forks, damage, roots.
+mod pi;
+// The raw prefilter never loses a hit: results with it equal results with full decoding.
+mod prefilter;
+// A fourth, test-only harness added to the registry alone works through every command.
+mod registry;
+// `cwd`, `git_branch` and `title` on every `--json` item of every harness.
+mod session_meta;
+// Output for a person: color, highlights, local times, a line a session, `--sessions`.
+mod terminal;
+// Lines torn by a writer while reads, searches and the overview run: never a half line shown.
+mod torn_lines;
+// What a person at a shell meets first: usage errors, stdout and stderr, `list --help`.
+mod usage;

@@ -1,0 +1,551 @@
+//! The MCP server's request handling, driven in-process through `run_io` over the fixtures:
+//! the protocol (negotiation, errors, notifications, batches), the tools' schemas, and that a
+//! tool answers with the very page the CLI prints, within the budget.
+
+use std::ffi::OsString;
+use std::io::Cursor;
+
+use crate::common::Roots;
+use history_cli::{run, run_io, Io, HARNESSES};
+use serde_json::{json, Value};
+
+/// Runs `notesoup-history [args] mcp` over the roots, feeding it `lines`; returns what it wrote,
+/// line by line.
+fn serve_raw(r: &Roots, env: &[(&str, &str)], lines: &[String]) -> Vec<String> {
+    let mut argv: Vec<OsString> = vec!["notesoup-history".into()];
+    for (h, root) in r.roots() {
+        argv.push(format!("--{}", h.root_flag).into());
+        argv.push(root.into());
+    }
+    argv.push("mcp".into());
+    let home = r.dir.path().join("home").display().to_string();
+    let cache = r.cache_home().display().to_string();
+    let env = |k: &str| match k {
+        "HOME" => Some(home.clone().into()),
+        "XDG_CACHE_HOME" => Some(cache.clone().into()),
+        "NOTESOUP_HISTORY_INDEX" => Some("off".into()),
+        _ => env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.into()),
+    };
+    let mut input = Cursor::new(lines.join("\n").into_bytes());
+    let mut output = Vec::new();
+    let out = run_io(
+        &HARNESSES,
+        argv,
+        &env,
+        Io {
+            input: &mut input,
+            output: &mut output,
+            start_index: &|_| {},
+        },
+    );
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.stderr);
+    String::from_utf8(output)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// [`serve_raw`] with messages, parsing the replies.
+fn serve(r: &Roots, messages: &[Value]) -> Vec<Value> {
+    let lines: Vec<String> = messages.iter().map(Value::to_string).collect();
+    serve_raw(r, &[], &lines)
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn initialize(version: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}
+    }})
+}
+
+fn call(id: u64, tool: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": tool, "arguments": arguments}})
+}
+
+/// One tool call after `initialize` at the newest revision: its result.
+fn call_one(r: &Roots, tool: &str, arguments: Value) -> Value {
+    let replies = serve(r, &[initialize("2025-11-25"), call(1, tool, arguments)]);
+    replies[1]["result"].clone()
+}
+
+/// The CLI's output for the same request.
+fn cli(r: &Roots, args: &[&str]) -> String {
+    let mut argv: Vec<String> = vec!["notesoup-history".into()];
+    for (h, root) in r.roots() {
+        argv.push(format!("--{}", h.root_flag));
+        argv.push(root.display().to_string());
+    }
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let home = r.dir.path().join("home").display().to_string();
+    let cache = r.cache_home().display().to_string();
+    let env = |k: &str| match k {
+        "HOME" => Some(home.clone().into()),
+        "XDG_CACHE_HOME" => Some(cache.clone().into()),
+        "NOTESOUP_HISTORY_INDEX" => Some("off".into()),
+        _ => None,
+    };
+    let out = run(&HARNESSES, argv, &env);
+    if out.stdout.is_empty() {
+        out.stderr
+    } else {
+        out.stdout
+    }
+}
+
+#[test]
+fn the_tools_and_their_schemas() {
+    let r = Roots::new();
+    let replies = serve(
+        &r,
+        &[
+            initialize("2025-11-25"),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        ],
+    );
+    let tools = &replies[1]["result"]["tools"];
+    for tool in tools.as_array().unwrap() {
+        let description = tool["description"].as_str().unwrap();
+        assert!(
+            description.len() < 2048,
+            "{}: {}",
+            tool["name"],
+            description.len()
+        );
+    }
+    insta::assert_json_snapshot!("mcp_tools", tools);
+}
+
+#[test]
+fn versions_are_negotiated() {
+    let r = Roots::new();
+    for (asked, answered) in [
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("2026-07-28", "2025-11-25"),
+        ("1999-01-01", "2025-11-25"),
+    ] {
+        let reply = &serve(&r, &[initialize(asked)])[0];
+        assert_eq!(reply["result"]["protocolVersion"], answered, "{asked}");
+        assert_eq!(
+            reply["result"]["capabilities"]["tools"]["listChanged"],
+            false
+        );
+        assert_eq!(reply["result"]["serverInfo"]["name"], "notesoup-history");
+    }
+}
+
+#[test]
+fn structured_content_from_2025_06_18_on() {
+    let r = Roots::new();
+    let list = call(1, "history_list", json!({"session": "claude:parallel"}));
+    let old = serve(&r, &[initialize("2025-03-26"), list.clone()]);
+    assert!(old[1]["result"].get("structuredContent").is_none());
+    assert!(old[1]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Check the repo in parallel"));
+    let new = serve(&r, &[initialize("2025-06-18"), list]);
+    let result = &new[1]["result"];
+    assert_eq!(
+        result["structuredContent"]["text"],
+        result["content"][0]["text"]
+    );
+}
+
+#[test]
+fn protocol_errors_and_notifications() {
+    let r = Roots::new();
+    let lines: Vec<String> = [
+        "this is not json",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/list"}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":4}"#,
+        r#"{"id":5,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":[1]}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"history_delete"}}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"history_list","arguments":"*"}}"#,
+        "[]",
+        r#"[{"jsonrpc":"2.0","id":10,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":11,"method":"nope"}]"#,
+        "42",
+        r#"{"jsonrpc":"2.0","id":"last","method":"ping"}"#,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let replies: Vec<Value> = serve_raw(&r, &[], &lines)
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let code = |v: &Value| v["error"]["code"].as_i64();
+    assert_eq!(code(&replies[0]), Some(-32700));
+    assert_eq!(replies[0]["id"], Value::Null);
+    assert_eq!(
+        (replies[1]["id"].clone(), code(&replies[1])),
+        (json!(2), Some(-32601))
+    );
+    assert_eq!(replies[2], json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
+    assert_eq!(code(&replies[3]), Some(-32600), "a boolean id");
+    assert_eq!(code(&replies[4]), Some(-32600), "no method");
+    assert_eq!(code(&replies[5]), Some(-32600), "no jsonrpc");
+    assert_eq!(code(&replies[6]), Some(-32602), "params not an object");
+    assert_eq!(code(&replies[7]), Some(-32602), "an unknown tool");
+    assert_eq!(code(&replies[8]), Some(-32602), "no tool name");
+    assert_eq!(code(&replies[9]), Some(-32602), "arguments not an object");
+    assert_eq!(code(&replies[10]), Some(-32600), "an empty batch");
+    let batch = replies[11].as_array().unwrap();
+    assert_eq!(
+        batch.len(),
+        2,
+        "a batch is answered but for its notifications"
+    );
+    assert_eq!(
+        (batch[0]["id"].clone(), batch[0]["result"].clone()),
+        (json!(10), json!({}))
+    );
+    assert_eq!(code(&batch[1]), Some(-32601));
+    assert_eq!(code(&replies[12]), Some(-32600), "not an object");
+    assert_eq!(
+        replies[13]["id"], "last",
+        "the server read on after every failure"
+    );
+    assert_eq!(
+        replies.len(),
+        14,
+        "notifications and responses get no reply"
+    );
+}
+
+#[test]
+fn a_list_is_the_cli_page() {
+    let r = Roots::new();
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (json!({"session": "*"}), vec!["list", "--session", "*"]),
+        (
+            json!({"session": "*", "query": ["git diff", "PRECOMPACT"], "roles": ["tool", "user"], "limit": 3}),
+            vec![
+                "list",
+                "--session",
+                "*",
+                "--query",
+                "git diff",
+                "--query",
+                "PRECOMPACT",
+                "--role",
+                "tool",
+                "--role",
+                "user",
+                "--limit",
+                "3",
+            ],
+        ),
+        (
+            json!({"session": "claude:parallel", "after_seq": 1, "roles": ["tool"], "limit": 4}),
+            vec![
+                "list",
+                "--session",
+                "claude:parallel",
+                "--after-seq",
+                "1",
+                "--role",
+                "tool",
+                "--limit",
+                "4",
+            ],
+        ),
+        (
+            json!({"session": "pi:*", "since": "2026-01-01", "until": "2027-01-01", "from": "oldest"}),
+            vec![
+                "list",
+                "--session",
+                "pi:*",
+                "--since",
+                "2026-01-01",
+                "--until",
+                "2027-01-01",
+                "--from",
+                "oldest",
+            ],
+        ),
+    ];
+    for (arguments, args) in cases {
+        let result = call_one(&r, "history_list", arguments.clone());
+        assert_eq!(result["isError"], false, "{arguments}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert_eq!(text, cli(&r, &args), "{arguments}: the text");
+        let mut structured = result["structuredContent"].clone();
+        assert_eq!(structured["text"], text);
+        structured.as_object_mut().unwrap().remove("text");
+        let mut json_args = args.clone();
+        json_args.push("--json");
+        let page: Value = serde_json::from_str(&cli(&r, &json_args)).unwrap();
+        assert_eq!(structured, page, "{arguments}: the structured page");
+    }
+}
+
+#[test]
+fn a_read_is_the_cli_page() {
+    let r = Roots::new();
+    let result = call_one(
+        &r,
+        "history_read",
+        json!({"session": "claude:parallel", "seq": 3}),
+    );
+    let args = ["read", "--session", "claude:parallel", "--seq", "3"];
+    assert_eq!(result["content"][0]["text"], cli(&r, &args));
+    let mut structured = result["structuredContent"].clone();
+    structured.as_object_mut().unwrap().remove("text");
+    let page: Value = serde_json::from_str(&cli(&r, &[&args[..], &["--json"]].concat())).unwrap();
+    assert_eq!(structured, page);
+    assert!(structured["item"]["line"].is_u64() && structured["item"]["resume"].is_object());
+}
+
+#[test]
+fn errors_are_tool_results_with_their_codes() {
+    let r = Roots::new();
+    let error = |tool: &str, arguments: Value| {
+        let result = call_one(&r, tool, arguments.clone());
+        assert_eq!(result["isError"], true, "{arguments}");
+        let text = result["content"][0]["text"].as_str().unwrap().to_string();
+        assert_eq!(result["structuredContent"]["text"], text.as_str());
+        (result["structuredContent"]["error"].clone(), text)
+    };
+    let (e, text) = error("history_list", json!({"session": "claude:4f2a0c1e"}));
+    assert_eq!(e["code"], "ambiguous_session");
+    let mut candidates: Vec<&str> = e["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    candidates.sort();
+    assert_eq!(
+        candidates,
+        [
+            "claude:4f2a0c1e-1111-4000-8000-000000000001",
+            "claude:4f2a0c1e-2222-4000-8000-000000000002"
+        ]
+    );
+    assert!(text.ends_with("(ambiguous_session)"), "{text}");
+    let code = |tool: &str, arguments: Value| error(tool, arguments).0["code"].clone();
+    assert_eq!(
+        code("history_list", json!({"session": "claude:nope"})),
+        "unknown_session"
+    );
+    assert_eq!(
+        code("history_read", json!({"session": "*", "seq": 1})),
+        "invalid_session"
+    );
+    assert_eq!(
+        code("history_list", json!({"session": "*", "before_seq": 3})),
+        "invalid_bounds"
+    );
+    assert_eq!(
+        code("history_list", json!({"session": "claude:no-leaf"})),
+        "history_unavailable"
+    );
+    for bad in [
+        json!({"limit": -1}),
+        json!({"limit": 2.5}),
+        json!({"limit": "many"}),
+        json!({"limit": "1e3"}),
+        json!({"roles": ["robot"]}),
+        json!({"roles": [1]}),
+        json!({"since": "yesterday"}),
+        json!({"from": "middle"}),
+        json!({"session": 7}),
+        json!({"sesion": "*"}),
+    ] {
+        assert_eq!(code("history_list", bad.clone()), "usage", "{bad}");
+    }
+    assert_eq!(
+        code("history_read", json!({"session": "claude:parallel"})),
+        "usage"
+    );
+}
+
+#[test]
+fn numbers_may_come_as_strings_or_floats() {
+    let r = Roots::new();
+    let items = |limit: Value| {
+        let result = call_one(&r, "history_list", json!({"session": "*", "limit": limit}));
+        result["structuredContent"]["items"].clone()
+    };
+    let two = items(json!(2));
+    assert_eq!(two.as_array().unwrap().len(), 2);
+    for same in [json!("2"), json!(2.0), json!(" 2 "), json!("2.0")] {
+        assert_eq!(items(same.clone()), two, "{same}");
+    }
+    let read = |seq: Value| {
+        call_one(
+            &r,
+            "history_read",
+            json!({"session": "claude:parallel", "seq": seq, "part": "0"}),
+        )["structuredContent"]["item"]["seq"]
+            .clone()
+    };
+    assert_eq!(read(json!("3")), 3);
+    assert_eq!(read(json!(3.0)), 3);
+}
+
+#[test]
+fn every_answer_fits_the_budget() {
+    let r = Roots::new();
+    let (id, text) = r.big_session(100_000);
+    let mut lines = vec![initialize("2025-11-25").to_string()];
+    lines.push(
+        call(
+            1,
+            "history_list",
+            json!({"session": "*", "query": "e", "limit": 500}),
+        )
+        .to_string(),
+    );
+    lines.push(call(2, "history_list", json!({"session": "*", "limit": 500})).to_string());
+    lines.push(
+        call(
+            3,
+            "history_list",
+            json!({"session": format!("claude:{id}")}),
+        )
+        .to_string(),
+    );
+    lines.push(
+        json!({"jsonrpc": "2.0", "id": "a rather long request id, which the frame must leave room for",
+               "method": "tools/call",
+               "params": {"name": "history_read", "arguments": {"session": format!("claude:{id}"), "seq": 1}}})
+        .to_string(),
+    );
+    let replies = serve_raw(&r, &[], &lines);
+    for reply in &replies {
+        assert!(
+            reply.len() <= 32 * 1024,
+            "{} bytes: {}…",
+            reply.len(),
+            &reply[..200]
+        );
+    }
+    // The read is cut, says where to go on, and going on gives the whole text.
+    let mut shown = String::new();
+    let mut offset = 0u64;
+    loop {
+        let result = call_one(
+            &r,
+            "history_read",
+            json!({"session": format!("claude:{id}"), "seq": 1, "offset_chars": offset}),
+        );
+        let page = &result["structuredContent"];
+        assert_eq!(page["offset_chars"], offset);
+        shown.push_str(page["item"]["text"].as_str().unwrap());
+        match page["next_offset_chars"].as_u64() {
+            Some(next) => {
+                assert!(next > offset);
+                assert_eq!(
+                    page["next"]["offset_chars"], next,
+                    "the recipe continues there"
+                );
+                offset = next;
+            }
+            None => break,
+        }
+    }
+    assert_eq!(shown, text);
+    assert!(offset > 0, "the text did not fit one answer");
+}
+
+#[test]
+fn the_current_session_is_the_default() {
+    let r = Roots::new();
+    let lines = [
+        initialize("2025-11-25").to_string(),
+        call(1, "history_list", json!({"limit": 2})).to_string(),
+    ];
+    let current = [("CLAUDE_CODE_SESSION_ID", "parallel-tool-results")];
+    let replies = serve_raw(&r, &current, &lines);
+    let result: Value = serde_json::from_str(&replies[1]).unwrap();
+    let page = &result["result"]["structuredContent"];
+    assert_eq!(page["session"], "claude:parallel-tool-results");
+    // An agent is told which session that was, and how to search every one.
+    let text = page["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(
+            "notice: listing the current session claude:parallel-tool-results (named by \
+             CLAUDE_CODE_SESSION_ID); --session '*' lists every session\n\nseq 1 | user"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        page["notice"],
+        text.lines().next().unwrap().trim_start_matches("notice: ")
+    );
+    // One that no longer exists: every session, with a notice that says so.
+    let stale = [("CLAUDE_CODE_SESSION_ID", "gone")];
+    let replies = serve_raw(&r, &stale, &lines);
+    let result: Value = serde_json::from_str(&replies[1]).unwrap();
+    let page = &result["result"]["structuredContent"];
+    assert!(page.get("session").is_none(), "{page}");
+    assert!(
+        page["notice"].as_str().unwrap().contains("was not found"),
+        "{page}"
+    );
+    // No current session: every session.
+    let replies = serve_raw(&r, &[], &lines);
+    let result: Value = serde_json::from_str(&replies[1]).unwrap();
+    assert!(result["result"]["structuredContent"]
+        .get("session")
+        .is_none());
+    assert!(result["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("session "));
+}
+
+#[test]
+fn the_binary_serves_until_stdin_ends() {
+    let r = Roots::new();
+    let input = [
+        initialize("2025-11-25").to_string(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_string(),
+        call(1, "history_list", json!({"session": "*"})).to_string(),
+        "not json".to_string(),
+        call(
+            2,
+            "history_read",
+            json!({"session": "pi:019f86d0", "seq": 5}),
+        )
+        .to_string(),
+    ]
+    .join("\n")
+        + "\n";
+    let out = r
+        .cmd()
+        .env("NOTESOUP_HISTORY_INDEX", "off")
+        .arg("mcp")
+        .write_stdin(input)
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let replies: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        replies.len(),
+        4,
+        "only protocol messages on stdout: {stdout}"
+    );
+    assert!(replies.iter().all(|m| m["jsonrpc"] == "2.0"));
+    assert_eq!(replies[3]["result"]["isError"], false);
+}
