@@ -7,8 +7,15 @@
 //!   query against `rg -i -F -c` over the same files, with peak memory, and check that every
 //!   planted needle is found (see [`bench`]).
 //!
+//! - `bench-raw`: history-raw's hand-written searches and the time parser against the crates
+//!   that would replace them (aho-corasick, memchr, jiff), on such a corpus in memory (see
+//!   [`xtask::bench_raw`]).
+//!
 //! - `layers`: check that within every crate the modules import each other without a circle,
 //!   and print each crate's modules bottom-up (see [`xtask::layers`]).
+//!
+//! - `peak-rss`: run one command and print its exit code, peak RSS and time; `bench` measures
+//!   every command through it.
 //!
 //! Each command parses its own arguments and calls a `pub fn` of its module, so that other
 //! commands (a benchmark, say) can reuse the pieces: `corpus::generate(&corpus::Options { .. })`.
@@ -39,7 +46,9 @@ commands:
   layers [CRATE_DIR...]
       print the modules of each crate (default: every crates/* and xtask) in an order where
       each imports only modules before it, or name every circle of imports with its file:line
-      and fail";
+      and fail
+  peak-rss PROGRAM [ARGS...]
+      run PROGRAM with no output and print its exit code, peak RSS (KiB) and time (s)";
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1).collect()) {
