@@ -123,7 +123,8 @@ where
 }
 
 /// [`run_io`] for output that goes where `terminal` says: on a terminal (or with `--color
-/// always`) text gets color, local times and lines; piped, it stays plain.
+/// always`) text gets color, local times and lines; piped, it stays plain. Kept whole as the one
+/// table of what each command answers; each answer is a call or two.
 pub fn run_on<I, T>(
     registry: &[&Harness],
     argv: I,
@@ -156,11 +157,19 @@ where
     if let Command::Mcp = cli.command {
         return match open(registry, &matches, &cli, env) {
             Ok(_) => {
-                let text = Text {
-                    prefix: recipe_prefix(registry, &matches, &cli),
-                    ..Text::default()
-                };
-                serve_mcp(registry, &matches, &cli, env, &index, io, &text);
+                let prefix = recipe_prefix(registry, &matches, &cli);
+                serve_mcp(
+                    registry,
+                    &matches,
+                    &cli,
+                    env,
+                    &index,
+                    io,
+                    &Text {
+                        prefix,
+                        ..Text::default()
+                    },
+                );
                 Output::default()
             }
             Err(e) => fail(&e),
