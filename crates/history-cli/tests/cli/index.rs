@@ -1,4 +1,4 @@
-//! The search index through the binary, as a user has it (CONTRACT §11): searches answered with
+//! The search index through the binary, as a user has it: searches answered with
 //! it equal searches answered without it (`--no-index`), however the transcripts change under it
 //! and whatever state its database is in; it never stores or prints what the transcripts say;
 //! a search brings it up to date in the background; and no run ever changes a transcript

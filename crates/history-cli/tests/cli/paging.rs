@@ -1,6 +1,6 @@
 //! Paging through a search of many sessions by its recipes: the pages, followed from either end,
 //! hold exactly the hits of one big page, in its order, with none lost or repeated, even where
-//! many hits share a time (CONTRACT §6's order: time, then session, seq and part).
+//! many hits share a time (the order of hits: time, then session, seq and part).
 
 use std::fs;
 
