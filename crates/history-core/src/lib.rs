@@ -46,10 +46,9 @@ pub use page::{
 };
 pub use query::{
     browse, export, overview, representative, search, BrowseRequest, Browsed, BrowsedItem,
-    Document, ExportRequest, Head, Hit, Known, Listing, Projection, Representative,
-    RepresentativeCache, SearchRequest, SessionHits, Wanted,
+    Document, ExportRequest, Head, Hit, Known, ListRequest, Listing, Projection, ReadRequest,
+    Representative, RepresentativeCache, SearchRequest, SessionHits, Wanted, DEFAULT_LIMIT,
 };
-pub use query::{ListRequest, ReadRequest, DEFAULT_LIMIT};
 pub use source::{
     current_session, current_source, env_text, line_spans, open_raw, open_transcript,
     open_untouched, parse_object, parse_object_str, read_at, snapshot, top_level, Damage, Decoded,

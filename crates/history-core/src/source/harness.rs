@@ -48,7 +48,7 @@ use crate::source::Transcript;
 
 /// Looks an environment variable up (pass `|k| std::env::var_os(k)`). Values are `OsString`s
 /// because roots are paths, which need not be UTF-8; variables that hold text (a session id, a
-/// mode) are read with [`text`], which ignores a value that is not UTF-8.
+/// mode) are read with [`env_text`], which ignores a value that is not UTF-8.
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 
 /// One harness, as its decoder crate declares it.

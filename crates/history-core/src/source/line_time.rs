@@ -3,7 +3,7 @@
 
 use crate::model::Timestamp;
 
-/// The time of a raw line's events ([`Transcript::line_time`]).
+/// The time of a raw line's events ([`crate::Transcript::line_time`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LineTime {
     /// It cannot be told without decoding.

@@ -32,7 +32,7 @@ pub struct Location {
     pub byte_len: u64,
 }
 
-/// The file and line a seq comes from ([`Transcript::origins`]).
+/// The file and line a seq comes from ([`crate::Transcript::origins`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Origin {
     /// The file the line is in.

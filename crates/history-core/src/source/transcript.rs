@@ -29,7 +29,7 @@ pub trait Transcript: Send + Sync {
     /// caller wants, so the decoder may read the other lines for their structure alone
     /// (branches, tool names) and emit nothing for them. Every event it does emit must equal
     /// the one a decode without the test emits, and every wanted one must be emitted:
-    /// [`crate::testing`] checks this for every source.
+    /// `crate::testing` checks this for every source.
     ///
     /// A source implements this or [`Transcript::decode_resumable`]: each one's default calls
     /// the other.
@@ -65,7 +65,7 @@ pub trait Transcript: Send + Sync {
     /// When the events decoded from this raw line happen: every event a decoder emits carries the
     /// time of the line it comes from, so a search can rank a file's candidate lines before
     /// decoding it. It must agree with [`Transcript::decode`] for every line that yields events
-    /// ([`crate::testing`] checks it); the default, [`LineTime::Unknown`], never rules anything
+    /// (`crate::testing` checks it); the default, [`LineTime::Unknown`], never rules anything
     /// out.
     fn line_time(&self, line: &[u8]) -> LineTime {
         let _ = line;
@@ -97,7 +97,7 @@ pub trait Transcript: Send + Sync {
     /// The session's working directory, exactly as [`Decoded::meta`] gives it, for selecting
     /// sessions by place before any is decoded. The default decodes the session for its
     /// structure alone (no line is wanted); a source that can read it off the file's first lines
-    /// overrides it. [`crate::testing`] checks that the two agree.
+    /// overrides it. `crate::testing` checks that the two agree.
     fn cwd(&self, file: &SessionFile) -> Option<String> {
         let nothing: LineTest<'_> = &|_: &[u8]| false;
         self.decode(file, &mut |_| {}, Some(nothing)).ok()?.meta.cwd
@@ -108,7 +108,7 @@ pub trait Transcript: Send + Sync {
     /// its page needs. Among the events it emits, in order, must be events with the texts of
     /// every event a full decode gives the line, in the full decode's order; what a full decode
     /// takes from other lines (a result's tool name, whether a twin hides an event, the branch)
-    /// may differ, and extra events are ignored. [`crate::testing`] checks it. `false`: this
+    /// may differ, and extra events are ignored. `crate::testing` checks it. `false`: this
     /// source cannot decode a line alone, and its sessions are decoded whole.
     fn replay(&self, seq: u64, line: &[u8], sink: &mut dyn FnMut(Event)) -> bool {
         let _ = (seq, line, sink);
@@ -128,7 +128,7 @@ pub trait Transcript: Send + Sync {
     /// returned, for the same file grown by an append (its bytes up to the snapshot's offset
     /// unchanged: the caller makes sure), it reads only the lines after it and emits only the
     /// events of the lines after its settled one, while what it returns (branch, notices,
-    /// metadata) is the whole file's, as a decode of all of it returns. [`crate::testing`]
+    /// metadata) is the whole file's, as a decode of all of it returns. `crate::testing`
     /// checks both. [`Resumed::Declined`], having emitted nothing, when it cannot go on from the
     /// snapshot given (another build's): the caller then decodes the whole session. The default
     /// never gives a snapshot.
