@@ -50,7 +50,7 @@ pub fn command(args: &[String]) -> Result<()> {
 }
 
 fn run(o: &Options) -> Result<()> {
-    let expected = ensure_corpus(o)?;
+    let expected = corpus::ensure(&o.dir, o.mib, o.seed)?;
     let bin = build_cli()?;
     let rg = which("rg").context("rg is needed for the baseline: apt-get install ripgrep")?;
     let roots = ["claude", "codex", "pi"].map(|h| o.dir.join(h));
@@ -387,33 +387,6 @@ fn append_lines(path: &Path, bytes: usize) -> Result<()> {
         parent = uuid;
     }
     Ok(())
-}
-
-fn ensure_corpus(o: &Options) -> Result<Value> {
-    let key = o.dir.join("expected.json");
-    if let Ok(text) = std::fs::read_to_string(&key) {
-        let v: Value = serde_json::from_str(&text)?;
-        if v["seed"].as_u64() == Some(o.seed)
-            && v["mib"].as_f64() == Some(o.mib)
-            && v["generator"].as_u64() == Some(corpus::GENERATOR)
-        {
-            return Ok(v);
-        }
-    }
-    eprintln!(
-        "writing a {} MiB corpus (seed {}) to {}",
-        o.mib,
-        o.seed,
-        o.dir.display()
-    );
-    let summary = corpus::generate(&corpus::Options {
-        mib: o.mib,
-        big_mib: None,
-        seed: o.seed,
-        out: o.dir.clone(),
-    })?;
-    eprintln!("{}", summary.line());
-    Ok(serde_json::from_str(&std::fs::read_to_string(&key)?)?)
 }
 
 fn build_cli() -> Result<PathBuf> {

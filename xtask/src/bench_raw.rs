@@ -98,7 +98,7 @@ pub fn command(args: &[String]) -> Result<()> {
 }
 
 fn run(o: &Options) -> Result<()> {
-    ensure_corpus(o)?;
+    corpus::ensure(&o.dir, o.mib, o.seed)?;
     let files = read_corpus(&o.dir)?;
     let bytes: usize = files.iter().map(Vec::len).sum();
     if cfg!(debug_assertions) {
@@ -146,34 +146,6 @@ fn avx2() -> bool {
 #[cfg(not(target_arch = "x86_64"))]
 fn avx2() -> bool {
     false
-}
-
-/// The corpus of `o`, written unless one of the same seed, size and generator is there.
-fn ensure_corpus(o: &Options) -> Result<()> {
-    let key = o.dir.join("expected.json");
-    if let Ok(text) = std::fs::read_to_string(&key) {
-        let v: serde_json::Value = serde_json::from_str(&text)?;
-        if v["seed"].as_u64() == Some(o.seed)
-            && v["mib"].as_f64() == Some(o.mib)
-            && v["generator"].as_u64() == Some(corpus::GENERATOR)
-        {
-            return Ok(());
-        }
-    }
-    eprintln!(
-        "writing a {} MiB corpus (seed {}) to {}",
-        o.mib,
-        o.seed,
-        o.dir.display()
-    );
-    let summary = corpus::generate(&corpus::Options {
-        mib: o.mib,
-        big_mib: None,
-        seed: o.seed,
-        out: o.dir.clone(),
-    })?;
-    eprintln!("{}", summary.line());
-    Ok(())
 }
 
 /// The bytes of every transcript under `dir`, in a fixed order.

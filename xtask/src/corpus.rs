@@ -203,6 +203,33 @@ pub fn generate(options: &Options) -> Result<Summary> {
     finish(options, written, absent)
 }
 
+/// The answer key of the corpus of `mib` MiB and `seed` in `dir`: the one already there when it
+/// was written by this generator with those settings, else a corpus written anew.
+pub fn ensure(dir: &Path, mib: f64, seed: u64) -> Result<Value> {
+    let key = dir.join("expected.json");
+    if let Ok(text) = std::fs::read_to_string(&key) {
+        let v: Value = serde_json::from_str(&text)?;
+        if v["seed"].as_u64() == Some(seed)
+            && v["mib"].as_f64() == Some(mib)
+            && v["generator"].as_u64() == Some(GENERATOR)
+        {
+            return Ok(v);
+        }
+    }
+    eprintln!(
+        "writing a {mib} MiB corpus (seed {seed}) to {}",
+        dir.display()
+    );
+    let summary = generate(&Options {
+        mib,
+        big_mib: None,
+        seed,
+        out: dir.to_path_buf(),
+    })?;
+    eprintln!("{}", summary.line());
+    Ok(serde_json::from_str(&std::fs::read_to_string(&key)?)?)
+}
+
 /// Creates `out`, or empties it if it holds a previous corpus; refuses any other non-empty dir.
 fn prepare(out: &Path) -> Result<()> {
     if out.exists() {
