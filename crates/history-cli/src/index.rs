@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use history_core::Known;
 use history_core::Projection;
 use history_core::{Corpus, Filter, HistoryError, SessionFile};
-use history_index::build::update;
+use history_index::build::rebuild;
 use history_index::projection::Index;
 use history_index::store::Store;
 use serde::Serialize;
@@ -80,6 +80,17 @@ impl Settings {
         background: bool,
         json: bool,
     ) -> Result<(String, bool), HistoryError> {
+        self.rebuild(corpus, &|_, _| false, background, json)
+    }
+
+    /// Brings the index up to date, indexing again from their start the sessions `again` names.
+    fn rebuild(
+        &self,
+        corpus: &Corpus,
+        again: &dyn Fn(&history_core::SessionKey, &Path) -> bool,
+        background: bool,
+        json: bool,
+    ) -> Result<(String, bool), HistoryError> {
         let (mut store, path) = self.open()?;
         let _lock = if background {
             let Some(lock) = lock(path) else {
@@ -106,8 +117,9 @@ impl Settings {
                 bar.set_length(total);
                 bar.set_position(done);
             }
+            true
         };
-        let updated = update(&mut store, corpus, &self.version, &mut progress);
+        let updated = rebuild(&mut store, corpus, &self.version, again, &mut progress);
         if let Some(bar) = &bar {
             bar.finish_and_clear();
         }
@@ -125,27 +137,19 @@ impl Settings {
         Ok((report(path, size, &summary, json), true))
     }
 
-    /// `reindex`: drops every session, or those under `dirs`, then updates.
+    /// `reindex`: indexes every session again from its start, or those under `dirs`, and
+    /// brings the rest up to date. Each session's old lines serve queries until its new ones
+    /// replace them.
     pub fn reindex(
         &self,
         corpus: &Corpus,
         dirs: &[PathBuf],
         json: bool,
     ) -> Result<(String, bool), HistoryError> {
-        {
-            let (mut store, path) = self.open()?;
-            let dropped = store.retain_sessions(|_, root| {
-                !dirs.is_empty() && !dirs.iter().any(|d| root.starts_with(d))
-            });
-            dropped.map_err(|e| {
-                HistoryError::usage(format!(
-                    "the search index at {} could not be rebuilt ({})",
-                    path.display(),
-                    e.code()
-                ))
-            })?;
-        }
-        self.update(corpus, false, json)
+        let again = |_: &history_core::SessionKey, root: &Path| {
+            dirs.is_empty() || dirs.iter().any(|d| root.starts_with(d))
+        };
+        self.rebuild(corpus, &again, false, json)
     }
 
     /// `doctor`: where the index is and what it holds.

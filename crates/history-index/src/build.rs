@@ -40,16 +40,36 @@ pub struct Summary {
     pub bytes: u64,
     /// Seconds it took.
     pub seconds: f64,
+    /// Whether it stopped before the end, when `progress` asked: the sessions it stored before
+    /// are kept, the others are indexed next time.
+    pub stopped: bool,
 }
 
+/// How far an update is, in bytes of transcripts: what [`update`] tells its caller before each
+/// session, who answers whether it goes on.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64) -> bool;
+
 /// Indexes every session of `corpus` that is not fresh in `store` for `version` (the decoders'
-/// version and build), and removes the sessions that are gone. `progress(done, total)` hears,
-/// in bytes of transcripts, how far it is after each session.
+/// version and build), and removes the sessions that are gone. `progress(done, total)` hears
+/// how far it is before each session, and stops it by answering `false`.
 pub fn update(
     store: &mut Store,
     corpus: &Corpus,
     version: &str,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: Progress<'_>,
+) -> Result<Summary, StoreError> {
+    rebuild(store, corpus, version, &|_, _| false, progress)
+}
+
+/// [`update`], which also indexes again from their start the sessions for which
+/// `again(key, root path)` is `true`, fresh or not: each is replaced in the transaction that
+/// writes it anew, so that a query meanwhile finds its old lines or its new ones, never neither.
+pub fn rebuild(
+    store: &mut Store,
+    corpus: &Corpus,
+    version: &str,
+    again: &dyn Fn(&SessionKey, &std::path::Path) -> bool,
+    progress: Progress<'_>,
 ) -> Result<Summary, StoreError> {
     let start = Instant::now();
     let sessions = corpus.discover();
@@ -68,7 +88,7 @@ pub fn update(
     // Rows of sessions just removed stay here; only live sessions are looked up.
     let rows: HashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
     // What to index, decided up front, so that one thread decodes while this one writes.
-    let todo = plan(store, corpus, &sessions, &rows, version, &mut summary)?;
+    let todo = plan(store, corpus, &sessions, &rows, version, again, &mut summary)?;
     let (tx, rx) = std::sync::mpsc::sync_channel::<Decoded>(LINES_IN_FLIGHT);
     std::thread::scope(|scope| {
         let todo = &todo;
@@ -101,6 +121,7 @@ fn plan<'a>(
     sessions: &'a [SessionFile],
     rows: &HashMap<&SessionKey, &SessionRow>,
     version: &str,
+    again: &dyn Fn(&SessionKey, &std::path::Path) -> bool,
     summary: &mut Summary,
 ) -> Result<Vec<Todo<'a>>, StoreError> {
     let mut todo = Vec::new();
@@ -115,6 +136,10 @@ fn plan<'a>(
             continue;
         };
         let (mut previous, mut resume) = (None, None);
+        let freshness = match again(&file.key, &file.path) {
+            true => Freshness::Stale,
+            false => freshness,
+        };
         match freshness.with_snapshot(|| store.resume(&file.key))? {
             // A failed session is tried again once its files change.
             Freshness::Fresh | Freshness::Failed => {
@@ -259,13 +284,22 @@ fn write_all(
     rx: Receiver<Decoded>,
     version: &str,
     summary: &mut Summary,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: Progress<'_>,
 ) -> Result<(), StoreError> {
     let total = todo.iter().map(Todo::bytes_to_read).sum();
     let mut done = 0;
+    // The database this update writes to: once it is deleted or replaced (a user cleared the
+    // cache), writing on would only fill a file nobody reads while another update starts.
+    let place = store.place();
     let mut batch = store.batch()?;
     for t in todo {
-        progress(done, total);
+        if !progress(done, total) {
+            summary.stopped = true;
+            break;
+        }
+        if !place.is_current() {
+            return Err(StoreError::Replaced);
+        }
         done += t.bytes_to_read();
         // Many sessions to a transaction, which writes their tokens as one segment: a query
         // reads a token's list once per segment.
@@ -283,7 +317,9 @@ fn write_all(
         }
     }
     batch.commit()?;
-    progress(total, total);
+    if !summary.stopped {
+        progress(total, total);
+    }
     Ok(())
 }
 

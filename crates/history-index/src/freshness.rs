@@ -252,6 +252,17 @@ mod tests {
         rewritten.extend_from_slice(b"more\n");
         std::fs::write(&path, &rewritten).unwrap();
         assert_eq!(freshness(Some(&row), &[&path]), Freshness::Stale);
+        // The same size, rewritten in the middle, its modification time put back.
+        let mut middle = rewritten.clone();
+        middle[5_000] = b'c';
+        std::fs::write(&path, &middle).unwrap();
+        let row = row_of(&[&path], SessionState::Indexed);
+        let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        middle[5_000] = b'd';
+        std::fs::write(&path, &middle).unwrap();
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
+        assert_eq!(freshness(Some(&row), &[&path]), Freshness::Stale);
         // Shorter.
         std::fs::write(&path, vec![b'a'; 9_000]).unwrap();
         assert_eq!(freshness(Some(&row), &[&path]), Freshness::Stale);

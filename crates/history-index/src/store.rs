@@ -36,8 +36,9 @@ use history_core::{SessionKey, SessionMeta};
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
+pub use place::Place;
 pub use fingerprint::{
-    checkpoint_hash, checkpoint_hash_file, checkpoint_hash_of, Fingerprint, CHECKPOINT_WINDOW,
+    checkpoint_hash, checkpoint_hash_file, Fingerprint, CHECKPOINT_WINDOW,
 };
 pub use read::{Located, LocatedSpan, TimeSpan};
 use record::{int, line_time, time_columns, uint};
@@ -68,6 +69,8 @@ pub struct Store {
     /// The tokens of the lines the open write transaction has written ([`postings`]).
     acc: Option<Box<postings::Accumulator>>,
     path: PathBuf,
+    /// The file opened, as it was just after opening.
+    place: Place,
     writable: bool,
     schema_version: i64,
 }
@@ -164,7 +167,11 @@ impl Store {
         self.writable
     }
 
-    /// The database file.
+    /// The database file this store has open, to tell later whether it is still there.
+    pub fn place(&self) -> Place {
+        self.place.clone()
+    }
+
     /// Removes every session at once, with every token list.
     pub fn clear(&mut self) -> Result<(), StoreError> {
         let (tx, _) = self.write_transaction()?;
@@ -254,6 +261,7 @@ impl Store {
             conn,
             acc: None,
             path: path.to_path_buf(),
+            place: Place::of(path),
             writable: true,
             schema_version: version,
         };
@@ -289,6 +297,7 @@ impl Store {
             conn,
             acc: None,
             path: path.to_path_buf(),
+            place: Place::of(path),
             writable: false,
             schema_version: version,
         })

@@ -124,7 +124,7 @@ impl Indexed {
         let db = roots.dir.path().join("index.sqlite");
         let mut store = Store::open(&db).unwrap();
         let indexing = corpus(&roots, &calls);
-        update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+        update(&mut store, &indexing, "test", &mut |_, _| true).unwrap();
         Indexed {
             roots,
             calls,
@@ -267,7 +267,7 @@ fn an_append_that_moves_the_branch_keeps_the_stored_lines_and_moves_their_marks(
     writeln!(f, "{line}").unwrap();
     drop(f);
 
-    let summary = update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+    let summary = update(&mut store, &indexing, "test", &mut |_, _| true).unwrap();
     assert_eq!(summary.indexed, 1, "{summary:?}");
     let after = stored_rows(&db, &path);
     assert_eq!(
@@ -346,7 +346,7 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
         .unwrap()
         .clone();
     append_claude_line(&file.path, "zebracorn one");
-    update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+    update(&mut store, &indexing, "test", &mut |_, _| true).unwrap();
     let searching = corpus(&roots, &calls);
     let sessions = searching.discover_in(Some("claude"));
     let index = Index::new(Store::open(&db).unwrap(), "test");
@@ -356,7 +356,7 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
     assert!(matches!(known[at], Known::Within { .. }), "{:?}", known[at]);
     // An update between `known` and `hits`.
     append_claude_line(&file.path, "zebracorn two");
-    update(&mut store, &indexing, "test", &mut |_, _| {}).unwrap();
+    update(&mut store, &indexing, "test", &mut |_, _| true).unwrap();
     let file = searching
         .discover_in(Some("claude"))
         .into_iter()

@@ -52,10 +52,12 @@ impl Fingerprint {
         }
     }
 
-    /// Whether the file described by `self` may be `before` with bytes appended: same file,
-    /// not smaller. Only a hash of what was read can tell an append from a rewrite in place.
+    /// Whether the file described by `self` may be `before` with bytes appended: unchanged, or
+    /// the same file, longer. A file changed but no longer was rewritten in place (its change
+    /// time moves even when its modification time is put back); only a hash of what was read
+    /// can tell an append from a rewrite that also made it longer.
     pub fn may_extend(&self, before: &Fingerprint) -> bool {
-        self.dev == before.dev && self.ino == before.ino && self.size >= before.size
+        self == before || (self.dev == before.dev && self.ino == before.ino && self.size > before.size)
     }
 
     fn from_stat(st: &rustix::fs::Stat) -> Fingerprint {
@@ -150,6 +152,21 @@ mod tests {
             mtime_ns: 2,
             ctime_ns: 3,
         }
+    }
+
+    #[test]
+    fn only_an_unchanged_or_longer_same_file_may_extend() {
+        let before = fingerprint(10, 5);
+        assert!(before.may_extend(&before));
+        assert!(fingerprint(10, 6).may_extend(&before));
+        // The same size with another change time: rewritten in place.
+        let touched = Fingerprint {
+            ctime_ns: 4,
+            ..before
+        };
+        assert!(!touched.may_extend(&before));
+        assert!(!fingerprint(10, 4).may_extend(&before));
+        assert!(!fingerprint(11, 6).may_extend(&before));
     }
 
     fn witness(path: &str, f: Fingerprint) -> Witness {

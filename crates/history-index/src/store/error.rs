@@ -33,6 +33,9 @@ pub enum StoreError {
     /// The database is damaged; [`Store::open`](crate::store::Store::open) would quarantine it.
     #[error("the search projection is damaged")]
     Corrupt,
+    /// The database file was deleted or replaced while a store had it open.
+    #[error("the search projection's file was deleted or replaced")]
+    Replaced,
     /// An append was asked for a session that is not indexed.
     #[error("the session is not indexed")]
     NotIndexed,
@@ -72,6 +75,7 @@ impl StoreError {
             StoreError::Busy => "busy",
             StoreError::Degraded => "degraded",
             StoreError::Corrupt => "corrupt",
+            StoreError::Replaced => "replaced",
             StoreError::NotIndexed => "not_indexed",
             StoreError::WitnessMismatch => "witness_mismatch",
             StoreError::InvalidReason => "invalid_reason",

@@ -9,42 +9,54 @@ use std::path::Path;
 
 pub use history_core::Fingerprint;
 
-/// How many bytes at each end of the indexed prefix [`checkpoint_hash`] reads.
+/// How many bytes each block [`checkpoint_hash`] reads holds.
 pub const CHECKPOINT_WINDOW: u64 = 4096;
 
+/// How many blocks [`checkpoint_hash`] reads of a long file.
+const BLOCKS: u64 = 16;
+
 /// The hash of what was indexed of the file at `path`, the `checkpoint` bytes before the
-/// checkpoint offset: FNV-1a 64 over the offset, the first [`CHECKPOINT_WINDOW`] bytes and the
-/// last [`CHECKPOINT_WINDOW`] bytes before it.
+/// checkpoint offset: FNV-1a 64 over the offset and 16 blocks of [`CHECKPOINT_WINDOW`] bytes,
+/// the first, the last, and 14 spread evenly between them (all the bytes of a shorter file).
+/// The file is opened without touching its access time.
 ///
 /// A file that grew is appended to only if this hash is unchanged; a difference means it was
 /// rewritten and must be indexed again from the start. The ends are what rewriting tools
-/// touch (a new header, a truncated and rewritten tail); a change confined to the middle of a
-/// same-sized prefix, with the times restored, is beyond what a stat-and-sample check sees.
+/// touch (a new header, a truncated and rewritten tail), and the blocks between catch, in
+/// 64 KiB of reads, a rewrite of any stretch longer than a fifteenth of the file. A change of a
+/// few bytes in the middle of a long file that also grew is beyond what a sample sees; one that
+/// keeps the size is a rewrite by its changed fingerprint ([`crate::freshness`]).
 pub fn checkpoint_hash(path: &Path, checkpoint: u64) -> io::Result<u64> {
-    checkpoint_hash_file(&File::open(path)?, checkpoint)
+    checkpoint_hash_file(&history_core::open_untouched(path)?, checkpoint)
 }
 
 /// [`checkpoint_hash`] of an open file. An error of kind `UnexpectedEof` means the file is now
 /// shorter than the checkpoint (it was truncated).
 pub fn checkpoint_hash_file(file: &File, checkpoint: u64) -> io::Result<u64> {
-    let head_len = checkpoint.min(CHECKPOINT_WINDOW);
-    let tail_start = checkpoint.saturating_sub(CHECKPOINT_WINDOW).max(head_len);
-    let mut head = vec![0; head_len as usize];
-    file.read_exact_at(&mut head, 0)?;
-    let mut tail = vec![0; (checkpoint - tail_start) as usize];
-    file.read_exact_at(&mut tail, tail_start)?;
-    Ok(checkpoint_hash_of(checkpoint, &head, &tail))
-}
-
-/// The hash [`checkpoint_hash`] computes, from bytes already in memory: `head` is the prefix's
-/// first `min(checkpoint, 4096)` bytes, `tail` the bytes after `head` among its last 4096.
-pub fn checkpoint_hash_of(checkpoint: u64, head: &[u8], tail: &[u8]) -> u64 {
     // FNV rather than std's hasher: the value is stored and must not change between builds.
     let mut h = fnv::FnvHasher::default();
     h.write(&checkpoint.to_le_bytes());
-    h.write(head);
-    h.write(tail);
-    h.finish()
+    let mut block = vec![0; CHECKPOINT_WINDOW as usize];
+    for start in block_starts(checkpoint) {
+        let block = &mut block[..(checkpoint - start).min(CHECKPOINT_WINDOW) as usize];
+        file.read_exact_at(block, start)?;
+        h.write(block);
+    }
+    Ok(h.finish())
+}
+
+/// Where the blocks [`checkpoint_hash`] reads of `len` bytes start: every block of a short
+/// prefix, else [`BLOCKS`] evenly spread from the first byte to the last block.
+fn block_starts(len: u64) -> impl Iterator<Item = u64> {
+    let short = len <= BLOCKS * CHECKPOINT_WINDOW;
+    let (n, last) = match short {
+        true => (len.div_ceil(CHECKPOINT_WINDOW), 0),
+        false => (BLOCKS, len - CHECKPOINT_WINDOW),
+    };
+    (0..n).map(move |i| match short {
+        true => i * CHECKPOINT_WINDOW,
+        false => last * i / (BLOCKS - 1),
+    })
 }
 
 #[cfg(test)]
@@ -73,21 +85,32 @@ mod tests {
     }
 
     #[test]
-    fn a_rewrite_at_either_end_changes_the_checkpoint_hash() {
+    fn a_rewrite_of_a_block_read_or_a_longer_stretch_changes_the_checkpoint_hash() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
-        for len in [0u64, 10, 5000, 9000, 20_000] {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for len in [0u64, 10, 5000, 9000, 65_536, 65_537, 70_000, 1 << 20, 5 << 20] {
             let body = vec![b'a'; len as usize];
             std::fs::write(&path, &body).unwrap();
             let hash = checkpoint_hash(&path, len).unwrap();
-            for at in [0, len / 2, len.saturating_sub(1)] {
-                if len == 0 || (len > 2 * CHECKPOINT_WINDOW && at == len / 2) {
-                    continue; // the middle of a long prefix is not sampled
-                }
+            let rewritten = |at: u64, n: u64| {
                 let mut changed = body.clone();
-                changed[at as usize] = b'b';
+                changed[at as usize..(at + n).min(len) as usize].fill(b'b');
                 std::fs::write(&path, &changed).unwrap();
-                assert_ne!(checkpoint_hash(&path, len).unwrap(), hash, "{len} {at}");
+                checkpoint_hash(&path, len).unwrap()
+            };
+            if len == 0 {
+                continue;
+            }
+            // A byte of each block read, the first and the last.
+            for at in block_starts(len).chain([len - 1]) {
+                assert_ne!(rewritten(at, 1), hash, "{len} {at}");
+            }
+            // Any stretch as long as the gap between two blocks and one more block.
+            let stretch = (len - CHECKPOINT_WINDOW.min(len)) / (BLOCKS - 1) + CHECKPOINT_WINDOW;
+            for _ in 0..8 {
+                let at = rng.u64(0..len);
+                assert_ne!(rewritten(at, stretch), hash, "{len} {at}+{stretch}");
             }
         }
         std::fs::write(&path, b"short").unwrap();

@@ -16,6 +16,29 @@ pub(super) const COMPANIONS: [&str; 2] = ["-wal", "-shm"];
 /// repeated damage cannot fill the disk.
 const QUARANTINES_KEPT: usize = 2;
 
+/// The database file an open store uses, by device and inode.
+#[derive(Clone, Debug)]
+pub struct Place {
+    path: PathBuf,
+    file: Option<(u64, u64)>,
+}
+
+impl Place {
+    /// The file at `path` now.
+    pub(super) fn of(path: &Path) -> Place {
+        let file = std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()));
+        Place {
+            path: path.to_path_buf(),
+            file,
+        }
+    }
+
+    /// Whether the file at its path is still the one it was: not deleted, not replaced.
+    pub fn is_current(&self) -> bool {
+        self.file.is_some() && Place::of(&self.path).file == self.file
+    }
+}
+
 /// `path` with `suffix` appended to its file name.
 pub(super) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name: OsString = path.as_os_str().to_owned();
