@@ -56,7 +56,7 @@ impl Settings {
             return Some(Box::new(NotYet));
         }
         let store = Store::open(path).ok()?;
-        Some(Box::new(Index::new(store, self.version.clone())))
+        Some(Box::new(Index::new(store, self.version.clone()).ok()?))
     }
 
     fn open(&self) -> Result<(Store, &Path), HistoryError> {

@@ -23,7 +23,7 @@ use history_raw::RawFilter;
 
 use crate::events::{self, text_hash};
 use crate::freshness::{Files, Freshness, Unread};
-use crate::store::{Candidate, SessionRow, Store, Witness};
+use crate::store::{Candidate, SessionRow, Store, StoreError, Witness};
 use crate::tokens::{query_tokens, Token};
 
 /// The most queries (an OR) whose hits are read from located lines; a search for more decodes
@@ -54,14 +54,16 @@ pub struct Index {
 }
 
 impl Index {
-    /// The projection in `store`, valid for sessions indexed with `version`.
-    pub fn new(store: Store, version: impl Into<String>) -> Index {
-        Index {
+    /// The projection in `store`, valid for sessions indexed with `version`, as the database is
+    /// now: every answer reads this one state, whatever an update commits meanwhile.
+    pub fn new(store: Store, version: impl Into<String>) -> Result<Index, StoreError> {
+        store.begin_read()?;
+        Ok(Index {
             store: Mutex::new(store),
             version: version.into(),
             appended: Mutex::new(HashMap::new()),
             located: Mutex::new(None),
-        }
+        })
     }
 }
 
@@ -77,20 +79,16 @@ struct Appended {
     meta: SessionMeta,
 }
 
-/// The snapshot the decode of an appended session's new lines goes on from (`freshness` is
-/// [`Freshness::Appended`]), read from `store`, when no more than [`MAX_APPENDED`] follows it in
-/// its own file (`now`): past a few MiB, the appended lines' hits would all be held at once.
-/// `None` for any other session.
-fn snapshot_within(
-    store: &Store,
-    key: &SessionKey,
-    freshness: Freshness<Unread>,
-    now: &Files,
-) -> Option<Snapshot> {
-    let Ok(Freshness::Appended(Some(snapshot))) = freshness.with_snapshot(|| store.resume(key))
-    else {
+/// The snapshot the decode of an appended session's new lines goes on from, read from `store`,
+/// when no more than [`MAX_APPENDED`] follows it in its own file (`now`): past a few MiB, the
+/// appended lines' hits would all be held at once. `None` when the decode cannot go on from one,
+/// or when it is not where the session's stored row (`row`) has its checkpoint: read through
+/// another connection, it may be of another state of the database.
+fn snapshot_within(store: &Store, row: &SessionRow, now: &Files) -> Option<Snapshot> {
+    let snapshot = store.resume(&row.key).ok()??;
+    if row.witnesses.first().map(|w| w.checkpoint) != Some(snapshot.offset) {
         return None;
-    };
+    }
     let appended = now.first()?.1.size.saturating_sub(snapshot.offset);
     (appended <= MAX_APPENDED).then_some(snapshot)
 }
@@ -203,14 +201,14 @@ type Candidates = (Spans, Vec<QueryCandidates>);
 
 /// The candidate spans of the stored lines of the sessions `keys` for the queries' tokens
 /// (`per_query`), and meanwhile, on another core, each appended session's new lines decoded for
-/// `filter`: `(its index, its decode)` for each whose snapshot is within reach. The snapshots
-/// are read through a connection of the decoding thread's own (a connection is not shared
-/// between threads).
+/// `filter`: `(its index, its decode)` for each whose snapshot is within reach. `appended` are
+/// those sessions: each one's index, file, stored row and files now. The snapshots are read
+/// through a connection of the decoding thread's own (a connection is not shared between
+/// threads).
 fn spans_and_appended(
     store: &Store,
     corpus: &Corpus,
-    sessions: &[SessionFile],
-    judged: &Judged,
+    appended: &[(usize, &SessionFile, &SessionRow, &Files)],
     filter: &Filter,
     keys: &[SessionKey],
     per_query: &[Vec<Token>],
@@ -219,10 +217,8 @@ fn spans_and_appended(
     std::thread::scope(|scope| {
         let decoding = scope.spawn(|| {
             let reader = reader.open().ok()?;
-            let decoded = judged.iter().enumerate().filter_map(|(i, judged)| {
-                let (now, freshness) = judged.as_ref()?;
-                let file = &sessions[i];
-                let snapshot = snapshot_within(&reader, &file.key, *freshness, now)?;
+            let decoded = appended.iter().filter_map(|&(i, file, row, now)| {
+                let snapshot = snapshot_within(&reader, row, now)?;
                 Some((i, decode_appended(corpus, file, filter, &snapshot)))
             });
             Some(decoded.collect::<Vec<_>>())
@@ -313,7 +309,7 @@ impl Index {
             Freshness::Appended(Unread) => {
                 Some(match self.appended.lock().ok()?.remove(&file.key) {
                     Some(done) => Ok(done),
-                    None => Err(snapshot_within(&store, &file.key, freshness, &now)?),
+                    None => Err(snapshot_within(&store, &row, &now)?),
                 })
             }
             Freshness::Failed | Freshness::Stale => return None,
@@ -368,15 +364,19 @@ fn known_of(
     slot: Option<usize>,
     spans: &Spans,
 ) -> Known {
-    if let Some((_, Freshness::Failed)) = judged {
-        return Known::Unindexable;
-    }
-    if grown {
-        return Known::Within {
-            first: None,
-            last: Some(Timestamp(i64::MAX)),
-            appended: true,
-        };
+    match judged {
+        Some((_, Freshness::Failed)) => return Known::Unindexable,
+        _ if grown => {
+            return Known::Within {
+                first: None,
+                last: Some(Timestamp(i64::MAX)),
+                appended: true,
+            }
+        }
+        // Appended, but its new lines were not decoded (too many of them, or no snapshot to go
+        // on from): its stored lines alone would miss their hits.
+        Some((_, Freshness::Appended(Unread))) => return Known::Unknown,
+        _ => {}
     }
     let Some(slot) = slot else {
         return Known::Unknown;
@@ -550,8 +550,14 @@ impl Projection for Index {
                 })
             })
             .collect();
+        let appended: Vec<_> = (sessions.iter().zip(&judged).enumerate())
+            .filter_map(|(i, (file, judged))| match judged {
+                Some((now, Freshness::Appended(Unread))) => Some((i, file, *rows.get(&file.key)?, now)),
+                _ => None,
+            })
+            .collect();
         let (spans, decoded) =
-            spans_and_appended(&store, corpus, sessions, &judged, filter, &keys, &per_query);
+            spans_and_appended(&store, corpus, &appended, filter, &keys, &per_query);
         // Those with a snapshot to go on from; their decodes are for this filter.
         let grown = self.keep_appended(sessions, decoded);
         let Some((spans, per_query)) = spans else {

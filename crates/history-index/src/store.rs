@@ -167,6 +167,21 @@ impl Store {
         self.writable
     }
 
+    /// Starts a read transaction: every read from here on sees the database as it is now, whatever
+    /// an update commits meanwhile, until the store is dropped. Without it each statement reads
+    /// the newest state, and a query whose statements straddle an update's commit could pair
+    /// one state's sessions with another's lines.
+    pub fn begin_read(&self) -> Result<(), StoreError> {
+        if !self.conn.is_autocommit() {
+            return Ok(()); // already in one
+        }
+        self.conn.execute_batch("BEGIN DEFERRED")?;
+        // The snapshot is taken by the first read, here, rather than by whichever comes next.
+        self.conn
+            .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))?;
+        Ok(())
+    }
+
     /// The database file this store has open, to tell later whether it is still there.
     pub fn place(&self) -> Place {
         self.place.clone()

@@ -138,7 +138,7 @@ impl Indexed {
 /// The fixtures searched with the index at `db` (through sources counting into `calls`), and
 /// without it; both locate their items.
 fn histories(roots: &Roots, calls: &Arc<Mutex<Calls>>, db: &Path) -> (History, History) {
-    let index = Index::new(Store::open(db).unwrap(), "test");
+    let index = Index::new(Store::open(db).unwrap(), "test").unwrap();
     let indexed = History::new(corpus(roots, calls))
         .with_locations(true)
         .with_projection(Some(Box::new(index)));
@@ -349,7 +349,7 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
     update(&mut store, &indexing, "test", &mut |_, _| true).unwrap();
     let searching = corpus(&roots, &calls);
     let sessions = searching.discover_in(Some("claude"));
-    let index = Index::new(Store::open(&db).unwrap(), "test");
+    let index = Index::new(Store::open(&db).unwrap(), "test").unwrap();
     let filter = history_core::Filter::new(&["zebracorn".into()], vec![], None, None);
     let known = index.known(&searching, &sessions, &filter);
     let at = sessions.iter().position(|f| f.key == file.key).unwrap();

@@ -360,7 +360,8 @@ impl Store {
             last_update: None,
             quarantined: place::quarantines(&self.path).len(),
         };
-        let counted = self.count_into(&mut stats);
+        // One state for every count, whatever an update commits meanwhile.
+        let counted = self.begin_read().and_then(|()| self.count_into(&mut stats));
         if self.writable {
             counted?;
         }
