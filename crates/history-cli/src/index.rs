@@ -10,7 +10,7 @@ use history_core::Projection;
 use history_core::{Corpus, Filter, HistoryError, SessionFile};
 use history_index::build::rebuild;
 use history_index::projection::Index;
-use history_index::store::Store;
+use history_index::store::{Check, Store};
 use serde::Serialize;
 
 use crate::request::cache_version;
@@ -59,11 +59,11 @@ impl Settings {
         Some(Box::new(Index::new(store, self.version.clone()).ok()?))
     }
 
-    fn open(&self) -> Result<(Store, &Path), HistoryError> {
+    fn open(&self, check: Check) -> Result<(Store, &Path), HistoryError> {
         let path = self.path.as_deref().ok_or_else(|| {
             HistoryError::usage("the search index is off (--no-index, NOTESOUP_HISTORY_INDEX=off, or no cache directory)")
         })?;
-        let store = Store::open(path).map_err(|e| {
+        let store = Store::open_with(path, check).map_err(|e| {
             HistoryError::usage(format!(
                 "the search index at {} cannot be used ({})",
                 path.display(),
@@ -80,7 +80,8 @@ impl Settings {
         background: bool,
         json: bool,
     ) -> Result<(String, bool), HistoryError> {
-        self.rebuild(corpus, &|_, _| false, background, json)
+        // What an update can check in milliseconds; the rest is found by the query that reads it.
+        self.rebuild(corpus, &|_, _| false, Check::Update, background, json)
     }
 
     /// Brings the index up to date, indexing again from their start the sessions `again` names.
@@ -88,10 +89,11 @@ impl Settings {
         &self,
         corpus: &Corpus,
         again: &dyn Fn(&history_core::SessionKey, &Path) -> bool,
+        check: Check,
         background: bool,
         json: bool,
     ) -> Result<(String, bool), HistoryError> {
-        let (mut store, path) = self.open()?;
+        let (mut store, path) = self.open(check)?;
         let _lock = if background {
             let Some(lock) = lock(path) else {
                 return Ok((String::new(), true));
@@ -149,12 +151,12 @@ impl Settings {
         let again = |_: &history_core::SessionKey, root: &Path| {
             dirs.is_empty() || dirs.iter().any(|d| root.starts_with(d))
         };
-        self.rebuild(corpus, &again, false, json)
+        self.rebuild(corpus, &again, Check::Deep, false, json)
     }
 
     /// `doctor`: where the index is and what it holds.
     pub fn doctor(&self, json: bool) -> Result<(String, bool), HistoryError> {
-        let (store, path) = self.open()?;
+        let (store, path) = self.open(Check::Deep)?;
         let s = store.stats().map_err(|e| {
             HistoryError::usage(format!(
                 "the search index at {} cannot be read ({})",
@@ -175,6 +177,7 @@ impl Settings {
             bytes_covered: s.bytes_covered,
             last_update: s.last_update.map(|t| t.to_string()),
             quarantined: s.quarantined,
+            moved_aside: store.moved_aside().map(|p| p.display().to_string()),
         };
         if json {
             return Ok((serde_json::to_string(&doc).unwrap_or_default() + "\n", true));
@@ -207,6 +210,8 @@ struct Doctor {
     bytes_covered: u64,
     last_update: Option<String>,
     quarantined: usize,
+    /// Where this check moved the database aside, having found it damaged.
+    moved_aside: Option<String>,
 }
 
 impl Doctor {
@@ -223,6 +228,11 @@ impl Doctor {
             self.bytes_covered as f64 / 1048576.0,
             self.last_update.as_deref().unwrap_or("never"),
         );
+        if let Some(moved) = &self.moved_aside {
+            out.push_str(&format!(
+                "damaged: moved aside as {moved}; `index` builds it again\n"
+            ));
+        }
         for (reason, n) in &self.failures {
             out.push_str(&format!("  failed: {n} {reason}\n"));
         }

@@ -8,6 +8,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use history_core::End;
@@ -51,6 +52,34 @@ pub struct Index {
     /// The candidate lines the last [`Projection::known`] found, for [`Projection::hits`] to
     /// take each session's from without reading the token lists again.
     located: Mutex<Option<Found>>,
+    /// Whether a read met damage: the query answers by scanning, and the damage is noted for
+    /// the next update when the index is dropped.
+    damage: Seen,
+}
+
+/// Whether any store read gave [`StoreError::Corrupt`].
+#[derive(Default)]
+struct Seen(AtomicBool);
+
+impl Seen {
+    /// The value of a read, noting damage; `None` for any error (the query then reads the
+    /// session as it would without the index).
+    fn ok<T>(&self, read: Result<T, StoreError>) -> Option<T> {
+        if let Err(StoreError::Corrupt) = read {
+            self.0.store(true, Ordering::Relaxed);
+        }
+        read.ok()
+    }
+}
+
+impl Drop for Index {
+    fn drop(&mut self) {
+        if self.damage.0.load(Ordering::Relaxed) {
+            if let Ok(store) = self.store.lock() {
+                store.note_damage();
+            }
+        }
+    }
 }
 
 impl Index {
@@ -63,6 +92,7 @@ impl Index {
             version: version.into(),
             appended: Mutex::new(HashMap::new()),
             located: Mutex::new(None),
+            damage: Seen::default(),
         })
     }
 }
@@ -84,8 +114,8 @@ struct Appended {
 /// appended lines' hits would all be held at once. `None` when the decode cannot go on from one,
 /// or when it is not where the session's stored row (`row`) has its checkpoint: read through
 /// another connection, it may be of another state of the database.
-fn snapshot_within(store: &Store, row: &SessionRow, now: &Files) -> Option<Snapshot> {
-    let snapshot = store.resume(&row.key).ok()??;
+fn snapshot_within(store: &Store, seen: &Seen, row: &SessionRow, now: &Files) -> Option<Snapshot> {
+    let snapshot = seen.ok(store.resume(&row.key))??;
     if row.witnesses.first().map(|w| w.checkpoint) != Some(snapshot.offset) {
         return None;
     }
@@ -130,13 +160,14 @@ impl Found {
 /// [`Found`] keeps of them. `None` when the store cannot tell.
 fn candidate_spans(
     store: &Store,
+    seen: &Seen,
     keys: &[SessionKey],
     per_query: &[Vec<Token>],
 ) -> Option<(Spans, Vec<QueryCandidates>)> {
     let mut spans = Spans::new();
     let mut found = Vec::new();
     for tokens in per_query {
-        let located = store.located(keys, tokens).ok()?;
+        let located = seen.ok(store.located(keys, tokens))?;
         let mut ranges: HashMap<SessionKey, RangeInclusive<u64>> = HashMap::new();
         for this in located.spans {
             let entry = spans.entry(this.session).or_insert(this.times);
@@ -207,6 +238,7 @@ type Candidates = (Spans, Vec<QueryCandidates>);
 /// threads).
 fn spans_and_appended(
     store: &Store,
+    seen: &Seen,
     corpus: &Corpus,
     appended: &[(usize, &SessionFile, &SessionRow, &Files)],
     filter: &Filter,
@@ -216,14 +248,15 @@ fn spans_and_appended(
     let reader = store.reader();
     std::thread::scope(|scope| {
         let decoding = scope.spawn(|| {
-            let reader = reader.open().ok()?;
+            let reader = seen.ok(reader.open())?;
+            reader.begin_read().ok()?;
             let decoded = appended.iter().filter_map(|&(i, file, row, now)| {
-                let snapshot = snapshot_within(&reader, row, now)?;
+                let snapshot = snapshot_within(&reader, seen, row, now)?;
                 Some((i, decode_appended(corpus, file, filter, &snapshot)))
             });
             Some(decoded.collect::<Vec<_>>())
         });
-        let spans = candidate_spans(store, keys, per_query);
+        let spans = candidate_spans(store, seen, keys, per_query);
         (spans, decoding.join().ok().flatten().unwrap_or_default())
     })
 }
@@ -295,8 +328,8 @@ impl Index {
         filter: &Filter,
     ) -> Option<Stored> {
         let store = self.store.lock().ok()?;
-        let row = store.session(&file.key).ok()??;
-        let meta = store.session_meta(&file.key).ok()??;
+        let row = self.damage.ok(store.session(&file.key))??;
+        let meta = self.damage.ok(store.session_meta(&file.key))??;
         // Inherited history is not located yet: only a session's own file is.
         let [witness] = row.witnesses.as_slice() else {
             return None;
@@ -309,7 +342,7 @@ impl Index {
             Freshness::Appended(Unread) => {
                 Some(match self.appended.lock().ok()?.remove(&file.key) {
                     Some(done) => Ok(done),
-                    None => Err(snapshot_within(&store, &row, &now)?),
+                    None => Err(snapshot_within(&store, &self.damage, &row, &now)?),
                 })
             }
             Freshness::Failed | Freshness::Stale => return None,
@@ -345,7 +378,7 @@ impl Index {
                 Some(ids) => store.lines_of_among(key, ids),
                 None => store.matching_lines(key, &query_tokens(query)?),
             };
-            for c in candidates.ok()? {
+            for c in self.damage.ok(candidates)? {
                 if c.line.seq <= settled {
                     lines.insert(c.line.seq, c);
                 }
@@ -524,7 +557,7 @@ impl Projection for Index {
         let Ok(store) = self.store.lock() else {
             return unknown();
         };
-        let Ok(rows) = store.sessions() else {
+        let Some(rows) = self.damage.ok(store.sessions()) else {
             return unknown();
         };
         let rows: HashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
@@ -557,7 +590,7 @@ impl Projection for Index {
             })
             .collect();
         let (spans, decoded) =
-            spans_and_appended(&store, corpus, &appended, filter, &keys, &per_query);
+            spans_and_appended(&store, &self.damage, corpus, &appended, filter, &keys, &per_query);
         // Those with a snapshot to go on from; their decodes are for this filter.
         let grown = self.keep_appended(sessions, decoded);
         let Some((spans, per_query)) = spans else {

@@ -17,6 +17,7 @@
 //! - a schema newer than this build is opened read-only ([`Store::writable`] is `false`): it
 //!   is never written, migrated or deleted.
 
+mod damage;
 mod error;
 mod fingerprint;
 mod place;
@@ -24,6 +25,7 @@ mod postings;
 mod read;
 mod record;
 mod schema;
+mod sum;
 #[cfg(test)]
 mod tests;
 mod write;
@@ -71,6 +73,8 @@ pub struct Store {
     path: PathBuf,
     /// The file opened, as it was just after opening.
     place: Place,
+    /// Where opening it moved a damaged database aside.
+    moved_aside: Option<PathBuf>,
     writable: bool,
     schema_version: i64,
 }
@@ -85,14 +89,23 @@ impl std::fmt::Debug for Store {
     }
 }
 
-/// How deeply [`Store::open`] checks an existing database.
+/// How deeply [`Store::open_with`] checks an existing database; what fails it is quarantined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Check {
     /// The header, the schema version and the tables: constant time, for every query.
     Schema,
-    /// Also `PRAGMA quick_check`, which reads the whole file: for `doctor` and `reindex`.
-    Quick,
+    /// Also what an update checks before it writes: damage a query met and noted beside the
+    /// database ([`Store::note_damage`]), and `PRAGMA quick_check` of the tables every query
+    /// reads whole, or of everything in a database of at most [`QUICK_CHECK_BYTES`]: a few
+    /// milliseconds. Damage elsewhere is found by the query that reads it.
+    Update,
+    /// Also `PRAGMA integrity_check` of everything and every row's checksum ([`sum`]), which
+    /// reads the whole file: for `doctor` and `reindex`.
+    Deep,
 }
+
+/// The largest database [`Check::Update`] checks whole: about 30 ms of reading.
+pub const QUICK_CHECK_BYTES: u64 = 32 << 20;
 
 /// Why a connection attempt failed: damage is cured by quarantine, anything else is reported.
 enum Attempt {
@@ -139,14 +152,20 @@ impl Store {
             code: "not_creatable",
         })?;
         place::prepare_dir(dir)?;
-        let mut quarantined = false;
+        let mut quarantined = None;
         loop {
             place::prepare_file(path)?;
+            if check != Check::Schema && damage::noted(path) && quarantined.is_none() {
+                quarantined = Some(Store::quarantine(path)?);
+                continue;
+            }
             match Store::connect(path, check) {
-                Ok(store) => return Ok(store),
-                Err(Attempt::Damaged) if !quarantined => {
-                    Store::quarantine(path)?;
-                    quarantined = true;
+                Ok(mut store) => {
+                    store.moved_aside = quarantined;
+                    return Ok(store);
+                }
+                Err(Attempt::Damaged) if quarantined.is_none() => {
+                    quarantined = Some(Store::quarantine(path)?);
                 }
                 Err(Attempt::Damaged) => return Err(StoreError::Corrupt),
                 Err(Attempt::Failed(e)) => return Err(e),
@@ -158,7 +177,9 @@ impl Store {
     /// `<name>.quarantined-<unix time>` (with `-wal`, `-shm`), keeping the two newest such
     /// quarantines; returns the new name. For damage met after opening: drop the store first.
     pub fn quarantine(path: &Path) -> Result<PathBuf, StoreError> {
-        place::quarantine(path)
+        let moved = place::quarantine(path)?;
+        damage::clear(path);
+        Ok(moved)
     }
 
     /// `false` in degraded mode, when the database has a newer schema than this build: then
@@ -180,6 +201,19 @@ impl Store {
         self.conn
             .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))?;
         Ok(())
+    }
+
+    /// Ends the read transaction [`Store::begin_read`] started, if any.
+    pub fn end_read(&self) -> Result<(), StoreError> {
+        if !self.conn.is_autocommit() {
+            self.conn.execute_batch("COMMIT")?;
+        }
+        Ok(())
+    }
+
+    /// Where opening this store moved a damaged database aside, to start afresh.
+    pub fn moved_aside(&self) -> Option<&Path> {
+        self.moved_aside.as_deref()
     }
 
     /// The database file this store has open, to tell later whether it is still there.
@@ -245,8 +279,7 @@ impl Store {
         let flags =
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NOFOLLOW | no_mutex();
         let conn = Connection::open_with_flags(path, flags)?;
-        conn.busy_timeout(Duration::from_millis(schema::BUSY_TIMEOUT_MS))?;
-        rusqlite::vtab::array::load_module(&conn)?;
+        prepare_connection(&conn)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
         if version > SCHEMA_VERSION && app == schema::APPLICATION_ID {
@@ -277,6 +310,7 @@ impl Store {
             acc: None,
             path: path.to_path_buf(),
             place: Place::of(path),
+            moved_aside: None,
             writable: true,
             schema_version: version,
         };
@@ -287,7 +321,12 @@ impl Store {
         } else if !store.has_tables()? {
             return Err(Attempt::Damaged);
         }
-        if check == Check::Quick && !store.quick_check()? {
+        let sound = match check {
+            Check::Schema => true,
+            Check::Update => store.checked_on_update()?,
+            Check::Deep => store.checked_deep()?,
+        };
+        if !sound {
             return Err(Attempt::Damaged);
         }
         Ok(store)
@@ -305,14 +344,14 @@ impl Store {
     fn connect_degraded(path: &Path, version: i64) -> Result<Store, Attempt> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NOFOLLOW | no_mutex();
         let conn = Connection::open_with_flags(path, flags)?;
-        conn.busy_timeout(Duration::from_millis(schema::BUSY_TIMEOUT_MS))?;
-        rusqlite::vtab::array::load_module(&conn)?;
+        prepare_connection(&conn)?;
         conn.execute_batch("PRAGMA query_only = ON;")?;
         Ok(Store {
             conn,
             acc: None,
             path: path.to_path_buf(),
             place: Place::of(path),
+            moved_aside: None,
             writable: false,
             schema_version: version,
         })
@@ -382,14 +421,61 @@ impl Store {
         Ok(n == schema::TABLES.len() as i64)
     }
 
-    fn quick_check(&self) -> Result<bool, rusqlite::Error> {
-        let mut stmt = self.conn.prepare("PRAGMA quick_check")?;
+    /// Whether `pragma` (a check) finds nothing wrong.
+    fn check_finds_nothing(&self, pragma: &str) -> Result<bool, rusqlite::Error> {
+        let mut stmt = self.conn.prepare(pragma)?;
         let mut rows = stmt.query([])?;
         let first: Option<String> = match rows.next()? {
             Some(row) => Some(row.get(0)?),
             None => None,
         };
         Ok(first.as_deref() == Some("ok"))
+    }
+
+    /// [`Check::Update`] past the schema: the tables every query reads whole, or the whole of a
+    /// small database.
+    fn checked_on_update(&self) -> Result<bool, Attempt> {
+        let len = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        if len <= QUICK_CHECK_BYTES {
+            return Ok(self.check_finds_nothing("PRAGMA quick_check")?);
+        }
+        for table in ["sessions", "witnesses", "segments", "resumes"] {
+            if !self.check_finds_nothing(&format!("PRAGMA quick_check({table})"))? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// [`Check::Deep`] past the schema: the structure of everything, then every row's sum.
+    fn checked_deep(&self) -> Result<bool, Attempt> {
+        if !self.check_finds_nothing("PRAGMA integrity_check")? {
+            return Ok(false);
+        }
+        let bad_lines: i64 = self.conn.query_row(
+            &format!("SELECT count(*) FROM lines WHERE sum != line_sum({})", sum::LINE_SUM_ARGS),
+            [],
+            |r| r.get(0),
+        )?;
+        // The other rows fail as they are read.
+        postings::verify(&self.conn)?;
+        let mut stmt = self.conn.prepare("SELECT harness, session_id FROM sessions s JOIN resumes r ON r.session = s.id")?;
+        let keys: Vec<SessionKey> = stmt
+            .query_map([], |r| Ok(SessionKey::new(r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+            .collect::<Result<_, _>>()?;
+        for key in &keys {
+            self.resume(key)?;
+        }
+        Ok(bad_lines == 0)
+    }
+
+    /// Notes beside the database that a read met damage in it, for the next update to move it
+    /// aside ([`Check::Update`]) and rebuild. Only for the file this store opened: a note about
+    /// a database since replaced is ignored. A database of a newer schema is never noted: it is never moved aside.
+    pub fn note_damage(&self) {
+        if self.writable {
+            damage::note(&self.path, &self.place);
+        }
     }
 
     /// A write transaction, with the gatherer of the tokens of the lines it writes, which
@@ -564,9 +650,10 @@ impl SessionWriter<'_> {
 
     /// Marks each line at a seq as on the session's selected branch or off it.
     pub fn mark_branch(&mut self, marks: &[(u64, bool)]) -> Result<(), StoreError> {
-        let mut update = self
-            .sp
-            .prepare_cached("UPDATE lines SET branch = ?3 WHERE session = ?1 AND seq = ?2")?;
+        let mut update = self.sp.prepare_cached(&format!(
+            "UPDATE lines SET branch = ?3, sum = line_sum({}) WHERE session = ?1 AND seq = ?2",
+            sum::LINE_SUM_ARGS.replace("branch", "?3")
+        ))?;
         for &(seq, on) in marks {
             update.execute(params![self.id, int(seq), on])?;
         }
@@ -616,15 +703,16 @@ impl SessionWriter<'_> {
             Some(s) => self
                 .sp
                 .prepare_cached(
-                    "INSERT OR REPLACE INTO resumes (session, offset, lines, settled, state)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                    "INSERT OR REPLACE INTO resumes (session, offset, lines, settled, state, sum)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 )?
                 .execute(params![
                     self.id,
                     int(s.offset),
                     int(s.lines),
                     int(s.settled),
-                    s.state
+                    s.state,
+                    sum::snapshot_sum(self.id, int(s.offset), int(s.lines), int(s.settled), &s.state),
                 ])?,
             None => self
                 .sp
@@ -655,6 +743,16 @@ fn commit(
 ) -> Result<(), StoreError> {
     postings::flush(&tx, acc)?;
     Ok(tx.commit()?)
+}
+
+/// What every connection needs before its first statement: a short busy timeout, the `rarray`
+/// table of id lists, the line checksum function, and SQLite's own check of each page's cells
+/// as it reads them (damage there is then an error, not a wrong row).
+fn prepare_connection(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(Duration::from_millis(schema::BUSY_TIMEOUT_MS))?;
+    rusqlite::vtab::array::load_module(conn)?;
+    sum::register(conn)?;
+    conn.execute_batch("PRAGMA cell_size_check = ON;")
 }
 
 /// Each store has its own connection used from one thread at a time; SQLite's own mutexes

@@ -104,7 +104,10 @@ impl From<rusqlite::Error> for StoreError {
                     extended: f.extended_code,
                 },
             },
-            // Row decoding and the like: a schema this build does not understand.
+            // A value of another type than the (strict) table holds: damage.
+            rusqlite::Error::InvalidColumnType(..)
+            | rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::IntegralValueOutOfRange(..) => StoreError::Corrupt,
             _ => StoreError::Sqlite {
                 code: 0,
                 extended: 0,

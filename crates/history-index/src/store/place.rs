@@ -33,6 +33,11 @@ impl Place {
         }
     }
 
+    /// The file's device and inode, when there was one.
+    pub(super) fn identity(&self) -> Option<(u64, u64)> {
+        self.file
+    }
+
     /// Whether the file at its path is still the one it was: not deleted, not replaced.
     pub fn is_current(&self) -> bool {
         self.file.is_some() && Place::of(&self.path).file == self.file

@@ -22,6 +22,7 @@
 //! and where the delta after it starts (a delta from the previous entry's offset); then the ids as
 //! varint deltas, the first from 0.
 
+use super::sum;
 use crate::varint;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -156,7 +157,7 @@ impl Accumulator {
     /// with its list, in token order; and forgets it.
     pub(crate) fn drain(
         &mut self,
-        mut each: impl FnMut(Token, u64, &[u8]) -> rusqlite::Result<()>,
+        mut each: impl FnMut(Token, u64, &mut Vec<u8>) -> rusqlite::Result<()>,
     ) -> rusqlite::Result<(u64, u64, u64, u64)> {
         self.heads.sort_unstable_by_key(|&(t, _)| t);
         let mut ids = Vec::new();
@@ -165,7 +166,7 @@ impl Accumulator {
             ids.clear();
             self.ids_of(t as usize, head, &mut ids);
             encode(&ids, &mut list);
-            each(t, ids.len() as u64, &list)?;
+            each(t, ids.len() as u64, &mut list)?;
         }
         let segment = (
             self.next_id - self.lines,
@@ -419,19 +420,49 @@ pub(crate) fn flush(conn: &Connection, acc: &mut Accumulator) -> rusqlite::Resul
         })?;
     let mut insert =
         conn.prepare_cached("INSERT INTO postings (key, n, list) VALUES (?1, ?2, ?3)")?;
-    let (first, last, lines, pairs) = acc.drain(|token, n, list| {
-        insert.execute(params![key(token, segment), n as i64, list])?;
-        Ok(())
-    })?;
+    let (first, last, lines, pairs) =
+        acc.drain(|token, n, list| put_list(&mut insert, key(token, segment), n, list))?;
+    put_segment(conn, segment, first, last, lines, pairs)
+}
+
+/// Stores a token list with its sum ([`sum::seal`]).
+fn put_list(
+    insert: &mut rusqlite::Statement<'_>,
+    key: i64,
+    n: u64,
+    list: &mut Vec<u8>,
+) -> rusqlite::Result<()> {
+    sum::seal(key, n as i64, list);
+    insert.execute(params![key, n as i64, list.as_slice()])?;
+    Ok(())
+}
+
+/// A token list's bytes as stored, checked and without their sum.
+fn get_list(r: &rusqlite::Row<'_>, key: usize, n: usize, list: usize) -> rusqlite::Result<Vec<u8>> {
+    sum::unseal(r.get(key)?, r.get(n)?, r.get(list)?)
+}
+
+/// Stores a segment's row with its sum.
+fn put_segment(
+    conn: &Connection,
+    id: i64,
+    first: u64,
+    last: u64,
+    lines: u64,
+    pairs: u64,
+) -> rusqlite::Result<()> {
+    let (first, last, lines, pairs) = (first as i64, last as i64, lines as i64, pairs as i64);
     conn.prepare_cached(
-        "INSERT INTO segments (id, first, last, lines, pairs) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO segments (id, first, last, lines, pairs, sum)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![
-        segment,
-        first as i64,
-        last as i64,
-        lines as i64,
-        pairs as i64
+        id,
+        first,
+        last,
+        lines,
+        pairs,
+        sum::segment_sum(id, first, last, lines, pairs)
     ])?;
     Ok(())
 }
@@ -446,15 +477,21 @@ struct Segment {
     pairs: u64,
 }
 
+/// Every segment, in id order, each checked against its sum.
 fn segments(conn: &Connection) -> rusqlite::Result<Vec<Segment>> {
-    conn.prepare_cached("SELECT id, first, last, lines, pairs FROM segments ORDER BY id")?
+    conn.prepare_cached("SELECT id, first, last, lines, pairs, sum FROM segments ORDER BY id")?
         .query_map([], |r| {
+            let (id, first, last, lines, pairs) =
+                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
+            if sum::segment_sum(id, first, last, lines, pairs) != r.get::<_, i64>(5)? {
+                return Err(sum::corrupt_sqlite());
+            }
             Ok(Segment {
-                id: r.get(0)?,
-                first: r.get::<_, i64>(1)? as u64,
-                last: r.get::<_, i64>(2)? as u64,
-                lines: r.get::<_, i64>(3)? as u64,
-                pairs: r.get::<_, i64>(4)? as u64,
+                id,
+                first: first as u64,
+                last: last as u64,
+                lines: lines as u64,
+                pairs: pairs as u64,
             })
         })?
         .collect()
@@ -544,7 +581,7 @@ fn merge(conn: &Connection, run: &[Segment]) -> rusqlite::Result<()> {
         // Each segment's lists in token order, merged: a token's lists meet in segment order.
         let mut stmts = Vec::with_capacity(run.len());
         for _ in run {
-            stmts.push(conn.prepare("SELECT key, list FROM postings WHERE key BETWEEN ?1 AND ?2")?);
+            stmts.push(conn.prepare("SELECT key, n, list FROM postings WHERE key BETWEEN ?1 AND ?2")?);
         }
         let mut streams = Vec::with_capacity(run.len());
         for (stmt, s) in stmts.iter_mut().zip(run) {
@@ -554,7 +591,7 @@ fn merge(conn: &Connection, run: &[Segment]) -> rusqlite::Result<()> {
         let mut heads: Vec<Option<(Token, Vec<u8>)>> = Vec::with_capacity(run.len());
         let next = |rows: &mut rusqlite::Rows<'_>| -> rusqlite::Result<Option<(Token, Vec<u8>)>> {
             Ok(match rows.next()? {
-                Some(r) => Some(((r.get::<_, i64>(0)? & 0xffff_ffff) as Token, r.get(1)?)),
+                Some(r) => Some(((r.get::<_, i64>(0)? & 0xffff_ffff) as Token, get_list(r, 0, 1, 2)?)),
                 None => None,
             })
         };
@@ -580,7 +617,7 @@ fn merge(conn: &Connection, run: &[Segment]) -> rusqlite::Result<()> {
             }
             if !ids.is_empty() {
                 encode(&ids, &mut bytes);
-                insert.execute(params![key(t, segment), ids.len() as i64, bytes])?;
+                put_list(&mut insert, key(t, segment), ids.len() as u64, &mut bytes)?;
                 pairs += ids.len() as u64;
             }
         }
@@ -596,10 +633,19 @@ fn merge(conn: &Connection, run: &[Segment]) -> rusqlite::Result<()> {
         params![oldest.id, newest.id],
     )?;
     if pairs > 0 {
-        conn.execute(
-            "INSERT INTO segments (id, first, last, lines, pairs) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![segment, lo as i64, hi as i64, lines as i64, pairs as i64],
-        )?;
+        put_segment(conn, segment, lo, hi, lines, pairs)?;
+    }
+    Ok(())
+}
+
+/// Reads every segment and token list, each checked against its sum: the error of the first
+/// that fails.
+pub(crate) fn verify(conn: &Connection) -> rusqlite::Result<()> {
+    segments(conn)?;
+    let mut stmt = conn.prepare("SELECT key, n, list FROM postings")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        get_list(r, 0, 1, 2)?;
     }
     Ok(())
 }
@@ -618,10 +664,7 @@ pub(crate) fn candidates(
 ) -> rusqlite::Result<Vec<u64>> {
     // Three statements whatever the number of tokens and segments: each statement is a read
     // transaction of its own, with its locks.
-    let segments: Vec<i64> = conn
-        .prepare_cached("SELECT id FROM segments ORDER BY id")?
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+    let segments: Vec<i64> = segments(conn)?.iter().map(|s| s.id).collect();
     let keys = |tokens: &mut dyn Iterator<Item = Token>| -> Array {
         let keys = tokens.flat_map(|t| segments.iter().map(move |&s| Value::Integer(key(t, s))));
         Rc::new(keys.collect())
@@ -633,7 +676,12 @@ pub(crate) fn candidates(
         let mut rows = stmt.query([keys(&mut tokens.iter().copied())])?;
         while let Some(r) = rows.next()? {
             let t = (r.get::<_, i64>(0)? & 0xffff_ffff) as Token;
-            *counts.entry(t).or_default() += r.get::<_, i64>(1)?;
+            // A stored list is never empty: a count that says so is damage, not an absence.
+            let n = r.get::<_, i64>(1)?;
+            if n <= 0 {
+                return Err(sum::corrupt_sqlite());
+            }
+            *counts.entry(t).or_default() += n;
         }
     }
     if counts.values().any(|&n| n == 0) {
@@ -645,11 +693,11 @@ pub(crate) fn candidates(
     let mut lists: Vec<(Token, i64, Vec<u8>)> = Vec::new();
     {
         let mut stmt =
-            conn.prepare_cached("SELECT key, list FROM postings WHERE key IN rarray(?1)")?;
+            conn.prepare_cached("SELECT key, n, list FROM postings WHERE key IN rarray(?1)")?;
         let mut rows = stmt.query([keys(&mut rarest.iter().map(|&(_, t)| t))])?;
         while let Some(r) = rows.next()? {
             let k = r.get::<_, i64>(0)?;
-            lists.push(((k & 0xffff_ffff) as Token, k >> 32, r.get(1)?));
+            lists.push(((k & 0xffff_ffff) as Token, k >> 32, get_list(r, 0, 1, 2)?));
         }
     }
     // Each token's lists in segment order.

@@ -13,6 +13,7 @@ use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::postings::candidates;
+use super::sum::{corrupt_sqlite, snapshot_sum, LineColumns};
 use super::{
     int, line_time, place, uint, Candidate, Fingerprint, LineRow, SessionRow, SessionState, Stats,
     Store, StoreError, Witness,
@@ -43,24 +44,39 @@ pub struct LocatedSpan {
     pub ids: std::ops::RangeInclusive<u64>,
 }
 
-const LINE_COLUMNS: &str = "l.seq, l.file, l.offset, l.len, l.time_kind, l.time_ns";
+/// Every column of a line, its sum last: each line read is checked against it.
+const LINE_COLUMNS: &str = "l.id, l.session, l.seq, l.file, l.offset, l.len, l.time_kind, \
+                            l.time_ns, l.branch, l.events, l.sum";
 
-fn line_row(r: &Row<'_>, at: usize) -> rusqlite::Result<LineRow> {
-    Ok(LineRow {
-        seq: uint(r.get(at)?),
-        file: u32::try_from(r.get::<_, i64>(at + 1)?).unwrap_or(u32::MAX),
-        offset: uint(r.get(at + 2)?),
-        len: uint(r.get(at + 3)?),
-        time: line_time(r.get(at + 4)?, r.get(at + 5)?),
-    })
-}
-
-/// A line row with its branch mark and events after it.
+/// A line as read, with its branch mark and events; a [`StoreError::Corrupt`] (as SQLite's
+/// error) when its sum does not match.
 fn candidate(r: &Row<'_>) -> rusqlite::Result<Candidate> {
+    let events: Vec<u8> = r.get(9)?;
+    let columns = LineColumns {
+        id: r.get(0)?,
+        session: r.get(1)?,
+        seq: r.get(2)?,
+        file: r.get(3)?,
+        offset: r.get(4)?,
+        len: r.get(5)?,
+        time_kind: r.get(6)?,
+        time_ns: r.get(7)?,
+        branch: r.get(8)?,
+        events: &events,
+    };
+    if columns.sum() != r.get::<_, i64>(10)? || !matches!(columns.branch, 0 | 1) {
+        return Err(corrupt_sqlite());
+    }
     Ok(Candidate {
-        line: line_row(r, 0)?,
-        branch: r.get::<_, i64>(6)? != 0,
-        events: r.get(7)?,
+        line: LineRow {
+            seq: uint(columns.seq),
+            file: u32::try_from(columns.file).unwrap_or(u32::MAX),
+            offset: uint(columns.offset),
+            len: uint(columns.len),
+            time: line_time(columns.time_kind, columns.time_ns),
+        },
+        branch: columns.branch != 0,
+        events,
     })
 }
 
@@ -219,7 +235,7 @@ impl Store {
 
     fn lines_among(&self, session: i64, ids: &[u64]) -> Result<Vec<Candidate>, StoreError> {
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {LINE_COLUMNS}, l.branch, l.events FROM lines l
+            "SELECT {LINE_COLUMNS} FROM lines l
              WHERE l.id IN rarray(?1) AND l.session = ?2 ORDER BY l.seq"
         ))?;
         let rows = stmt
@@ -235,13 +251,20 @@ impl Store {
         };
         Ok(self
             .conn
-            .prepare_cached("SELECT offset, lines, settled, state FROM resumes WHERE session = ?1")?
+            .prepare_cached(
+                "SELECT offset, lines, settled, state, sum FROM resumes WHERE session = ?1",
+            )?
             .query_row([id], |r| {
+                let (offset, lines, settled) = (r.get(0)?, r.get(1)?, r.get(2)?);
+                let state: Vec<u8> = r.get(3)?;
+                if snapshot_sum(id, offset, lines, settled, &state) != r.get::<_, i64>(4)? {
+                    return Err(corrupt_sqlite());
+                }
                 Ok(Snapshot {
-                    offset: uint(r.get(0)?),
-                    lines: uint(r.get(1)?),
-                    settled: uint(r.get(2)?),
-                    state: r.get(3)?,
+                    offset: uint(offset),
+                    lines: uint(lines),
+                    settled: uint(settled),
+                    state,
                 })
             })
             .optional()?)
@@ -252,11 +275,11 @@ impl Store {
         let Some(id) = self.session_id(key)? else {
             return Ok(Vec::new());
         };
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT seq, branch FROM lines WHERE session = ?1 ORDER BY seq")?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {LINE_COLUMNS} FROM lines l WHERE l.session = ?1 ORDER BY l.seq"
+        ))?;
         let rows = stmt
-            .query_map([id], |r| Ok((uint(r.get(0)?), r.get(1)?)))?
+            .query_map([id], |r| candidate(r).map(|c| (c.line.seq, c.branch)))?
             .collect::<Result<_, _>>()?;
         Ok(rows)
     }
@@ -277,7 +300,7 @@ impl Store {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {LINE_COLUMNS}, l.branch, l.events FROM lines l
+            "SELECT {LINE_COLUMNS} FROM lines l
              WHERE l.session = ?1 ORDER BY l.seq"
         ))?;
         let rows = stmt.query_map([id], candidate)?.collect::<Result<_, _>>()?;
@@ -333,7 +356,7 @@ impl Store {
         ))?;
         let rows = stmt
             .query_map(params![id, int(seqs.start), int(seqs.end)], |r| {
-                line_row(r, 0)
+                candidate(r).map(|c| c.line)
             })?
             .collect::<Result<_, _>>()?;
         Ok(rows)
@@ -361,7 +384,9 @@ impl Store {
             quarantined: place::quarantines(&self.path).len(),
         };
         // One state for every count, whatever an update commits meanwhile.
-        let counted = self.begin_read().and_then(|()| self.count_into(&mut stats));
+        let counted = (self.begin_read())
+            .and_then(|()| self.count_into(&mut stats))
+            .and_then(|()| self.end_read());
         if self.writable {
             counted?;
         }

@@ -1,7 +1,7 @@
 //! The schema and the connection's settings.
 
 /// The schema version this build reads and writes, kept in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Marks the file as this projection's (`PRAGMA application_id`, "NSHX"), so that a database
 /// of anything else found at the path is moved aside rather than written into.
@@ -34,8 +34,9 @@ pub(super) const TABLES: [&str; 6] = [
     "postings",
 ];
 
-/// Schema v5 (v1 had no `branch` and `events`: what a page needs without decoding the session;
-/// v2 had no `resumes`; v3 no `lineage_open`; v4 kept the tokens in an FTS5 table).
+/// Schema v6 (v1 had no `branch` and `events`: what a page needs without decoding the session;
+/// v2 had no `resumes`; v3 no `lineage_open`; v4 kept the tokens in an FTS5 table; v5 had no
+/// checksums).
 ///
 /// Paths are BLOBs of their bytes (a path need not be UTF-8). `lines.id` is given by the writer
 /// ([`super::postings`]): `postings` holds, per segment and token (`key` is `segment << 32 |
@@ -51,7 +52,8 @@ pub(super) const TABLES: [&str; 6] = [
 /// branch; `events` holds what the line's events are but their texts ([`crate::events`]). `resumes`
 /// holds, for a session whose decoder can go on from where it stopped, its
 /// [`history_core::Snapshot`]: an append is then decoded from there, and a query reads only
-/// the appended lines.
+/// the appended lines. `sum` is each row's checksum, and a token list ends with its own
+/// ([`super::sum`]).
 pub(super) const SCHEMA: &str = "
 CREATE TABLE sessions (
     id INTEGER PRIMARY KEY,
@@ -91,6 +93,7 @@ CREATE TABLE lines (
     time_ns INTEGER,
     branch INTEGER NOT NULL,
     events BLOB NOT NULL,
+    sum INTEGER NOT NULL,
     UNIQUE (session, seq)
 ) STRICT;
 CREATE TABLE resumes (
@@ -98,14 +101,16 @@ CREATE TABLE resumes (
     offset INTEGER NOT NULL,
     lines INTEGER NOT NULL,
     settled INTEGER NOT NULL,
-    state BLOB NOT NULL
+    state BLOB NOT NULL,
+    sum INTEGER NOT NULL
 ) STRICT;
 CREATE TABLE segments (
     id INTEGER PRIMARY KEY,
     first INTEGER NOT NULL,
     last INTEGER NOT NULL,
     lines INTEGER NOT NULL,
-    pairs INTEGER NOT NULL
+    pairs INTEGER NOT NULL,
+    sum INTEGER NOT NULL
 ) STRICT;
 CREATE TABLE postings (
     key INTEGER PRIMARY KEY,

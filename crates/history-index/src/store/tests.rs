@@ -145,7 +145,7 @@ fn a_store_is_created_private_and_reopened() {
     assert_eq!(mode_of("auto_vacuum"), "Integer(2)");
     drop(store);
 
-    let store = Store::open_with(&f.db, Check::Quick).unwrap();
+    let store = Store::open_with(&f.db, Check::Deep).unwrap();
     let row = store.session(&key(1)).unwrap().unwrap();
     assert_eq!(row.state, SessionState::Indexed);
     assert_eq!(row.witnesses, rec.witnesses);
@@ -267,7 +267,7 @@ fn a_quick_check_failure_is_quarantined() {
     assert!(bytes.len() > 5 * 4096, "{}", bytes.len());
     bytes[3 * 4096..4 * 4096].fill(0xa5);
     std::fs::write(&f.db, &bytes).unwrap();
-    let store = Store::open_with(&f.db, Check::Quick).unwrap();
+    let store = Store::open_with(&f.db, Check::Deep).unwrap();
     assert_eq!(count(&store, "sessions"), 0);
     assert_eq!(place::quarantines(&f.db).len(), 1);
 }
@@ -301,7 +301,7 @@ fn a_newer_schema_is_read_only_and_left_alone() {
     drop(newer);
     let before = all_bytes(&f.db);
 
-    let mut store = Store::open_with(&f.db, Check::Quick).unwrap();
+    let mut store = Store::open_with(&f.db, Check::Deep).unwrap();
     assert!(!store.writable());
     assert_eq!(store.schema_version(), SCHEMA_VERSION + 1);
     assert_eq!(
@@ -533,7 +533,7 @@ fn an_interrupted_write_leaves_the_previous_state() {
     assert_eq!(grams_matching(&store, "before"), 1);
     assert_eq!(grams_matching(&store, "after"), 0);
     drop(store);
-    let store = Store::open_with(&f.db, Check::Quick).unwrap();
+    let store = Store::open_with(&f.db, Check::Deep).unwrap();
     assert_eq!(store.session(&key(1)).unwrap(), before);
     assert_eq!(grams_matching(&store, "before"), 1);
 }
@@ -593,7 +593,7 @@ fn an_older_schema_is_replaced_by_an_empty_current_one() {
         .unwrap();
     drop(older);
 
-    let store = Store::open_with(&f.db, Check::Quick).unwrap();
+    let store = Store::open_with(&f.db, Check::Deep).unwrap();
     assert!(store.writable());
     assert_eq!(store.schema_version(), SCHEMA_VERSION);
     assert!(

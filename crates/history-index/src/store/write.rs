@@ -8,6 +8,7 @@ use history_core::{SessionKey, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::postings::Accumulator;
+use super::sum::LineColumns;
 use super::{int, time_columns, LineRecord, SessionRecord, StoreError, Witness};
 
 /// Stores `record` as indexed with exactly `lines`.
@@ -204,8 +205,8 @@ pub(super) fn put_lines(
 ) -> Result<(), StoreError> {
     let mut line = tx.prepare_cached(
         "INSERT INTO lines
-             (id, session, seq, file, offset, len, time_kind, time_ns, branch, events)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             (id, session, seq, file, offset, len, time_kind, time_ns, branch, events, sum)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
     let mut last = after;
     for l in lines {
@@ -214,18 +215,31 @@ pub(super) fn put_lines(
             return Err(StoreError::InvalidLine);
         }
         last = Some(seq);
-        let (kind, ns) = time_columns(l.time);
+        let (time_kind, time_ns) = time_columns(l.time);
+        let columns = LineColumns {
+            id: int(acc.line(l.tokens)),
+            session: id,
+            seq,
+            file: i64::from(l.file),
+            offset: int(l.offset),
+            len: int(l.len),
+            time_kind,
+            time_ns,
+            branch: i64::from(l.branch),
+            events: l.events,
+        };
         line.execute(params![
-            int(acc.line(l.tokens)),
+            columns.id,
             id,
             seq,
-            l.file,
-            int(l.offset),
-            int(l.len),
-            kind,
-            ns,
-            l.branch,
-            l.events
+            columns.file,
+            columns.offset,
+            columns.len,
+            time_kind,
+            time_ns,
+            columns.branch,
+            l.events,
+            columns.sum(),
         ])?;
     }
     Ok(())
