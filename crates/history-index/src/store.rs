@@ -274,6 +274,18 @@ impl Store {
     }
 
     fn connect(path: &Path, check: Check) -> Result<Store, Attempt> {
+        // A newer build's database is only ever opened read-only, from the first connection on:
+        // a writable one folds a pending write-ahead log into the file as it closes.
+        let newer = Store::connect_degraded(path, SCHEMA_VERSION)?;
+        let version: i64 = newer.conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let app: i64 = newer.conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+        if version > SCHEMA_VERSION && app == schema::APPLICATION_ID {
+            return Ok(Store {
+                schema_version: version,
+                ..newer
+            });
+        }
+        drop(newer);
         // No CREATE flag: the file was created 0600 beforehand, and SQLite would create a
         // missing one with the process's umask.
         let flags =
@@ -282,9 +294,9 @@ impl Store {
         prepare_connection(&conn)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-        if version > SCHEMA_VERSION && app == schema::APPLICATION_ID {
-            drop(conn);
-            return Store::connect_degraded(path, version);
+        if version > SCHEMA_VERSION {
+            // A newer build took it over since it was looked at: not this one's to touch.
+            return Err(Attempt::Failed(StoreError::Busy));
         }
         if version != 0 && app != schema::APPLICATION_ID {
             return Err(Attempt::Damaged);

@@ -285,6 +285,44 @@ fn all_bytes(db: &Path) -> (u64, usize, Vec<u64>) {
 }
 
 #[test]
+fn a_newer_schema_with_a_pending_log_is_left_byte_for_byte() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let rec = record(f.dir.path(), &key(1), 10);
+    store.replace_session(&rec, &[line(0, "aa")]).unwrap();
+    drop(store);
+    // A newer build writes, and is killed before its log is folded into the database: what it
+    // leaves is copied while its connection is open.
+    let newer = rusqlite::Connection::open(&f.db).unwrap();
+    newer
+        .execute_batch(&format!(
+            "PRAGMA wal_autocheckpoint = 0; PRAGMA user_version = {};
+             CREATE TABLE later (x); INSERT INTO later VALUES (1);",
+            SCHEMA_VERSION + 1
+        ))
+        .unwrap();
+    let wal = place::with_suffix(&f.db, "-wal");
+    let saved = (std::fs::read(&f.db).unwrap(), std::fs::read(&wal).unwrap());
+    assert!(!saved.1.is_empty());
+    drop(newer);
+    std::fs::write(&f.db, &saved.0).unwrap();
+    std::fs::write(&wal, &saved.1).unwrap();
+    let _ = std::fs::remove_file(place::with_suffix(&f.db, "-shm"));
+
+    for check in [Check::Schema, Check::Update, Check::Deep] {
+        let store = Store::open_with(&f.db, check).unwrap();
+        assert!(!store.writable());
+        assert_eq!(store.schema_version(), SCHEMA_VERSION + 1);
+        assert!(store.session(&key(1)).unwrap().is_some());
+        store.note_damage();
+    }
+    assert_eq!(std::fs::read(&f.db).unwrap(), saved.0);
+    assert_eq!(std::fs::read(&wal).unwrap(), saved.1);
+    assert!(place::quarantines(&f.db).is_empty());
+    assert!(!place::with_suffix(&f.db, ".damaged").exists());
+}
+
+#[test]
 fn a_newer_schema_is_read_only_and_left_alone() {
     let f = fixture();
     let mut store = Store::open(&f.db).unwrap();
