@@ -10,7 +10,7 @@ use history_core::Projection;
 use history_core::{Corpus, Filter, HistoryError, SessionFile};
 use history_index::build::rebuild;
 use history_index::projection::Index;
-use history_index::store::{Check, Store};
+use history_index::store::{Check, Store, StoreError};
 use serde::Serialize;
 
 use crate::request::cache_version;
@@ -121,7 +121,18 @@ impl Settings {
             }
             true
         };
-        let updated = rebuild(&mut store, corpus, &self.version, again, &mut progress);
+        let mut updated = rebuild(&mut store, corpus, &self.version, again, &mut progress);
+        if let Err(StoreError::Corrupt) = updated {
+            // Damage met while updating: the database is moved aside and built again.
+            store = store.start_over().map_err(|e| {
+                HistoryError::usage(format!(
+                    "the search index at {} could not be updated ({})",
+                    path.display(),
+                    e.code()
+                ))
+            })?;
+            updated = rebuild(&mut store, corpus, &self.version, again, &mut progress);
+        }
         if let Some(bar) = &bar {
             bar.finish_and_clear();
         }

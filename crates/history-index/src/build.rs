@@ -88,7 +88,15 @@ pub fn rebuild(
     // Rows of sessions just removed stay here; only live sessions are looked up.
     let rows: HashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
     // What to index, decided up front, so that one thread decodes while this one writes.
-    let todo = plan(store, corpus, &sessions, &rows, version, again, &mut summary)?;
+    let todo = plan(
+        store,
+        corpus,
+        &sessions,
+        &rows,
+        version,
+        again,
+        &mut summary,
+    )?;
     let (tx, rx) = std::sync::mpsc::sync_channel::<Decoded>(LINES_IN_FLIGHT);
     std::thread::scope(|scope| {
         let todo = &todo;

@@ -261,7 +261,12 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(10));
         middle[5_000] = b'd';
         std::fs::write(&path, &middle).unwrap();
-        std::fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
         assert_eq!(freshness(Some(&row), &[&path]), Freshness::Stale);
         // Shorter.
         std::fs::write(&path, vec![b'a'; 9_000]).unwrap();

@@ -585,12 +585,21 @@ impl Projection for Index {
             .collect();
         let appended: Vec<_> = (sessions.iter().zip(&judged).enumerate())
             .filter_map(|(i, (file, judged))| match judged {
-                Some((now, Freshness::Appended(Unread))) => Some((i, file, *rows.get(&file.key)?, now)),
+                Some((now, Freshness::Appended(Unread))) => {
+                    Some((i, file, *rows.get(&file.key)?, now))
+                }
                 _ => None,
             })
             .collect();
-        let (spans, decoded) =
-            spans_and_appended(&store, &self.damage, corpus, &appended, filter, &keys, &per_query);
+        let (spans, decoded) = spans_and_appended(
+            &store,
+            &self.damage,
+            corpus,
+            &appended,
+            filter,
+            &keys,
+            &per_query,
+        );
         // Those with a snapshot to go on from; their decodes are for this filter.
         let grown = self.keep_appended(sessions, decoded);
         let Some((spans, per_query)) = spans else {

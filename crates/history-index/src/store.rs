@@ -38,10 +38,8 @@ use history_core::{SessionKey, SessionMeta};
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
+pub use fingerprint::{checkpoint_hash, checkpoint_hash_file, Fingerprint, CHECKPOINT_WINDOW};
 pub use place::Place;
-pub use fingerprint::{
-    checkpoint_hash, checkpoint_hash_file, Fingerprint, CHECKPOINT_WINDOW,
-};
 pub use read::{Located, LocatedSpan, TimeSpan};
 use record::{int, line_time, time_columns, uint};
 pub use record::{
@@ -96,8 +94,9 @@ pub enum Check {
     Schema,
     /// Also what an update checks before it writes: damage a query met and noted beside the
     /// database ([`Store::note_damage`]), and `PRAGMA quick_check` of the tables every query
-    /// reads whole, or of everything in a database of at most [`QUICK_CHECK_BYTES`]: a few
-    /// milliseconds. Damage elsewhere is found by the query that reads it.
+    /// reads whole, or `PRAGMA integrity_check` of everything in a database of at most
+    /// [`QUICK_CHECK_BYTES`]: milliseconds. Damage elsewhere is found by the query that reads
+    /// it.
     Update,
     /// Also `PRAGMA integrity_check` of everything and every row's checksum ([`sum`]), which
     /// reads the whole file: for `doctor` and `reindex`.
@@ -182,6 +181,17 @@ impl Store {
         Ok(moved)
     }
 
+    /// Moves this damaged database aside and opens an empty one in its place: for damage met
+    /// after opening, by an update that then builds it again.
+    pub fn start_over(self) -> Result<Store, StoreError> {
+        let path = self.path.clone();
+        drop(self);
+        let moved = Store::quarantine(&path)?;
+        let mut store = Store::open(&path)?;
+        store.moved_aside = Some(moved);
+        Ok(store)
+    }
+
     /// `false` in degraded mode, when the database has a newer schema than this build: then
     /// reads work as far as the schema allows and every write is [`StoreError::Degraded`].
     pub fn writable(&self) -> bool {
@@ -228,6 +238,7 @@ impl Store {
             "DELETE FROM postings;
              DELETE FROM segments;
              DELETE FROM lines;
+             DELETE FROM gone;
              DELETE FROM witnesses;
              DELETE FROM sessions;",
         )?;
@@ -277,8 +288,12 @@ impl Store {
         // A newer build's database is only ever opened read-only, from the first connection on:
         // a writable one folds a pending write-ahead log into the file as it closes.
         let newer = Store::connect_degraded(path, SCHEMA_VERSION)?;
-        let version: i64 = newer.conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        let app: i64 = newer.conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+        let version: i64 = newer
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let app: i64 = newer
+            .conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))?;
         if version > SCHEMA_VERSION && app == schema::APPLICATION_ID {
             return Ok(Store {
                 schema_version: version,
@@ -294,7 +309,7 @@ impl Store {
         prepare_connection(&conn)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-        if version > SCHEMA_VERSION {
+        if version > SCHEMA_VERSION && app == schema::APPLICATION_ID {
             // A newer build took it over since it was looked at: not this one's to touch.
             return Err(Attempt::Failed(StoreError::Busy));
         }
@@ -408,6 +423,7 @@ impl Store {
             tx.execute_batch(&format!(
                 "DROP TRIGGER IF EXISTS lines_gone; DROP TABLE IF EXISTS grams;
                  DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS segments;
+                 DROP TABLE IF EXISTS gone;
                  DROP TABLE IF EXISTS resumes;
                  DROP TABLE IF EXISTS lines; DROP TABLE IF EXISTS witnesses;
                  DROP TABLE IF EXISTS sessions;
@@ -426,9 +442,9 @@ impl Store {
     }
 
     fn has_tables(&self) -> Result<bool, rusqlite::Error> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT count(*) FROM sqlite_schema WHERE name IN (?1, ?2, ?3, ?4, ?5, ?6)")?;
+        let mut stmt = self.conn.prepare(
+            "SELECT count(*) FROM sqlite_schema WHERE name IN (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
         let n: i64 = stmt.query_row(schema::TABLES, |r| r.get(0))?;
         Ok(n == schema::TABLES.len() as i64)
     }
@@ -445,11 +461,11 @@ impl Store {
     }
 
     /// [`Check::Update`] past the schema: the tables every query reads whole, or the whole of a
-    /// small database.
+    /// small database, its indexes against its tables included.
     fn checked_on_update(&self) -> Result<bool, Attempt> {
         let len = std::fs::metadata(&self.path).map_or(0, |m| m.len());
         if len <= QUICK_CHECK_BYTES {
-            return Ok(self.check_finds_nothing("PRAGMA quick_check")?);
+            return Ok(self.check_finds_nothing("PRAGMA integrity_check")?);
         }
         for table in ["sessions", "witnesses", "segments", "resumes"] {
             if !self.check_finds_nothing(&format!("PRAGMA quick_check({table})"))? {
@@ -464,21 +480,28 @@ impl Store {
         if !self.check_finds_nothing("PRAGMA integrity_check")? {
             return Ok(false);
         }
-        let bad_lines: i64 = self.conn.query_row(
-            &format!("SELECT count(*) FROM lines WHERE sum != line_sum({})", sum::LINE_SUM_ARGS),
-            [],
-            |r| r.get(0),
-        )?;
-        // The other rows fail as they are read.
-        postings::verify(&self.conn)?;
-        let mut stmt = self.conn.prepare("SELECT harness, session_id FROM sessions s JOIN resumes r ON r.session = s.id")?;
-        let keys: Vec<SessionKey> = stmt
-            .query_map([], |r| Ok(SessionKey::new(r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
-            .collect::<Result<_, _>>()?;
-        for key in &keys {
-            self.resume(key)?;
+        let tables = [
+            ("sessions", sum::SESSION),
+            ("witnesses", sum::WITNESS),
+            ("lines", sum::LINE),
+            ("resumes", sum::RESUME),
+            ("segments", sum::SEGMENT),
+        ];
+        for (table, columns) in tables {
+            let broken: i64 = self.conn.query_row(
+                &format!(
+                    "SELECT count(*) FROM {table} t WHERE NOT ({})",
+                    sum::checked("t", columns)
+                ),
+                [],
+                |r| r.get(0),
+            )?;
+            if broken != 0 {
+                return Ok(false);
+            }
         }
-        Ok(bad_lines == 0)
+        postings::verify(&self.conn)?;
+        Ok(true)
     }
 
     /// Notes beside the database that a read met damage in it, for the next update to move it
@@ -662,9 +685,10 @@ impl SessionWriter<'_> {
 
     /// Marks each line at a seq as on the session's selected branch or off it.
     pub fn mark_branch(&mut self, marks: &[(u64, bool)]) -> Result<(), StoreError> {
+        // The new sum in the same step: the columns but `branch` as they are, `branch` as set.
         let mut update = self.sp.prepare_cached(&format!(
-            "UPDATE lines SET branch = ?3, sum = line_sum({}) WHERE session = ?1 AND seq = ?2",
-            sum::LINE_SUM_ARGS.replace("branch", "?3")
+            "UPDATE lines SET branch = ?3, sum = row_sum({}) WHERE session = ?1 AND seq = ?2",
+            sum::LINE.replace("branch", "?3")
         ))?;
         for &(seq, on) in marks {
             update.execute(params![self.id, int(seq), on])?;
@@ -679,7 +703,7 @@ impl SessionWriter<'_> {
         self.sp
             .prepare_cached("UPDATE sessions SET meta = ?2, lineage_open = ?3 WHERE id = ?1")?
             .execute(params![self.id, json, lineage_open])?;
-        Ok(())
+        write::reseal_session(&self.sp, self.id)
     }
 
     /// Removes the lines after `seq`, with their tokens: those a decode that goes on from a
@@ -706,7 +730,14 @@ impl SessionWriter<'_> {
                  WHERE session = ?1) WHERE id = ?1",
             )?
             .execute([self.id])?;
-        Ok(())
+        self.sp
+            .prepare_cached(&sum::reseal(
+                "witnesses",
+                sum::WITNESS,
+                "WHERE session = ?1 AND ordinal = 0",
+            ))?
+            .execute([self.id])?;
+        write::reseal_session(&self.sp, self.id)
     }
 
     /// Records where a decode of the session stopped; `None`: it cannot go on from there.
@@ -716,15 +747,14 @@ impl SessionWriter<'_> {
                 .sp
                 .prepare_cached(
                     "INSERT OR REPLACE INTO resumes (session, offset, lines, settled, state, sum)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, row_sum(?1, ?2, ?3, ?4, ?5))",
                 )?
                 .execute(params![
                     self.id,
                     int(s.offset),
                     int(s.lines),
                     int(s.settled),
-                    s.state,
-                    sum::snapshot_sum(self.id, int(s.offset), int(s.lines), int(s.settled), &s.state),
+                    s.state
                 ])?,
             None => self
                 .sp
@@ -758,7 +788,7 @@ fn commit(
 }
 
 /// What every connection needs before its first statement: a short busy timeout, the `rarray`
-/// table of id lists, the line checksum function, and SQLite's own check of each page's cells
+/// table of id lists, the row checksum function ([`sum`]), and SQLite's own check of each page's cells
 /// as it reads them (damage there is then an error, not a wrong row).
 fn prepare_connection(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(Duration::from_millis(schema::BUSY_TIMEOUT_MS))?;

@@ -22,14 +22,14 @@ use serde_json::Value;
 const UNDECODABLE: &str = "claude/-w-app/no-leaf.jsonl";
 
 /// The fixtures, without the undecodable session.
-fn roots() -> Roots {
+pub(crate) fn roots() -> Roots {
     let roots = Roots::new();
     fs::remove_file(roots.dir.path().join(UNDECODABLE)).unwrap();
     roots
 }
 
 /// Waits for any background update before the temporary directory goes, even when a test fails.
-struct Guard<'a>(&'a Roots);
+pub(crate) struct Guard<'a>(pub(crate) &'a Roots);
 
 impl Drop for Guard<'_> {
     fn drop(&mut self) {
@@ -41,7 +41,7 @@ impl Drop for Guard<'_> {
 }
 
 /// A page without what legitimately differs between the index and a scan.
-fn comparable(run: &Run) -> Value {
+pub(crate) fn comparable(run: &Run) -> Value {
     let mut v = run.json();
     if let Some(o) = v.as_object_mut() {
         o.remove("coverage");
@@ -51,7 +51,7 @@ fn comparable(run: &Run) -> Value {
 }
 
 /// `(from_index, scanned)` of a search page.
-fn coverage(run: &Run) -> (u64, u64) {
+pub(crate) fn coverage(run: &Run) -> (u64, u64) {
     let v = run.json();
     let c = &v["coverage"];
     assert!(c.is_object(), "no coverage in {}", run.stdout);
@@ -88,13 +88,13 @@ fn same_both_ways(roots: &Roots, args: &[&str]) -> (u64, u64) {
 }
 
 /// `doctor --json` with the index on.
-fn doctor(roots: &Roots) -> Value {
+pub(crate) fn doctor(roots: &Roots) -> Value {
     let run = roots.run_indexed(&["doctor", "--json"]);
     assert_eq!(run.code, 0, "{run:?}");
     run.json()
 }
 
-fn index(roots: &Roots) -> Run {
+pub(crate) fn index(roots: &Roots) -> Run {
     let run = roots.run_indexed(&["index"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stderr.is_empty(), "{run:?}");
@@ -500,7 +500,7 @@ fn searches_agree(roots: &Roots) {
     }
 }
 
-fn quarantines(db: &Path) -> Vec<PathBuf> {
+pub(crate) fn quarantines(db: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = fs::read_dir(db.parent().unwrap())
         .unwrap()
         .flatten()

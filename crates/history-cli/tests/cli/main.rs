@@ -21,6 +21,8 @@ mod documents;
 mod export;
 // The search index as a user has it: equal to a scan however transcripts and database change.
 mod index;
+// The index under faults: damaged, truncated or rebuilt under a search, it never answers wrong.
+mod index_damage;
 // A transcript over the size limit is refused from its size, the same way by every command.
 mod limits;
 // A search the index answers decodes only the lines its page needs, located by the index.

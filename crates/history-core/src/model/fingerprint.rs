@@ -57,7 +57,8 @@ impl Fingerprint {
     /// time moves even when its modification time is put back); only a hash of what was read
     /// can tell an append from a rewrite that also made it longer.
     pub fn may_extend(&self, before: &Fingerprint) -> bool {
-        self == before || (self.dev == before.dev && self.ino == before.ino && self.size > before.size)
+        self == before
+            || (self.dev == before.dev && self.ino == before.ino && self.size > before.size)
     }
 
     fn from_stat(st: &rustix::fs::Stat) -> Fingerprint {

@@ -104,8 +104,10 @@ impl From<rusqlite::Error> for StoreError {
                     extended: f.extended_code,
                 },
             },
-            // A value of another type than the (strict) table holds: damage.
+            // A value of another type than the (strict) table holds, or text that is not
+            // UTF-8: damage.
             rusqlite::Error::InvalidColumnType(..)
+            | rusqlite::Error::Utf8Error(..)
             | rusqlite::Error::FromSqlConversionFailure(..)
             | rusqlite::Error::IntegralValueOutOfRange(..) => StoreError::Corrupt,
             _ => StoreError::Sqlite {

@@ -89,7 +89,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
         let mut rng = fastrand::Rng::with_seed(7);
-        for len in [0u64, 10, 5000, 9000, 65_536, 65_537, 70_000, 1 << 20, 5 << 20] {
+        for len in [
+            0u64,
+            10,
+            5000,
+            9000,
+            65_536,
+            65_537,
+            70_000,
+            1 << 20,
+            5 << 20,
+        ] {
             let body = vec![b'a'; len as usize];
             std::fs::write(&path, &body).unwrap();
             let hash = checkpoint_hash(&path, len).unwrap();

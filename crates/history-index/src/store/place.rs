@@ -26,7 +26,9 @@ pub struct Place {
 impl Place {
     /// The file at `path` now.
     pub(super) fn of(path: &Path) -> Place {
-        let file = std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()));
+        let file = std::fs::symlink_metadata(path)
+            .ok()
+            .map(|m| (m.dev(), m.ino()));
         Place {
             path: path.to_path_buf(),
             file,

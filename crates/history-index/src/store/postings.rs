@@ -29,7 +29,7 @@ use std::rc::Rc;
 
 use rusqlite::types::Value;
 use rusqlite::vtab::array::Array;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::tokens::Token;
 
@@ -418,23 +418,62 @@ pub(crate) fn flush(conn: &Connection, acc: &mut Accumulator) -> rusqlite::Resul
         conn.query_row("SELECT coalesce(max(id), 0) + 1 FROM segments", [], |r| {
             r.get(0)
         })?;
-    let mut insert =
-        conn.prepare_cached("INSERT INTO postings (key, n, list) VALUES (?1, ?2, ?3)")?;
+    let mut lists = Lists::new(conn, segment)?;
     let (first, last, lines, pairs) =
-        acc.drain(|token, n, list| put_list(&mut insert, key(token, segment), n, list))?;
-    put_segment(conn, segment, first, last, lines, pairs)
+        acc.drain(|token, n, list| lists.put(key(token, segment), n, list))?;
+    let head = lists.finish()?;
+    put_segment(conn, segment, head, first, last, lines, pairs)
 }
 
-/// Stores a token list with its sum ([`sum::seal`]).
-fn put_list(
-    insert: &mut rusqlite::Statement<'_>,
-    key: i64,
-    n: u64,
-    list: &mut Vec<u8>,
-) -> rusqlite::Result<()> {
-    sum::seal(key, n as i64, list);
-    insert.execute(params![key, n as i64, list.as_slice()])?;
-    Ok(())
+/// A segment's token lists as they are written, in key order: each row names the key of the
+/// row after it in its segment (`next`, the segment's end after the last), with the sum of the
+/// two (`link`), so that a key missing from a lookup is proven absent by the row before it
+/// ([`proven_absent`]): a row whose key changed is missed by the lookup, but not by its chain.
+struct Lists<'c> {
+    insert: rusqlite::CachedStatement<'c>,
+    /// The row waiting for the key after it.
+    pending: Option<(i64, u64, Vec<u8>)>,
+    head: Option<i64>,
+    end: i64,
+}
+
+impl<'c> Lists<'c> {
+    fn new(conn: &'c Connection, segment: i64) -> rusqlite::Result<Lists<'c>> {
+        Ok(Lists {
+            insert: conn.prepare_cached(
+                "INSERT INTO postings (key, n, next, link, list)
+                 VALUES (?1, ?2, ?3, row_sum(?1, ?3), ?4)",
+            )?,
+            pending: None,
+            head: None,
+            end: keys_of(segment).1 + 1,
+        })
+    }
+
+    /// Adds a token list (its key above the last one's), with its sum ([`sum::seal`]).
+    fn put(&mut self, key: i64, n: u64, list: &[u8]) -> rusqlite::Result<()> {
+        self.head.get_or_insert(key);
+        let mut sealed = list.to_vec();
+        sum::seal(key, n as i64, &mut sealed);
+        if let Some(before) = self.pending.replace((key, n, sealed)) {
+            self.write(before, key)?;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, (key, n, list): (i64, u64, Vec<u8>), next: i64) -> rusqlite::Result<()> {
+        self.insert.execute(params![key, n as i64, next, list])?;
+        Ok(())
+    }
+
+    /// Writes the last row; the segment's first key.
+    fn finish(mut self) -> rusqlite::Result<i64> {
+        if let Some(last) = self.pending.take() {
+            let end = self.end;
+            self.write(last, end)?;
+        }
+        Ok(self.head.unwrap_or(self.end))
+    }
 }
 
 /// A token list's bytes as stored, checked and without their sum.
@@ -442,27 +481,46 @@ fn get_list(r: &rusqlite::Row<'_>, key: usize, n: usize, list: usize) -> rusqlit
     sum::unseal(r.get(key)?, r.get(n)?, r.get(list)?)
 }
 
+/// Whether `key`, which a lookup did not find, is absent from `segment` by the chain of its
+/// rows: the row before it names a later key as its next, or it lies before the segment's first
+/// key. `false` (damage) when a row claims it, or the row before is damaged.
+fn proven_absent(conn: &Connection, segment: &Segment, key: i64) -> rusqlite::Result<bool> {
+    let before: Option<(i64, bool)> = conn
+        .prepare_cached(
+            "SELECT next, link = row_sum(key, next) FROM postings
+             WHERE key < ?1 AND key >= ?2 ORDER BY key DESC LIMIT 1",
+        )?
+        .query_row(params![key, keys_of(segment.id).0], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?;
+    Ok(match before {
+        Some((next, whole)) => whole && next > key,
+        None => segment.head > key,
+    })
+}
+
 /// Stores a segment's row with its sum.
 fn put_segment(
     conn: &Connection,
     id: i64,
+    head: i64,
     first: u64,
     last: u64,
     lines: u64,
     pairs: u64,
 ) -> rusqlite::Result<()> {
-    let (first, last, lines, pairs) = (first as i64, last as i64, lines as i64, pairs as i64);
     conn.prepare_cached(
-        "INSERT INTO segments (id, first, last, lines, pairs, sum)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO segments (id, head, first, last, lines, pairs, sum)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, row_sum(?1, ?2, ?3, ?4, ?5, ?6))",
     )?
     .execute(params![
         id,
-        first,
-        last,
-        lines,
-        pairs,
-        sum::segment_sum(id, first, last, lines, pairs)
+        head,
+        first as i64,
+        last as i64,
+        lines as i64,
+        pairs as i64
     ])?;
     Ok(())
 }
@@ -471,6 +529,8 @@ fn put_segment(
 #[derive(Clone, Copy, Debug)]
 struct Segment {
     id: i64,
+    /// The key of its first token list.
+    head: i64,
     first: u64,
     last: u64,
     lines: u64,
@@ -479,22 +539,22 @@ struct Segment {
 
 /// Every segment, in id order, each checked against its sum.
 fn segments(conn: &Connection) -> rusqlite::Result<Vec<Segment>> {
-    conn.prepare_cached("SELECT id, first, last, lines, pairs, sum FROM segments ORDER BY id")?
-        .query_map([], |r| {
-            let (id, first, last, lines, pairs) =
-                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
-            if sum::segment_sum(id, first, last, lines, pairs) != r.get::<_, i64>(5)? {
-                return Err(sum::corrupt_sqlite());
-            }
-            Ok(Segment {
-                id,
-                first: first as u64,
-                last: last as u64,
-                lines: lines as u64,
-                pairs: pairs as u64,
-            })
-        })?
-        .collect()
+    conn.prepare_cached(&format!(
+        "SELECT id, head, first, last, lines, pairs, {} FROM segments s ORDER BY id",
+        sum::checked("s", sum::SEGMENT)
+    ))?
+    .query_map([], |r| {
+        sum::whole(r.get(6)?)?;
+        Ok(Segment {
+            id: r.get(0)?,
+            head: r.get(1)?,
+            first: r.get::<_, i64>(2)? as u64,
+            last: r.get::<_, i64>(3)? as u64,
+            lines: r.get::<_, i64>(4)? as u64,
+            pairs: r.get::<_, i64>(5)? as u64,
+        })
+    })?
+    .collect()
 }
 
 /// How many segments a token's ids may lie in before the newest are merged: a query reads one
@@ -560,9 +620,13 @@ fn merge(conn: &Connection, run: &[Segment]) -> rusqlite::Result<()> {
     let mut live = vec![0u64; ((hi - lo) / 64 + 1) as usize];
     let mut lines = 0u64;
     {
-        let mut stmt = conn.prepare("SELECT id FROM lines WHERE id BETWEEN ?1 AND ?2")?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT id, {} FROM lines l WHERE id BETWEEN ?1 AND ?2",
+            sum::checked("l", sum::LINE)
+        ))?;
         let mut rows = stmt.query(params![lo as i64, hi as i64])?;
         while let Some(r) = rows.next()? {
+            sum::whole(r.get(1)?)?;
             let at = r.get::<_, i64>(0)? as u64 - lo;
             live[(at / 64) as usize] |= 1 << (at % 64);
             lines += 1;
@@ -575,13 +639,15 @@ fn merge(conn: &Connection, run: &[Segment]) -> rusqlite::Result<()> {
         }
     };
     let segment = newest.id + 1;
-    let mut insert = conn.prepare("INSERT INTO postings (key, n, list) VALUES (?1, ?2, ?3)")?;
+    let mut lists = Lists::new(conn, segment)?;
     let mut pairs = 0u64;
     {
         // Each segment's lists in token order, merged: a token's lists meet in segment order.
         let mut stmts = Vec::with_capacity(run.len());
         for _ in run {
-            stmts.push(conn.prepare("SELECT key, n, list FROM postings WHERE key BETWEEN ?1 AND ?2")?);
+            stmts.push(
+                conn.prepare("SELECT key, n, list FROM postings WHERE key BETWEEN ?1 AND ?2")?,
+            );
         }
         let mut streams = Vec::with_capacity(run.len());
         for (stmt, s) in stmts.iter_mut().zip(run) {
@@ -591,7 +657,10 @@ fn merge(conn: &Connection, run: &[Segment]) -> rusqlite::Result<()> {
         let mut heads: Vec<Option<(Token, Vec<u8>)>> = Vec::with_capacity(run.len());
         let next = |rows: &mut rusqlite::Rows<'_>| -> rusqlite::Result<Option<(Token, Vec<u8>)>> {
             Ok(match rows.next()? {
-                Some(r) => Some(((r.get::<_, i64>(0)? & 0xffff_ffff) as Token, get_list(r, 0, 1, 2)?)),
+                Some(r) => Some((
+                    (r.get::<_, i64>(0)? & 0xffff_ffff) as Token,
+                    get_list(r, 0, 1, 2)?,
+                )),
                 None => None,
             })
         };
@@ -617,7 +686,7 @@ fn merge(conn: &Connection, run: &[Segment]) -> rusqlite::Result<()> {
             }
             if !ids.is_empty() {
                 encode(&ids, &mut bytes);
-                put_list(&mut insert, key(t, segment), ids.len() as u64, &mut bytes)?;
+                lists.put(key(t, segment), ids.len() as u64, &bytes)?;
                 pairs += ids.len() as u64;
             }
         }
@@ -632,22 +701,43 @@ fn merge(conn: &Connection, run: &[Segment]) -> rusqlite::Result<()> {
         "DELETE FROM segments WHERE id BETWEEN ?1 AND ?2",
         params![oldest.id, newest.id],
     )?;
+    // The removed lines' ids are in no list now.
+    conn.execute(
+        "DELETE FROM gone WHERE id BETWEEN ?1 AND ?2",
+        params![lo as i64, hi as i64],
+    )?;
+    let head = lists.finish()?;
     if pairs > 0 {
-        put_segment(conn, segment, lo, hi, lines, pairs)?;
+        put_segment(conn, segment, head, lo, hi, lines, pairs)?;
     }
     Ok(())
 }
 
-/// Reads every segment and token list, each checked against its sum: the error of the first
-/// that fails.
+/// Reads every segment and token list, each checked against its sum and its segment's chain:
+/// the error of the first that fails.
 pub(crate) fn verify(conn: &Connection) -> rusqlite::Result<()> {
-    segments(conn)?;
-    let mut stmt = conn.prepare("SELECT key, n, list FROM postings")?;
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
-        get_list(r, 0, 1, 2)?;
+    for segment in segments(conn)? {
+        let (first, last) = keys_of(segment.id);
+        let mut stmt = conn.prepare_cached(
+            "SELECT key, n, list, next, link = row_sum(key, next) FROM postings
+             WHERE key BETWEEN ?1 AND ?2 ORDER BY key",
+        )?;
+        let mut rows = stmt.query(params![first, last])?;
+        // Each row is where the one before says the next is.
+        let mut expected = segment.head;
+        while let Some(r) = rows.next()? {
+            get_list(r, 0, 1, 2)?;
+            sum::whole(r.get::<_, i64>(0)? == expected && r.get(4)?)?;
+            expected = r.get(3)?;
+        }
+        sum::whole(expected == last + 1)?;
     }
-    Ok(())
+    let strays: i64 = conn.query_row(
+        "SELECT count(*) FROM postings WHERE key >> 32 NOT IN (SELECT id FROM segments)",
+        [],
+        |r| r.get(0),
+    )?;
+    sum::whole(strays == 0)
 }
 
 /// How many of the tokens a query's candidates are intersected over, the rarest first: any
@@ -664,24 +754,37 @@ pub(crate) fn candidates(
 ) -> rusqlite::Result<Vec<u64>> {
     // Three statements whatever the number of tokens and segments: each statement is a read
     // transaction of its own, with its locks.
-    let segments: Vec<i64> = segments(conn)?.iter().map(|s| s.id).collect();
+    let segments = segments(conn)?;
     let keys = |tokens: &mut dyn Iterator<Item = Token>| -> Array {
-        let keys = tokens.flat_map(|t| segments.iter().map(move |&s| Value::Integer(key(t, s))));
+        let keys = tokens.flat_map(|t| segments.iter().map(move |s| Value::Integer(key(t, s.id))));
         Rc::new(keys.collect())
     };
     let mut counts: HashMap<Token, i64> = tokens.iter().map(|&t| (t, 0)).collect();
+    let mut found = std::collections::HashSet::new();
     {
         let mut stmt =
             conn.prepare_cached("SELECT key, n FROM postings WHERE key IN rarray(?1)")?;
         let mut rows = stmt.query([keys(&mut tokens.iter().copied())])?;
         while let Some(r) = rows.next()? {
-            let t = (r.get::<_, i64>(0)? & 0xffff_ffff) as Token;
+            let k = r.get::<_, i64>(0)?;
+            found.insert(k);
+            let t = (k & 0xffff_ffff) as Token;
             // A stored list is never empty: a count that says so is damage, not an absence.
             let n = r.get::<_, i64>(1)?;
             if n <= 0 {
-                return Err(sum::corrupt_sqlite());
+                return Err(sum::corrupt());
             }
             *counts.entry(t).or_default() += n;
+        }
+    }
+    // A list not found is absent only if its segment's chain says so: damage to a key hides a
+    // list from the lookup, not from the chain.
+    for &t in tokens {
+        for segment in &segments {
+            let k = key(t, segment.id);
+            if !found.contains(&k) && !proven_absent(conn, segment, k)? {
+                return Err(sum::corrupt());
+            }
         }
     }
     if counts.values().any(|&n| n == 0) {
@@ -713,15 +816,20 @@ pub(crate) fn candidates(
     }
     if terms.is_empty() {
         // No token to require: every line in the range.
-        let mut stmt =
-            conn.prepare_cached("SELECT id FROM lines WHERE id BETWEEN ?1 AND ?2 ORDER BY id")?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT id, {} FROM lines l WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+            sum::checked("l", sum::LINE)
+        ))?;
         let ids = stmt
             .query_map(
                 params![
                     *range.start() as i64,
                     (*range.end()).min(i64::MAX as u64) as i64
                 ],
-                |r| r.get::<_, i64>(0),
+                |r| {
+                    sum::whole(r.get(1)?)?;
+                    r.get::<_, i64>(0)
+                },
             )?
             .map(|id| id.map(|id| id as u64))
             .collect();
@@ -833,6 +941,7 @@ mod merge_tests {
             .enumerate()
             .map(|(i, &p)| Segment {
                 id: i as i64 + 1,
+                head: key(0, i as i64 + 1),
                 first: i as u64 * 10 + 1,
                 last: i as u64 * 10 + 10,
                 lines: 10,

@@ -13,7 +13,7 @@ use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::postings::candidates;
-use super::sum::{corrupt_sqlite, snapshot_sum, LineColumns};
+use super::sum;
 use super::{
     int, line_time, place, uint, Candidate, Fingerprint, LineRow, SessionRow, SessionState, Stats,
     Store, StoreError, Witness,
@@ -44,39 +44,28 @@ pub struct LocatedSpan {
     pub ids: std::ops::RangeInclusive<u64>,
 }
 
-/// Every column of a line, its sum last: each line read is checked against it.
-const LINE_COLUMNS: &str = "l.id, l.session, l.seq, l.file, l.offset, l.len, l.time_kind, \
-                            l.time_ns, l.branch, l.events, l.sum";
+/// What a line read gives, then whether it is whole ([`sum::checked`]).
+fn line_columns() -> String {
+    format!(
+        "l.seq, l.file, l.offset, l.len, l.time_kind, l.time_ns, l.branch, l.events, {}",
+        sum::checked("l", sum::LINE)
+    )
+}
 
-/// A line as read, with its branch mark and events; a [`StoreError::Corrupt`] (as SQLite's
-/// error) when its sum does not match.
+/// A line as read, with its branch mark and events; damage (SQLite's error for it) when its
+/// sum does not match.
 fn candidate(r: &Row<'_>) -> rusqlite::Result<Candidate> {
-    let events: Vec<u8> = r.get(9)?;
-    let columns = LineColumns {
-        id: r.get(0)?,
-        session: r.get(1)?,
-        seq: r.get(2)?,
-        file: r.get(3)?,
-        offset: r.get(4)?,
-        len: r.get(5)?,
-        time_kind: r.get(6)?,
-        time_ns: r.get(7)?,
-        branch: r.get(8)?,
-        events: &events,
-    };
-    if columns.sum() != r.get::<_, i64>(10)? || !matches!(columns.branch, 0 | 1) {
-        return Err(corrupt_sqlite());
-    }
+    sum::whole(r.get(8)?)?;
     Ok(Candidate {
         line: LineRow {
-            seq: uint(columns.seq),
-            file: u32::try_from(columns.file).unwrap_or(u32::MAX),
-            offset: uint(columns.offset),
-            len: uint(columns.len),
-            time: line_time(columns.time_kind, columns.time_ns),
+            seq: uint(r.get(0)?),
+            file: u32::try_from(r.get::<_, i64>(1)?).unwrap_or(u32::MAX),
+            offset: uint(r.get(2)?),
+            len: uint(r.get(3)?),
+            time: line_time(r.get(4)?, r.get(5)?),
         },
-        branch: columns.branch != 0,
-        events,
+        branch: r.get::<_, i64>(6)? != 0,
+        events: r.get(7)?,
     })
 }
 
@@ -93,8 +82,16 @@ impl Store {
     fn session_id(&self, key: &SessionKey) -> Result<Option<i64>, StoreError> {
         Ok(self
             .conn
-            .prepare_cached("SELECT id FROM sessions WHERE harness = ?1 AND session_id = ?2")?
-            .query_row(params![key.harness, key.id], |r| r.get(0))
+            .prepare_cached(&format!(
+                "SELECT id, {}, s.harness = ?1 AND s.session_id = ?2 FROM sessions s
+                 WHERE harness = ?1 AND session_id = ?2",
+                sum::checked("s", sum::SESSION)
+            ))?
+            .query_row(params![key.harness, key.id], |r| {
+                // The row the key's index entry leads to, and that row's own key.
+                sum::whole(r.get::<_, bool>(1)? && r.get::<_, bool>(2)?)?;
+                r.get(0)
+            })
             .optional()?)
     }
 
@@ -105,12 +102,14 @@ impl Store {
         for (i, key) in keys.iter().enumerate() {
             index.entry((&key.harness, &key.id)).or_insert(i);
         }
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id, harness, session_id FROM sessions")?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT id, harness, session_id, {} FROM sessions s",
+            sum::checked("s", sum::SESSION)
+        ))?;
         let mut rows = stmt.query([])?;
         let mut wanted = HashMap::with_capacity(keys.len());
         while let Some(r) = rows.next()? {
+            sum::whole(r.get(3)?)?;
             let (harness, session): (String, String) = (r.get(1)?, r.get(2)?);
             if let Some(&i) = index.get(&(harness.as_str(), session.as_str())) {
                 wanted.insert(r.get(0)?, i);
@@ -144,11 +143,13 @@ impl Store {
         let mut rows: Vec<SessionRow> = Vec::new();
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT s.id, s.harness, s.session_id, s.root_path, s.state, s.reason,
-                    s.decoder_version, s.indexed_at, s.bytes, s.lineage_open
-             FROM sessions s {filter} ORDER BY s.id"
+                    s.decoder_version, s.indexed_at, s.bytes, s.lineage_open, {}
+             FROM sessions s {filter} ORDER BY s.id",
+            sum::checked("s", sum::SESSION)
         ))?;
         let mut q = stmt.query(args.clone())?;
         while let Some(r) = q.next()? {
+            sum::whole(r.get(10)?)?;
             by_id.insert(r.get(0)?, rows.len());
             rows.push(SessionRow {
                 key: SessionKey::new(r.get::<_, String>(1)?, r.get::<_, String>(2)?),
@@ -167,12 +168,14 @@ impl Store {
         }
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT w.session, w.path, w.dev, w.ino, w.size, w.mtime_ns, w.ctime_ns,
-                    w.checkpoint, w.checkpoint_hash
+                    w.checkpoint, w.checkpoint_hash, {}
              FROM witnesses w JOIN sessions s ON s.id = w.session {filter}
-             ORDER BY w.session, w.ordinal"
+             ORDER BY w.session, w.ordinal",
+            sum::checked("w", sum::WITNESS)
         ))?;
         let mut q = stmt.query(args)?;
         while let Some(r) = q.next()? {
+            sum::whole(r.get(9)?)?;
             let Some(&at) = by_id.get(&r.get::<_, i64>(0)?) else {
                 continue;
             };
@@ -234,14 +237,45 @@ impl Store {
     }
 
     fn lines_among(&self, session: i64, ids: &[u64]) -> Result<Vec<Candidate>, StoreError> {
+        // Every line among them, whatever its session, so that each id is accounted for.
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {LINE_COLUMNS} FROM lines l
-             WHERE l.id IN rarray(?1) AND l.session = ?2 ORDER BY l.seq"
+            "SELECT {}, l.session FROM lines l WHERE l.id IN rarray(?1) ORDER BY l.seq",
+            line_columns()
         ))?;
-        let rows = stmt
-            .query_map(params![id_array(ids), session], candidate)?
-            .collect::<Result<_, _>>()?;
-        Ok(rows)
+        let mut rows = stmt.query([id_array(ids)])?;
+        let (mut found, mut lines) = (0, Vec::new());
+        while let Some(r) = rows.next()? {
+            let line = candidate(r)?;
+            found += 1;
+            if r.get::<_, i64>(9)? == session {
+                lines.push(line);
+            }
+        }
+        self.accounted(ids, found)?;
+        Ok(lines)
+    }
+
+    /// Checks that each of `ids` (ascending), of which a lookup found `found` lines, is a line
+    /// or a removed one: an id neither is a line whose row damage hid.
+    fn accounted(&self, ids: &[u64], found: usize) -> Result<(), StoreError> {
+        let (Some(&first), Some(&last)) = (ids.first(), ids.last()) else {
+            return Ok(());
+        };
+        if found == ids.len() {
+            return Ok(());
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id FROM gone WHERE id BETWEEN ?1 AND ?2")?;
+        let mut rows = stmt.query(params![int(first), int(last)])?;
+        let mut gone = 0;
+        while let Some(r) = rows.next()? {
+            gone += usize::from(ids.binary_search(&uint(r.get(0)?)).is_ok());
+        }
+        if found + gone != ids.len() {
+            return Err(StoreError::Corrupt);
+        }
+        Ok(())
     }
 
     /// Where a decode of the session stopped, if it can go on from there.
@@ -251,20 +285,17 @@ impl Store {
         };
         Ok(self
             .conn
-            .prepare_cached(
-                "SELECT offset, lines, settled, state, sum FROM resumes WHERE session = ?1",
-            )?
+            .prepare_cached(&format!(
+                "SELECT offset, lines, settled, state, {} FROM resumes r WHERE session = ?1",
+                sum::checked("r", sum::RESUME)
+            ))?
             .query_row([id], |r| {
-                let (offset, lines, settled) = (r.get(0)?, r.get(1)?, r.get(2)?);
-                let state: Vec<u8> = r.get(3)?;
-                if snapshot_sum(id, offset, lines, settled, &state) != r.get::<_, i64>(4)? {
-                    return Err(corrupt_sqlite());
-                }
+                sum::whole(r.get(4)?)?;
                 Ok(Snapshot {
-                    offset: uint(offset),
-                    lines: uint(lines),
-                    settled: uint(settled),
-                    state,
+                    offset: uint(r.get(0)?),
+                    lines: uint(r.get(1)?),
+                    settled: uint(r.get(2)?),
+                    state: r.get(3)?,
                 })
             })
             .optional()?)
@@ -276,7 +307,8 @@ impl Store {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {LINE_COLUMNS} FROM lines l WHERE l.session = ?1 ORDER BY l.seq"
+            "SELECT {} FROM lines l WHERE l.session = ?1 ORDER BY l.seq",
+            line_columns()
         ))?;
         let rows = stmt
             .query_map([id], |r| candidate(r).map(|c| (c.line.seq, c.branch)))?
@@ -288,8 +320,15 @@ impl Store {
     pub fn session_meta(&self, key: &SessionKey) -> Result<Option<SessionMeta>, StoreError> {
         let json: Option<Option<String>> = self
             .conn
-            .prepare_cached("SELECT meta FROM sessions WHERE harness = ?1 AND session_id = ?2")?
-            .query_row(params![key.harness, key.id], |r| r.get(0))
+            .prepare_cached(&format!(
+                "SELECT meta, {}, s.harness = ?1 AND s.session_id = ?2 FROM sessions s
+                 WHERE harness = ?1 AND session_id = ?2",
+                sum::checked("s", sum::SESSION)
+            ))?
+            .query_row(params![key.harness, key.id], |r| {
+                sum::whole(r.get::<_, bool>(1)? && r.get::<_, bool>(2)?)?;
+                r.get(0)
+            })
             .optional()?;
         Ok(json.flatten().and_then(|j| serde_json::from_str(&j).ok()))
     }
@@ -300,8 +339,9 @@ impl Store {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {LINE_COLUMNS} FROM lines l
-             WHERE l.session = ?1 ORDER BY l.seq"
+            "SELECT {} FROM lines l
+             WHERE l.session = ?1 ORDER BY l.seq",
+            line_columns()
         ))?;
         let rows = stmt.query_map([id], candidate)?.collect::<Result<_, _>>()?;
         Ok(rows)
@@ -318,13 +358,17 @@ impl Store {
             return Ok(Located::default());
         }
         let ids = candidates(&self.conn, tokens, 1..=i64::MAX as u64)?;
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT l.session, l.time_kind, min(l.time_ns), max(l.time_ns), min(l.id), max(l.id)
-             FROM lines l WHERE l.id IN rarray(?1) GROUP BY l.session, l.time_kind",
-        )?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT l.session, l.time_kind, min(l.time_ns), max(l.time_ns), min(l.id),
+                        max(l.id), min({}), count(*)
+                 FROM lines l WHERE l.id IN rarray(?1) GROUP BY l.session, l.time_kind",
+            sum::checked("l", sum::LINE)
+        ))?;
         let mut q = stmt.query([id_array(&ids)])?;
-        let mut spans = Vec::new();
+        let (mut spans, mut found) = (Vec::new(), 0);
         while let Some(r) = q.next()? {
+            sum::whole(r.get(6)?)?;
+            found += usize::try_from(r.get::<_, i64>(7)?).unwrap_or(0);
             let Some(&i) = wanted.get(&r.get::<_, i64>(0)?) else {
                 continue;
             };
@@ -342,6 +386,7 @@ impl Store {
                 ids,
             });
         }
+        self.accounted(&ids, found)?;
         Ok(Located { ids, spans })
     }
 
@@ -351,8 +396,9 @@ impl Store {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {LINE_COLUMNS} FROM lines l
-             WHERE l.session = ?1 AND l.seq >= ?2 AND l.seq < ?3 ORDER BY l.seq"
+            "SELECT {} FROM lines l
+             WHERE l.session = ?1 AND l.seq >= ?2 AND l.seq < ?3 ORDER BY l.seq",
+            line_columns()
         ))?;
         let rows = stmt
             .query_map(params![id, int(seqs.start), int(seqs.end)], |r| {

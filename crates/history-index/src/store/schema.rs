@@ -25,13 +25,14 @@ pub(super) const BUSY_TIMEOUT_MS: u64 = 200;
 pub(super) const PAGES: &str = "PRAGMA page_size = 16384; PRAGMA auto_vacuum = INCREMENTAL;";
 
 /// The tables every database of this version has.
-pub(super) const TABLES: [&str; 6] = [
+pub(super) const TABLES: [&str; 7] = [
     "sessions",
     "witnesses",
     "lines",
     "resumes",
     "segments",
     "postings",
+    "gone",
 ];
 
 /// Schema v6 (v1 had no `branch` and `events`: what a page needs without decoding the session;
@@ -53,7 +54,10 @@ pub(super) const TABLES: [&str; 6] = [
 /// holds, for a session whose decoder can go on from where it stopped, its
 /// [`history_core::Snapshot`]: an append is then decoded from there, and a query reads only
 /// the appended lines. `sum` is each row's checksum, and a token list ends with its own
-/// ([`super::sum`]).
+/// ([`super::sum`]); each token list names the key of the next in its segment (`next`, with
+/// `link` their sum) from the segment's first (`head`), and `gone` holds the ids of removed
+/// lines until their token lists are merged: a line or list missing from a lookup is then
+/// either proven absent or damage.
 pub(super) const SCHEMA: &str = "
 CREATE TABLE sessions (
     id INTEGER PRIMARY KEY,
@@ -67,6 +71,7 @@ CREATE TABLE sessions (
     bytes INTEGER NOT NULL,
     meta TEXT,
     lineage_open INTEGER NOT NULL DEFAULT 1,
+    sum INTEGER NOT NULL DEFAULT 0,
     UNIQUE (harness, session_id)
 ) STRICT;
 CREATE TABLE witnesses (
@@ -80,6 +85,7 @@ CREATE TABLE witnesses (
     ctime_ns INTEGER NOT NULL,
     checkpoint INTEGER NOT NULL,
     checkpoint_hash INTEGER NOT NULL,
+    sum INTEGER NOT NULL,
     PRIMARY KEY (session, ordinal)
 ) STRICT, WITHOUT ROWID;
 CREATE TABLE lines (
@@ -106,15 +112,24 @@ CREATE TABLE resumes (
 ) STRICT;
 CREATE TABLE segments (
     id INTEGER PRIMARY KEY,
+    head INTEGER NOT NULL,
     first INTEGER NOT NULL,
     last INTEGER NOT NULL,
     lines INTEGER NOT NULL,
     pairs INTEGER NOT NULL,
     sum INTEGER NOT NULL
 ) STRICT;
+CREATE TABLE gone (
+    id INTEGER PRIMARY KEY
+) STRICT;
+CREATE TRIGGER lines_gone AFTER DELETE ON lines BEGIN
+    INSERT OR IGNORE INTO gone (id) VALUES (OLD.id);
+END;
 CREATE TABLE postings (
     key INTEGER PRIMARY KEY,
     n INTEGER NOT NULL,
+    next INTEGER NOT NULL,
+    link INTEGER NOT NULL,
     list BLOB NOT NULL
 ) STRICT;
 ";

@@ -1,153 +1,122 @@
 //! The checksums the database keeps of its own rows, so that damage SQLite cannot see (a byte
 //! changed inside a row, where no page structure notices) is found when the row is read, as a
-//! [`StoreError::Corrupt`], rather than answered from.
+//! [`StoreError::Corrupt`](super::StoreError::Corrupt), rather than answered from.
 //!
-//! Each line, token list, segment and snapshot row carries the CRC-32 of its columns. A line's
-//! sum is also an SQL function, `line_sum(...)`, so that a statement that changes a column
-//! writes the new sum in the same step, and `doctor` and `reindex` verify every row in one
-//! statement.
+//! Every row carries `sum`, the CRC-32 of its other columns as SQLite holds them, which the
+//! SQL function `row_sum(...)` computes: a statement that writes a row writes its sum in the
+//! same step ([`SEALED`]), and one that reads it compares the two ([`checked`]). A token list,
+//! read whole and large, ends with its own sum instead ([`seal`]).
 
 use rusqlite::functions::FunctionFlags;
+use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
-
-/// A CRC-32 over a row's columns: integers as 8 bytes, blobs with their length first.
+/// A CRC-32 over values, each with its type.
 #[derive(Default)]
-pub(super) struct Sum(crc32fast::Hasher);
+struct Sum(crc32fast::Hasher);
 
 impl Sum {
-    pub(super) fn int(mut self, n: i64) -> Sum {
-        self.0.update(&n.to_le_bytes());
-        self
-    }
-
-    pub(super) fn opt(self, n: Option<i64>) -> Sum {
-        match n {
-            Some(n) => self.int(1).int(n),
-            None => self.int(0),
+    fn value(&mut self, v: ValueRef<'_>) {
+        let mut tagged = |tag: u8, bytes: &[u8]| {
+            self.0.update(&[tag]);
+            self.0.update(&(bytes.len() as u64).to_le_bytes());
+            self.0.update(bytes);
+        };
+        match v {
+            ValueRef::Null => tagged(0, &[]),
+            ValueRef::Integer(n) => tagged(1, &n.to_le_bytes()),
+            ValueRef::Real(f) => tagged(2, &f.to_le_bytes()),
+            ValueRef::Text(t) => tagged(3, t),
+            ValueRef::Blob(b) => tagged(4, b),
         }
     }
 
-    pub(super) fn bytes(mut self, b: &[u8]) -> Sum {
-        self.0.update(&(b.len() as u64).to_le_bytes());
-        self.0.update(b);
-        self
-    }
-
-    pub(super) fn value(self) -> i64 {
+    fn finish(self) -> i64 {
         i64::from(self.0.finalize())
     }
 }
 
+/// Makes `row_sum(value, ...)` known to the connection.
+pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
+    conn.create_scalar_function(
+        "row_sum",
+        -1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let mut sum = Sum::default();
+            for i in 0..ctx.len() {
+                sum.value(ctx.get_raw(i));
+            }
+            Ok(sum.finish())
+        },
+    )
+}
+
+/// The columns each table's `sum` covers, in order.
+pub(super) const SESSION: &str = "id, harness, session_id, root_path, state, reason, \
+                                  decoder_version, indexed_at, bytes, meta, lineage_open";
+pub(super) const WITNESS: &str = "session, ordinal, path, dev, ino, size, mtime_ns, ctime_ns, \
+                                  checkpoint, checkpoint_hash";
+pub(super) const LINE: &str =
+    "id, session, seq, file, offset, len, time_kind, time_ns, branch, events";
+pub(super) const RESUME: &str = "session, offset, lines, settled, state";
+pub(super) const SEGMENT: &str = "id, head, first, last, lines, pairs";
+
+/// `UPDATE <table> SET sum = row_sum(<columns>)`: what follows every write of a row whose
+/// columns another statement changed, with the `WHERE` that names those rows.
+pub(super) fn reseal(table: &str, columns: &str, filter: &str) -> String {
+    format!("UPDATE {table} SET sum = row_sum({columns}) {filter}")
+}
+
+/// `sum = row_sum(<columns>)` for a SELECT: whether the row read is whole. `alias` prefixes
+/// each column.
+pub(super) fn checked(alias: &str, columns: &str) -> String {
+    let prefixed: Vec<String> = columns
+        .split(',')
+        .map(|c| format!("{alias}.{}", c.trim()))
+        .collect();
+    format!("{alias}.sum = row_sum({})", prefixed.join(", "))
+}
+
 /// The error a row whose sum does not match gives: SQLite's own for damage, which reads as a
-/// [`StoreError::Corrupt`].
-pub(super) fn corrupt_sqlite() -> rusqlite::Error {
+/// [`StoreError::Corrupt`](super::StoreError::Corrupt).
+pub(super) fn corrupt() -> rusqlite::Error {
     rusqlite::Error::SqliteFailure(
         rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
         None,
     )
 }
 
-/// A line's columns, as stored.
-pub(super) struct LineColumns<'a> {
-    pub id: i64,
-    pub session: i64,
-    pub seq: i64,
-    pub file: i64,
-    pub offset: i64,
-    pub len: i64,
-    pub time_kind: i64,
-    pub time_ns: Option<i64>,
-    pub branch: i64,
-    pub events: &'a [u8],
-}
-
-impl LineColumns<'_> {
-    /// The line's sum.
-    pub(super) fn sum(&self) -> i64 {
-        Sum::default()
-            .int(self.id)
-            .int(self.session)
-            .int(self.seq)
-            .int(self.file)
-            .int(self.offset)
-            .int(self.len)
-            .int(self.time_kind)
-            .opt(self.time_ns)
-            .int(self.branch)
-            .bytes(self.events)
-            .value()
+/// `Ok` when a row's [`checked`] column says it is whole.
+pub(super) fn whole(ok: bool) -> rusqlite::Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(corrupt())
     }
-}
-
-/// The columns of `lines` in the order `line_sum` takes them.
-pub(super) const LINE_SUM_ARGS: &str =
-    "id, session, seq, file, offset, len, time_kind, time_ns, branch, events";
-
-/// Makes `line_sum(id, session, seq, file, offset, len, time_kind, time_ns, branch, events)`
-/// known to the connection.
-pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
-    conn.create_scalar_function(
-        "line_sum",
-        10,
-        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
-        |ctx| {
-            let events: Vec<u8> = ctx.get::<Option<Vec<u8>>>(9)?.unwrap_or_default();
-            Ok(LineColumns {
-                id: ctx.get(0)?,
-                session: ctx.get(1)?,
-                seq: ctx.get(2)?,
-                file: ctx.get(3)?,
-                offset: ctx.get(4)?,
-                len: ctx.get(5)?,
-                time_kind: ctx.get(6)?,
-                time_ns: ctx.get(7)?,
-                branch: ctx.get(8)?,
-                events: &events,
-            }
-            .sum())
-        },
-    )
-}
-
-/// A snapshot row's sum, for the session with row id `session`.
-pub(super) fn snapshot_sum(session: i64, offset: i64, lines: i64, settled: i64, state: &[u8]) -> i64 {
-    Sum::default()
-        .int(session)
-        .int(offset)
-        .int(lines)
-        .int(settled)
-        .bytes(state)
-        .value()
-}
-
-/// A segment row's sum.
-pub(super) fn segment_sum(id: i64, first: i64, last: i64, lines: i64, pairs: i64) -> i64 {
-    Sum::default()
-        .int(id)
-        .int(first)
-        .int(last)
-        .int(lines)
-        .int(pairs)
-        .value()
 }
 
 /// Appends to a token list's bytes the sum of its key, count and bytes.
 pub(super) fn seal(key: i64, n: i64, list: &mut Vec<u8>) {
-    let sum = Sum::default().int(key).int(n).bytes(list).value() as u32;
+    let sum = list_sum(key, n, list) as u32;
     list.extend_from_slice(&sum.to_le_bytes());
 }
 
 /// A token list's bytes without their sum, if it matches its key and count.
 pub(super) fn unseal(key: i64, n: i64, mut list: Vec<u8>) -> rusqlite::Result<Vec<u8>> {
-    let at = list.len().checked_sub(4).ok_or_else(corrupt_sqlite)?;
-    let stored = u32::from_le_bytes(list[at..].try_into().map_err(|_| corrupt_sqlite())?);
+    let at = list.len().checked_sub(4).ok_or_else(corrupt)?;
+    let stored = u32::from_le_bytes(list[at..].try_into().map_err(|_| corrupt())?);
     list.truncate(at);
-    let sum = Sum::default().int(key).int(n).bytes(&list).value() as u32;
-    if sum != stored || n <= 0 {
-        return Err(corrupt_sqlite());
-    }
+    whole(list_sum(key, n, &list) as u32 == stored && n > 0)?;
     Ok(list)
+}
+
+fn list_sum(key: i64, n: i64, list: &[u8]) -> i64 {
+    let mut sum = Sum::default();
+    sum.value(ValueRef::Integer(key));
+    sum.value(ValueRef::Integer(n));
+    sum.value(ValueRef::Blob(list));
+    sum.finish()
 }
 
 #[cfg(test)]
@@ -170,30 +139,26 @@ mod tests {
     }
 
     #[test]
-    fn the_sql_line_sum_is_the_rust_one() {
+    fn a_row_sum_tells_every_value_and_type_apart() {
         let conn = Connection::open_in_memory().unwrap();
         register(&conn).unwrap();
-        let line = LineColumns {
-            id: 3,
-            session: 1,
-            seq: 9,
-            file: 0,
-            offset: 100,
-            len: 20,
-            time_kind: 2,
-            time_ns: Some(5),
-            branch: 1,
-            events: b"ev",
+        let sum = |sql: &str| -> i64 {
+            conn.query_row(&format!("SELECT row_sum({sql})"), [], |r| r.get(0))
+                .unwrap()
         };
-        let sql: i64 = conn
-            .query_row(
-                "SELECT line_sum(3, 1, 9, 0, 100, 20, 2, 5, 1, x'6576')",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(sql, line.sum());
-        let untimed = LineColumns { time_ns: None, ..line };
-        assert_ne!(untimed.sum(), sql);
+        let all = [
+            "1, 'a', x'00'",
+            "1, 'a', x'01'",
+            "2, 'a', x'00'",
+            "1, 'b', x'00'",
+            "1, x'61', x'00'",
+            "'1', 'a', x'00'",
+            "1, NULL, x'00'",
+            "1, 'a'",
+            "1, 'a', x'00', NULL",
+        ];
+        let sums: std::collections::HashSet<i64> = all.iter().map(|s| sum(s)).collect();
+        assert_eq!(sums.len(), all.len());
+        assert_eq!(sum("1, 'a', x'00'"), sum("1, 'a', x'00'"));
     }
 }

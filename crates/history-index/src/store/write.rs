@@ -8,7 +8,7 @@ use history_core::{SessionKey, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::postings::Accumulator;
-use super::sum::LineColumns;
+use super::sum;
 use super::{int, time_columns, LineRecord, SessionRecord, StoreError, Witness};
 
 /// Stores `record` as indexed with exactly `lines`.
@@ -60,7 +60,7 @@ pub(super) fn append(
     put_lines(tx, acc, id, witnesses.len(), last, lines)?;
     tx.prepare_cached("UPDATE sessions SET indexed_at = ?2, bytes = ?3 WHERE id = ?1")?
         .execute(params![id, Timestamp::now().0, covered(witnesses)])?;
-    Ok(())
+    reseal_session(tx, id)
 }
 
 /// Records the session as failed for `reason`, without lines.
@@ -97,8 +97,12 @@ pub(super) fn retain(
     mut keep: impl FnMut(&SessionKey, &Path) -> bool,
 ) -> Result<usize, StoreError> {
     let all: Vec<(i64, SessionKey, PathBuf)> = tx
-        .prepare("SELECT id, harness, session_id, root_path FROM sessions")?
+        .prepare(&format!(
+            "SELECT id, harness, session_id, root_path, {} FROM sessions s",
+            sum::checked("s", sum::SESSION)
+        ))?
         .query_map([], |r| {
+            sum::whole(r.get(4)?)?;
             Ok((
                 r.get(0)?,
                 SessionKey::new(r.get::<_, String>(1)?, r.get::<_, String>(2)?),
@@ -150,6 +154,7 @@ pub(super) fn upsert(
             ],
             |r| r.get(0),
         )?;
+    reseal_session(tx, id)?;
     Ok(id)
 }
 
@@ -171,8 +176,10 @@ pub(super) fn put_witnesses(
 ) -> Result<(), StoreError> {
     let mut insert = tx.prepare_cached(
         "INSERT INTO witnesses
-             (session, ordinal, path, dev, ino, size, mtime_ns, ctime_ns, checkpoint, checkpoint_hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             (session, ordinal, path, dev, ino, size, mtime_ns, ctime_ns, checkpoint, checkpoint_hash,
+              sum)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
+                 row_sum(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10))",
     )?;
     for (ordinal, w) in witnesses.iter().enumerate() {
         let f = &w.file.fingerprint;
@@ -206,7 +213,8 @@ pub(super) fn put_lines(
     let mut line = tx.prepare_cached(
         "INSERT INTO lines
              (id, session, seq, file, offset, len, time_kind, time_ns, branch, events, sum)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
+                 row_sum(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10))",
     )?;
     let mut last = after;
     for l in lines {
@@ -215,33 +223,27 @@ pub(super) fn put_lines(
             return Err(StoreError::InvalidLine);
         }
         last = Some(seq);
-        let (time_kind, time_ns) = time_columns(l.time);
-        let columns = LineColumns {
-            id: int(acc.line(l.tokens)),
-            session: id,
-            seq,
-            file: i64::from(l.file),
-            offset: int(l.offset),
-            len: int(l.len),
-            time_kind,
-            time_ns,
-            branch: i64::from(l.branch),
-            events: l.events,
-        };
+        let (kind, ns) = time_columns(l.time);
         line.execute(params![
-            columns.id,
+            int(acc.line(l.tokens)),
             id,
             seq,
-            columns.file,
-            columns.offset,
-            columns.len,
-            time_kind,
-            time_ns,
-            columns.branch,
-            l.events,
-            columns.sum(),
+            l.file,
+            int(l.offset),
+            int(l.len),
+            kind,
+            ns,
+            l.branch,
+            l.events
         ])?;
     }
+    Ok(())
+}
+
+/// Writes the sum of session `id`'s row, after any statement that changed it.
+pub(super) fn reseal_session(tx: &Connection, id: i64) -> Result<(), StoreError> {
+    tx.prepare_cached(&sum::reseal("sessions", sum::SESSION, "WHERE id = ?1"))?
+        .execute([id])?;
     Ok(())
 }
 
