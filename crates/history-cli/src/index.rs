@@ -2,15 +2,19 @@
 //! `doctor` and `reindex` commands. Nothing printed here ever holds a query, a token or any
 //! text of a transcript: only counts, sizes, paths of the index and reason codes.
 
-use std::io::IsTerminal;
+use std::fs::File;
+use std::io::{IsTerminal, Read};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use history_core::Known;
 use history_core::Projection;
 use history_core::{Corpus, Filter, HistoryError, SessionFile};
 use history_index::build::rebuild;
 use history_index::projection::Index;
-use history_index::store::Store;
+use history_index::store::{Store, StoreError};
 use serde::Serialize;
 
 use crate::request::cache_version;
@@ -60,16 +64,11 @@ impl Settings {
     }
 
     fn open(&self) -> Result<(Store, &Path), HistoryError> {
-        let path = self.path.as_deref().ok_or_else(|| {
-            HistoryError::usage("the search index is off (--no-index, NOTESOUP_HISTORY_INDEX=off, or no cache directory)")
+        let path = self.path.as_deref().ok_or_else(|| HistoryError::IndexUnavailable {
+            message: "the search index is off: --no-index, NOTESOUP_HISTORY_INDEX=off, or no cache directory (off)".into(),
+            reason: "off".into(),
         })?;
-        let store = Store::open(path).map_err(|e| {
-            HistoryError::usage(format!(
-                "the search index at {} cannot be used ({})",
-                path.display(),
-                e.code()
-            ))
-        })?;
+        let store = Store::open(path).map_err(|e| unavailable(path, "cannot be used", &e))?;
         Ok((store, path))
     }
 
@@ -79,28 +78,39 @@ impl Settings {
         corpus: &Corpus,
         background: bool,
         json: bool,
-    ) -> Result<(String, bool), HistoryError> {
+    ) -> Result<Answer, HistoryError> {
         self.rebuild(corpus, &|_, _| false, background, json)
     }
 
     /// Brings the index up to date, indexing again from their start the sessions `again` names.
+    /// One update at a time: a background one gives way silently to another, a foreground one
+    /// fails ([`HistoryError::IndexBusy`]). Ctrl-C stops a foreground one at the next session,
+    /// keeping what it stored, and it exits 130.
     fn rebuild(
         &self,
         corpus: &Corpus,
         again: &dyn Fn(&history_core::SessionKey, &Path) -> bool,
         background: bool,
         json: bool,
-    ) -> Result<(String, bool), HistoryError> {
+    ) -> Result<Answer, HistoryError> {
+        let nothing = || (String::new(), String::new(), 0);
         let (mut store, path) = self.open()?;
-        let _lock = if background {
-            let Some(lock) = lock(path) else {
-                return Ok((String::new(), true));
-            };
-            // A background update yields the machine to whatever the user runs.
-            let _ = rustix::process::setpriority_process(None, 10);
-            Some(lock)
-        } else {
-            None
+        let _lock = match lock(path) {
+            Ok(lock) => lock,
+            Err(_) if background => return Ok(nothing()),
+            Err(e) => return Err(e),
+        };
+        // The log starts empty, so that all a failed update leaves in it is what it wrote, which
+        // the checkpoint after the failure drops without needing room on the disk.
+        let _ = store.checkpoint();
+        // A background update yields the machine to whatever the user runs; a foreground one
+        // hears Ctrl-C.
+        let interrupt = match background {
+            true => {
+                let _ = rustix::process::setpriority_process(None, 10);
+                None
+            }
+            false => Interrupt::install(),
         };
         let bar = (!background && !json && std::io::stderr().is_terminal()).then(|| {
             let bar = indicatif::ProgressBar::new(0);
@@ -112,29 +122,37 @@ impl Settings {
             );
             bar
         });
-        let mut progress = |done: u64, total: u64| {
+        let mut total = 0;
+        let mut progress = |done: u64, all: u64| {
+            total = all;
             if let Some(bar) = &bar {
-                bar.set_length(total);
+                bar.set_length(all);
                 bar.set_position(done);
             }
-            true
+            !interrupt.as_ref().is_some_and(Interrupt::fired)
         };
         let updated = rebuild(&mut store, corpus, &self.version, again, &mut progress);
         if let Some(bar) = &bar {
             bar.finish_and_clear();
         }
         let summary = updated.map_err(|e| {
-            HistoryError::usage(format!(
-                "the search index at {} could not be updated ({})",
-                path.display(),
-                e.code()
-            ))
+            // The failed transaction is rolled back, but the log keeps its size: empty it.
+            let _ = store.checkpoint();
+            unavailable(path, "could not be updated", &e)
         })?;
         if background {
-            return Ok((String::new(), true));
+            return Ok(nothing());
         }
         let size = store.stats().map_or(0, |s| s.size_on_disk);
-        Ok((report(path, size, &summary, json), true))
+        let stdout = match (json, summary.stopped) {
+            (false, true) => String::new(),
+            _ => report(path, size, &summary, json),
+        };
+        let (stderr, code) = match summary.stopped {
+            true => (interrupted(&summary, total), 130),
+            false => (String::new(), 0),
+        };
+        Ok((stdout, stderr, code))
     }
 
     /// `reindex`: indexes every session again from its start, or those under `dirs`, and
@@ -145,7 +163,7 @@ impl Settings {
         corpus: &Corpus,
         dirs: &[PathBuf],
         json: bool,
-    ) -> Result<(String, bool), HistoryError> {
+    ) -> Result<Answer, HistoryError> {
         let again = |_: &history_core::SessionKey, root: &Path| {
             dirs.is_empty() || dirs.iter().any(|d| root.starts_with(d))
         };
@@ -153,15 +171,11 @@ impl Settings {
     }
 
     /// `doctor`: where the index is and what it holds.
-    pub fn doctor(&self, json: bool) -> Result<(String, bool), HistoryError> {
+    pub fn doctor(&self, json: bool) -> Result<Answer, HistoryError> {
         let (store, path) = self.open()?;
-        let s = store.stats().map_err(|e| {
-            HistoryError::usage(format!(
-                "the search index at {} cannot be read ({})",
-                path.display(),
-                e.code()
-            ))
-        })?;
+        let s = store
+            .stats()
+            .map_err(|e| unavailable(path, "cannot be read", &e))?;
         let doc = Doctor {
             schema_version: 1,
             path: path.display().to_string(),
@@ -176,10 +190,86 @@ impl Settings {
             last_update: s.last_update.map(|t| t.to_string()),
             quarantined: s.quarantined,
         };
-        if json {
-            return Ok((serde_json::to_string(&doc).unwrap_or_default() + "\n", true));
+        let stdout = match json {
+            true => serde_json::to_string(&doc).unwrap_or_default() + "\n",
+            false => doc.text(),
+        };
+        Ok((stdout, String::new(), 0))
+    }
+}
+
+/// What `index`, `reindex` and `doctor` print on standard output and on standard error, and
+/// their exit code: 0, or 130 when Ctrl-C stopped an update.
+pub type Answer = (String, String, u8);
+
+/// `e`, met when the index at `path` `failed` ("could not be updated"), as the error the
+/// command reports: the cause in words, ending with its reason code, which it also carries.
+fn unavailable(path: &Path, failed: &str, e: &StoreError) -> HistoryError {
+    let cause = match e {
+        StoreError::NotOwned { path, uid } => format!(
+            "{} belongs to {}, not to this user (uid {})",
+            path.display(),
+            user(*uid),
+            rustix::process::geteuid().as_raw()
+        ),
+        e => e.to_string(),
+    };
+    HistoryError::IndexUnavailable {
+        message: format!(
+            "the search index at {} {failed}: {cause} ({})",
+            path.display(),
+            e.code()
+        ),
+        reason: e.code().to_string(),
+    }
+}
+
+/// A user by name and id (`user alice (uid 1000)`), or by id alone when it has no name.
+fn user(uid: u32) -> String {
+    match nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)) {
+        Ok(Some(user)) => format!("user {} (uid {uid})", user.name),
+        _ => format!("uid {uid}"),
+    }
+}
+
+/// What an update stopped by Ctrl-C says of how far it got.
+fn interrupted(summary: &history_index::build::Summary, total: u64) -> String {
+    let mib = |b: u64| b as f64 / 1048576.0;
+    format!(
+        "interrupted: {} of {} sessions indexed ({:.1} of {:.1} MiB); the rest is indexed next time\n",
+        summary.indexed,
+        summary.sessions - summary.fresh,
+        mib(summary.bytes),
+        mib(total),
+    )
+}
+
+/// Ctrl-C during a foreground update: the first stops it at the next session, keeping what it
+/// stored; a second, or one after the update, ends the process at once, exiting 130 as a
+/// shell reports Ctrl-C.
+struct Interrupt(Arc<AtomicBool>);
+
+impl Interrupt {
+    /// `None` when the handler cannot be installed: Ctrl-C then ends the process as usual.
+    fn install() -> Option<Interrupt> {
+        use signal_hook::{consts::SIGINT, flag};
+        let fired = Arc::new(AtomicBool::new(false));
+        flag::register_conditional_shutdown(SIGINT, 130, Arc::clone(&fired)).ok()?;
+        if flag::register(SIGINT, Arc::clone(&fired)).is_err() {
+            fired.store(true, Ordering::SeqCst);
+            return None;
         }
-        Ok((doc.text(), true))
+        Some(Interrupt(fired))
+    }
+
+    fn fired(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Interrupt {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
     }
 }
 
@@ -267,16 +357,38 @@ fn report(path: &Path, size: u64, summary: &history_index::build::Summary, json:
     )
 }
 
-/// Holds the update lock next to the database, or `None` when another update holds it.
-fn lock(db: &Path) -> Option<std::fs::File> {
-    let dir = db.parent()?;
-    std::fs::create_dir_all(dir).ok()?;
+/// Takes the update lock beside the database, `index.lock` (0600), and writes this process's
+/// id into it; [`HistoryError::IndexBusy`], with the holder's id, when another update has it.
+fn lock(db: &Path) -> Result<File, HistoryError> {
+    let failed = |e: std::io::Error| unavailable(db, "could not be updated", &e.into());
+    let nofollow = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
+        .read(true)
         .write(true)
-        .open(dir.join("index.lock"))
-        .ok()?;
-    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok()?;
-    Some(file)
+        .mode(0o600)
+        .custom_flags(nofollow)
+        .open(db.with_file_name("index.lock"))
+        .map_err(failed)?;
+    if file.metadata().map_err(failed)?.mode() & 0o077 != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(failed)?;
+    }
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            let mut holder = String::new();
+            let _ = (&file).read_to_string(&mut holder);
+            return Err(HistoryError::IndexBusy {
+                pid: holder.trim().parse().ok(),
+            });
+        }
+        Err(e) => return Err(failed(e.into())),
+    }
+    // Which process holds it, for whoever finds it taken; not worth failing the update for.
+    let _ = file
+        .set_len(0)
+        .and_then(|()| file.write_all_at(format!("{}\n", std::process::id()).as_bytes(), 0));
+    Ok(file)
 }

@@ -1,0 +1,348 @@
+//! The search index when things go wrong around it: transcripts' access times stay as they
+//! were whatever the index does; one update at a time, by a lock that names its holder; errors
+//! that name their cause (another user's files, a full disk) and leave no oversized log; and
+//! Ctrl-C, which keeps what an update stored and says how far it got.
+//!
+//! Linux only: access times, `flock`, mount namespaces and `/proc` as Linux has them.
+#![cfg(target_os = "linux")]
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::common::{Roots, Run};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_notesoup-history");
+
+/// The one fixture session no decoder can read: it is recorded as failed, which tests that
+/// count sessions do without.
+const UNDECODABLE: &str = "claude/-w-app/no-leaf.jsonl";
+
+/// A Claude fixture session whose last line is `a1`.
+const GROWN: &str = "claude/-w-other/4f2a0c1e-1111-4000-8000-000000000001.jsonl";
+
+/// The environment [`Roots::cmd`] gives the binary, with the index on, for a process run
+/// outside of `Roots` (to signal it, or in a mount namespace of its own).
+fn command(roots: &Roots, program: &str) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env_clear()
+        .env("HOME", roots.dir.path().join("home"))
+        .env("XDG_CACHE_HOME", roots.cache_home())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    for (harness, root) in roots.roots() {
+        cmd.env(harness.root_env, root);
+    }
+    cmd
+}
+
+/// Runs the binary with the index on, without reading a transcript around it (which
+/// [`Roots::run_indexed`] does, to check that none changed).
+fn run(roots: &Roots, args: &[&str]) -> Run {
+    let out = command(roots, BIN).args(args).output().unwrap();
+    Run {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: out.status.code().unwrap_or(-1),
+    }
+}
+
+/// Adds `sessions` Claude sessions of `lines` user messages of `chars` random letters and
+/// blanks each: text whose every few letters are a token of their own, so that indexing it
+/// takes a while and a good deal of room.
+fn plant(roots: &Roots, sessions: usize, lines: usize, chars: usize) {
+    let mut rng = fastrand::Rng::with_seed(7);
+    let dir = roots.root("claude").join("-w-planted");
+    fs::create_dir_all(&dir).unwrap();
+    for s in 0..sessions {
+        let id = format!("5e55a000-{s:04}-4000-8000-000000000000");
+        let mut body = String::new();
+        for l in 0..lines {
+            let text: String = (0..chars)
+                .map(|_| match rng.u8(..6) {
+                    0 => ' ',
+                    _ => rng.lowercase(),
+                })
+                .collect();
+            let parent = (l > 0).then(|| format!("u{}", l - 1));
+            let line = serde_json::json!({
+                "parentUuid": parent, "isSidechain": false, "type": "user", "uuid": format!("u{l}"),
+                "sessionId": id, "cwd": "/w/planted", "timestamp": "2026-03-02T10:00:00.000Z",
+                "message": {"role": "user", "content": text},
+            });
+            body.push_str(&format!("{line}\n"));
+        }
+        fs::write(dir.join(format!("{id}.jsonl")), body).unwrap();
+    }
+}
+
+/// A page without what legitimately differs between the index and a scan.
+fn comparable(page: &str) -> Value {
+    let mut v: Value = serde_json::from_str(page).unwrap_or_else(|e| panic!("{e}: {page}"));
+    if let Some(o) = v.as_object_mut() {
+        o.remove("coverage");
+        o.remove("notice");
+    }
+    v
+}
+
+fn accessed(path: &Path) -> SystemTime {
+    fs::metadata(path).unwrap().accessed().unwrap()
+}
+
+/// Sets a file's access time, and only that (its modification time stays).
+fn set_accessed(path: &Path, when: SystemTime) {
+    let file = fs::File::options().write(true).open(path).unwrap();
+    file.set_times(fs::FileTimes::new().set_accessed(when))
+        .unwrap();
+}
+
+/// Whether a plain read of a file whose access time is older than its modification time
+/// updates it here (a `relatime` or `strictatime` mount does; `noatime` does not).
+fn reads_update_access_times(dir: &Path) -> bool {
+    let probe = dir.join("atime-probe");
+    fs::write(&probe, b"probe").unwrap();
+    set_accessed(&probe, UNIX_EPOCH + Duration::from_secs(1_000_000_000));
+    let before = accessed(&probe);
+    fs::read(&probe).unwrap();
+    let updated = accessed(&probe) != before;
+    fs::remove_file(&probe).unwrap();
+    updated
+}
+
+#[test]
+fn nothing_the_index_does_changes_a_transcripts_access_time() {
+    let roots = Roots::new();
+    if !reads_update_access_times(roots.dir.path()) {
+        eprintln!("skipped: reads do not update access times on this filesystem (noatime)");
+        return;
+    }
+    let files: Vec<PathBuf> = roots
+        .files()
+        .into_keys()
+        .map(|rel| roots.dir.path().join(rel))
+        .collect();
+    for harness in ["claude", "codex", "pi"] {
+        assert!(
+            files.iter().any(|f| f.starts_with(roots.root(harness))),
+            "no {harness} transcript"
+        );
+    }
+    // 2001: older than every modification time, so that any plain read would update it.
+    let old = UNIX_EPOCH + Duration::from_secs(978_307_200);
+    files.iter().for_each(|f| set_accessed(f, old));
+    let unchanged = |what: &str| {
+        roots.wait_background();
+        for f in &files {
+            assert_eq!(
+                accessed(f),
+                old,
+                "{what} read {} with a plain open",
+                f.display()
+            );
+        }
+    };
+    let search = ["list", "--session", "*", "--query", "the", "--json"];
+    for args in [
+        &["index"][..],
+        &["reindex"],
+        &["doctor"],
+        &search,
+        &["list"],
+    ] {
+        let run = run(&roots, args);
+        assert!(run.code < 2, "{args:?}: {run:?}");
+        unchanged(&args.join(" "));
+    }
+    // An append: the search reads the new bytes, and the update it starts indexes them.
+    let grown = roots.dir.path().join(GROWN);
+    let line = serde_json::json!({
+        "parentUuid": "a1", "isSidechain": false, "type": "user", "uuid": "u2",
+        "sessionId": "4f2a0c1e-1111-4000-8000-000000000001", "cwd": "/w/app",
+        "timestamp": "2026-03-01T09:31:00.000Z",
+        "message": {"role": "user", "content": "the appended line"},
+    });
+    let mut file = fs::File::options().append(true).open(&grown).unwrap();
+    std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+    drop(file);
+    set_accessed(&grown, old);
+    let run = run(&roots, &search);
+    assert!(run.code < 2, "{run:?}");
+    unchanged("a search after an append");
+    set_accessed(&grown, old);
+    let run = self::run(&roots, &["index", "--background"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    unchanged("index --background");
+}
+
+/// Holds the update lock as a running update would, its id written in it.
+fn hold_lock(path: &Path, pid: &str) -> fs::File {
+    let file = fs::File::options()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+    file.set_len(0).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&file, pid.as_bytes(), 0).unwrap();
+    file
+}
+
+#[test]
+fn one_update_at_a_time_and_the_lock_names_its_holder() {
+    let roots = Roots::new();
+    let lock = roots.index_db().with_file_name("index.lock");
+    // An update takes the lock, private, and writes its id into it.
+    let child = command(&roots, BIN).arg("index").output().unwrap();
+    assert!(child.status.success(), "{child:?}");
+    assert_eq!(fs::metadata(&lock).unwrap().mode() & 0o777, 0o600);
+    let mut index = command(&roots, BIN)
+        .args(["index", "--json"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = index.id();
+    assert!(index.wait().unwrap().success());
+    assert_eq!(fs::read_to_string(&lock).unwrap(), format!("{pid}\n"));
+    // A lock file left readable by others is made private again.
+    fs::set_permissions(&lock, fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(run(&roots, &["index"]).code, 0);
+    assert_eq!(fs::metadata(&lock).unwrap().mode() & 0o777, 0o600);
+
+    let held = hold_lock(&lock, "4242\n");
+    for args in [&["index"][..], &["reindex"]] {
+        let run = run(&roots, args);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert!(run.stdout.is_empty(), "{args:?}: {run:?}");
+        assert_eq!(
+            run.stderr, "error: another index is running (pid 4242) (index_busy)\n",
+            "{args:?}"
+        );
+    }
+    let run = run(&roots, &["index", "--json"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let error = &run.json()["error"];
+    assert_eq!(error["code"], "index_busy", "{run:?}");
+    assert_eq!(error["message"], "another index is running (pid 4242)");
+    assert_eq!(error["pid"], 4242);
+    // A background update gives way silently; searches are not held up.
+    let background = self::run(&roots, &["index", "--background"]);
+    assert_eq!(
+        (
+            background.code,
+            background.stdout.as_str(),
+            background.stderr.as_str()
+        ),
+        (0, "", "")
+    );
+    let search = self::run(&roots, &["list", "--query", "the", "--json"]);
+    assert_eq!(search.code, 0, "{search:?}");
+    assert_eq!(fs::read_to_string(&lock).unwrap(), "4242\n");
+    drop(held);
+    assert_eq!(self::run(&roots, &["index"]).code, 0);
+}
+
+/// A user other than this one, with their name when the system knows it.
+fn another_user() -> (u32, Option<String>) {
+    let uid = 65534;
+    let name = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+        .ok()
+        .flatten()
+        .map(|u| u.name);
+    (uid, name)
+}
+
+/// `index`, `reindex` and `doctor` fail with `index_unavailable` for `reason`, their message
+/// naming `cause`, in text and in JSON; searches still answer, by reading the transcripts.
+fn unavailable(roots: &Roots, reason: &str, cause: &str) {
+    for args in [&["index"][..], &["reindex"], &["doctor"]] {
+        let run = run(roots, args);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert!(run.stdout.is_empty(), "{args:?}: {run:?}");
+        assert!(
+            run.stderr.contains(cause) && run.stderr.ends_with(") (index_unavailable)\n"),
+            "{args:?}: {run:?}"
+        );
+        let mut json = args.to_vec();
+        json.push("--json");
+        let run = self::run(roots, &json);
+        assert_eq!(run.code, 2, "{json:?}: {run:?}");
+        let error = &run.json()["error"];
+        assert_eq!(error["code"], "index_unavailable", "{run:?}");
+        assert_eq!(error["reason"], reason, "{run:?}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains(cause) && message.ends_with(&format!("({reason})")),
+            "{message}"
+        );
+    }
+    let with = run(roots, &["list", "--query", "prefix twin", "--json"]);
+    let without = run(
+        roots,
+        &["--no-index", "list", "--query", "prefix twin", "--json"],
+    );
+    assert_eq!(with.code, 0, "{with:?}");
+    assert_eq!(comparable(&with.stdout), comparable(&without.stdout));
+}
+
+#[test]
+fn an_index_that_belongs_to_another_user_is_refused_naming_the_owner() {
+    let roots = Roots::new();
+    let (uid, name) = another_user();
+    let owner = match &name {
+        Some(name) => format!("belongs to user {name} (uid {uid})"),
+        None => format!("belongs to uid {uid}"),
+    };
+    let me = rustix::process::geteuid().as_raw();
+    if me != 0 {
+        // Where this user may not create the index's directory, the owner of the directory
+        // above it is named: `/`, root's.
+        let mut cmd = command(&roots, BIN);
+        let out = cmd
+            .env("XDG_CACHE_HOME", "/")
+            .args(["index", "--json"])
+            .output()
+            .unwrap();
+        let run = Run {
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::new(),
+            code: out.status.code().unwrap_or(-1),
+        };
+        assert_eq!(run.code, 2, "{run:?}");
+        let error = &run.json()["error"];
+        assert_eq!(error["reason"], "permission_denied", "{run:?}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("/ belongs to user root (uid 0)"),
+            "{message}"
+        );
+        eprintln!("note: not root, so no file could be given to another user here");
+        return;
+    }
+    // Root can write anything, but does not: its files would lock their owner out.
+    assert_eq!(run(&roots, &["index"]).code, 0);
+    let db = roots.index_db();
+    let dir = db.parent().unwrap();
+    let chown = |path: &Path, uid: u32| {
+        nix::unistd::chown(path, Some(nix::unistd::Uid::from_raw(uid)), None).unwrap();
+    };
+    chown(&db, uid);
+    unavailable(
+        &roots,
+        "permission_denied",
+        &format!("{} {owner}, not to this user (uid 0)", db.display()),
+    );
+    chown(&db, me);
+    chown(dir, uid);
+    unavailable(
+        &roots,
+        "permission_denied",
+        &format!("{} {owner}, not to this user (uid 0)", dir.display()),
+    );
+    chown(dir, me);
+    assert_eq!(run(&roots, &["index"]).code, 0);
+}
