@@ -100,9 +100,6 @@ impl Settings {
             Err(_) if background => return Ok(nothing()),
             Err(e) => return Err(e),
         };
-        // The log starts empty, so that all a failed update leaves in it is what it wrote, which
-        // the checkpoint after the failure drops without needing room on the disk.
-        let _ = store.checkpoint();
         // A background update yields the machine to whatever the user runs; a foreground one
         // hears Ctrl-C.
         let interrupt = match background {
@@ -135,11 +132,25 @@ impl Settings {
         if let Some(bar) = &bar {
             bar.finish_and_clear();
         }
-        let summary = updated.map_err(|e| {
-            // The failed transaction is rolled back, but the log keeps its size: empty it.
-            let _ = store.checkpoint();
-            unavailable(path, "could not be updated", &e)
-        })?;
+        let summary = match updated {
+            Ok(summary) => summary,
+            Err(e) => {
+                // The failed transaction is rolled back, but the log keeps its size: empty it;
+                // on a full disk, where what it committed cannot be copied out of it, give its
+                // room back.
+                let _ = store.checkpoint();
+                let place = store.place();
+                drop(store);
+                let discarded = matches!(e, StoreError::DiskFull) && place.discard_oversized_log();
+                let failed = match discarded {
+                    true => {
+                        "could not be updated, and was deleted to give back the room its log took"
+                    }
+                    false => "could not be updated",
+                };
+                return Err(unavailable(path, failed, &e));
+            }
+        };
         if background {
             return Ok(nothing());
         }

@@ -49,14 +49,13 @@ fn run(roots: &Roots, args: &[&str]) -> Run {
     }
 }
 
-/// Adds `sessions` Claude sessions of `lines` user messages of `chars` random letters and
-/// blanks each: text whose every few letters are a token of their own, so that indexing it
-/// takes a while and a good deal of room.
-fn plant(roots: &Roots, sessions: usize, lines: usize, chars: usize) {
-    let mut rng = fastrand::Rng::with_seed(7);
-    let dir = roots.root("claude").join("-w-planted");
-    fs::create_dir_all(&dir).unwrap();
-    for s in 0..sessions {
+/// Writes into `dir` (a Claude project directory) the sessions numbered `sessions`, each of
+/// `lines` user messages of `chars` random letters and blanks: text whose every few letters
+/// are a token of their own, so that indexing it takes a while and a good deal of room.
+fn plant(dir: &Path, sessions: std::ops::Range<usize>, lines: usize, chars: usize) {
+    let mut rng = fastrand::Rng::with_seed(sessions.start as u64);
+    fs::create_dir_all(dir).unwrap();
+    for s in sessions {
         let id = format!("5e55a000-{s:04}-4000-8000-000000000000");
         let mut body = String::new();
         for l in 0..lines {
@@ -345,4 +344,127 @@ fn an_index_that_belongs_to_another_user_is_refused_naming_the_owner() {
     );
     chown(dir, me);
     assert_eq!(run(&roots, &["index"]).code, 0);
+}
+
+/// Runs `script` with `sh` in a mount namespace of its own (`unshare`, in a user namespace or
+/// as root), in the binary's environment, with `args` as `$1`…; `None` when this system
+/// allows neither. The script creates `marker` once its mount worked.
+fn in_mount_namespace(roots: &Roots, script: &str, args: &[&Path], marker: &Path) -> Option<Run> {
+    for flags in ["-rm", "-m"] {
+        let out = command(roots, "unshare")
+            .args([flags, "sh", "-c", script, "sh"])
+            .args(args)
+            .output()
+            .ok()?;
+        if marker.exists() {
+            return Some(Run {
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                code: out.status.code().unwrap_or(-1),
+            });
+        }
+    }
+    None
+}
+
+/// The files a step of [`a_full_disk_is_named_and_leaves_no_oversized_log`]'s script left.
+struct Step<'a>(&'a Path, &'static str);
+
+impl Step<'_> {
+    fn read(&self, what: &str) -> String {
+        fs::read_to_string(self.0.join(format!("{}.{what}", self.1))).unwrap_or_default()
+    }
+
+    fn json(&self, what: &str) -> Value {
+        let text = self.read(what);
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}.{what}: {e}: {text}", self.1))
+    }
+
+    /// The update failed for a full disk, left no log over the limit, and searches answer as
+    /// without the index, from it for `from_index` sessions.
+    fn full(&self, from_index: u64) -> String {
+        let step = self.1;
+        assert_eq!(
+            self.read("code").trim(),
+            "2",
+            "{step}: {}",
+            self.read("json")
+        );
+        let error = &self.json("json")["error"];
+        assert_eq!(error["code"], "index_unavailable", "{step}: {error}");
+        assert_eq!(error["reason"], "disk_full", "{step}: {error}");
+        let message = error["message"].as_str().unwrap().to_string();
+        assert!(
+            message.contains(": the disk that holds it is full (disk_full)"),
+            "{message}"
+        );
+        let log: u64 = self.read("wal").trim().parse().unwrap_or(0);
+        assert!(
+            log <= 32 << 20,
+            "{step}: the failed update left a log of {log} bytes"
+        );
+        assert_eq!(
+            comparable(&self.read("with")),
+            comparable(&self.read("without")),
+            "{step}"
+        );
+        let with = self.json("with");
+        assert!(with["items"].as_array().is_some_and(|i| !i.is_empty()));
+        assert_eq!(with["coverage"]["from_index"], from_index, "{step}");
+        assert_eq!(self.json("doctor")["indexed"], from_index, "{step}");
+        message
+    }
+}
+
+#[test]
+fn a_full_disk_is_named_and_leaves_no_oversized_log() {
+    let roots = Roots::new();
+    fs::remove_file(roots.dir.path().join(UNDECODABLE)).unwrap();
+    // The cache gets 40 MiB, more than the 32 MiB a log may keep. An update of 36 MB of
+    // transcripts commits a log of about that size, then cannot copy it into the database;
+    // one of 60 MB fills the disk before it commits.
+    let stash = roots.dir.path().join("stash");
+    plant(&stash.join("-w-planted-a"), 0..360, 50, 2000);
+    plant(&stash.join("-w-planted-b"), 360..600, 50, 2000);
+    let cache = roots.cache_home();
+    let out = roots.dir.path().join("out");
+    fs::create_dir_all(&cache).unwrap();
+    fs::create_dir_all(&out).unwrap();
+    let wal = PathBuf::from(format!("{}-wal", roots.index_db().display()));
+    let marker = out.join("mounted");
+    let script = r#"
+        cache=$1 bin=$2 out=$3 wal=$4 marker=$5 stash=$6 claude=$7
+        mount -t tmpfs -o size=40m tmpfs "$cache" || exit 99
+        touch "$marker"
+        cd "$out"
+        step() {
+            "$bin" index --json > $1.json; echo $? > $1.code
+            if [ -e "$wal" ]; then stat -c %s "$wal" > $1.wal; fi
+            NOTESOUP_HISTORY_INDEX=read "$bin" list --query 'prefix twin' --json > $1.with
+            "$bin" --no-index list --query 'prefix twin' --json > $1.without
+            "$bin" doctor --json > $1.doctor
+        }
+        "$bin" index --json > fixtures.json || exit 98
+        mv "$stash"/* "$claude"
+        step before_commit
+        mv "$claude/-w-planted-b" "$stash"
+        step after_commit
+    "#;
+    let claude = roots.root("claude");
+    let args = [&cache, Path::new(BIN), &out, &wal, &marker, &stash, claude];
+    let Some(ran) = in_mount_namespace(&roots, script, &args, &marker) else {
+        eprintln!("skipped: no mount namespace here (neither a user namespace nor root)");
+        return;
+    };
+    assert_eq!(ran.code, 0, "{ran:?}");
+    // Filled before its commit, the update keeps what the index held (the fixtures).
+    let fixtures = Step(&out, "fixtures").json("json")["indexed"].as_u64().unwrap();
+    let message = Step(&out, "before_commit").full(fixtures);
+    assert!(message.contains("could not be updated: "), "{message}");
+    // The log it committed cannot be emptied: the index is deleted to give its room back.
+    let message = Step(&out, "after_commit").full(0);
+    assert!(
+        message.contains("was deleted to give back the room"),
+        "{message}"
+    );
 }

@@ -39,6 +39,26 @@ impl Place {
     pub fn is_current(&self) -> bool {
         self.file.is_some() && Place::of(&self.path).file == self.file
     }
+
+    /// For a database no connection of this process has open any more, after an update failed
+    /// (the disk full, typically) and a checkpoint could not empty its write-ahead log: when
+    /// that log is still over its size limit, deletes the database with it (the projection is
+    /// disposable) rather than leave it taking the room, and says whether it did. It is moved
+    /// aside first, as a quarantine is, so that no process meets a log without its database.
+    pub fn discard_oversized_log(&self) -> bool {
+        let log = std::fs::symlink_metadata(with_suffix(&self.path, "-wal"));
+        let oversized = log.is_ok_and(|m| m.len() > super::schema::JOURNAL_SIZE_LIMIT as u64);
+        if !oversized || !self.is_current() {
+            return false;
+        }
+        let Ok(aside) = quarantine(&self.path) else {
+            return false;
+        };
+        for suffix in COMPANIONS.iter().chain(&[""]) {
+            let _ = std::fs::remove_file(with_suffix(&aside, suffix));
+        }
+        true
+    }
 }
 
 /// `path` with `suffix` appended to its file name.
