@@ -9,7 +9,7 @@
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::common::{Roots, Run};
@@ -458,7 +458,9 @@ fn a_full_disk_is_named_and_leaves_no_oversized_log() {
     };
     assert_eq!(ran.code, 0, "{ran:?}");
     // Filled before its commit, the update keeps what the index held (the fixtures).
-    let fixtures = Step(&out, "fixtures").json("json")["indexed"].as_u64().unwrap();
+    let fixtures = Step(&out, "fixtures").json("json")["indexed"]
+        .as_u64()
+        .unwrap();
     let message = Step(&out, "before_commit").full(fixtures);
     assert!(message.contains("could not be updated: "), "{message}");
     // The log it committed cannot be emptied: the index is deleted to give its room back.
@@ -467,4 +469,94 @@ fn a_full_disk_is_named_and_leaves_no_oversized_log() {
         message.contains("was deleted to give back the room"),
         "{message}"
     );
+}
+
+/// How many bytes the process whose `/proc/<pid>/io` is `io` has read so far.
+fn bytes_read(io: &str) -> u64 {
+    let io = fs::read_to_string(io).unwrap_or_default();
+    io.lines()
+        .find_map(|l| l.strip_prefix("rchar: ")?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `(indexed, to index, MiB read, MiB to read)` of what an interrupted update says.
+fn how_far(stderr: &str) -> (u64, u64, f64, f64) {
+    let line = stderr
+        .strip_prefix("interrupted: ")
+        .and_then(|l| l.strip_suffix(" MiB); the rest is indexed next time\n"))
+        .unwrap_or_else(|| panic!("{stderr:?}"));
+    let (sessions, bytes) = line.split_once(" sessions indexed (").unwrap();
+    let (done, all) = sessions.split_once(" of ").unwrap();
+    let (read, total) = bytes.split_once(" of ").unwrap();
+    let n = |s: &str| s.parse::<u64>().unwrap();
+    let f = |s: &str| s.parse::<f64>().unwrap();
+    (n(done), n(all), f(read), f(total))
+}
+
+#[test]
+fn ctrl_c_stops_an_update_which_keeps_what_it_stored() {
+    let roots = Roots::new();
+    fs::remove_file(roots.dir.path().join(UNDECODABLE)).unwrap();
+    let planted = roots.root("claude").join("-w-planted");
+    let mut sessions = 0;
+    // Ctrl-C once the update has read as many bytes as the planted transcripts hold (it reads
+    // each twice: where its lines are, then their events; and stores a session soon after);
+    // when it was done before that, again on a history twice as large.
+    let (out, total) = loop {
+        assert!(
+            sessions < 1000,
+            "every update was done before it could be interrupted"
+        );
+        let more = sessions.max(200);
+        plant(&planted, sessions..sessions + more, 25, 2000);
+        sessions += more;
+        let planted_bytes: u64 = fs::read_dir(&planted)
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum();
+        let _ = fs::remove_dir_all(roots.index_db().parent().unwrap());
+        let mut index = command(&roots, BIN)
+            .arg("index")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let io = format!("/proc/{}/io", index.id());
+        let start = Instant::now();
+        let written = loop {
+            if index.try_wait().unwrap().is_some() {
+                break false;
+            }
+            if bytes_read(&io) > planted_bytes {
+                break true;
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "no progress");
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        if written {
+            let pid = nix::unistd::Pid::from_raw(index.id() as i32);
+            nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+        }
+        let out = index.wait_with_output().unwrap();
+        if written {
+            break (out, sessions);
+        }
+        assert!(out.status.success(), "{out:?}");
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let (indexed, all, read, to_read) = how_far(&stderr);
+    assert!(0 < indexed && indexed < all, "{stderr}");
+    assert!(0.0 < read && read < to_read, "{stderr}");
+    assert!(all > total as u64, "{stderr}");
+    let doctor = run(&roots, &["doctor", "--json"]).json();
+    assert_eq!(doctor["indexed"], indexed, "{doctor}");
+    // The next update indexes the rest.
+    let next = run(&roots, &["index", "--json"]);
+    assert_eq!(next.code, 0, "{next:?}");
+    let next = next.json();
+    assert_eq!(next["indexed"], all - indexed, "{next}");
+    assert_eq!(next["fresh"], indexed, "{next}");
+    assert_eq!(run(&roots, &["doctor", "--json"]).json()["indexed"], all);
 }
