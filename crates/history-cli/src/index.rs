@@ -109,16 +109,7 @@ impl Settings {
             }
             false => Interrupt::install(),
         };
-        let bar = (!background && !json && std::io::stderr().is_terminal()).then(|| {
-            let bar = indicatif::ProgressBar::new(0);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "indexing {bar:40} {binary_bytes}/{binary_total_bytes} ({eta})",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            bar
-        });
+        let bar = (!background && !json && std::io::stderr().is_terminal()).then(progress_bar);
         let mut total = 0;
         let mut progress = |done: u64, all: u64| {
             total = all;
@@ -134,22 +125,7 @@ impl Settings {
         }
         let summary = match updated {
             Ok(summary) => summary,
-            Err(e) => {
-                // The failed transaction is rolled back, but the log keeps its size: empty it;
-                // on a full disk, where what it committed cannot be copied out of it, give its
-                // room back.
-                let _ = store.checkpoint();
-                let place = store.place();
-                drop(store);
-                let discarded = matches!(e, StoreError::DiskFull) && place.discard_oversized_log();
-                let failed = match discarded {
-                    true => {
-                        "could not be updated, and was deleted to give back the room its log took"
-                    }
-                    false => "could not be updated",
-                };
-                return Err(unavailable(path, failed, &e));
-            }
+            Err(e) => return Err(failed(store, path, &e)),
         };
         if background {
             return Ok(nothing());
@@ -209,6 +185,33 @@ impl Settings {
     }
 }
 
+/// What a person at a terminal sees of an update.
+fn progress_bar() -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "indexing {bar:40} {binary_bytes}/{binary_total_bytes} ({eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// The error of an update of the index at `path` that failed with `e`. Its transaction was
+/// rolled back, but the log keeps its size: this empties it; on a full disk, where what the
+/// log holds of earlier transactions cannot be copied out of it, it gives the log's room back.
+fn failed(mut store: Store, path: &Path, e: &StoreError) -> HistoryError {
+    let _ = store.checkpoint();
+    let place = store.place();
+    drop(store);
+    let discarded = matches!(e, StoreError::DiskFull) && place.discard_oversized_log();
+    let failed = match discarded {
+        true => "could not be updated, and was deleted to give back the room its log took",
+        false => "could not be updated",
+    };
+    unavailable(path, failed, e)
+}
+
 /// What `index`, `reindex` and `doctor` print on standard output and on standard error, and
 /// their exit code: 0, or 130 when Ctrl-C stopped an update.
 pub type Answer = (String, String, u8);
@@ -249,7 +252,7 @@ fn interrupted(summary: &history_index::build::Summary, total: u64) -> String {
     format!(
         "interrupted: {} of {} sessions indexed ({:.1} of {:.1} MiB); the rest is indexed next time\n",
         summary.indexed,
-        summary.sessions - summary.fresh,
+        summary.sessions.saturating_sub(summary.fresh),
         mib(summary.bytes),
         mib(total),
     )
@@ -371,7 +374,7 @@ fn report(path: &Path, size: u64, summary: &history_index::build::Summary, json:
 /// Takes the update lock beside the database, `index.lock` (0600), and writes this process's
 /// id into it; [`HistoryError::IndexBusy`], with the holder's id, when another update has it.
 fn lock(db: &Path) -> Result<File, HistoryError> {
-    let failed = |e: std::io::Error| unavailable(db, "could not be updated", &e.into());
+    let unusable = |e: std::io::Error| unavailable(db, "could not be updated", &e.into());
     let nofollow = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -381,10 +384,10 @@ fn lock(db: &Path) -> Result<File, HistoryError> {
         .mode(0o600)
         .custom_flags(nofollow)
         .open(db.with_file_name("index.lock"))
-        .map_err(failed)?;
-    if file.metadata().map_err(failed)?.mode() & 0o077 != 0 {
+        .map_err(unusable)?;
+    if file.metadata().map_err(unusable)?.mode() & 0o077 != 0 {
         file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(failed)?;
+            .map_err(unusable)?;
     }
     match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
         Ok(()) => {}
@@ -395,7 +398,7 @@ fn lock(db: &Path) -> Result<File, HistoryError> {
                 pid: holder.trim().parse().ok(),
             });
         }
-        Err(e) => return Err(failed(e.into())),
+        Err(e) => return Err(unusable(e.into())),
     }
     // Which process holds it, for whoever finds it taken; not worth failing the update for.
     let _ = file
