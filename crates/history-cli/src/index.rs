@@ -406,3 +406,48 @@ fn lock(db: &Path) -> Result<File, HistoryError> {
         .and_then(|()| file.write_all_at(format!("{}\n", std::process::id()).as_bytes(), 0));
     Ok(file)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_names_its_cause_and_ends_with_its_reason() {
+        let db = Path::new("/cache/history-search/v1.sqlite");
+        let not_ours = StoreError::NotOwned {
+            path: "/cache/history-search".into(),
+            uid: 0,
+        };
+        for (e, reason, cause) in [
+            (
+                StoreError::DiskFull,
+                "disk_full",
+                ": the disk that holds it is full",
+            ),
+            (
+                StoreError::Replaced,
+                "replaced",
+                ": it was deleted or replaced while the update ran",
+            ),
+            (
+                not_ours,
+                "permission_denied",
+                ": /cache/history-search belongs to user root (uid 0), not to this user",
+            ),
+        ] {
+            let error = unavailable(db, "could not be updated", &e);
+            assert_eq!(error.code(), "index_unavailable");
+            let HistoryError::IndexUnavailable { message, reason: r } = error else {
+                unreachable!()
+            };
+            assert_eq!(r, reason);
+            assert!(
+                message.starts_with(
+                    "the search index at /cache/history-search/v1.sqlite could not be updated: "
+                ) && message.contains(cause)
+                    && message.ends_with(&format!(" ({reason})")),
+                "{message}"
+            );
+        }
+    }
+}

@@ -155,3 +155,21 @@ impl From<rusqlite::Error> for StoreError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_is_named_whoever_meets_it() {
+        let sqlite = rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(13), None);
+        assert_eq!(StoreError::from(sqlite).code(), "disk_full");
+        for kind in [io::ErrorKind::StorageFull, io::ErrorKind::QuotaExceeded] {
+            assert_eq!(StoreError::from(io::Error::from(kind)).code(), "disk_full");
+        }
+        let read_only = rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(8), None);
+        assert_eq!(StoreError::from(read_only).code(), "read_only");
+        let denied = io::Error::from(io::ErrorKind::PermissionDenied);
+        assert_eq!(StoreError::from(denied).code(), "permission_denied");
+    }
+}
