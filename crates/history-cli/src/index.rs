@@ -2,8 +2,12 @@
 //! `doctor` and `reindex` commands. Nothing printed here ever holds a query, a token or any
 //! text of a transcript: only counts, sizes, paths of the index and reason codes.
 
-use std::io::IsTerminal;
+use std::fs::File;
+use std::io::{IsTerminal, Read};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use history_core::Known;
 use history_core::Projection;
@@ -60,16 +64,12 @@ impl Settings {
     }
 
     fn open(&self, check: Check) -> Result<(Store, &Path), HistoryError> {
-        let path = self.path.as_deref().ok_or_else(|| {
-            HistoryError::usage("the search index is off (--no-index, NOTESOUP_HISTORY_INDEX=off, or no cache directory)")
+        let path = self.path.as_deref().ok_or_else(|| HistoryError::IndexUnavailable {
+            message: "the search index is off: --no-index, NOTESOUP_HISTORY_INDEX=off, or no cache directory (off)".into(),
+            reason: "off".into(),
         })?;
-        let store = Store::open_with(path, check).map_err(|e| {
-            HistoryError::usage(format!(
-                "the search index at {} cannot be used ({})",
-                path.display(),
-                e.code()
-            ))
-        })?;
+        let store =
+            Store::open_with(path, check).map_err(|e| unavailable(path, "cannot be used", &e))?;
         Ok((store, path))
     }
 
@@ -79,12 +79,15 @@ impl Settings {
         corpus: &Corpus,
         background: bool,
         json: bool,
-    ) -> Result<(String, bool), HistoryError> {
+    ) -> Result<Answer, HistoryError> {
         // What an update can check in milliseconds; the rest is found by the query that reads it.
         self.rebuild(corpus, &|_, _| false, Check::Update, background, json)
     }
 
     /// Brings the index up to date, indexing again from their start the sessions `again` names.
+    /// One update at a time: a background one gives way silently to another, a foreground one
+    /// fails ([`HistoryError::IndexBusy`]). Ctrl-C stops a foreground one at the next session,
+    /// keeping what it stored, and it exits 130.
     fn rebuild(
         &self,
         corpus: &Corpus,
@@ -92,62 +95,60 @@ impl Settings {
         check: Check,
         background: bool,
         json: bool,
-    ) -> Result<(String, bool), HistoryError> {
+    ) -> Result<Answer, HistoryError> {
+        let nothing = || (String::new(), String::new(), 0);
         let (mut store, path) = self.open(check)?;
-        let _lock = if background {
-            let Some(lock) = lock(path) else {
-                return Ok((String::new(), true));
-            };
-            // A background update yields the machine to whatever the user runs.
-            let _ = rustix::process::setpriority_process(None, 10);
-            Some(lock)
-        } else {
-            None
+        let _lock = match lock(path) {
+            Ok(lock) => lock,
+            Err(_) if background => return Ok(nothing()),
+            Err(e) => return Err(e),
         };
-        let bar = (!background && !json && std::io::stderr().is_terminal()).then(|| {
-            let bar = indicatif::ProgressBar::new(0);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "indexing {bar:40} {binary_bytes}/{binary_total_bytes} ({eta})",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            bar
-        });
-        let mut progress = |done: u64, total: u64| {
+        // A background update yields the machine to whatever the user runs; a foreground one
+        // hears Ctrl-C.
+        let interrupt = match background {
+            true => {
+                let _ = rustix::process::setpriority_process(None, 10);
+                None
+            }
+            false => Interrupt::install(),
+        };
+        let bar = (!background && !json && std::io::stderr().is_terminal()).then(progress_bar);
+        let mut total = 0;
+        let mut progress = |done: u64, all: u64| {
+            total = all;
             if let Some(bar) = &bar {
-                bar.set_length(total);
+                bar.set_length(all);
                 bar.set_position(done);
             }
-            true
+            !interrupt.as_ref().is_some_and(Interrupt::fired)
         };
         let mut updated = rebuild(&mut store, corpus, &self.version, again, &mut progress);
         if let Err(StoreError::Corrupt) = updated {
             // Damage met while updating: the database is moved aside and built again.
-            store = store.start_over().map_err(|e| {
-                HistoryError::usage(format!(
-                    "the search index at {} could not be updated ({})",
-                    path.display(),
-                    e.code()
-                ))
-            })?;
+            store =
+                (store.start_over()).map_err(|e| unavailable(path, "could not be updated", &e))?;
             updated = rebuild(&mut store, corpus, &self.version, again, &mut progress);
         }
         if let Some(bar) = &bar {
             bar.finish_and_clear();
         }
-        let summary = updated.map_err(|e| {
-            HistoryError::usage(format!(
-                "the search index at {} could not be updated ({})",
-                path.display(),
-                e.code()
-            ))
-        })?;
+        let summary = match updated {
+            Ok(summary) => summary,
+            Err(e) => return Err(failed(store, path, &e)),
+        };
         if background {
-            return Ok((String::new(), true));
+            return Ok(nothing());
         }
         let size = store.stats().map_or(0, |s| s.size_on_disk);
-        Ok((report(path, size, &summary, json), true))
+        let stdout = match (json, summary.stopped) {
+            (false, true) => String::new(),
+            _ => report(path, size, &summary, json),
+        };
+        let (stderr, code) = match summary.stopped {
+            true => (interrupted(&summary, total), 130),
+            false => (String::new(), 0),
+        };
+        Ok((stdout, stderr, code))
     }
 
     /// `reindex`: indexes every session again from its start, or those under `dirs`, and
@@ -158,7 +159,7 @@ impl Settings {
         corpus: &Corpus,
         dirs: &[PathBuf],
         json: bool,
-    ) -> Result<(String, bool), HistoryError> {
+    ) -> Result<Answer, HistoryError> {
         let again = |_: &history_core::SessionKey, root: &Path| {
             dirs.is_empty() || dirs.iter().any(|d| root.starts_with(d))
         };
@@ -166,15 +167,11 @@ impl Settings {
     }
 
     /// `doctor`: where the index is and what it holds.
-    pub fn doctor(&self, json: bool) -> Result<(String, bool), HistoryError> {
+    pub fn doctor(&self, json: bool) -> Result<Answer, HistoryError> {
         let (store, path) = self.open(Check::Deep)?;
-        let s = store.stats().map_err(|e| {
-            HistoryError::usage(format!(
-                "the search index at {} cannot be read ({})",
-                path.display(),
-                e.code()
-            ))
-        })?;
+        let s = store
+            .stats()
+            .map_err(|e| unavailable(path, "cannot be read", &e))?;
         let doc = Doctor {
             schema_version: 1,
             path: path.display().to_string(),
@@ -190,10 +187,113 @@ impl Settings {
             quarantined: s.quarantined,
             moved_aside: store.moved_aside().map(|p| p.display().to_string()),
         };
-        if json {
-            return Ok((serde_json::to_string(&doc).unwrap_or_default() + "\n", true));
+        let stdout = match json {
+            true => serde_json::to_string(&doc).unwrap_or_default() + "\n",
+            false => doc.text(),
+        };
+        Ok((stdout, String::new(), 0))
+    }
+}
+
+/// What a person at a terminal sees of an update.
+fn progress_bar() -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "indexing {bar:40} {binary_bytes}/{binary_total_bytes} ({eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// The error of an update of the index at `path` that failed with `e`. Its transaction was
+/// rolled back, but the log keeps its size: this empties it; on a full disk, where what the
+/// log holds of earlier transactions cannot be copied out of it, it gives the log's room back.
+fn failed(mut store: Store, path: &Path, e: &StoreError) -> HistoryError {
+    let _ = store.checkpoint();
+    let place = store.place();
+    drop(store);
+    let discarded = matches!(e, StoreError::DiskFull) && place.discard_oversized_log();
+    let failed = match discarded {
+        true => "could not be updated, and was deleted to give back the room its log took",
+        false => "could not be updated",
+    };
+    unavailable(path, failed, e)
+}
+
+/// What `index`, `reindex` and `doctor` print on standard output and on standard error, and
+/// their exit code: 0, or 130 when Ctrl-C stopped an update.
+pub type Answer = (String, String, u8);
+
+/// `e`, met when the index at `path` `failed` ("could not be updated"), as the error the
+/// command reports: the cause in words, ending with its reason code, which it also carries.
+fn unavailable(path: &Path, failed: &str, e: &StoreError) -> HistoryError {
+    let cause = match e {
+        StoreError::NotOwned { path, uid } => format!(
+            "{} belongs to {}, not to this user (uid {})",
+            path.display(),
+            user(*uid),
+            rustix::process::geteuid().as_raw()
+        ),
+        e => e.to_string(),
+    };
+    HistoryError::IndexUnavailable {
+        message: format!(
+            "the search index at {} {failed}: {cause} ({})",
+            path.display(),
+            e.code()
+        ),
+        reason: e.code().to_string(),
+    }
+}
+
+/// A user by name and id (`user alice (uid 1000)`), or by id alone when it has no name.
+fn user(uid: u32) -> String {
+    match nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)) {
+        Ok(Some(user)) => format!("user {} (uid {uid})", user.name),
+        _ => format!("uid {uid}"),
+    }
+}
+
+/// What an update stopped by Ctrl-C says of how far it got.
+fn interrupted(summary: &history_index::build::Summary, total: u64) -> String {
+    let mib = |b: u64| b as f64 / 1048576.0;
+    format!(
+        "interrupted: {} of {} sessions indexed ({:.1} of {:.1} MiB); the rest is indexed next time\n",
+        summary.indexed,
+        summary.sessions.saturating_sub(summary.fresh),
+        mib(summary.bytes),
+        mib(total),
+    )
+}
+
+/// Ctrl-C during a foreground update: the first stops it at the next session, keeping what it
+/// stored; a second, or one after the update, ends the process at once, exiting 130 as a
+/// shell reports Ctrl-C.
+struct Interrupt(Arc<AtomicBool>);
+
+impl Interrupt {
+    /// `None` when the handler cannot be installed: Ctrl-C then ends the process as usual.
+    fn install() -> Option<Interrupt> {
+        use signal_hook::{consts::SIGINT, flag};
+        let fired = Arc::new(AtomicBool::new(false));
+        flag::register_conditional_shutdown(SIGINT, 130, Arc::clone(&fired)).ok()?;
+        if flag::register(SIGINT, Arc::clone(&fired)).is_err() {
+            fired.store(true, Ordering::SeqCst);
+            return None;
         }
-        Ok((doc.text(), true))
+        Some(Interrupt(fired))
+    }
+
+    fn fired(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Interrupt {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
     }
 }
 
@@ -288,16 +388,83 @@ fn report(path: &Path, size: u64, summary: &history_index::build::Summary, json:
     )
 }
 
-/// Holds the update lock next to the database, or `None` when another update holds it.
-fn lock(db: &Path) -> Option<std::fs::File> {
-    let dir = db.parent()?;
-    std::fs::create_dir_all(dir).ok()?;
+/// Takes the update lock beside the database, `index.lock` (0600), and writes this process's
+/// id into it; [`HistoryError::IndexBusy`], with the holder's id, when another update has it.
+fn lock(db: &Path) -> Result<File, HistoryError> {
+    let unusable = |e: std::io::Error| unavailable(db, "could not be updated", &e.into());
+    let nofollow = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
+        .read(true)
         .write(true)
-        .open(dir.join("index.lock"))
-        .ok()?;
-    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok()?;
-    Some(file)
+        .mode(0o600)
+        .custom_flags(nofollow)
+        .open(db.with_file_name("index.lock"))
+        .map_err(unusable)?;
+    if file.metadata().map_err(unusable)?.mode() & 0o077 != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(unusable)?;
+    }
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            let mut holder = String::new();
+            let _ = (&file).read_to_string(&mut holder);
+            return Err(HistoryError::IndexBusy {
+                pid: holder.trim().parse().ok(),
+            });
+        }
+        Err(e) => return Err(unusable(e.into())),
+    }
+    // Which process holds it, for whoever finds it taken; not worth failing the update for.
+    let _ = file
+        .set_len(0)
+        .and_then(|()| file.write_all_at(format!("{}\n", std::process::id()).as_bytes(), 0));
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_names_its_cause_and_ends_with_its_reason() {
+        let db = Path::new("/cache/history-search/v1.sqlite");
+        let not_ours = StoreError::NotOwned {
+            path: "/cache/history-search".into(),
+            uid: 0,
+        };
+        for (e, reason, cause) in [
+            (
+                StoreError::DiskFull,
+                "disk_full",
+                ": the disk that holds it is full",
+            ),
+            (
+                StoreError::Replaced,
+                "replaced",
+                ": it was deleted or replaced while the update ran",
+            ),
+            (
+                not_ours,
+                "permission_denied",
+                ": /cache/history-search belongs to user root (uid 0), not to this user",
+            ),
+        ] {
+            let error = unavailable(db, "could not be updated", &e);
+            assert_eq!(error.code(), "index_unavailable");
+            let HistoryError::IndexUnavailable { message, reason: r } = error else {
+                unreachable!()
+            };
+            assert_eq!(r, reason);
+            assert!(
+                message.starts_with(
+                    "the search index at /cache/history-search/v1.sqlite could not be updated: "
+                ) && message.contains(cause)
+                    && message.ends_with(&format!(" ({reason})")),
+                "{message}"
+            );
+        }
+    }
 }

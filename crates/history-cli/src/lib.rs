@@ -50,7 +50,8 @@ pub struct Output {
     pub stdout: String,
     /// What goes to standard error.
     pub stderr: String,
-    /// 0: a result with items; 1: a valid request with none; 2: an error.
+    /// 0: a result with items; 1: a valid request with none; 2: an error; 130: an index
+    /// update stopped by Ctrl-C.
     pub code: u8,
     /// When the search met sessions the index does not cover: the arguments of the background
     /// update the caller may start (`index --background` and the roots this run was given).
@@ -206,26 +207,26 @@ where
             let page = history.list(&req, printer)?;
             stale = index.updates_in_background() && page.coverage.is_some_and(|c| c.stale());
             let (results, said) = printer.list_streams(&page);
-            Ok((results, said, !page.items.is_empty()))
+            Ok((results, said, found(!page.items.is_empty())))
         }
         Command::Read(a) => {
             let page = history.read(&read_request(a, budget), printer)?;
             let (results, said) = printer.read_streams(&page);
-            Ok((results, said, page.item.is_some()))
+            Ok((results, said, found(page.item.is_some())))
         }
-        Command::Index(a) => with_nothing_said(index.update(history.corpus(), a.background, json)),
-        Command::Doctor => with_nothing_said(index.doctor(json)),
-        Command::Reindex(a) => with_nothing_said(index.reindex(history.corpus(), &a.dirs, json)),
+        Command::Index(a) => index.update(history.corpus(), a.background, json),
+        Command::Doctor => index.doctor(json),
+        Command::Reindex(a) => index.reindex(history.corpus(), &a.dirs, json),
         Command::Mcp | Command::Completions(_) | Command::Man | Command::Export(_) => {
             unreachable!("answered above")
         }
     });
     let wants_index = stale.then(|| background_argv(registry, &matches));
     match result {
-        Ok((stdout, stderr, found)) => Output {
+        Ok((stdout, stderr, code)) => Output {
             stdout,
             stderr,
-            code: if found { 0 } else { 1 },
+            code,
             wants_index,
         },
         Err(e) => fail(&e),
@@ -250,6 +251,15 @@ fn failed(json: bool, error: &HistoryError) -> Output {
     }
 }
 
+/// The exit code of a request that found items (0) or none (1).
+fn found(any: bool) -> u8 {
+    if any {
+        0
+    } else {
+        1
+    }
+}
+
 /// Answers `list --sessions`: the page on standard output; in text, what it says of the results
 /// on standard error, as a list page does. `stale`: the index wants a background update.
 fn sessions_answer(
@@ -259,7 +269,7 @@ fn sessions_answer(
     render: &dyn history_core::RenderSessions,
     index: &index::Settings,
     stale: &mut bool,
-) -> Result<(String, String, bool), HistoryError> {
+) -> Result<(String, String, u8), HistoryError> {
     let mut page = history.sessions(req, render)?;
     *stale = index.updates_in_background() && page.coverage.stale();
     let said = match (json, page.notice.take()) {
@@ -275,7 +285,7 @@ fn sessions_answer(
         true => said,
         false => said + "no matching sessions\n",
     };
-    Ok((render.sessions(&page), said, found))
+    Ok((render.sessions(&page), said, self::found(found)))
 }
 
 /// Streams `export`'s document to `output`; what decoding said goes to standard error.
@@ -312,13 +322,6 @@ fn export(
         },
         Err(e) => failed(json, &e),
     }
-}
-
-/// An answer that has nothing to say on standard error.
-fn with_nothing_said(
-    answer: Result<(String, bool), HistoryError>,
-) -> Result<(String, String, bool), HistoryError> {
-    answer.map(|(out, found)| (out, String::new(), found))
 }
 
 /// Serves MCP until `io.input` ends: each call gets a history of its own (with the search index

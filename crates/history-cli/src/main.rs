@@ -1,7 +1,7 @@
 //! `notesoup-history`: list, search and read the local session transcripts of AI coding agents.
 //!
 //! The binary prints what [`history_cli::run`] returns. Exit codes: 0 a result with items, 1 a
-//! valid request with none, 2 an error.
+//! valid request with none, 2 an error, 130 an index update stopped by Ctrl-C.
 #![forbid(unsafe_code)]
 
 use std::io::{IsTerminal, Write};

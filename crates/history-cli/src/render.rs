@@ -601,6 +601,10 @@ struct ErrorBody<'a> {
     candidates: Option<&'a [String]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     session: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pid: Option<u32>,
 }
 
 impl RenderSessions for Json {
@@ -629,20 +633,23 @@ impl Render for Json {
 
 impl Printer for Json {
     fn error(&self, error: &HistoryError) -> String {
-        let (candidates, session) = match error {
-            HistoryError::AmbiguousSession { candidates, .. } => {
-                (Some(candidates.as_slice()), None)
-            }
-            HistoryError::HistoryUnavailable { session, .. } => (None, Some(session.as_str())),
-            _ => (None, None),
+        let mut body = ErrorBody {
+            code: error.code(),
+            message: error.to_string(),
+            candidates: None,
+            session: None,
+            reason: None,
+            pid: None,
         };
-        compact(&ErrorDoc {
-            error: ErrorBody {
-                code: error.code(),
-                message: error.to_string(),
-                candidates,
-                session,
-            },
-        }) + "\n"
+        match error {
+            HistoryError::AmbiguousSession { candidates, .. } => {
+                body.candidates = Some(candidates.as_slice());
+            }
+            HistoryError::HistoryUnavailable { session, .. } => body.session = Some(session),
+            HistoryError::IndexUnavailable { reason, .. } => body.reason = Some(reason),
+            HistoryError::IndexBusy { pid } => body.pid = *pid,
+            _ => {}
+        }
+        compact(&ErrorDoc { error: body }) + "\n"
     }
 }

@@ -45,6 +45,20 @@ pub enum HistoryError {
         /// What was wrong.
         message: String,
     },
+    /// The search index cannot be opened, read or updated (`index`, `reindex`, `doctor`).
+    #[error("{message}")]
+    IndexUnavailable {
+        /// What failed and why, naming the index's path.
+        message: String,
+        /// Why, as a stable reason code (`disk_full`, `permission_denied`, …).
+        reason: String,
+    },
+    /// Another process is updating the search index.
+    #[error("another index is running{}", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    IndexBusy {
+        /// The process that holds the update lock, when it wrote its id.
+        pid: Option<u32>,
+    },
 }
 
 impl HistoryError {
@@ -57,6 +71,8 @@ impl HistoryError {
             HistoryError::InvalidBounds { .. } => "invalid_bounds",
             HistoryError::HistoryUnavailable { .. } => "history_unavailable",
             HistoryError::Usage { .. } => "usage",
+            HistoryError::IndexUnavailable { .. } => "index_unavailable",
+            HistoryError::IndexBusy { .. } => "index_busy",
         }
     }
 

@@ -43,6 +43,9 @@ mod paging;
 mod pi;
 // The raw prefilter never loses a hit: results with it equal results with full decoding.
 mod prefilter;
+// The index when things go wrong: access times, the update lock, errors naming their cause,
+// a full disk, Ctrl-C.
+mod index_faults;
 // A fourth, test-only harness added to the registry alone works through every command.
 mod registry;
 // `cwd`, `git_branch` and `title` on every `--json` item of every harness.

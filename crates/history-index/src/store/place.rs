@@ -44,6 +44,26 @@ impl Place {
     pub fn is_current(&self) -> bool {
         self.file.is_some() && Place::of(&self.path).file == self.file
     }
+
+    /// For a database no connection of this process has open any more, after an update failed
+    /// (the disk full, typically) and a checkpoint could not empty its write-ahead log: when
+    /// that log is still over its size limit, deletes the database with it (the projection is
+    /// disposable) rather than leave it taking the room, and says whether it did. It is moved
+    /// aside first, as a quarantine is, so that no process meets a log without its database.
+    pub fn discard_oversized_log(&self) -> bool {
+        let log = std::fs::symlink_metadata(with_suffix(&self.path, "-wal"));
+        let oversized = log.is_ok_and(|m| m.len() > super::schema::JOURNAL_SIZE_LIMIT as u64);
+        if !oversized || !self.is_current() {
+            return false;
+        }
+        let Ok(aside) = quarantine(&self.path) else {
+            return false;
+        };
+        for suffix in COMPANIONS.iter().chain(&[""]) {
+            let _ = std::fs::remove_file(with_suffix(&aside, suffix));
+        }
+        true
+    }
 }
 
 /// `path` with `suffix` appended to its file name.
@@ -53,13 +73,45 @@ pub(super) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Creates (0700) or checks the directory that holds the database.
+/// The effective user, who must own the directory and every file of the database.
+fn me() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// [`StoreError::NotOwned`] when another user owns `path`, whose metadata is `meta`. Even root
+/// refuses: the files it would create there would lock their owner out.
+fn owned(path: &Path, meta: &std::fs::Metadata) -> Result<(), StoreError> {
+    match meta.uid() {
+        uid if uid == me() => Ok(()),
+        uid => Err(StoreError::NotOwned {
+            path: path.to_path_buf(),
+            uid,
+        }),
+    }
+}
+
+/// Why `dir` could not be created: the nearest existing directory above it when another user
+/// owns it, else a directory this user may not write in.
+fn denied(dir: &Path) -> StoreError {
+    let nearest = dir
+        .ancestors()
+        .find_map(|p| Some((p, std::fs::symlink_metadata(p).ok()?)));
+    match nearest {
+        Some((path, meta)) if owned(path, &meta).is_err() => StoreError::NotOwned {
+            path: path.to_path_buf(),
+            uid: meta.uid(),
+        },
+        _ => StoreError::Directory {
+            code: "permission_denied",
+        },
+    }
+}
+
+/// Creates (0700) or checks the directory that holds the database: this user's own.
 pub(super) fn prepare_dir(dir: &Path) -> Result<(), StoreError> {
     if let Err(e) = DirBuilder::new().recursive(true).mode(0o700).create(dir) {
         return Err(match e.kind() {
-            io::ErrorKind::PermissionDenied => StoreError::Directory {
-                code: "permission_denied",
-            },
+            io::ErrorKind::PermissionDenied => denied(dir),
             io::ErrorKind::ReadOnlyFilesystem => StoreError::Directory { code: "read_only" },
             _ => StoreError::Directory {
                 code: "not_creatable",
@@ -77,6 +129,7 @@ pub(super) fn prepare_dir(dir: &Path) -> Result<(), StoreError> {
             code: "not_a_directory",
         });
     }
+    owned(dir, &meta)?;
     if meta.mode() & 0o077 != 0 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(|_| {
             StoreError::Directory {
@@ -131,7 +184,8 @@ pub(super) fn prepare_file(path: &Path) -> Result<bool, StoreError> {
     }
 }
 
-/// `true` if `path` is a regular file (made private if it was not), `false` if it is missing.
+/// `true` if `path` is a regular file of this user's (made private if it was not), `false` if it
+/// is missing.
 fn check_file(path: &Path) -> Result<bool, StoreError> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(meta) => meta,
@@ -144,6 +198,7 @@ fn check_file(path: &Path) -> Result<bool, StoreError> {
     if !meta.is_file() {
         return Err(StoreError::NotAFile);
     }
+    owned(path, &meta)?;
     if meta.mode() & 0o077 != 0 {
         // Through a descriptor opened without following links, so a link swapped in after the
         // check cannot redirect the change of mode.
