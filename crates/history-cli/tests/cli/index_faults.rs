@@ -560,3 +560,47 @@ fn ctrl_c_stops_an_update_which_keeps_what_it_stored() {
     assert_eq!(next["fresh"], indexed, "{next}");
     assert_eq!(run(&roots, &["doctor", "--json"]).json()["indexed"], all);
 }
+
+#[test]
+fn an_update_whose_database_is_deleted_stops_at_the_next_session() {
+    let roots = Roots::new();
+    fs::remove_file(roots.dir.path().join(UNDECODABLE)).unwrap();
+    let planted = roots.root("claude").join("-w-planted");
+    plant(&planted, 0..400, 25, 2000);
+    let planted_bytes: u64 = fs::read_dir(&planted)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    for args in [&["index"][..], &["index", "--background"]] {
+        let dir = roots.index_db().parent().unwrap().to_path_buf();
+        let _ = fs::remove_dir_all(&dir);
+        let mut index = command(&roots, BIN)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Once it writes (it has read a quarter of the history), its database goes, as a user
+        // clearing the cache would remove it.
+        let io = format!("/proc/{}/io", index.id());
+        let start = Instant::now();
+        while bytes_read(&io) < planted_bytes / 4 {
+            assert!(index.try_wait().unwrap().is_none(), "{args:?} ended first");
+            assert!(start.elapsed() < Duration::from_secs(20), "no progress");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        fs::remove_dir_all(&dir).unwrap();
+        let removed = Instant::now();
+        let out = index.wait_with_output().unwrap();
+        let stopped = removed.elapsed();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stopped < Duration::from_secs(2),
+            "{args:?} went on for {stopped:?}"
+        );
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("(replaced)"), "{args:?}: {stderr}");
+        // Nothing came back where the database was.
+        assert!(!dir.exists(), "{args:?} wrote its database again");
+    }
+}
