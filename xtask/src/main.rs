@@ -11,6 +11,9 @@
 //!   that would replace them (aho-corasick, memchr, jiff), on such a corpus in memory (see
 //!   [`xtask::bench_raw`]).
 //!
+//! - `faults`: the search index's fault tests (damaged pages, logs, truncations, searches
+//!   during a rebuild) with many seeds and many more damaged pages than the test suite tries.
+//!
 //! - `layers`: check that within every crate the modules import each other without a circle,
 //!   and print each crate's modules bottom-up (see [`xtask::layers`]).
 //!
@@ -43,6 +46,10 @@ commands:
       memory, and time history-raw's searches (keys: the needle search, alone and with the
       hatches; hatches: the pair search alone) against aho-corasick and memchr::memmem, and
       history-core's time parser (times) against jiff, best of R runs (default 5)
+  faults [--seeds N] [--flips F]
+      run the search index's fault tests (history-cli's index_damage) with seeds 1..N
+      (default 20), each changing F random pages of the database (default 100) besides every
+      page once; stop at the first seed that fails
   layers [CRATE_DIR...]
       print the modules of each crate (default: every crates/* and xtask) in an order where
       each imports only modules before it, or name every circle of imports with its file:line
@@ -70,6 +77,7 @@ fn run(args: Vec<String>) -> Result<()> {
         "bench-raw" => xtask::bench_raw::command(rest),
         "peak-rss" => bench::peak_rss_command(rest),
         "layers" => layers_command(rest),
+        "faults" => faults_command(rest),
         "help" | "-h" | "--help" => {
             println!("{USAGE}");
             Ok(())
@@ -87,6 +95,49 @@ fn corpus_command(args: &[String]) -> Result<()> {
         summary.line(),
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+fn faults_command(args: &[String]) -> Result<()> {
+    let (mut seeds, mut flips) = (20u64, 100u64);
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let mut number = || -> Result<u64> {
+            let v = it.next().with_context(|| format!("{flag} needs a value"))?;
+            v.parse()
+                .with_context(|| format!("{flag}: bad number `{v}`"))
+        };
+        match flag.as_str() {
+            "--seeds" => seeds = number()?,
+            "--flips" => flips = number()?,
+            other => bail!("faults: unknown option `{other}`\n\n{USAGE}"),
+        }
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    for seed in 1..=seeds {
+        let started = std::time::Instant::now();
+        let status = std::process::Command::new(&cargo)
+            .args([
+                "test",
+                "-q",
+                "-p",
+                "history-cli",
+                "--test",
+                "cli",
+                "index_damage",
+            ])
+            .env("NOTESOUP_FAULT_SEED", seed.to_string())
+            .env("NOTESOUP_FAULT_FLIPS", flips.to_string())
+            .status()
+            .context("running cargo test")?;
+        if !status.success() {
+            bail!("seed {seed} failed (NOTESOUP_FAULT_SEED={seed} NOTESOUP_FAULT_FLIPS={flips})");
+        }
+        println!(
+            "seed {seed}: ok in {:.0} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
     Ok(())
 }
 

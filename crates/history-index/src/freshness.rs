@@ -150,6 +150,7 @@ fn current_files(
 mod tests {
     use super::*;
 
+    use crate::store::{checkpoint_blocks, CHECKPOINT_WINDOW};
     use history_core::{SessionKey, Timestamp};
 
     const VERSION: &str = "d1";
@@ -252,14 +253,18 @@ mod tests {
         rewritten.extend_from_slice(b"more\n");
         std::fs::write(&path, &rewritten).unwrap();
         assert_eq!(freshness(Some(&row), &[&path]), Freshness::Stale);
-        // The same size, rewritten in the middle, its modification time put back.
-        let mut middle = rewritten.clone();
-        middle[5_000] = b'c';
-        std::fs::write(&path, &middle).unwrap();
-        let row = row_of(&[&path], SessionState::Indexed);
+        // The same size, rewritten between the blocks the checkpoint hash reads, its
+        // modification time put back: only its change time tells.
+        let len = 1 << 20;
+        let at = (checkpoint_blocks(len).nth(7).unwrap() + CHECKPOINT_WINDOW + 1000) as usize;
+        assert!(
+            checkpoint_blocks(len).all(|b| (at as u64) < b || (at as u64) >= b + CHECKPOINT_WINDOW)
+        );
+        let (path, row) = indexed(dir.path(), &vec![b'a'; len as usize]);
         let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(10));
-        middle[5_000] = b'd';
+        let mut middle = vec![b'a'; len as usize];
+        middle[at] = b'b';
         std::fs::write(&path, &middle).unwrap();
         std::fs::File::options()
             .write(true)
@@ -267,6 +272,10 @@ mod tests {
             .unwrap()
             .set_modified(mtime)
             .unwrap();
+        assert_eq!(
+            checkpoint_hash(&path, len).unwrap(),
+            row.witnesses[0].checkpoint_hash
+        );
         assert_eq!(freshness(Some(&row), &[&path]), Freshness::Stale);
         // Shorter.
         std::fs::write(&path, vec![b'a'; 9_000]).unwrap();

@@ -38,7 +38,9 @@ use history_core::{SessionKey, SessionMeta};
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
-pub use fingerprint::{checkpoint_hash, checkpoint_hash_file, Fingerprint, CHECKPOINT_WINDOW};
+pub use fingerprint::{
+    checkpoint_blocks, checkpoint_hash, checkpoint_hash_file, Fingerprint, CHECKPOINT_WINDOW,
+};
 pub use place::Place;
 pub use read::{Located, LocatedSpan, TimeSpan};
 use record::{int, line_time, time_columns, uint};
@@ -103,7 +105,7 @@ pub enum Check {
     Deep,
 }
 
-/// The largest database [`Check::Update`] checks whole: about 30 ms of reading.
+/// The largest database [`Check::Update`] checks whole: about 50 ms of reading.
 pub const QUICK_CHECK_BYTES: u64 = 32 << 20;
 
 /// Why a connection attempt failed: damage is cured by quarantine, anything else is reported.
@@ -685,13 +687,19 @@ impl SessionWriter<'_> {
 
     /// Marks each line at a seq as on the session's selected branch or off it.
     pub fn mark_branch(&mut self, marks: &[(u64, bool)]) -> Result<(), StoreError> {
-        // The new sum in the same step: the columns but `branch` as they are, `branch` as set.
+        // The new sum in the same step (the columns but `branch` as they are, `branch` as set),
+        // of a line whose old sum holds: damage is found, never sealed anew. Every mark is of a
+        // line the session has.
         let mut update = self.sp.prepare_cached(&format!(
-            "UPDATE lines SET branch = ?3, sum = row_sum({}) WHERE session = ?1 AND seq = ?2",
-            sum::LINE.replace("branch", "?3")
+            "UPDATE lines SET branch = ?3, sum = row_sum({}) WHERE session = ?1 AND seq = ?2
+             AND sum = row_sum({})",
+            sum::LINE.replace("branch", "?3"),
+            sum::LINE
         ))?;
         for &(seq, on) in marks {
-            update.execute(params![self.id, int(seq), on])?;
+            if update.execute(params![self.id, int(seq), on])? != 1 {
+                return Err(StoreError::Corrupt);
+            }
         }
         Ok(())
     }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::common::{Roots, Run};
 use crate::index::{comparable, coverage, doctor, index, quarantines, roots, Guard};
-use history_index::store::Store;
+use history_index::store::{checkpoint_blocks, Store, CHECKPOINT_WINDOW};
 use serde_json::Value;
 
 /// Searches of every kind the index answers: a frequent word from either end, a phrase, a role.
@@ -28,7 +28,8 @@ const PAGE: u64 = 16 * 1024;
 /// A WAL frame: its header and one page.
 const FRAME: u64 = 24 + PAGE;
 
-/// A number from the environment, or `default`.
+/// A number from the environment, or `default`: `cargo xtask faults` runs these tests with other
+/// seeds (`NOTESOUP_FAULT_SEED`) and more random pages (`NOTESOUP_FAULT_FLIPS`).
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -152,7 +153,6 @@ fn bytes_changed_in_any_page_of_the_database_never_change_an_answer() {
     let saved = Saved::of(&db);
     let pages = saved.db.len() as u64 / PAGE;
     assert!(pages > 4, "{pages} pages");
-    // A longer sweep: NOTESOUP_FAULT_SEED and NOTESOUP_FAULT_FLIPS (`cargo xtask faults`).
     let mut rng = fastrand::Rng::with_seed(env_number("NOTESOUP_FAULT_SEED", 24));
     // Every page once, then random ones.
     let flips = env_number("NOTESOUP_FAULT_FLIPS", 8);
@@ -180,7 +180,7 @@ fn a_truncated_database_never_changes_an_answer() {
     let db = roots.index_db();
     let saved = Saved::of(&db);
     let len = saved.db.len() as u64;
-    let mut rng = fastrand::Rng::with_seed(7);
+    let mut rng = fastrand::Rng::with_seed(env_number("NOTESOUP_FAULT_SEED", 7));
     for cut in [0, 100, PAGE, len / 2, len - PAGE, len - 1, rng.u64(1..len)] {
         fault(
             &roots,
@@ -250,7 +250,7 @@ fn a_damaged_or_truncated_log_never_changes_an_answer() {
     assert!(frames > 0);
     // The log as it is: read through, it answers as the transcripts do.
     fault(&roots, &saved, &expected, all, "log as left", |_| {});
-    let mut rng = fastrand::Rng::with_seed(11);
+    let mut rng = fastrand::Rng::with_seed(env_number("NOTESOUP_FAULT_SEED", 11));
     let picks: Vec<u64> = (0..frames)
         .chain((0..4).map(|_| rng.u64(0..frames)))
         .collect();
@@ -300,7 +300,7 @@ fn damage_a_search_meets_is_healed_by_the_update_it_starts() {
     // Damage inside a row, where no page structure notices: the last page holds rows.
     let mut bytes = saved.db.clone();
     let pages = bytes.len() as u64 / PAGE;
-    let mut rng = fastrand::Rng::with_seed(3);
+    let mut rng = fastrand::Rng::with_seed(env_number("NOTESOUP_FAULT_SEED", 3));
     let before = quarantines(&db).len();
     let mut healed = false;
     for page in (1..pages).rev() {
@@ -366,4 +366,121 @@ fn searches_while_reindex_and_index_run_answer_as_without_the_index() {
     );
     let from_index = searches_agree(&roots, &expected, "after");
     assert!(from_index > 0);
+}
+
+/// The first event of a harness's sessions (by `every_role` over `<harness>:*`) whose text holds
+/// a word of 7 or more letters, with its path, where the word lies in that file, and the word.
+fn a_word_in_the_middle(roots: &Roots, harness: &str) -> (PathBuf, usize, String) {
+    let pattern = format!("{harness}:*");
+    let run = roots.run(&crate::common::every_role(&pattern, &["--no-index"]));
+    let page = run.json();
+    let items = page["items"].as_array().unwrap();
+    // From the middle of the page on: a line neither first nor last of its file.
+    for item in items.iter().skip(items.len() / 2) {
+        let (Some(path), Some(offset), Some(len)) = (
+            item["path"].as_str(),
+            item["byte_offset"].as_u64(),
+            item["byte_len"].as_u64(),
+        ) else {
+            continue;
+        };
+        let path = PathBuf::from(path.replace("[ROOT]", &roots.dir.path().display().to_string()));
+        let Some(word) = (item["text"]
+            .as_str()
+            .unwrap()
+            .split(|c: char| !c.is_ascii_lowercase()))
+        .find(|w| w.len() >= 7) else {
+            continue;
+        };
+        let bytes = fs::read(&path).unwrap();
+        let line = &bytes[offset as usize..(offset + len) as usize];
+        if let Some(at) = line.windows(word.len()).position(|w| w == word.as_bytes()) {
+            return (path, offset as usize + at, word.to_string());
+        }
+    }
+    panic!("no word to rewrite in {harness}'s sessions");
+}
+
+/// Rewrites `n` letters of the transcript at `path` from `at` with letters no fixture holds
+/// (`seed` varies them), keeping its size and putting its modification time back; the letters.
+fn rewrite_at_its_size(path: &Path, at: usize, n: usize, seed: usize) -> String {
+    let new: String = (0..n).map(|i| ['q', 'x', 'z'][(i + seed) % 3]).collect();
+    let mtime = fs::metadata(path).unwrap().modified().unwrap();
+    let mut bytes = fs::read(path).unwrap();
+    let size = bytes.len();
+    bytes[at..at + n].copy_from_slice(new.as_bytes());
+    fs::write(path, &bytes).unwrap();
+    let file = fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(mtime).unwrap();
+    assert_eq!(fs::metadata(path).unwrap().len() as usize, size);
+    new
+}
+
+/// Checks that a search for `new` answers as without the index, before `index` and, from the
+/// index, after it.
+fn found_before_and_after_index(roots: &Roots, new: &str, what: &str) {
+    let args = ["list", "--query", new, "--json"];
+    let mut plain = vec!["--no-index"];
+    plain.extend_from_slice(&args);
+    let want = comparable(&roots.run(&plain));
+    assert!(
+        !want["items"].as_array().unwrap().is_empty(),
+        "{what}: {want}"
+    );
+    assert_eq!(
+        comparable(&search(roots, &args)),
+        want,
+        "{what}, before index"
+    );
+    index(roots);
+    let after = search(roots, &args);
+    assert_eq!(comparable(&after), want, "{what}, after index");
+    assert_eq!(
+        coverage(&after).1,
+        0,
+        "{what}: a session is still read in full"
+    );
+}
+
+#[test]
+fn a_transcript_rewritten_at_its_size_with_its_time_put_back_is_read_again() {
+    let roots = roots();
+    let _guard = Guard(&roots);
+    for harness in ["claude", "codex", "pi"] {
+        index(&roots);
+        let (path, at, word) = a_word_in_the_middle(&roots, harness);
+        let new = rewrite_at_its_size(&path, at, word.len(), 0);
+        found_before_and_after_index(&roots, &new, harness);
+    }
+    // A long one, rewritten between the blocks the checkpoint hash samples: only its change
+    // time tells that it was rewritten.
+    let (id, _) = roots.big_session(300_000);
+    index(&roots);
+    let path = roots.root("claude").join(format!("-w-big/{id}.jsonl"));
+    let bytes = fs::read(&path).unwrap();
+    let len = bytes.len() as u64;
+    let sampled =
+        |at: u64| checkpoint_blocks(len).any(|b| at + 7 > b && at < b + CHECKPOINT_WINDOW);
+    let unsampled_from = |from: usize| {
+        (from..)
+            .find(|&at| {
+                !sampled(at as u64)
+                    && bytes[at - 1] != b'\\'
+                    && bytes[at..at + 7].iter().all(u8::is_ascii_lowercase)
+            })
+            .unwrap()
+    };
+    let new = rewrite_at_its_size(&path, unsampled_from(len as usize / 2), 7, 0);
+    found_before_and_after_index(&roots, &new, "a long transcript");
+    // Rewritten again while `index` reads it: whether it read the file before or after, what it
+    // keeps is never the old text.
+    let mut running = crate::index_faults::command(&roots, crate::index_faults::BIN)
+        .arg("index")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let new = rewrite_at_its_size(&path, unsampled_from(len as usize * 3 / 4), 7, 1);
+    assert!(running.wait().unwrap().success());
+    found_before_and_after_index(&roots, &new, "a long transcript rewritten during index");
 }

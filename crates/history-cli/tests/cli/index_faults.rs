@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::common::{Roots, Run};
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_notesoup-history");
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_notesoup-history");
 
 /// The one fixture session no decoder can read: it is recorded as failed, which tests that
 /// count sessions do without.
@@ -26,7 +26,7 @@ const GROWN: &str = "claude/-w-other/4f2a0c1e-1111-4000-8000-000000000001.jsonl"
 
 /// The environment [`Roots::cmd`] gives the binary, with the index on, for a process run
 /// outside of `Roots` (to signal it, or in a mount namespace of its own).
-fn command(roots: &Roots, program: &str) -> Command {
+pub(crate) fn command(roots: &Roots, program: &str) -> Command {
     let mut cmd = Command::new(program);
     cmd.env_clear()
         .env("HOME", roots.dir.path().join("home"))

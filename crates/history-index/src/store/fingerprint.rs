@@ -37,7 +37,7 @@ pub fn checkpoint_hash_file(file: &File, checkpoint: u64) -> io::Result<u64> {
     let mut h = fnv::FnvHasher::default();
     h.write(&checkpoint.to_le_bytes());
     let mut block = vec![0; CHECKPOINT_WINDOW as usize];
-    for start in block_starts(checkpoint) {
+    for start in checkpoint_blocks(checkpoint) {
         let block = &mut block[..(checkpoint - start).min(CHECKPOINT_WINDOW) as usize];
         file.read_exact_at(block, start)?;
         h.write(block);
@@ -45,9 +45,10 @@ pub fn checkpoint_hash_file(file: &File, checkpoint: u64) -> io::Result<u64> {
     Ok(h.finish())
 }
 
-/// Where the blocks [`checkpoint_hash`] reads of `len` bytes start: every block of a short
-/// prefix, else [`BLOCKS`] evenly spread from the first byte to the last block.
-fn block_starts(len: u64) -> impl Iterator<Item = u64> {
+/// Where the blocks of [`CHECKPOINT_WINDOW`] bytes [`checkpoint_hash`] reads of `len` bytes
+/// start: every block of a short prefix, else 16 evenly spread from the first byte to the last
+/// block.
+pub fn checkpoint_blocks(len: u64) -> impl Iterator<Item = u64> {
     let short = len <= BLOCKS * CHECKPOINT_WINDOW;
     let (n, last) = match short {
         true => (len.div_ceil(CHECKPOINT_WINDOW), 0),
@@ -113,7 +114,7 @@ mod tests {
                 continue;
             }
             // A byte of each block read, the first and the last.
-            for at in block_starts(len).chain([len - 1]) {
+            for at in checkpoint_blocks(len).chain([len - 1]) {
                 assert_ne!(rewritten(at, 1), hash, "{len} {at}");
             }
             // Any stretch as long as the gap between two blocks and one more block.

@@ -306,12 +306,13 @@ impl Store {
         let Some(id) = self.session_id(key)? else {
             return Ok(Vec::new());
         };
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {} FROM lines l WHERE l.session = ?1 ORDER BY l.seq",
-            line_columns()
-        ))?;
+        // Unchecked, for an update's speed (a long session's every line): a mark it moves is
+        // checked as it is moved ([`SessionWriter::mark_branch`](super::SessionWriter)).
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT seq, branch FROM lines WHERE session = ?1 ORDER BY seq")?;
         let rows = stmt
-            .query_map([id], |r| candidate(r).map(|c| (c.line.seq, c.branch)))?
+            .query_map([id], |r| Ok((uint(r.get(0)?), r.get(1)?)))?
             .collect::<Result<_, _>>()?;
         Ok(rows)
     }

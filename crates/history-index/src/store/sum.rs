@@ -4,7 +4,8 @@
 //!
 //! Every row carries `sum`, the CRC-32 of its other columns as SQLite holds them, which the
 //! SQL function `row_sum(...)` computes: a statement that writes a row writes its sum in the
-//! same step ([`SEALED`]), and one that reads it compares the two ([`checked`]). A token list,
+//! same step (`row_sum(?1, ?2, …)` among its values, or [`reseal`] after it), and one that
+//! reads it compares the two ([`checked`]). A token list,
 //! read whole and large, ends with its own sum instead ([`seal`]).
 
 use rusqlite::functions::FunctionFlags;
