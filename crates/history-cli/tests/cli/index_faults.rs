@@ -479,6 +479,19 @@ fn bytes_read(io: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The binary started with `args` over `roots`, its output kept, with where the kernel counts
+/// the bytes it reads.
+fn spawn(roots: &Roots, args: &[&str]) -> (std::process::Child, String) {
+    let child = command(roots, BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let io = format!("/proc/{}/io", child.id());
+    (child, io)
+}
+
 /// `(indexed, to index, MiB read, MiB to read)` of what an interrupted update says.
 fn how_far(stderr: &str) -> (u64, u64, f64, f64) {
     let line = stderr
@@ -515,13 +528,7 @@ fn ctrl_c_stops_an_update_which_keeps_what_it_stored() {
             .map(|e| e.unwrap().metadata().unwrap().len())
             .sum();
         let _ = fs::remove_dir_all(roots.index_db().parent().unwrap());
-        let mut index = command(&roots, BIN)
-            .arg("index")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let io = format!("/proc/{}/io", index.id());
+        let (mut index, io) = spawn(&roots, &["index"]);
         let start = Instant::now();
         let written = loop {
             if index.try_wait().unwrap().is_some() {
@@ -574,15 +581,9 @@ fn an_update_whose_database_is_deleted_stops_at_the_next_session() {
     for args in [&["index"][..], &["index", "--background"]] {
         let dir = roots.index_db().parent().unwrap().to_path_buf();
         let _ = fs::remove_dir_all(&dir);
-        let mut index = command(&roots, BIN)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let (mut index, io) = spawn(&roots, args);
         // Once it writes (it has read a quarter of the history), its database goes, as a user
         // clearing the cache would remove it.
-        let io = format!("/proc/{}/io", index.id());
         let start = Instant::now();
         while bytes_read(&io) < planted_bytes / 4 {
             assert!(index.try_wait().unwrap().is_none(), "{args:?} ended first");

@@ -422,7 +422,17 @@ pub(crate) fn flush(conn: &Connection, acc: &mut Accumulator) -> rusqlite::Resul
     let (first, last, lines, pairs) =
         acc.drain(|token, n, list| lists.put(key(token, segment), n, list))?;
     let head = lists.finish()?;
-    put_segment(conn, segment, head, first, last, lines, pairs)
+    put_segment(
+        conn,
+        &Segment {
+            id: segment,
+            head,
+            first,
+            last,
+            lines,
+            pairs,
+        },
+    )
 }
 
 /// A segment's token lists as they are written, in key order: each row names the key of the
@@ -501,26 +511,18 @@ fn proven_absent(conn: &Connection, segment: &Segment, key: i64) -> rusqlite::Re
 }
 
 /// Stores a segment's row with its sum.
-fn put_segment(
-    conn: &Connection,
-    id: i64,
-    head: i64,
-    first: u64,
-    last: u64,
-    lines: u64,
-    pairs: u64,
-) -> rusqlite::Result<()> {
+fn put_segment(conn: &Connection, s: &Segment) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO segments (id, head, first, last, lines, pairs, sum)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, row_sum(?1, ?2, ?3, ?4, ?5, ?6))",
     )?
     .execute(params![
-        id,
-        head,
-        first as i64,
-        last as i64,
-        lines as i64,
-        pairs as i64
+        s.id,
+        s.head,
+        s.first as i64,
+        s.last as i64,
+        s.lines as i64,
+        s.pairs as i64
     ])?;
     Ok(())
 }
@@ -708,7 +710,15 @@ fn merge(conn: &Connection, run: &[Segment]) -> rusqlite::Result<()> {
     )?;
     let head = lists.finish()?;
     if pairs > 0 {
-        put_segment(conn, segment, head, lo, hi, lines, pairs)?;
+        let merged = Segment {
+            id: segment,
+            head,
+            first: lo,
+            last: hi,
+            lines,
+            pairs,
+        };
+        put_segment(conn, &merged)?;
     }
     Ok(())
 }

@@ -80,15 +80,24 @@ fn path(bytes: Vec<u8>) -> PathBuf {
 
 impl Store {
     fn session_id(&self, key: &SessionKey) -> Result<Option<i64>, StoreError> {
+        self.session_value(key, "id")
+    }
+
+    /// A column of the stored session `key`'s row, checked whole and found under its own key
+    /// (a damaged index entry may lead to another row).
+    fn session_value<T: rusqlite::types::FromSql>(
+        &self,
+        key: &SessionKey,
+        column: &str,
+    ) -> Result<Option<T>, StoreError> {
         Ok(self
             .conn
             .prepare_cached(&format!(
-                "SELECT id, {}, s.harness = ?1 AND s.session_id = ?2 FROM sessions s
+                "SELECT {column}, {}, s.harness = ?1 AND s.session_id = ?2 FROM sessions s
                  WHERE harness = ?1 AND session_id = ?2",
                 sum::checked("s", sum::SESSION)
             ))?
             .query_row(params![key.harness, key.id], |r| {
-                // The row the key's index entry leads to, and that row's own key.
                 sum::whole(r.get::<_, bool>(1)? && r.get::<_, bool>(2)?)?;
                 r.get(0)
             })
@@ -319,18 +328,7 @@ impl Store {
 
     /// What the stored session is about; `None` when it is not stored or says nothing.
     pub fn session_meta(&self, key: &SessionKey) -> Result<Option<SessionMeta>, StoreError> {
-        let json: Option<Option<String>> = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT meta, {}, s.harness = ?1 AND s.session_id = ?2 FROM sessions s
-                 WHERE harness = ?1 AND session_id = ?2",
-                sum::checked("s", sum::SESSION)
-            ))?
-            .query_row(params![key.harness, key.id], |r| {
-                sum::whole(r.get::<_, bool>(1)? && r.get::<_, bool>(2)?)?;
-                r.get(0)
-            })
-            .optional()?;
+        let json: Option<Option<String>> = self.session_value(key, "meta")?;
         Ok(json.flatten().and_then(|j| serde_json::from_str(&j).ok()))
     }
 
