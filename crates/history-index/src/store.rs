@@ -22,6 +22,7 @@ mod error;
 mod fingerprint;
 mod place;
 mod postings;
+mod ranges;
 mod read;
 mod record;
 mod schema;
@@ -239,6 +240,7 @@ impl Store {
         tx.execute_batch(
             "DELETE FROM postings;
              DELETE FROM segments;
+             DELETE FROM ranges;
              DELETE FROM lines;
              DELETE FROM gone;
              DELETE FROM witnesses;
@@ -425,7 +427,7 @@ impl Store {
             tx.execute_batch(&format!(
                 "DROP TRIGGER IF EXISTS lines_gone; DROP TABLE IF EXISTS grams;
                  DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS segments;
-                 DROP TABLE IF EXISTS gone;
+                 DROP TABLE IF EXISTS gone; DROP TABLE IF EXISTS ranges;
                  DROP TABLE IF EXISTS resumes;
                  DROP TABLE IF EXISTS lines; DROP TABLE IF EXISTS witnesses;
                  DROP TABLE IF EXISTS sessions;
@@ -445,7 +447,7 @@ impl Store {
 
     fn has_tables(&self) -> Result<bool, rusqlite::Error> {
         let mut stmt = self.conn.prepare(
-            "SELECT count(*) FROM sqlite_schema WHERE name IN (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "SELECT count(*) FROM sqlite_schema WHERE name IN (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?;
         let n: i64 = stmt.query_row(schema::TABLES, |r| r.get(0))?;
         Ok(n == schema::TABLES.len() as i64)
@@ -488,6 +490,7 @@ impl Store {
             ("lines", sum::LINE),
             ("resumes", sum::RESUME),
             ("segments", sum::SEGMENT),
+            ("ranges", ranges::COLUMNS),
         ];
         for (table, columns) in tables {
             let broken: i64 = self.conn.query_row(
@@ -621,6 +624,7 @@ impl Batch<'_> {
             id,
             files: record.witnesses.len(),
             last: None,
+            range: None,
         })
     }
 
@@ -638,6 +642,7 @@ impl Batch<'_> {
             id,
             files: record.witnesses.len(),
             last: None,
+            range: None,
         })
     }
 
@@ -668,12 +673,14 @@ pub struct SessionWriter<'a> {
     id: i64,
     files: usize,
     last: Option<i64>,
+    /// The ids and times of the lines written.
+    range: Option<ranges::IdRange>,
 }
 
 impl SessionWriter<'_> {
     /// Adds one line; its seq must exceed the previous line's.
     pub fn line(&mut self, line: &LineRecord<'_>) -> Result<(), StoreError> {
-        write::put_lines(
+        let written = write::put_lines(
             &self.sp,
             self.acc,
             self.id,
@@ -681,6 +688,7 @@ impl SessionWriter<'_> {
             self.last,
             std::slice::from_ref(line),
         )?;
+        self.range = write::joined(self.range, written);
         self.last = Some(int(line.seq));
         Ok(())
     }
@@ -782,6 +790,9 @@ impl SessionWriter<'_> {
 
     /// Keeps the session in the batch.
     pub fn commit(self) -> Result<(), StoreError> {
+        if let Some(range) = &self.range {
+            ranges::put(&self.sp, self.id, range)?;
+        }
         Ok(self.sp.commit()?)
     }
 }

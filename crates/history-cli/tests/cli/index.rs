@@ -520,7 +520,9 @@ pub(crate) fn quarantines(db: &Path) -> Vec<PathBuf> {
 /// Sets the database's schema version above this build's, as a newer build would leave it.
 fn make_newer(db: &Path) {
     let conn = rusqlite::Connection::open(db).unwrap();
-    conn.execute_batch("PRAGMA user_version = 7;").unwrap();
+    let newer = history_index::store::SCHEMA_VERSION + 1;
+    conn.execute_batch(&format!("PRAGMA user_version = {newer};"))
+        .unwrap();
     drop(conn);
 }
 
@@ -601,7 +603,8 @@ fn a_newer_schema_is_read_but_never_written() {
     searches_agree(&roots);
     same_both_ways(&roots, &["list", "--query", "appended marker", "--json"]);
     let d = doctor(&roots);
-    assert_eq!(d["index_schema"].as_i64(), Some(7), "{d}");
+    let newer = history_index::store::SCHEMA_VERSION + 1;
+    assert_eq!(d["index_schema"].as_i64(), Some(newer), "{d}");
     assert_eq!(d["writable"].as_bool(), Some(false), "{d}");
     assert!(roots.run_indexed(&["doctor"]).stdout.contains("read only"));
     assert_eq!(fs::read(&db).unwrap(), bytes, "a newer schema was written");

@@ -13,11 +13,11 @@ use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::postings::candidates;
-use super::sum;
 use super::{
     int, line_time, place, uint, Candidate, Fingerprint, LineRow, SessionRow, SessionState, Stats,
     Store, StoreError, Witness,
 };
+use super::{ranges, sum};
 use crate::tokens::Token;
 
 /// The earliest and latest time of some lines (`None` first: untimed).
@@ -248,31 +248,33 @@ impl Store {
     fn lines_among(&self, session: i64, ids: &[u64]) -> Result<Vec<Candidate>, StoreError> {
         // Every line among them, whatever its session, so that each id is accounted for.
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {}, l.session FROM lines l WHERE l.id IN rarray(?1) ORDER BY l.seq",
+            "SELECT {}, l.session, l.id FROM lines l WHERE l.id IN rarray(?1) ORDER BY l.seq",
             line_columns()
         ))?;
         let mut rows = stmt.query([id_array(ids)])?;
-        let (mut found, mut lines) = (0, Vec::new());
+        let (mut found, mut lines) = (Vec::with_capacity(ids.len()), Vec::new());
         while let Some(r) = rows.next()? {
             let line = candidate(r)?;
-            found += 1;
+            found.push(uint(r.get(10)?));
             if r.get::<_, i64>(9)? == session {
                 lines.push(line);
             }
         }
-        self.accounted(ids, found)?;
+        found.sort_unstable();
+        let missing: Vec<u64> = (ids.iter())
+            .filter(|id| found.binary_search(id).is_err())
+            .copied()
+            .collect();
+        self.all_gone(&missing)?;
         Ok(lines)
     }
 
-    /// Checks that each of `ids` (ascending), of which a lookup found `found` lines, is a line
-    /// or a removed one: an id neither is a line whose row damage hid.
-    fn accounted(&self, ids: &[u64], found: usize) -> Result<(), StoreError> {
+    /// Checks that each of `ids` (ascending), which are no line's, is a removed line's: any
+    /// other is a line whose row damage hid.
+    fn all_gone(&self, ids: &[u64]) -> Result<(), StoreError> {
         let (Some(&first), Some(&last)) = (ids.first(), ids.last()) else {
             return Ok(());
         };
-        if found == ids.len() {
-            return Ok(());
-        }
         let mut stmt = self
             .conn
             .prepare_cached("SELECT id FROM gone WHERE id BETWEEN ?1 AND ?2")?;
@@ -281,7 +283,7 @@ impl Store {
         while let Some(r) = rows.next()? {
             gone += usize::from(ids.binary_search(&uint(r.get(0)?)).is_ok());
         }
-        if found + gone != ids.len() {
+        if gone != ids.len() {
             return Err(StoreError::Corrupt);
         }
         Ok(())
@@ -347,45 +349,43 @@ impl Store {
     }
 
     /// Every line holding every one of `tokens`; and for each of `keys` with such lines, the
-    /// times of those lines, as few spans as there are kinds of line time among them (SQLite
-    /// does the aggregation: a frequent term's lines never cross into Rust one by one), with
-    /// the range of their ids. A caller that keeps both finds a session's candidates
-    /// ([`Store::lines_of_among`]) without reading the token lists again.
+    /// times of the lines of each write of the session that holds some ([`super::ranges`]:
+    /// a frequent term's lines never cross into SQL one by one), with the range of the
+    /// candidates' ids among them. A caller that keeps both finds a session's candidates
+    /// ([`Store::lines_of_among`]) without reading the token lists again. A candidate in no
+    /// session's range must be a removed line, or the database is damaged.
     pub fn located(&self, keys: &[SessionKey], tokens: &[Token]) -> Result<Located, StoreError> {
         let wanted = self.ids_of(keys)?;
         if wanted.is_empty() {
             return Ok(Located::default());
         }
         let ids = candidates(&self.conn, tokens, 1..=i64::MAX as u64)?;
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT l.session, l.time_kind, min(l.time_ns), max(l.time_ns), min(l.id),
-                        max(l.id), min({}), count(*)
-                 FROM lines l WHERE l.id IN rarray(?1) GROUP BY l.session, l.time_kind",
-            sum::checked("l", sum::LINE)
-        ))?;
-        let mut q = stmt.query([id_array(&ids)])?;
-        let (mut spans, mut found) = (Vec::new(), 0);
-        while let Some(r) = q.next()? {
-            sum::whole(r.get(6)?)?;
-            found += usize::try_from(r.get::<_, i64>(7)?).unwrap_or(0);
-            let Some(&i) = wanted.get(&r.get::<_, i64>(0)?) else {
-                continue;
-            };
-            let (min, max): (Option<i64>, Option<i64>) = (r.get(2)?, r.get(3)?);
-            let times = match (r.get::<_, i64>(1)?, min, max) {
-                (1, _, _) => Some((None, None)),
-                (2, Some(a), Some(b)) => Some((Some(Timestamp(a)), Some(Timestamp(b)))),
-                (3, _, Some(b)) => Some((None, Some(Timestamp(b)))),
-                _ => None,
-            };
-            let ids = uint(r.get(4)?)..=uint(r.get(5)?);
-            spans.push(LocatedSpan {
-                session: i,
-                times,
-                ids,
-            });
+        let ranges = ranges::all(&self.conn)?;
+        let (mut spans, mut unplaced) = (Vec::new(), Vec::new());
+        let (mut at, mut r) = (0, 0);
+        // Both in id order, the ranges apart from one another: one pass over each.
+        while let Some(&id) = ids.get(at) {
+            let id_ = int(id);
+            r += ranges[r..].partition_point(|(_, range)| range.last < id_);
+            match ranges.get(r) {
+                Some((session, range)) if range.first <= id_ => {
+                    let end = at + ids[at..].partition_point(|&i| int(i) <= range.last);
+                    if let Some(&k) = wanted.get(session) {
+                        spans.push(LocatedSpan {
+                            session: k,
+                            times: range.times(),
+                            ids: id..=ids[end - 1],
+                        });
+                    }
+                    at = end;
+                }
+                _ => {
+                    unplaced.push(id);
+                    at += 1;
+                }
+            }
         }
-        self.accounted(&ids, found)?;
+        self.all_gone(&unplaced)?;
         Ok(Located { ids, spans })
     }
 

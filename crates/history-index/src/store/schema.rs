@@ -1,7 +1,7 @@
 //! The schema and the connection's settings.
 
 /// The schema version this build reads and writes, kept in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Marks the file as this projection's (`PRAGMA application_id`, "NSHX"), so that a database
 /// of anything else found at the path is moved aside rather than written into.
@@ -25,7 +25,7 @@ pub(super) const BUSY_TIMEOUT_MS: u64 = 200;
 pub(super) const PAGES: &str = "PRAGMA page_size = 16384; PRAGMA auto_vacuum = INCREMENTAL;";
 
 /// The tables every database of this version has.
-pub(super) const TABLES: [&str; 7] = [
+pub(super) const TABLES: [&str; 8] = [
     "sessions",
     "witnesses",
     "lines",
@@ -33,11 +33,12 @@ pub(super) const TABLES: [&str; 7] = [
     "segments",
     "postings",
     "gone",
+    "ranges",
 ];
 
 /// Schema v6 (v1 had no `branch` and `events`: what a page needs without decoding the session;
 /// v2 had no `resumes`; v3 no `lineage_open`; v4 kept the tokens in an FTS5 table; v5 had no
-/// checksums).
+/// checksums; v6 no `ranges`).
 ///
 /// Paths are BLOBs of their bytes (a path need not be UTF-8). `lines.id` is given by the writer
 /// ([`super::postings`]): `postings` holds, per segment and token (`key` is `segment << 32 |
@@ -57,7 +58,8 @@ pub(super) const TABLES: [&str; 7] = [
 /// ([`super::sum`]); each token list names the key of the next in its segment (`next`, with
 /// `link` their sum) from the segment's first (`head`), and `gone` holds the ids of removed
 /// lines until their token lists are merged: a line or list missing from a lookup is then
-/// either proven absent or damage.
+/// either proven absent or damage. `ranges` holds where each write of a session put its lines
+/// among the ids, and when they happen ([`super::ranges`]).
 pub(super) const SCHEMA: &str = "
 CREATE TABLE sessions (
     id INTEGER PRIMARY KEY,
@@ -119,6 +121,16 @@ CREATE TABLE segments (
     pairs INTEGER NOT NULL,
     sum INTEGER NOT NULL
 ) STRICT;
+CREATE TABLE ranges (
+    first INTEGER PRIMARY KEY,
+    last INTEGER NOT NULL,
+    session INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    kinds INTEGER NOT NULL,
+    min_at INTEGER,
+    max_time INTEGER,
+    sum INTEGER NOT NULL
+) STRICT;
+CREATE INDEX ranges_session ON ranges (session);
 CREATE TABLE gone (
     id INTEGER PRIMARY KEY
 ) STRICT;

@@ -8,6 +8,7 @@ use history_core::{SessionKey, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::postings::Accumulator;
+use super::ranges::{self, IdRange};
 use super::sum;
 use super::{int, time_columns, LineRecord, SessionRecord, StoreError, Witness};
 
@@ -21,7 +22,24 @@ pub(super) fn replace(
     let id = upsert(tx, record, None)?;
     clear(tx, id)?;
     put_witnesses(tx, id, &record.witnesses)?;
-    put_lines(tx, acc, id, record.witnesses.len(), None, lines)
+    let written = put_lines(tx, acc, id, record.witnesses.len(), None, lines)?;
+    put_range(tx, id, written)
+}
+
+/// Records where the lines just written lie, if any were.
+fn put_range(tx: &Connection, id: i64, written: Option<IdRange>) -> Result<(), StoreError> {
+    if let Some(range) = written {
+        ranges::put(tx, id, &range)?;
+    }
+    Ok(())
+}
+
+/// `a` and `b` as one range, either or both absent.
+pub(super) fn joined(a: Option<IdRange>, b: Option<IdRange>) -> Option<IdRange> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.join(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Adds `lines` to an indexed session and moves its witnesses' checkpoints.
@@ -57,7 +75,8 @@ pub(super) fn append(
     tx.prepare_cached("DELETE FROM witnesses WHERE session = ?1")?
         .execute([id])?;
     put_witnesses(tx, id, witnesses)?;
-    put_lines(tx, acc, id, witnesses.len(), last, lines)?;
+    let written = put_lines(tx, acc, id, witnesses.len(), last, lines)?;
+    put_range(tx, id, written)?;
     tx.prepare_cached("UPDATE sessions SET indexed_at = ?2, bytes = ?3 WHERE id = ?1")?
         .execute(params![id, Timestamp::now().0, covered(witnesses)])?;
     reseal_session(tx, id)
@@ -166,6 +185,8 @@ pub(super) fn clear(tx: &Connection, id: i64) -> Result<(), StoreError> {
         .execute([id])?;
     tx.prepare_cached("DELETE FROM resumes WHERE session = ?1")?
         .execute([id])?;
+    tx.prepare_cached("DELETE FROM ranges WHERE session = ?1")?
+        .execute([id])?;
     Ok(())
 }
 
@@ -201,7 +222,7 @@ pub(super) fn put_witnesses(
 }
 
 /// Inserts the lines, giving their tokens to `acc`; every seq must exceed `after`, and
-/// increase.
+/// increase. The ids and times of the lines inserted, if any.
 pub(super) fn put_lines(
     tx: &Connection,
     acc: &mut Accumulator,
@@ -209,14 +230,14 @@ pub(super) fn put_lines(
     files: usize,
     after: Option<i64>,
     lines: &[LineRecord<'_>],
-) -> Result<(), StoreError> {
+) -> Result<Option<IdRange>, StoreError> {
     let mut line = tx.prepare_cached(
         "INSERT INTO lines
              (id, session, seq, file, offset, len, time_kind, time_ns, branch, events, sum)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
                  row_sum(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10))",
     )?;
-    let mut last = after;
+    let (mut last, mut written) = (after, None);
     for l in lines {
         let seq = int(l.seq);
         if l.file as usize >= files || last.is_some_and(|last| seq <= last) {
@@ -224,8 +245,10 @@ pub(super) fn put_lines(
         }
         last = Some(seq);
         let (kind, ns) = time_columns(l.time);
+        let line_id = int(acc.line(l.tokens));
+        written = joined(written, Some(IdRange::of(line_id, l.time)));
         line.execute(params![
-            int(acc.line(l.tokens)),
+            line_id,
             id,
             seq,
             l.file,
@@ -237,7 +260,7 @@ pub(super) fn put_lines(
             l.events
         ])?;
     }
-    Ok(())
+    Ok(written)
 }
 
 /// Writes the sum of session `id`'s row, after any statement that changed it.

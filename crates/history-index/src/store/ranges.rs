@@ -1,0 +1,133 @@
+//! Where each session's lines lie among the line ids, and when they happen: one row per write of
+//! a session (the ids a write gives its new lines are consecutive), with the kinds and bounds
+//! of its lines' times. A query maps its candidate line ids to sessions and times by merging
+//! them against these rows, in Rust, rather than sending every candidate to SQL: a word on
+//! most lines costs a read of this table, not of each candidate's row.
+//!
+//! A row outlives the lines of its range that a later write removes: its bounds still hold the
+//! lines that remain (they can only be too wide), and the session's candidates are read by id
+//! before any is shown.
+
+use history_core::{LineTime, Timestamp};
+use rusqlite::{params, Connection};
+
+use super::read::TimeSpan;
+use super::sum;
+
+/// The columns of `ranges` its sum covers.
+pub(super) const COLUMNS: &str = "first, last, session, kinds, min_at, max_time";
+
+/// The ids one write of a session gave its lines, and their times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct IdRange {
+    pub first: i64,
+    pub last: i64,
+    /// A bit per kind of line time among them: 1 untimed, 2 at, 4 at most, 8 unknown.
+    kinds: i64,
+    /// The earliest time of those at a time.
+    min_at: Option<i64>,
+    /// The latest time of those at or at most a time.
+    max_time: Option<i64>,
+}
+
+impl IdRange {
+    /// The range of the one line `id`, at `time`.
+    pub(super) fn of(id: i64, time: LineTime) -> IdRange {
+        let (kinds, min_at, max_time) = match time {
+            LineTime::Untimed => (1, None, None),
+            LineTime::At(t) => (2, Some(t.0), Some(t.0)),
+            LineTime::AtMost(t) => (4, None, Some(t.0)),
+            LineTime::Unknown => (8, None, None),
+        };
+        IdRange {
+            first: id,
+            last: id,
+            kinds,
+            min_at,
+            max_time,
+        }
+    }
+
+    /// Both ranges as one (a write's lines, one after another).
+    pub(super) fn join(self, other: IdRange) -> IdRange {
+        let min = |a: Option<i64>, b: Option<i64>| a.into_iter().chain(b).min();
+        IdRange {
+            first: self.first.min(other.first),
+            last: self.last.max(other.last),
+            kinds: self.kinds | other.kinds,
+            min_at: min(self.min_at, other.min_at),
+            max_time: self.max_time.max(other.max_time),
+        }
+    }
+
+    /// The span of its lines' times, as [`super::Located`] gives it: `None` when one has no
+    /// known time; an earliest of `None` when one is untimed or only bounded from above.
+    pub(super) fn times(&self) -> Option<TimeSpan> {
+        if self.kinds & 8 != 0 {
+            return None;
+        }
+        let first = match self.kinds & (1 | 4) {
+            0 => self.min_at.map(Timestamp),
+            _ => None,
+        };
+        Some((first, self.max_time.map(Timestamp)))
+    }
+}
+
+/// Records that session `session` wrote the lines `range`.
+pub(super) fn put(conn: &Connection, session: i64, range: &IdRange) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO ranges (first, last, session, kinds, min_at, max_time, sum)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, row_sum(?1, ?2, ?3, ?4, ?5, ?6))",
+    )?
+    .execute(params![
+        range.first,
+        range.last,
+        session,
+        range.kinds,
+        range.min_at,
+        range.max_time
+    ])?;
+    Ok(())
+}
+
+/// Every range with its session's row id, by first id, each checked against its sum.
+pub(super) fn all(conn: &Connection) -> rusqlite::Result<Vec<(i64, IdRange)>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS}, {} FROM ranges r ORDER BY first",
+        sum::checked("r", COLUMNS)
+    ))?
+    .query_map([], |r| {
+        sum::whole(r.get(6)?)?;
+        Ok((
+            r.get(2)?,
+            IdRange {
+                first: r.get(0)?,
+                last: r.get(1)?,
+                kinds: r.get(3)?,
+                min_at: r.get(4)?,
+                max_time: r.get(5)?,
+            },
+        ))
+    })?
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_range_spans_its_lines_times_as_the_lines_would() {
+        let at = |ns| LineTime::At(Timestamp(ns));
+        let r = IdRange::of(5, at(30)).join(IdRange::of(6, at(10)));
+        assert_eq!((r.first, r.last), (5, 6));
+        assert_eq!(r.times(), Some((Some(Timestamp(10)), Some(Timestamp(30)))));
+        let most = r.join(IdRange::of(7, LineTime::AtMost(Timestamp(40))));
+        assert_eq!(most.times(), Some((None, Some(Timestamp(40)))));
+        let untimed = IdRange::of(8, LineTime::Untimed);
+        assert_eq!(untimed.times(), Some((None, None)));
+        assert_eq!(r.join(untimed).times(), Some((None, Some(Timestamp(30)))));
+        assert_eq!(r.join(IdRange::of(9, LineTime::Unknown)).times(), None);
+    }
+}
