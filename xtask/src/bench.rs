@@ -199,9 +199,24 @@ fn run(o: &Options) -> Result<()> {
         bail!("unexpected exit codes of the searches: {exits:?}");
     }
     check_needles(&nh, &expected)?;
+    let terms = Terms {
+        present: &present,
+        rare: &rare,
+        absent: &absent,
+        frequent,
+    };
     bench_index(
-        &indexed, &cache, bytes, &o.dir, &expected, &present, &rare, &absent, &rg_cmd, o.runs,
+        &indexed, &cache, bytes, &o.dir, &expected, &terms, &rg_cmd, o.runs,
     )
+}
+
+/// The terms the index is timed with: in a third of the files, in one, in none, and a word on
+/// most lines.
+struct Terms<'a> {
+    present: &'a str,
+    rare: &'a str,
+    absent: &'a str,
+    frequent: &'a str,
 }
 
 /// The search index: built from nothing, then queried, then after an append to the big
@@ -213,12 +228,16 @@ fn bench_index(
     bytes: u64,
     dir: &Path,
     expected: &Value,
-    present: &str,
-    rare: &str,
-    absent: &str,
+    terms: &Terms<'_>,
     rg: &dyn Fn(&str) -> Command,
     runs: usize,
 ) -> Result<()> {
+    let Terms {
+        present,
+        rare,
+        absent,
+        frequent,
+    } = *terms;
     let index_dir = cache.join("notesoup/history-search");
     let build = measure(
         "index from nothing",
@@ -264,6 +283,21 @@ fn bench_index(
             present,
         )?,
         run("indexed: absent", search(absent, &[]), absent)?,
+        run(
+            "indexed: a word on most lines, newest first",
+            search(frequent, &[]),
+            frequent,
+        )?,
+        run(
+            "indexed: a word on most lines, oldest first",
+            search(frequent, &["--from", "oldest"]),
+            frequent,
+        )?,
+        run(
+            "indexed: --sessions, a word on most lines",
+            search(frequent, &["--sessions"]),
+            frequent,
+        )?,
     ];
     // 1 MiB appended to the big transcript: it is stale until the index is updated.
     let big = dir.join(expected["big_file"].as_str().context("no big_file")?);
