@@ -43,10 +43,11 @@ pub use fingerprint::{
     checkpoint_blocks, checkpoint_hash, checkpoint_hash_file, Fingerprint, CHECKPOINT_WINDOW,
 };
 pub use place::Place;
-pub use read::{Located, LocatedSpan, TimeSpan};
+pub use read::{Located, LocatedSpan};
 use record::{int, line_time, time_columns, uint};
 pub use record::{
-    Candidate, LineRecord, LineRow, SessionRecord, SessionRow, SessionState, Stats, Witness,
+    Candidate, LineRecord, LineRow, SessionRecord, SessionRow, SessionState, Stats, TimeSpan,
+    Witness,
 };
 pub use schema::SCHEMA_VERSION;
 

@@ -11,7 +11,7 @@
 use history_core::{LineTime, Timestamp};
 use rusqlite::{params, Connection};
 
-use super::read::TimeSpan;
+use super::record::TimeSpan;
 use super::sum;
 
 /// The columns of `ranges` its sum covers.

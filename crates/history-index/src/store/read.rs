@@ -15,13 +15,10 @@ use rusqlite::{params, OptionalExtension, Row};
 use super::postings::candidates;
 use super::{
     int, line_time, place, uint, Candidate, Fingerprint, LineRow, SessionRow, SessionState, Stats,
-    Store, StoreError, Witness,
+    Store, StoreError, TimeSpan, Witness,
 };
 use super::{ranges, sum};
 use crate::tokens::Token;
-
-/// The earliest and latest time of some lines (`None` first: untimed).
-pub type TimeSpan = (Option<Timestamp>, Option<Timestamp>);
 
 /// The lines holding a query's tokens, as [`Store::located`] finds them.
 #[derive(Debug, Default)]

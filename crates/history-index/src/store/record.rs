@@ -6,6 +6,9 @@ use std::path::PathBuf;
 
 use history_core::{LineTime, SessionKey, Timestamp};
 
+/// The earliest and latest time of some lines (`None` first: untimed).
+pub type TimeSpan = (Option<Timestamp>, Option<Timestamp>);
+
 /// One file a session's lines were decoded from, as it was when they were indexed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Witness {
