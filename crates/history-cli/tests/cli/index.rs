@@ -977,3 +977,54 @@ fn an_ancestor_that_appears_after_indexing_is_read_into_its_descendant() {
         "the descendant inherits the ancestor's line"
     );
 }
+
+/// A copy of the Claude session `rel` under another id: its every line at the same time as the
+/// original's, so that their hits tie on time across sessions.
+fn twin(roots: &Roots, rel: &str, id: &str) {
+    let from = roots.dir.path().join(rel);
+    let old = from.file_stem().unwrap().to_str().unwrap().to_string();
+    let text = fs::read_to_string(&from).unwrap().replace(&old, id);
+    fs::write(from.with_file_name(format!("{id}.jsonl")), text).unwrap();
+}
+
+/// Words on most lines, from either end, at small and default limits, with role and time
+/// filters that leave few of their candidates, over sessions whose hits tie on time, whose
+/// newest lines are off their selected branch, and one appended to after indexing: every page
+/// the index answers equals the page without it.
+#[test]
+fn frequent_words_with_every_filter_answer_as_without_the_index() {
+    let roots = Roots::with_samples();
+    let _guard = Guard(&roots);
+    twin(&roots, FIRST, "4f2a0c1e-9999-4000-8000-000000000009");
+    index(&roots);
+    // Appended after indexing: answered from the index and a decode of the new lines.
+    let parent = "4f2a0c1e-1111-4000-8000-0000000000aa";
+    let line = claude_line(
+        "4f2a0c1e-1111-4000-8000-000000000001",
+        parent,
+        "4f2a0c1e-1111-4000-8000-0000000000ff",
+        "the appended words of the newest line",
+    );
+    append(&roots, FIRST, &format!("{line}\n"));
+    let mut checked = 0;
+    for word in ["the", "you", "file"] {
+        for end in ["newest", "oldest"] {
+            for limit in ["1", "3", "20"] {
+                for filter in [
+                    &[][..],
+                    &["--role", "tool"],
+                    &["--role", "user"],
+                    &["--since", "2026-03-01T09:30:00Z", "--until", "2026-03-02"],
+                    &["--all-branches"],
+                ] {
+                    let mut args = vec!["list", "--query", word, "--json", "--from", end];
+                    args.extend(["--limit", limit]);
+                    args.extend_from_slice(filter);
+                    let (from_index, _) = same_both_ways(&roots, &args);
+                    checked += usize::from(from_index > 0);
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 90, "searches the index took no part in");
+}
