@@ -368,6 +368,7 @@ fn write_session(
     let outcome = received.ended.and(written.map_err(|_| "unindexable"));
     // A file that changed while it was read is indexed again next time.
     if !unchanged(&t.before) {
+        writer.abandon()?;
         return Ok(Written::ChangedWhileRead);
     }
     match outcome {
@@ -376,7 +377,7 @@ fn write_session(
             Ok(Written::Indexed)
         }
         Err(reason) => {
-            drop(writer);
+            writer.abandon()?;
             record.witnesses.iter_mut().for_each(|w| w.checkpoint = 0);
             batch.record_failure(&record, reason)?;
             Ok(Written::Failed)

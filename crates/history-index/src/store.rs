@@ -789,6 +789,23 @@ impl SessionWriter<'_> {
         Ok(())
     }
 
+    /// Leaves the session as it was before the writer started: its lines are taken back, and
+    /// their ids, which the batch's token lists already hold, are recorded as removed lines'
+    /// (a token list's id that is neither a line nor a removed one is damage). Dropping a writer
+    /// instead is for a batch that is dropped too.
+    pub fn abandon(mut self) -> Result<(), StoreError> {
+        self.sp.rollback()?;
+        if let Some(range) = self.range.take() {
+            let mut gone = self
+                .sp
+                .prepare_cached("INSERT OR IGNORE INTO gone (id) VALUES (?1)")?;
+            for id in range.first..=range.last {
+                gone.execute([id])?;
+            }
+        }
+        Ok(self.sp.commit()?)
+    }
+
     /// Keeps the session in the batch.
     pub fn commit(self) -> Result<(), StoreError> {
         if let Some(range) = &self.range {

@@ -1028,3 +1028,25 @@ fn frequent_words_with_every_filter_answer_as_without_the_index() {
     }
     assert_eq!(checked, 90, "searches the index took no part in");
 }
+
+/// A session that cannot be indexed (the undecodable fixture) is written and taken back within
+/// the batch that indexes the others: what the batch's token lists hold of it must not read as
+/// damage. Every search is then answered from the index, and nothing is noted or moved aside.
+#[test]
+fn a_session_that_fails_to_index_leaves_no_false_damage() {
+    let roots = Roots::with_samples();
+    let _guard = Guard(&roots);
+    index(&roots);
+    let db = roots.index_db();
+    for word in ["and", "the", "you", "tests"] {
+        let args = ["list", "--query", word, "--json", "--limit", "3"];
+        let run = roots.run_with(&args, &[("NOTESOUP_HISTORY_INDEX", "read")]);
+        let (from_index, scanned) = coverage(&run);
+        assert_eq!(scanned, 1, "{word}: {run:?}");
+        assert!(from_index > 60, "{word}: {run:?}");
+    }
+    let mut marker = db.as_os_str().to_owned();
+    marker.push(".damaged");
+    assert!(!PathBuf::from(marker).exists(), "damage was noted");
+    assert!(quarantines(&db).is_empty());
+}
