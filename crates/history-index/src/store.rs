@@ -447,9 +447,13 @@ impl Store {
     }
 
     fn has_tables(&self) -> Result<bool, rusqlite::Error> {
-        let mut stmt = self.conn.prepare(
-            "SELECT count(*) FROM sqlite_schema WHERE name IN (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )?;
+        let names: Vec<String> = (1..=schema::TABLES.len())
+            .map(|i| format!("?{i}"))
+            .collect();
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT count(*) FROM sqlite_schema WHERE name IN ({})",
+            names.join(", ")
+        ))?;
         let n: i64 = stmt.query_row(schema::TABLES, |r| r.get(0))?;
         Ok(n == schema::TABLES.len() as i64)
     }

@@ -96,11 +96,8 @@ fn denied(dir: &Path) -> StoreError {
     let nearest = dir
         .ancestors()
         .find_map(|p| Some((p, std::fs::symlink_metadata(p).ok()?)));
-    match nearest {
-        Some((path, meta)) if owned(path, &meta).is_err() => StoreError::NotOwned {
-            path: path.to_path_buf(),
-            uid: meta.uid(),
-        },
+    match nearest.map(|(path, meta)| owned(path, &meta)) {
+        Some(Err(not_owned)) => not_owned,
         _ => StoreError::Directory {
             code: "permission_denied",
         },

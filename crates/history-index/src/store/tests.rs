@@ -284,13 +284,18 @@ fn all_bytes(db: &Path) -> (u64, usize, Vec<u64>) {
     (std::hash::Hasher::finish(&hash), main.len(), companions)
 }
 
-#[test]
-fn a_newer_schema_with_a_pending_log_is_left_byte_for_byte() {
+/// A database holding one session of one line, closed; and that session.
+fn one_session() -> (Fixture, SessionRecord) {
     let f = fixture();
     let mut store = Store::open(&f.db).unwrap();
     let rec = record(f.dir.path(), &key(1), 10);
     store.replace_session(&rec, &[line(0, "aa")]).unwrap();
-    drop(store);
+    (f, rec)
+}
+
+#[test]
+fn a_newer_schema_with_a_pending_log_is_left_byte_for_byte() {
+    let (f, _) = one_session();
     // A newer build writes, and is killed before its log is folded into the database: what it
     // leaves is copied while its connection is open.
     let newer = rusqlite::Connection::open(&f.db).unwrap();
@@ -324,11 +329,7 @@ fn a_newer_schema_with_a_pending_log_is_left_byte_for_byte() {
 
 #[test]
 fn a_newer_schema_is_read_only_and_left_alone() {
-    let f = fixture();
-    let mut store = Store::open(&f.db).unwrap();
-    let rec = record(f.dir.path(), &key(1), 10);
-    store.replace_session(&rec, &[line(0, "aa")]).unwrap();
-    drop(store);
+    let (f, rec) = one_session();
     let newer = rusqlite::Connection::open(&f.db).unwrap();
     newer
         .execute_batch(&format!(
