@@ -990,7 +990,8 @@ fn twin(roots: &Roots, rel: &str, id: &str) {
 /// Words on most lines, from either end, at small and default limits, with role and time
 /// filters that leave few of their candidates, over sessions whose hits tie on time, whose
 /// newest lines are off their selected branch, and one appended to after indexing: every page
-/// the index answers equals the page without it.
+/// the index answers equals the page without it, of hits and of sessions (`--sessions`), and a
+/// page of sessions is the share of every session that its limit takes.
 #[test]
 fn frequent_words_with_every_filter_answer_as_without_the_index() {
     let roots = Roots::with_samples();
@@ -1022,11 +1023,40 @@ fn frequent_words_with_every_filter_answer_as_without_the_index() {
                     args.extend_from_slice(filter);
                     let (from_index, _) = same_both_ways(&roots, &args);
                     checked += usize::from(from_index > 0);
+                    args.push("--sessions");
+                    let (from_index, _) = same_both_ways(&roots, &args);
+                    checked += usize::from(from_index > 0);
+                    a_slice_of_every_session(&roots, &args, end, limit);
                 }
             }
         }
     }
-    assert_eq!(checked, 90, "searches the index took no part in");
+    assert_eq!(checked, 180, "searches the index took no part in");
+}
+
+/// A page of `--sessions` (`args`, whose `--limit` is `limit`, from `end`) is that end's share
+/// of the page that takes every session, with and without the index.
+fn a_slice_of_every_session(roots: &Roots, args: &[&str], end: &str, limit: &str) {
+    let at = args.iter().position(|a| *a == "--limit").unwrap();
+    let args = [&args[..at], &args[at + 2..]].concat();
+    let limit: usize = limit.parse().unwrap();
+    for index in [&[][..], &["--no-index"]] {
+        let run = |limit: &str| {
+            let mut all: Vec<&str> = index.to_vec();
+            all.extend(&args);
+            all.extend(["--limit", limit, "--budget", "100000000"]);
+            roots.run_indexed(&all).json()
+        };
+        let (page, every) = (run(&limit.to_string()), run("100000"));
+        let every = every["sessions"].as_array().unwrap();
+        let share = match end {
+            "newest" => &every[every.len().saturating_sub(limit)..],
+            _ => &every[..limit.min(every.len())],
+        };
+        let more = if end == "newest" { "has_older" } else { "has_newer" };
+        assert_eq!(page["sessions"].as_array().unwrap(), share, "{index:?} {args:?}");
+        assert_eq!(page[more], every.len() > limit, "{index:?} {args:?}");
+    }
 }
 
 /// A session that cannot be indexed (the undecodable fixture) is written and taken back within

@@ -294,7 +294,7 @@ enum Scan {
 }
 
 /// An event's rank in the merge order by time alone: untimed events (`None`) first.
-type Rank = Option<i64>;
+pub(crate) type Rank = Option<i64>;
 
 /// The earliest and the latest rank a session's hits can have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -344,7 +344,7 @@ impl Span {
 
 /// The span of a session's hits, from the raw lines of its file and ancestors that can hold
 /// one; `None` when no line can. Anything unreadable spans every time (decoding will report it).
-fn hit_span(corpus: &Corpus, file: &SessionFile, raw: &RawFilter) -> Option<Span> {
+pub(crate) fn hit_span(corpus: &Corpus, file: &SessionFile, raw: &RawFilter) -> Option<Span> {
     let Some(source) = corpus.source(&file.key.harness) else {
         return Some(Span::ANY);
     };

@@ -2,12 +2,13 @@
 //! that "which sessions mention it" is one answer rather than a page of events from whichever
 //! session talked about it most.
 //!
-//! [`gather`] is exact: every session with a hit yields one [`SessionSummary`], and its count is
-//! of all its hits. The page policy on top (order by the latest hit, the limit, the budget)
+//! [`gather`] is exact where a page looks: every session the page shows yields one
+//! [`SessionSummary`], and its count is of all its hits; sessions that cannot reach the page are
+//! not read. The page policy on top (order by the latest hit, the limit, the budget)
 //! is [`crate::History::sessions`].
 
 use crate::choose::Filter;
-use crate::corpus::parallel::map;
+use crate::corpus::parallel::{map, ordered_map};
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
 use crate::model::End;
@@ -18,6 +19,7 @@ use crate::page::{
     notice, Coverage, Item, Recipe, RenderSessions, SessionMatch, SessionsPage, SCHEMA_VERSION,
 };
 use crate::query::Projection;
+use crate::query::search::{hit_span, Rank, Span};
 use crate::query::{Hit, Known, Wanted};
 use crate::query::{ListRequest, Scope};
 use crate::source::LineTest;
@@ -123,10 +125,13 @@ fn summary(file: &SessionFile, events: Vec<Event>, meta: SessionMeta) -> Option<
     })
 }
 
-/// Every session of a session-level search summed up, and how the search was answered.
+/// The sessions of a session-level search a page shows, summed up, and how the search was
+/// answered.
 #[derive(Debug, Default)]
 pub struct Gathered {
-    /// One summary per session with a hit, ordered by the latest hit, then by qualified id.
+    /// One summary per session with a hit, ordered by the latest hit, then by qualified id: at
+    /// least the page's `limit` and one more from its end when there are so many, and any
+    /// others that were read on the way.
     pub summaries: Vec<SessionSummary>,
     /// Sessions that could not be loaded and were skipped.
     pub skipped: Vec<HistoryError>,
@@ -140,28 +145,50 @@ pub struct Gathered {
     pub appended: usize,
 }
 
-/// Sums up every session of `sessions` with a hit of `filter`, on every core. It rules sessions
-/// out as a search does (what a projection knows, then the raw bytes), reads the hits of a
-/// session a projection knows from the lines it locates, and decodes the rest; each session's
-/// hits are summed up as soon as they are read, so that only its best hit keeps its text.
+/// Sums up the sessions of `sessions` with a hit of `filter` that a page of `limit` from
+/// `from`'s end of the order by latest hit shows, and the one after it, on every core.
+///
+/// It rules sessions out as a search does (what a projection knows, then the raw bytes), and
+/// bounds each other session's hit times by what the projection knows or by its raw candidate
+/// lines. Sessions are then summed up from the most promising bound on (the latest a last hit
+/// can be, from the newest end; the earliest a hit can be, from the oldest), until `limit` + 1
+/// are in hand and no bound left can reach past them. A session's summary is exact: every hit
+/// of it is read (from the lines a projection locates, or decoded), and only its best hit
+/// keeps its text.
 pub fn gather(
     corpus: &Corpus,
     sessions: &[SessionFile],
     filter: &Filter,
     all_branches: bool,
     projection: Option<&dyn Projection>,
+    (from, limit): (End, usize),
 ) -> Gathered {
     let raw = RawFilter::new(filter.queries());
     let known: Option<Vec<Known>> = projection.map(|p| p.known(corpus, sessions, filter));
     let known = |i: usize| known.as_ref().and_then(|k| k.get(i)).copied();
     let indices: Vec<usize> = (0..sessions.len()).collect();
-    let read = map(&indices, |&i| {
-        let file = &sessions[i];
-        let within = matches!(known(i), Some(Known::Within { .. }));
-        if known(i) == Some(Known::NoHit) {
-            return None;
+    let spans = map(&indices, |&i| match known(i) {
+        Some(Known::NoHit) => None,
+        Some(Known::Within { first, last, .. }) => Some(Span {
+            first: first.map(|t| t.0),
+            last: last.map(|t| t.0),
+        }),
+        Some(Known::Unknown | Known::Unindexable) | None => {
+            hit_span(corpus, &sessions[i], &raw)
         }
-        if let (true, Some(p)) = (within, projection) {
+    });
+    let mut order: Vec<(Span, usize)> = spans
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, span)| span.map(|s| (s, i)))
+        .collect();
+    match from {
+        End::Newest => order.sort_by_key(|(span, _)| std::cmp::Reverse(span.last)),
+        End::Oldest => order.sort_by_key(|(span, _)| span.first),
+    }
+    let sum_up = |i: usize| -> Result<Option<SessionSummary>, HistoryError> {
+        let file = &sessions[i];
+        if let (Some(Known::Within { .. }), Some(p)) = (known(i), projection) {
             let wanted = Wanted {
                 filter,
                 admit: &|_| true,
@@ -170,13 +197,10 @@ pub fn gather(
                 all_branches,
             };
             if let Some(hits) = p.hits(corpus, file, &wanted) {
-                return Some(hits.map(|(events, meta)| {
+                return hits.map(|(events, meta)| {
                     summary(file, events.into_iter().map(|(e, _)| e).collect(), meta)
-                }));
+                });
             }
-        }
-        if !within && !corpus.may_match(file, &raw) {
-            return None;
         }
         let keep = |e: &Event| match filter.matches(e) {
             true => Keep::Full,
@@ -185,12 +209,10 @@ pub fn gather(
         let test = |line: &[u8]| raw.may_match_slice(line);
         let line_test: Option<LineTest<'_>> =
             (!raw.passes_everything()).then_some(&test as LineTest<'_>);
-        Some(
-            corpus
-                .load(file, &keep, all_branches, line_test)
-                .map(|loaded| summary(file, loaded.events, loaded.meta)),
-        )
-    });
+        corpus
+            .load(file, &keep, all_branches, line_test)
+            .map(|loaded| summary(file, loaded.events, loaded.meta))
+    };
     let counted = |k: Known| !matches!(k, Known::Unknown | Known::Unindexable);
     let from_index = (0..sessions.len())
         .filter(|&i| known(i).is_some_and(counted))
@@ -206,15 +228,46 @@ pub fn gather(
             .count(),
         ..Gathered::default()
     };
-    for result in read.into_iter().flatten() {
-        match result {
-            Ok(Some(s)) => gathered.summaries.push(s),
-            Ok(None) => {}
-            Err(e) => gathered.skipped.push(e),
-        }
-    }
+    let want = limit.saturating_add(1);
+    let mut next = 1;
+    ordered_map(
+        &order,
+        |&(_, i)| sum_up(i),
+        |_, result| {
+            match result {
+                Ok(Some(s)) => gathered.summaries.push(s),
+                Ok(None) => {}
+                Err(e) => gathered.skipped.push(e),
+            }
+            let done = order
+                .get(next)
+                .is_none_or(|(span, _)| beyond(&mut gathered.summaries, from, want, span));
+            next += 1;
+            !done
+        },
+    );
     sort(&mut gathered.summaries);
     gathered
+}
+
+/// Whether `want` of `summaries` reach further towards `from`'s end than any latest hit of a
+/// session whose hits lie within `span` can (ties go on: the qualified id would decide them).
+fn beyond(summaries: &mut [SessionSummary], from: End, want: usize, span: &Span) -> bool {
+    if summaries.len() < want {
+        return false;
+    }
+    let mut ranks: Vec<Rank> = summaries
+        .iter()
+        .map(|s| s.last_hit.map(|t| t.0))
+        .collect();
+    match from {
+        End::Newest => {
+            let at = ranks.len() - want;
+            *ranks.select_nth_unstable(at).1 > span.last
+        }
+        // A session's latest hit is no earlier than the earliest any of its hits can be.
+        End::Oldest => *ranks.select_nth_unstable(want - 1).1 < span.first,
+    }
 }
 
 /// The part of `text` around the first match of `filter`, at most [`SNIPPET`] bytes of it
@@ -255,16 +308,17 @@ pub(crate) fn sessions_page(
     no_sessions: Option<String>,
     render: &dyn RenderSessions,
 ) -> SessionsPage {
-    // Every session and every hit of each, so that the set of sessions and the counts are
+    // The sessions on the page and one more, each with every hit, so that the counts are
     // exact.
+    let from = req.from.unwrap_or(End::Newest);
     let listing = gather(
         scope.corpus,
         sessions,
         filter,
         req.all_branches,
         scope.projection,
+        (from, req.limit),
     );
-    let from = req.from.unwrap_or(End::Newest);
     let mut notices: Vec<String> = notice::skipped(&listing.skipped).into_iter().collect();
     let is_empty = no_sessions.is_some();
     notices.extend(no_sessions);
@@ -400,6 +454,31 @@ mod tests {
         assert_eq!(b.best.seq, 4, "the latest prompt beats a later tool hit");
         assert_eq!(got[2].best.seq, 5);
         assert_eq!((got[0].first_hit, got[0].last_hit), (None, None));
+    }
+
+    #[test]
+    fn a_page_of_sessions_is_settled_only_when_no_bound_left_can_reach_it() {
+        let hits = vec![
+            hit("a", 1, Role::User, Some(10)),
+            hit("b", 1, Role::User, Some(20)),
+            hit("c", 1, Role::User, Some(30)),
+        ];
+        let mut summaries = summarize(hits);
+        let span = |first, last| Span { first, last };
+        let settled = |s: &mut [SessionSummary], from, span| beyond(s, from, 2, &span);
+        // From the newest end, two latest hits at 30 and 20: a session whose hits are all at 19 or
+        // before cannot reach the page; one with a hit at 20 might, by its id.
+        assert!(settled(&mut summaries, End::Newest, span(Some(1), Some(19))));
+        assert!(!settled(&mut summaries, End::Newest, span(Some(1), Some(20))));
+        assert!(settled(&mut summaries, End::Newest, span(None, None)));
+        // From the oldest end, latest hits at 10 and 20: a session whose hits start at 15 may
+        // have its latest there, however late its candidates go.
+        assert!(!settled(&mut summaries, End::Oldest, span(Some(15), Some(40))));
+        assert!(settled(&mut summaries, End::Oldest, span(Some(21), Some(40))));
+        // Untimed hits come first: a session that may have only those can always reach the
+        // oldest end's page.
+        assert!(!settled(&mut summaries, End::Oldest, span(None, Some(40))));
+        assert!(!settled(&mut summaries[..1], End::Newest, span(Some(1), Some(2))), "too few");
     }
 
     #[test]
