@@ -33,6 +33,7 @@ mod needle;
 mod pi;
 mod rng;
 mod session;
+pub mod small;
 mod text;
 
 use std::path::{Path, PathBuf};

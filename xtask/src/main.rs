@@ -38,6 +38,9 @@ commands:
   corpus --mib N --seed S --out DIR [--big-mib M]
       write a mixed Claude/Codex/pi corpus of about N MiB into DIR/{claude,codex,pi},
       with one big Claude transcript of M MiB (default N/8) and DIR/expected.json
+  corpus --small N [--seed S] --out DIR
+      write N small Claude sessions (about 1 KiB each, over a year, in 60 projects) into
+      DIR/claude, every one holding one word and one of them a rare word
   bench [--mib N] [--seed S] [--dir DIR] [--runs R]
       (re)use a corpus of N MiB (default 1024) in DIR (default target/bench-corpus), then time
       notesoup-history against rg -i -F -c on it, R runs each (default 3), and check every needle
@@ -87,6 +90,24 @@ fn run(args: Vec<String>) -> Result<()> {
 }
 
 fn corpus_command(args: &[String]) -> Result<()> {
+    if let [flag, count, rest @ ..] = args {
+        if flag == "--small" {
+            let count = count.parse().context("--small: a number of sessions")?;
+            let (seed, out) = match rest {
+                [o, out] if o == "--out" => (1, out),
+                [s, seed, o, out] if s == "--seed" && o == "--out" => {
+                    (seed.parse().context("--seed")?, out)
+                }
+                _ => bail!("usage: corpus --small N [--seed S] --out DIR"),
+            };
+            let key = corpus::small::ensure(std::path::Path::new(out), count, seed)?;
+            println!(
+                "{count} small sessions in {out}; the rare word is in {}",
+                key["rare_session"]
+            );
+            return Ok(());
+        }
+    }
     let options = parse_corpus_args(args)?;
     let started = std::time::Instant::now();
     let summary = corpus::generate(&options)?;

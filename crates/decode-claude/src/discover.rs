@@ -27,7 +27,7 @@ pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
     let Ok(projects) = fs::read_dir(root) else {
         return Vec::new();
     };
-    let mut found = Vec::new();
+    let mut named = Vec::new();
     for project in projects.flatten() {
         let Ok(kind) = project.file_type() else {
             continue;
@@ -40,21 +40,19 @@ pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            let Some(id) = session_id(&path) else {
-                continue;
-            };
-            // A symlinked file is followed (its target is the transcript); a directory never is.
-            let Ok(meta) = fs::metadata(&path) else {
-                continue;
-            };
-            if !meta.is_file() {
-                continue;
+            if let Some(id) = session_id(&path) {
+                named.push((id, path));
             }
-            let key = SessionKey::new(NAME, id);
-            found.push(SessionFile::from_metadata(key, path, &meta));
         }
     }
-    found
+    // One stat per file, on every core.
+    let found = history_core::parallel::map(&named, |(id, path)| {
+        // A symlinked file is followed (its target is the transcript); a directory never is.
+        let meta = fs::metadata(path).ok().filter(|m| m.is_file())?;
+        let key = SessionKey::new(NAME, id.clone());
+        Some(SessionFile::from_metadata(key, path.clone(), &meta))
+    });
+    found.into_iter().flatten().collect()
 }
 
 fn session_id(path: &Path) -> Option<String> {

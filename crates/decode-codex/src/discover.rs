@@ -151,14 +151,19 @@ pub(crate) fn sessions(harness: &str, root: &Path) -> Vec<SessionFile> {
             }
         }
     }
-    let mut files: Vec<SessionFile> = by_thread
+    let named: Vec<(String, PathBuf)> = by_thread
         .into_iter()
-        .filter_map(|(thread, (_, path))| {
-            let meta = fs::metadata(&path).ok()?;
-            let key = SessionKey::new(harness, thread);
-            Some(SessionFile::from_metadata(key, path, &meta))
-        })
+        .map(|(thread, (_, path))| (thread, path))
         .collect();
+    // One stat per file, on every core.
+    let mut files: Vec<SessionFile> = history_core::parallel::map(&named, |(thread, path)| {
+        let meta = fs::metadata(path).ok()?;
+        let key = SessionKey::new(harness, thread.clone());
+        Some(SessionFile::from_metadata(key, path.clone(), &meta))
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files
 }

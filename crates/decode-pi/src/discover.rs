@@ -14,7 +14,7 @@ pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
     let Ok(dirs) = fs::read_dir(root) else {
         return Vec::new();
     };
-    let mut found = Vec::new();
+    let mut paths = Vec::new();
     for dir in dirs.flatten() {
         // `DirEntry::file_type` does not follow links: a linked directory is not a directory here.
         if !dir.file_type().is_ok_and(|t| t.is_dir()) {
@@ -23,12 +23,13 @@ pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
         let Ok(files) = fs::read_dir(dir.path()) else {
             continue;
         };
-        for file in files.flatten() {
-            if let Some(session) = session_file(&file.path()) {
-                found.push(session);
-            }
-        }
+        paths.extend(files.flatten().map(|file| file.path()));
     }
+    // Each file's stat and header, on every core.
+    let mut found: Vec<SessionFile> = history_core::parallel::map(&paths, |p| session_file(p))
+        .into_iter()
+        .flatten()
+        .collect();
     found.sort_by(|a, b| a.path.cmp(&b.path));
     found
 }

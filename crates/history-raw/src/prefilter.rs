@@ -29,6 +29,47 @@ use crate::MAX_LINE_BYTES;
 /// The chunk a file is read in: small enough to stay in cache across the passes over it.
 const CHUNK: usize = 256 * 1024;
 
+/// A read buffer, handed back to its thread when dropped: a search over many small files
+/// zeroes and maps one buffer per thread rather than one per file.
+struct Spare(Vec<u8>);
+
+thread_local! {
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl Spare {
+    /// This thread's spare buffer (another when it is in use), at least `len` bytes long.
+    fn take(len: usize) -> Spare {
+        let mut buf = SPARE.take();
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        Spare(buf)
+    }
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        // One grown for a long line is let go.
+        if self.0.len() <= 2 * CHUNK {
+            SPARE.set(std::mem::take(&mut self.0));
+        }
+    }
+}
+
+impl std::ops::Deref for Spare {
+    type Target = Vec<u8>;
+    fn deref(&self) -> &Vec<u8> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Spare {
+    fn deref_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.0
+    }
+}
+
 /// A compiled raw-bytes test for a set of folded queries.
 #[derive(Debug)]
 pub struct RawFilter {
@@ -281,7 +322,7 @@ impl RawFilter {
         let Ok(mut reader) = reader else {
             return true;
         };
-        let mut buf = vec![0u8; CHUNK + self.overlap];
+        let mut buf = Spare::take(CHUNK + self.overlap);
         let mut kept = 0;
         loop {
             let n = match reader.read(&mut buf[kept..]) {
@@ -307,7 +348,7 @@ impl RawFilter {
         mut reader: R,
         mut found: impl FnMut(&[u8]),
     ) -> std::io::Result<()> {
-        let mut buf = vec![0u8; CHUNK];
+        let mut buf = Spare::take(CHUNK);
         // buf[start..end] is read but not yet looked at: the lines after the last newline seen.
         let (mut start, mut end) = (0, 0);
         loop {
@@ -318,7 +359,8 @@ impl RawFilter {
                 } else if buf.len() > MAX_LINE_BYTES {
                     return Err(std::io::Error::other("a line over 64 MiB"));
                 } else {
-                    buf.resize(buf.len() * 2, 0);
+                    let grown = buf.len() * 2;
+                    buf.resize(grown, 0);
                 }
             }
             let n = match reader.read(&mut buf[end..]) {

@@ -1053,8 +1053,16 @@ fn a_slice_of_every_session(roots: &Roots, args: &[&str], end: &str, limit: &str
             "newest" => &every[every.len().saturating_sub(limit)..],
             _ => &every[..limit.min(every.len())],
         };
-        let more = if end == "newest" { "has_older" } else { "has_newer" };
-        assert_eq!(page["sessions"].as_array().unwrap(), share, "{index:?} {args:?}");
+        let more = if end == "newest" {
+            "has_older"
+        } else {
+            "has_newer"
+        };
+        assert_eq!(
+            page["sessions"].as_array().unwrap(),
+            share,
+            "{index:?} {args:?}"
+        );
         assert_eq!(page[more], every.len() > limit, "{index:?} {args:?}");
     }
 }

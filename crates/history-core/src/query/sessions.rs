@@ -18,8 +18,8 @@ use crate::page::budget::fit_sessions;
 use crate::page::{
     notice, Coverage, Item, Recipe, RenderSessions, SessionMatch, SessionsPage, SCHEMA_VERSION,
 };
-use crate::query::Projection;
 use crate::query::search::{hit_span, Rank, Span};
+use crate::query::Projection;
 use crate::query::{Hit, Known, Wanted};
 use crate::query::{ListRequest, Scope};
 use crate::source::LineTest;
@@ -173,9 +173,7 @@ pub fn gather(
             first: first.map(|t| t.0),
             last: last.map(|t| t.0),
         }),
-        Some(Known::Unknown | Known::Unindexable) | None => {
-            hit_span(corpus, &sessions[i], &raw)
-        }
+        Some(Known::Unknown | Known::Unindexable) | None => hit_span(corpus, &sessions[i], &raw),
     });
     let mut order: Vec<(Span, usize)> = spans
         .into_iter()
@@ -256,10 +254,7 @@ fn beyond(summaries: &mut [SessionSummary], from: End, want: usize, span: &Span)
     if summaries.len() < want {
         return false;
     }
-    let mut ranks: Vec<Rank> = summaries
-        .iter()
-        .map(|s| s.last_hit.map(|t| t.0))
-        .collect();
+    let mut ranks: Vec<Rank> = summaries.iter().map(|s| s.last_hit.map(|t| t.0)).collect();
     match from {
         End::Newest => {
             let at = ranks.len() - want;
@@ -468,17 +463,36 @@ mod tests {
         let settled = |s: &mut [SessionSummary], from, span| beyond(s, from, 2, &span);
         // From the newest end, two latest hits at 30 and 20: a session whose hits are all at 19 or
         // before cannot reach the page; one with a hit at 20 might, by its id.
-        assert!(settled(&mut summaries, End::Newest, span(Some(1), Some(19))));
-        assert!(!settled(&mut summaries, End::Newest, span(Some(1), Some(20))));
+        assert!(settled(
+            &mut summaries,
+            End::Newest,
+            span(Some(1), Some(19))
+        ));
+        assert!(!settled(
+            &mut summaries,
+            End::Newest,
+            span(Some(1), Some(20))
+        ));
         assert!(settled(&mut summaries, End::Newest, span(None, None)));
         // From the oldest end, latest hits at 10 and 20: a session whose hits start at 15 may
         // have its latest there, however late its candidates go.
-        assert!(!settled(&mut summaries, End::Oldest, span(Some(15), Some(40))));
-        assert!(settled(&mut summaries, End::Oldest, span(Some(21), Some(40))));
+        assert!(!settled(
+            &mut summaries,
+            End::Oldest,
+            span(Some(15), Some(40))
+        ));
+        assert!(settled(
+            &mut summaries,
+            End::Oldest,
+            span(Some(21), Some(40))
+        ));
         // Untimed hits come first: a session that may have only those can always reach the
         // oldest end's page.
         assert!(!settled(&mut summaries, End::Oldest, span(None, Some(40))));
-        assert!(!settled(&mut summaries[..1], End::Newest, span(Some(1), Some(2))), "too few");
+        assert!(
+            !settled(&mut summaries[..1], End::Newest, span(Some(1), Some(2))),
+            "too few"
+        );
     }
 
     #[test]
