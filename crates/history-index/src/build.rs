@@ -111,6 +111,8 @@ pub fn rebuild(
         });
         write_all(store, todo, rx, version, &mut summary, progress)
     })?;
+    // Queries read the sessions from one value again.
+    store.seal_catalog()?;
     store.compact()?;
     // A small update's pages are left to SQLite's own checkpoints.
     if summary.bytes > CHECKPOINT_BYTES {

@@ -24,7 +24,7 @@ use history_raw::RawFilter;
 
 use crate::events::{self, text_hash};
 use crate::freshness::{Files, Freshness, Unread};
-use crate::store::{Candidate, SessionRow, Store, StoreError, Witness};
+use crate::store::{Candidate, Census, SessionRow, Store, StoreError};
 use crate::tokens::{query_tokens, Token};
 
 /// The most queries (an OR) whose hits are read from located lines; a search for more decodes
@@ -123,8 +123,9 @@ fn snapshot_within(store: &Store, seen: &Seen, row: &SessionRow, now: &Files) ->
     (appended <= MAX_APPENDED).then_some(snapshot)
 }
 
-/// A query's candidate lines: every one's id, ascending, and the range of them in each session.
-type QueryCandidates = (Vec<u64>, HashMap<SessionKey, RangeInclusive<u64>>);
+/// A query's candidate lines: every one's id, ascending, and the range of them in each session
+/// (by its index among the sessions looked up).
+type QueryCandidates = (Vec<u64>, HashMap<usize, RangeInclusive<u64>>);
 
 /// Per session (by index) with candidates, the span of their times.
 type Spans = HashMap<usize, Option<Span>>;
@@ -133,20 +134,29 @@ type Spans = HashMap<usize, Option<Span>>;
 struct Found {
     queries: Vec<String>,
     per_query: Vec<QueryCandidates>,
-    /// Each session's stored files when they were found: a session the store took in again
-    /// since has other lines (ids are never reused), and is looked up anew.
-    witnesses: HashMap<SessionKey, Vec<Witness>>,
+    /// The sessions looked up, and by each one's index what the store held of it: a session
+    /// the store took in again since has other lines (ids are never reused), and is looked up
+    /// anew.
+    keys: Vec<SessionKey>,
+    census: Census,
+    /// Per session looked up, its row's index in `census`.
+    rows: Vec<usize>,
+    /// The indices of `keys`, in key order.
+    sorted: Vec<usize>,
 }
 
 impl Found {
     /// The ids among which `key`'s candidates for query `q` are; `None` when this is not
     /// what was found for `filter` or the session's stored lines changed since.
     fn ids(&self, filter: &Filter, q: usize, key: &SessionKey, row: &SessionRow) -> Option<&[u64]> {
-        if self.queries != filter.queries() || self.witnesses.get(key) != Some(&row.witnesses) {
+        let at = self.sorted.binary_search_by(|&i| self.keys[i].cmp(key));
+        let slot = at.ok().map(|at| self.sorted[at]);
+        let then = slot.map(|slot| &self.census.row(self.rows[slot]).witnesses);
+        if self.queries != filter.queries() || then != Some(&row.witnesses) {
             return None;
         }
         let (ids, ranges) = self.per_query.get(q)?;
-        let Some(range) = ranges.get(key) else {
+        let Some(range) = slot.and_then(|slot| ranges.get(&slot)) else {
             return Some(&[]);
         };
         let start = ids.partition_point(|id| id < range.start());
@@ -161,23 +171,22 @@ impl Found {
 fn candidate_spans(
     store: &Store,
     seen: &Seen,
+    census: &Census,
     keys: &[SessionKey],
     per_query: &[Vec<Token>],
 ) -> Option<(Spans, Vec<QueryCandidates>)> {
     let mut spans = Spans::new();
     let mut found = Vec::new();
     for tokens in per_query {
-        let located = seen.ok(store.located(keys, tokens))?;
-        let mut ranges: HashMap<SessionKey, RangeInclusive<u64>> = HashMap::new();
+        let located = seen.ok(store.located(census, keys, tokens))?;
+        let mut ranges: HashMap<usize, RangeInclusive<u64>> = HashMap::new();
         for this in located.spans {
             let entry = spans.entry(this.session).or_insert(this.times);
             *entry = match (*entry, this.times) {
                 (Some((f1, l1)), Some((f2, l2))) => Some((f1.min(f2), l1.max(l2))),
                 _ => None,
             };
-            let range = ranges
-                .entry(keys[this.session].clone())
-                .or_insert(this.ids.clone());
+            let range = ranges.entry(this.session).or_insert(this.ids.clone());
             *range = *range.start().min(this.ids.start())..=*range.end().max(this.ids.end());
         }
         found.push((located.ids, ranges));
@@ -236,9 +245,11 @@ type Candidates = (Spans, Vec<QueryCandidates>);
 /// those sessions: each one's index, file, stored row and files now. The snapshots are read
 /// through a connection of the decoding thread's own (a connection is not shared between
 /// threads).
+#[allow(clippy::too_many_arguments)]
 fn spans_and_appended(
     store: &Store,
     seen: &Seen,
+    census: &Census,
     corpus: &Corpus,
     appended: &[(usize, &SessionFile, &SessionRow, &Files)],
     filter: &Filter,
@@ -256,7 +267,7 @@ fn spans_and_appended(
             });
             Some(decoded.collect::<Vec<_>>())
         });
-        let spans = candidate_spans(store, seen, keys, per_query);
+        let spans = candidate_spans(store, seen, census, keys, per_query);
         (spans, decoding.join().ok().flatten().unwrap_or_default())
     })
 }
@@ -296,23 +307,26 @@ impl Index {
         grown
     }
 
-    /// Keeps the candidate lines `known` found for `filter`'s queries in the sessions `keys`,
-    /// for [`Projection::hits`] to take.
+    /// Keeps the candidate lines `known` found for `filter`'s queries in the sessions `keys`
+    /// (each one's row the `rows`-th of `census`), for [`Projection::hits`] to take.
     fn keep_found(
         &self,
         filter: &Filter,
-        keys: &[SessionKey],
-        rows: &HashMap<&SessionKey, &SessionRow>,
+        keys: Vec<SessionKey>,
+        census: Census,
+        rows: Vec<usize>,
         per_query: Vec<QueryCandidates>,
     ) {
         if let Ok(mut located) = self.located.lock() {
-            let witnesses = (keys.iter())
-                .filter_map(|k| Some((k.clone(), rows.get(k)?.witnesses.clone())))
-                .collect();
+            let mut sorted: Vec<usize> = (0..keys.len()).collect();
+            sorted.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
             *located = Some(Found {
                 queries: filter.queries().to_vec(),
                 per_query,
-                witnesses,
+                keys,
+                census,
+                rows,
+                sorted,
             });
         }
     }
@@ -557,43 +571,47 @@ impl Projection for Index {
         let Ok(store) = self.store.lock() else {
             return unknown();
         };
-        let Some(rows) = self.damage.ok(store.sessions()) else {
+        let Some(census) = self.damage.ok(store.census()) else {
             return unknown();
         };
-        let rows: HashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
+        // Each stored session's index in the census.
+        let rows: HashMap<&SessionKey, usize> = census
+            .rows()
+            .enumerate()
+            .map(|(i, r)| (&r.key, i))
+            .collect();
+        let row = |key: &SessionKey| rows.get(key).map(|&i| census.row(i));
         // The freshness check compares each file's fingerprint (discovery's, or a stat of an
         // inherited file) and reads the headers of changed ones again: on every core.
         let judged: Judged = history_core::parallel::map(sessions, |file| {
             let source = corpus.source(&file.key.harness)?;
-            let row = rows.get(&file.key).copied();
-            Freshness::of_session(source, file, row, &self.version)
+            Freshness::of_session(source, file, row(&file.key), &self.version)
         });
         // The stored lines of fresh sessions are looked up, and of appended ones too, for their
         // hits; each looked-up session's index among the keys.
-        let mut keys: Vec<SessionKey> = Vec::new();
+        let (mut keys, mut key_rows) = (Vec::new(), Vec::new());
         let slots: Vec<Option<usize>> = (sessions.iter().zip(&judged))
             .map(|(file, judged)| {
                 let looked_up = matches!(
                     judged,
                     Some((_, Freshness::Fresh | Freshness::Appended(Unread)))
                 );
-                looked_up.then(|| {
-                    keys.push(file.key.clone());
-                    keys.len() - 1
-                })
+                let at = rows.get(&file.key).filter(|_| looked_up)?;
+                keys.push(file.key.clone());
+                key_rows.push(*at);
+                Some(keys.len() - 1)
             })
             .collect();
         let appended: Vec<_> = (sessions.iter().zip(&judged).enumerate())
             .filter_map(|(i, (file, judged))| match judged {
-                Some((now, Freshness::Appended(Unread))) => {
-                    Some((i, file, *rows.get(&file.key)?, now))
-                }
+                Some((now, Freshness::Appended(Unread))) => Some((i, file, row(&file.key)?, now)),
                 _ => None,
             })
             .collect();
         let (spans, decoded) = spans_and_appended(
             &store,
             &self.damage,
+            &census,
             corpus,
             &appended,
             filter,
@@ -605,10 +623,11 @@ impl Projection for Index {
         let Some((spans, per_query)) = spans else {
             return unknown();
         };
-        self.keep_found(filter, &keys, &rows, per_query);
-        (0..sessions.len())
+        let known = (0..sessions.len())
             .map(|i| known_of(judged[i].as_ref(), grown[i], slots[i], &spans))
-            .collect()
+            .collect();
+        self.keep_found(filter, keys, census, key_rows, per_query);
+        known
     }
 
     /// The candidate lines' stored events, filtered by role, time and branch and walked in the

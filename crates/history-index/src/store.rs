@@ -17,6 +17,7 @@
 //! - a schema newer than this build is opened read-only ([`Store::writable`] is `false`): it
 //!   is never written, migrated or deleted.
 
+mod catalog;
 mod damage;
 mod error;
 mod fingerprint;
@@ -38,6 +39,7 @@ use history_core::Snapshot;
 use history_core::{SessionKey, SessionMeta};
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
+pub use catalog::Census;
 pub use error::StoreError;
 pub use fingerprint::{
     checkpoint_blocks, checkpoint_hash, checkpoint_hash_file, Fingerprint, CHECKPOINT_WINDOW,
@@ -404,6 +406,7 @@ impl Store {
                 return Err(Attempt::Damaged);
             }
             tx.execute_batch(schema::SCHEMA)?;
+            tx.execute_batch(catalog::TRIGGERS)?;
             tx.execute_batch(&format!(
                 "PRAGMA application_id = {}; PRAGMA user_version = {SCHEMA_VERSION};",
                 schema::APPLICATION_ID
@@ -427,14 +430,17 @@ impl Store {
         if version < SCHEMA_VERSION {
             tx.execute_batch(&format!(
                 "DROP TRIGGER IF EXISTS lines_gone; DROP TABLE IF EXISTS grams;
+                 DROP TABLE IF EXISTS catalog;
                  DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS segments;
                  DROP TABLE IF EXISTS gone; DROP TABLE IF EXISTS ranges;
                  DROP TABLE IF EXISTS resumes;
                  DROP TABLE IF EXISTS lines; DROP TABLE IF EXISTS witnesses;
                  DROP TABLE IF EXISTS sessions;
                  {}
+                 {}
                  PRAGMA user_version = {SCHEMA_VERSION};",
                 schema::SCHEMA,
+                catalog::TRIGGERS,
             ))?;
         }
         tx.commit()?;
@@ -511,7 +517,7 @@ impl Store {
             }
         }
         postings::verify(&self.conn)?;
-        Ok(true)
+        Ok(catalog::agrees(&self.conn, &self.census_of_tables()?)?)
     }
 
     /// Notes beside the database that a read met damage in it, for the next update to move it
@@ -521,6 +527,29 @@ impl Store {
         if self.writable {
             damage::note(&self.path, &self.place);
         }
+    }
+
+    /// Writes the catalog ([`catalog`]) when the tables have changed since it was last
+    /// written: what an update does when it ends, so that queries read the sessions in one value.
+    pub fn seal_catalog(&mut self) -> Result<(), StoreError> {
+        if !self.writable {
+            return Err(StoreError::Degraded);
+        }
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        let written = (|| -> Result<(), StoreError> {
+            let present: bool =
+                (self.conn).query_row("SELECT count(*) FROM catalog", [], |r| r.get(0))?;
+            if !present {
+                catalog::write(&self.conn, &self.census_of_tables()?)?;
+            }
+            Ok(())
+        })();
+        let end = match written {
+            Ok(()) => "COMMIT",
+            Err(_) => "ROLLBACK",
+        };
+        self.conn.execute_batch(end)?;
+        written
     }
 
     /// A write transaction, with the gatherer of the tokens of the lines it writes, which

@@ -29,10 +29,13 @@ pub struct Pattern {
 impl Pattern {
     /// Whether the pattern selects this session.
     pub fn matches(&self, key: &SessionKey) -> bool {
-        if self.text.contains(':') {
-            glob(&self.text, &key.to_string())
-        } else {
-            glob(&self.text, &key.id)
+        match self.text.split_once(':') {
+            None => glob(&self.text, &key.id),
+            // A harness named literally: no harness holds a `:`, so the rest is the id's.
+            Some((harness, id)) if !harness.contains('*') => {
+                harness == key.harness && glob(id, &key.id)
+            }
+            Some(_) => glob(&self.text, &key.to_string()),
         }
     }
 
@@ -197,6 +200,7 @@ mod tests {
         assert!(p("*:*abc").matches(&k));
         assert!(p("4f*c").matches(&k));
         assert!(!p("pi:*").matches(&k));
+        assert!(!p("claud:*").matches(&k), "a harness is named whole");
         assert!(!p("*:abd*").matches(&k));
         assert!(!p("4f2*x").matches(&k));
         assert!(p("c*e:*").matches(&k));

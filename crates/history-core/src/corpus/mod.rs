@@ -6,7 +6,7 @@ pub mod parallel;
 
 pub use locate::locate;
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use crate::choose::Filter;
 use crate::error::HistoryError;
@@ -97,7 +97,6 @@ impl Corpus {
 
     /// [`Corpus::discover`], limited to one harness when `harness` names one.
     pub fn discover_in(&self, harness: Option<&str>) -> Vec<SessionFile> {
-        let mut by_key: HashMap<_, SessionFile> = HashMap::new();
         let sources: Vec<&dyn Transcript> = self
             .sources
             .iter()
@@ -107,17 +106,29 @@ impl Corpus {
         // Each source walks its own directories: on every core, their stats and header reads
         // overlap.
         let found = crate::corpus::parallel::map(&sources, |s| s.discover());
-        for file in found.into_iter().flatten() {
-            match by_key.get(&file.key) {
-                Some(seen) if seen.modified >= file.modified => {}
-                _ => {
-                    by_key.insert(file.key.clone(), file);
-                }
+        let mut files: Vec<SessionFile> = found.into_iter().flatten().collect();
+        // Newest first; of one key found twice, the newer file (the first here) is kept. The
+        // files are ordered by index, and moved once.
+        let mut order: Vec<usize> = (0..files.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&files[a], &files[b]);
+            b.modified.cmp(&a.modified).then(a.key.cmp(&b.key))
+        });
+        let mut seen: HashSet<&crate::model::SessionKey> = HashSet::with_capacity(files.len());
+        let keep: Vec<bool> = {
+            let mut keep = vec![false; files.len()];
+            for &i in &order {
+                keep[i] = seen.insert(&files[i].key);
             }
-        }
-        let mut files: Vec<SessionFile> = by_key.into_values().collect();
-        files.sort_by(|a, b| b.modified.cmp(&a.modified).then(a.key.cmp(&b.key)));
-        files
+            keep
+        };
+        drop(seen);
+        let mut slots: Vec<Option<SessionFile>> = files.drain(..).map(Some).collect();
+        order
+            .into_iter()
+            .filter(|&i| keep[i])
+            .filter_map(|i| slots[i].take())
+            .collect()
     }
 
     /// Whether a session can hold a hit, from the raw bytes of its file and of every ancestor it

@@ -60,6 +60,32 @@ impl IdRange {
         }
     }
 
+    /// Its values as the catalog keeps them ([`super::catalog`]).
+    pub(super) fn values(&self) -> [i64; 6] {
+        let present = i64::from(self.min_at.is_some()) | i64::from(self.max_time.is_some()) << 1;
+        [
+            self.first,
+            self.last,
+            self.kinds,
+            present,
+            self.min_at.unwrap_or(0),
+            self.max_time.unwrap_or(0),
+        ]
+    }
+
+    /// The range of [`IdRange::values`].
+    pub(super) fn from_values(
+        [first, last, kinds, present, min_at, max_time]: [i64; 6],
+    ) -> IdRange {
+        IdRange {
+            first,
+            last,
+            kinds,
+            min_at: (present & 1 != 0).then_some(min_at),
+            max_time: (present & 2 != 0).then_some(max_time),
+        }
+    }
+
     /// The span of its lines' times, as [`super::Located`] gives it: `None` when one has no
     /// known time; an earliest of `None` when one is untimed or only bounded from above.
     pub(super) fn times(&self) -> Option<TimeSpan> {

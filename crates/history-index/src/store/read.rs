@@ -13,11 +13,11 @@ use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::postings::candidates;
+use super::{catalog, ranges, sum, Census};
 use super::{
     int, line_time, place, uint, Candidate, Fingerprint, LineRow, SessionRow, SessionState, Stats,
     Store, StoreError, TimeSpan, Witness,
 };
-use super::{ranges, sum};
 use crate::tokens::Token;
 
 /// The lines holding a query's tokens, as [`Store::located`] finds them.
@@ -101,52 +101,47 @@ impl Store {
             .optional()?)
     }
 
-    /// The stored sessions among `keys`: each one's row id, with its index in `keys`. One
-    /// statement for them all: each statement is a read transaction, with its file locks.
-    fn ids_of(&self, keys: &[SessionKey]) -> Result<HashMap<i64, usize>, StoreError> {
-        let mut index: HashMap<(&str, &str), usize> = HashMap::with_capacity(keys.len());
-        for (i, key) in keys.iter().enumerate() {
-            index.entry((&key.harness, &key.id)).or_insert(i);
-        }
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT id, harness, session_id, {} FROM sessions s",
-            sum::checked("s", sum::SESSION)
-        ))?;
-        let mut rows = stmt.query([])?;
-        let mut wanted = HashMap::with_capacity(keys.len());
-        while let Some(r) = rows.next()? {
-            sum::whole(r.get(3)?)?;
-            let (harness, session): (String, String) = (r.get(1)?, r.get(2)?);
-            if let Some(&i) = index.get(&(harness.as_str(), session.as_str())) {
-                wanted.insert(r.get(0)?, i);
-            }
-        }
-        Ok(wanted)
-    }
-
     /// The stored session `key`, with its witnesses.
     pub fn session(&self, key: &SessionKey) -> Result<Option<SessionRow>, StoreError> {
         let Some(id) = self.session_id(key)? else {
             return Ok(None);
         };
         let mut rows = self.sessions_where("WHERE s.id = ?1", [id])?;
-        Ok(rows.pop())
+        Ok(rows.pop().map(|(_, row)| row))
     }
 
     /// Every stored session, with its witnesses: what a query compares with the files' stat
     /// fingerprints to tell fresh sources from grown and stale ones. Two statements, whatever
     /// the number of sessions.
     pub fn sessions(&self) -> Result<Vec<SessionRow>, StoreError> {
-        self.sessions_where("", [])
+        Ok(self.census()?.into_rows())
     }
 
+    /// Every stored session with its row id, and every id range: from the catalog, or the
+    /// tables when there is none ([`super::catalog`]).
+    pub fn census(&self) -> Result<Census, StoreError> {
+        match catalog::read(&self.conn)? {
+            Some(census) => Ok(census),
+            None => self.census_of_tables(),
+        }
+    }
+
+    /// [`Store::census`] from the tables.
+    pub(super) fn census_of_tables(&self) -> Result<Census, StoreError> {
+        Ok(Census {
+            sessions: self.sessions_where("", [])?,
+            ranges: ranges::all(&self.conn)?,
+        })
+    }
+
+    /// The sessions a `WHERE` on `sessions s` selects, each with its row id, by id.
     fn sessions_where(
         &self,
         filter: &str,
         args: impl rusqlite::Params + Clone,
-    ) -> Result<Vec<SessionRow>, StoreError> {
+    ) -> Result<Vec<(i64, SessionRow)>, StoreError> {
         let mut by_id: HashMap<i64, usize> = HashMap::new();
-        let mut rows: Vec<SessionRow> = Vec::new();
+        let mut rows: Vec<(i64, SessionRow)> = Vec::new();
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT s.id, s.harness, s.session_id, s.root_path, s.state, s.reason,
                     s.decoder_version, s.indexed_at, s.bytes, s.lineage_open, {}
@@ -156,21 +151,25 @@ impl Store {
         let mut q = stmt.query(args.clone())?;
         while let Some(r) = q.next()? {
             sum::whole(r.get(10)?)?;
-            by_id.insert(r.get(0)?, rows.len());
-            rows.push(SessionRow {
-                key: SessionKey::new(r.get::<_, String>(1)?, r.get::<_, String>(2)?),
-                root_path: path(r.get(3)?),
-                state: match r.get::<_, String>(4)?.as_str() {
-                    "indexed" => SessionState::Indexed,
-                    _ => SessionState::Failed,
+            let id = r.get(0)?;
+            by_id.insert(id, rows.len());
+            rows.push((
+                id,
+                SessionRow {
+                    key: SessionKey::new(r.get::<_, String>(1)?, r.get::<_, String>(2)?),
+                    root_path: path(r.get(3)?),
+                    state: match r.get::<_, String>(4)?.as_str() {
+                        "indexed" => SessionState::Indexed,
+                        _ => SessionState::Failed,
+                    },
+                    reason: r.get(5)?,
+                    decoder_version: r.get(6)?,
+                    indexed_at: Timestamp(r.get(7)?),
+                    bytes: uint(r.get(8)?),
+                    lineage_open: r.get(9)?,
+                    witnesses: Vec::new(),
                 },
-                reason: r.get(5)?,
-                decoder_version: r.get(6)?,
-                indexed_at: Timestamp(r.get(7)?),
-                bytes: uint(r.get(8)?),
-                lineage_open: r.get(9)?,
-                witnesses: Vec::new(),
-            });
+            ));
         }
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT w.session, w.path, w.dev, w.ino, w.size, w.mtime_ns, w.ctime_ns,
@@ -185,7 +184,7 @@ impl Store {
             let Some(&at) = by_id.get(&r.get::<_, i64>(0)?) else {
                 continue;
             };
-            rows[at].witnesses.push(Witness {
+            rows[at].1.witnesses.push(Witness {
                 file: history_core::Witness {
                     path: path(r.get(1)?),
                     fingerprint: Fingerprint {
@@ -351,13 +350,18 @@ impl Store {
     /// candidates' ids among them. A caller that keeps both finds a session's candidates
     /// ([`Store::lines_of_among`]) without reading the token lists again. A candidate in no
     /// session's range must be a removed line, or the database is damaged.
-    pub fn located(&self, keys: &[SessionKey], tokens: &[Token]) -> Result<Located, StoreError> {
-        let wanted = self.ids_of(keys)?;
+    pub fn located(
+        &self,
+        census: &Census,
+        keys: &[SessionKey],
+        tokens: &[Token],
+    ) -> Result<Located, StoreError> {
+        let wanted = census.ids_of(keys);
         if wanted.is_empty() {
             return Ok(Located::default());
         }
         let ids = candidates(&self.conn, tokens, 1..=i64::MAX as u64)?;
-        let ranges = ranges::all(&self.conn)?;
+        let ranges = &census.ranges;
         let (mut spans, mut unplaced) = (Vec::new(), Vec::new());
         let (mut at, mut r) = (0, 0);
         // Both in id order, the ranges apart from one another: one pass over each.

@@ -1,7 +1,7 @@
 //! The schema and the connection's settings.
 
 /// The schema version this build reads and writes, kept in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Marks the file as this projection's (`PRAGMA application_id`, "NSHX"), so that a database
 /// of anything else found at the path is moved aside rather than written into.
@@ -25,7 +25,7 @@ pub(super) const BUSY_TIMEOUT_MS: u64 = 200;
 pub(super) const PAGES: &str = "PRAGMA page_size = 16384; PRAGMA auto_vacuum = INCREMENTAL;";
 
 /// The tables every database of this version has.
-pub(super) const TABLES: [&str; 8] = [
+pub(super) const TABLES: [&str; 9] = [
     "sessions",
     "witnesses",
     "lines",
@@ -34,11 +34,12 @@ pub(super) const TABLES: [&str; 8] = [
     "postings",
     "gone",
     "ranges",
+    "catalog",
 ];
 
-/// Schema v6 (v1 had no `branch` and `events`: what a page needs without decoding the session;
+/// Schema v8 (v1 had no `branch` and `events`: what a page needs without decoding the session;
 /// v2 had no `resumes`; v3 no `lineage_open`; v4 kept the tokens in an FTS5 table; v5 had no
-/// checksums; v6 no `ranges`).
+/// checksums; v6 no `ranges`; v7 no `catalog`).
 ///
 /// Paths are BLOBs of their bytes (a path need not be UTF-8). `lines.id` is given by the writer
 /// ([`super::postings`]): `postings` holds, per segment and token (`key` is `segment << 32 |
@@ -59,7 +60,9 @@ pub(super) const TABLES: [&str; 8] = [
 /// `link` their sum) from the segment's first (`head`), and `gone` holds the ids of removed
 /// lines until their token lists are merged: a line or list missing from a lookup is then
 /// either proven absent or damage. `ranges` holds where each write of a session put its lines
-/// among the ids, and when they happen ([`super::ranges`]).
+/// among the ids, and when they happen ([`super::ranges`]). `catalog` holds, in one row when an
+/// update has ended since any of them changed, the sessions, witnesses and ranges again
+/// ([`super::catalog`]).
 pub(super) const SCHEMA: &str = "
 CREATE TABLE sessions (
     id INTEGER PRIMARY KEY,
@@ -143,5 +146,10 @@ CREATE TABLE postings (
     next INTEGER NOT NULL,
     link INTEGER NOT NULL,
     list BLOB NOT NULL
+) STRICT;
+CREATE TABLE catalog (
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    n INTEGER NOT NULL,
+    body BLOB NOT NULL
 ) STRICT;
 ";
