@@ -3,6 +3,10 @@
 //! Every figure is the median of several runs with a warm page cache, reported as a ratio to
 //! rg's time in the same run, because absolute times on shared machines are noise. Peak RSS is
 //! the child's own (`wait4`).
+//!
+//! Three shapes of history: the mixed corpus (scanned, then through the search index), many
+//! small sessions (indexed and scanned), and, with `--scale`, the mixed corpus at two sizes 4×
+//! apart, to show how the indexed queries grow with the history.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -13,16 +17,32 @@ use serde_json::Value;
 
 use xtask::corpus;
 
+/// The harnesses' roots inside a corpus directory.
+const HARNESSES: [&str; 3] = ["claude", "codex", "pi"];
+
+/// A word of the filler prose, in most files: a page of it is found in the newest (or oldest)
+/// few sessions.
+const FREQUENT: &str = "function";
+
+/// Where the many-small-sessions corpus is written.
+const SMALL_DIR: &str = "target/bench-small";
+
+const MIB: f64 = 1048576.0;
+
 struct Options {
     mib: f64,
     seed: u64,
     dir: PathBuf,
     runs: usize,
+    /// How many sessions the many-small-sessions section writes; 0 skips the section.
+    small: usize,
+    /// Time the indexed queries at two sizes of the mixed corpus instead of the other sections.
+    scale: bool,
 }
 
 /// One measured command: median wall time and the largest peak RSS over its runs.
 struct Measure {
-    name: &'static str,
+    name: String,
     secs: f64,
     rss_mib: f64,
     exit: i32,
@@ -34,6 +54,8 @@ pub fn command(args: &[String]) -> Result<()> {
         seed: 1,
         dir: PathBuf::from("target/bench-corpus"),
         runs: 3,
+        small: 20_000,
+        scale: false,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -43,6 +65,8 @@ pub fn command(args: &[String]) -> Result<()> {
             "--seed" => o.seed = value()?.parse().context("--seed")?,
             "--dir" => o.dir = PathBuf::from(value()?),
             "--runs" => o.runs = value()?.parse::<usize>().context("--runs")?.max(1),
+            "--small" => o.small = value()?.parse().context("--small")?,
+            "--scale" => o.scale = true,
             other => bail!("unknown bench option `{other}`"),
         }
     }
@@ -50,142 +74,208 @@ pub fn command(args: &[String]) -> Result<()> {
 }
 
 fn run(o: &Options) -> Result<()> {
+    let tools = Tools::find()?;
+    if o.scale {
+        return bench_scale(o, &tools);
+    }
+    bench_mixed(o, &tools)?;
+    if o.small > 0 {
+        bench_small(o, &tools)?;
+    }
+    Ok(())
+}
+
+/// The two programs compared: notesoup-history, built for the bench, and rg.
+struct Tools {
+    cli: PathBuf,
+    rg: PathBuf,
+}
+
+impl Tools {
+    fn find() -> Result<Tools> {
+        Ok(Tools {
+            rg: which("rg").context("rg is needed for the baseline: apt-get install ripgrep")?,
+            cli: build_cli()?,
+        })
+    }
+}
+
+/// The commands run over one corpus: notesoup-history on its roots, with a cache of its own,
+/// and rg over the same roots.
+struct Searches<'a> {
+    tools: &'a Tools,
+    roots: [PathBuf; 3],
+    cache: PathBuf,
+}
+
+impl<'a> Searches<'a> {
+    fn new(tools: &'a Tools, dir: &Path) -> Result<Searches<'a>> {
+        Ok(Searches {
+            tools,
+            roots: HARNESSES.map(|h| dir.join(h)),
+            // Absolute: a relative XDG_CACHE_HOME is ignored (as the XDG specification says),
+            // and the overview would then use, and warm, the cache under $HOME.
+            cache: std::env::current_dir()?.join(dir).join("bench-cache"),
+        })
+    }
+
+    /// notesoup-history with `args`, on the search index, which it keeps up to date.
+    fn indexed(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(&self.tools.cli);
+        for (flag, root) in ["--claude-root", "--codex-root", "--pi-root"]
+            .iter()
+            .zip(&self.roots)
+        {
+            c.arg(flag).arg(root);
+        }
+        c.args(args).env("XDG_CACHE_HOME", &self.cache);
+        c
+    }
+
+    /// The scan path: notesoup-history without the search index, which a search would
+    /// otherwise also start building in the background, in the middle of the measurements.
+    fn scan(&self, args: &[&str]) -> Command {
+        let mut c = self.indexed(args);
+        c.env("NOTESOUP_HISTORY_INDEX", "off");
+        c
+    }
+
+    /// The baseline: rg counting the lines that hold `term` in every file.
+    fn rg(&self, term: &str) -> Command {
+        let mut c = Command::new(&self.tools.rg);
+        c.args(["-i", "-F", "-c", "--no-messages", "--", term])
+            .args(&self.roots);
+        c
+    }
+
+    fn index_dir(&self) -> PathBuf {
+        self.cache.join("notesoup/history-search")
+    }
+
+    /// Warms the page cache, so that every command reads the transcripts from memory.
+    fn warm(&self, term: &str) -> Result<()> {
+        measure("warm-up", 1, || self.rg(term), no_reset)?;
+        Ok(())
+    }
+}
+
+/// A search across every session, timed against rg for the same term:
+/// `list --session '*' --query TERM` and `flags`.
+struct Query<'a> {
+    name: &'static str,
+    term: &'a str,
+    flags: &'a [&'a str],
+}
+
+impl Query<'_> {
+    fn args(&self) -> Vec<&str> {
+        let mut args = vec!["list", "--session", "*", "--query", self.term];
+        args.extend_from_slice(self.flags);
+        args
+    }
+
+    /// The query run by `cli` (indexed or scanning) and rg for its term, in turn, as `name`.
+    fn paired(
+        &self,
+        name: impl Into<String>,
+        cli: impl Fn(&[&str]) -> Command,
+        s: &Searches,
+        runs: usize,
+    ) -> Result<(Measure, Measure)> {
+        paired(
+            name,
+            runs,
+            || cli(&self.args()),
+            no_reset,
+            || s.rg(self.term),
+        )
+    }
+}
+
+/// Each query run by `cli`, paired with rg, under its own name.
+fn time_queries(
+    queries: &[Query],
+    cli: impl Fn(&[&str]) -> Command,
+    s: &Searches,
+    runs: usize,
+) -> Result<Vec<(Measure, Measure)>> {
+    queries
+        .iter()
+        .map(|q| q.paired(q.name, &cli, s, runs))
+        .collect()
+}
+
+/// The mixed corpus: the overview and searches without the index, then the index.
+fn bench_mixed(o: &Options, tools: &Tools) -> Result<()> {
     let expected = corpus::ensure(&o.dir, o.mib, o.seed)?;
-    let bin = build_cli()?;
-    let rg = which("rg").context("rg is needed for the baseline: apt-get install ripgrep")?;
-    let roots = ["claude", "codex", "pi"].map(|h| o.dir.join(h));
-    let root_flags: Vec<String> = vec![
-        "--claude-root".into(),
-        roots[0].display().to_string(),
-        "--codex-root".into(),
-        roots[1].display().to_string(),
-        "--pi-root".into(),
-        roots[2].display().to_string(),
-    ];
+    let s = Searches::new(tools, &o.dir)?;
     // A term in about a third of the files (the big one among them), and one in a single file.
     let present = format!("needle-{}-", o.seed);
     let rare = plant_rare_session(&o.dir)?;
-    let absent = expected["absent"]
-        .as_array()
-        .and_then(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .find(|q| !q.contains("needle"))
-        })
-        .unwrap_or("zq-never-written-zq")
-        .to_string();
+    let absent = absent_term(&expected);
     let files = corpus_files(&o.dir)?;
-    let (bytes, count) = files.iter().fold((0u64, 0usize), |(b, n), f| {
-        (b + f.metadata().map_or(0, |m| m.len()), n + 1)
-    });
-    // Absolute: a relative XDG_CACHE_HOME is ignored (as the XDG specification says), and the
-    // overview would then use, and warm, the cache under $HOME.
-    let cache = std::env::current_dir()?.join(&o.dir).join("bench-cache");
-
-    // The scan path: without the search index, which a search would otherwise also start
-    // building in the background, in the middle of the measurements.
-    let nh = |extra: &[&str]| -> Command {
-        let mut c = Command::new(&bin);
-        c.args(&root_flags)
-            .args(extra)
-            .env("XDG_CACHE_HOME", &cache)
-            .env("NOTESOUP_HISTORY_INDEX", "off");
-        c
-    };
-    let indexed = |extra: &[&str]| -> Command {
-        let mut c = Command::new(&bin);
-        c.args(&root_flags)
-            .args(extra)
-            .env("XDG_CACHE_HOME", &cache);
-        c
-    };
-    let rg_cmd = |term: &str| -> Command {
-        let mut c = Command::new(&rg);
-        c.args(["-i", "-F", "-c", "--no-messages", "--", term])
-            .args(&roots);
-        c
-    };
-    // Warm the page cache so that every command reads from memory.
-    measure("warm-up", 1, || rg_cmd(&present), || Ok(()))?;
+    let bytes = total_bytes(&files);
+    s.warm(&present)?;
 
     let fresh_cache = || {
-        let _ = std::fs::remove_dir_all(&cache);
+        let _ = std::fs::remove_dir_all(&s.cache);
         Ok(())
     };
-    let no_reset = || Ok(());
-    let search = |term: &str| nh(&["list", "--session", "*", "--query", term]);
-    // A word of the filler prose, in most files: a page of it is found in the newest (or
-    // oldest) few sessions.
-    let frequent = "function";
+    let overview = || s.scan(&["list"]);
     // Each row: the measure and its rg run, the two taking turns so that both meet the
     // machine in the same state.
-    let oldest = [
-        "list",
-        "--session",
-        "*",
-        "--query",
-        frequent,
-        "--from",
-        "oldest",
-    ];
-    let rows = [
+    let mut rows = vec![
         paired(
             "overview, cold cache",
             o.runs,
-            || nh(&["list"]),
+            overview,
             fresh_cache,
-            || rg_cmd(&present),
+            || s.rg(&present),
         )?,
         // A few milliseconds, where one stray stall moves a median of few runs: three
         // times as many.
         paired(
             "overview, warm cache",
             3 * o.runs,
-            || nh(&["list"]),
+            overview,
             no_reset,
-            || rg_cmd(&present),
-        )?,
-        paired(
-            "query present in 1/3 of files",
-            o.runs,
-            || search(&present),
-            no_reset,
-            || rg_cmd(&present),
-        )?,
-        paired(
-            "query present in 1 file",
-            o.runs,
-            || search(&rare),
-            no_reset,
-            || rg_cmd(&rare),
-        )?,
-        paired(
-            "query absent",
-            o.runs,
-            || search(&absent),
-            no_reset,
-            || rg_cmd(&absent),
-        )?,
-        paired(
-            "frequent word, newest first",
-            o.runs,
-            || search(frequent),
-            no_reset,
-            || rg_cmd(frequent),
-        )?,
-        paired(
-            "frequent word, oldest first",
-            o.runs,
-            || nh(&oldest),
-            no_reset,
-            || rg_cmd(frequent),
+            || s.rg(&present),
         )?,
     ];
+    let queries = [
+        Query {
+            name: "query present in 1/3 of files",
+            term: &present,
+            flags: &[],
+        },
+        Query {
+            name: "query present in 1 file",
+            term: &rare,
+            flags: &[],
+        },
+        Query {
+            name: "query absent",
+            term: &absent,
+            flags: &[],
+        },
+        Query {
+            name: "frequent word, newest first",
+            term: FREQUENT,
+            flags: &[],
+        },
+        Query {
+            name: "frequent word, oldest first",
+            term: FREQUENT,
+            flags: &["--from", "oldest"],
+        },
+    ];
+    rows.extend(time_queries(&queries, |a| s.scan(a), &s, o.runs)?);
     println!(
-        "\ncorpus: {:.0} MiB in {count} files (largest {:.0} MiB), {} cores, {} runs each (median; the warm overview {})\n",
-        bytes as f64 / 1048576.0,
-        largest(&files) as f64 / 1048576.0,
-        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "\ncorpus: {:.0} MiB in {} files (largest {:.0} MiB), {} cores, {} runs each (median; the warm overview {})\n",
+        bytes as f64 / MIB,
+        files.len(),
+        largest(&files) as f64 / MIB,
+        cores(),
         o.runs,
         3 * o.runs
     );
@@ -194,111 +284,78 @@ fn run(o: &Options) -> Result<()> {
         "\nwarm overview is {:.1}× faster than cold",
         rows[0].0.secs / rows[1].0.secs
     );
-    let exits: Vec<i32> = rows[2..].iter().map(|(m, _)| m.exit).collect();
-    if exits != [0, 0, 1, 0, 0] {
-        bail!("unexpected exit codes of the searches: {exits:?}");
-    }
-    check_needles(&nh, &expected)?;
+    check_exits("the searches", &rows[2..], &[0, 0, 1, 0, 0])?;
+    check_needles(&|a| s.scan(a), &expected)?;
     let terms = Terms {
         present: &present,
         rare: &rare,
         absent: &absent,
-        frequent,
     };
-    bench_index(
-        &indexed, &cache, bytes, &o.dir, &expected, &terms, &rg_cmd, o.runs,
-    )
+    bench_index(&s, bytes, &o.dir, &expected, &terms, o.runs)
 }
 
-/// The terms the index is timed with: in a third of the files, in one, in none, and a word on
-/// most lines.
+/// The terms the index is timed with: in a third of the files, in one, and in none.
 struct Terms<'a> {
     present: &'a str,
     rare: &'a str,
     absent: &'a str,
-    frequent: &'a str,
 }
 
 /// The search index: built from nothing, then queried, then after an append to the big
 /// transcript; and every planted needle found through it.
-#[allow(clippy::too_many_arguments)]
 fn bench_index(
-    nh: &dyn Fn(&[&str]) -> Command,
-    cache: &Path,
+    s: &Searches,
     bytes: u64,
     dir: &Path,
     expected: &Value,
     terms: &Terms<'_>,
-    rg: &dyn Fn(&str) -> Command,
     runs: usize,
 ) -> Result<()> {
     let Terms {
         present,
         rare,
         absent,
-        frequent,
     } = *terms;
-    let index_dir = cache.join("notesoup/history-search");
-    let build = measure(
-        "index from nothing",
-        1,
-        || nh(&["index"]),
-        || {
-            let _ = std::fs::remove_dir_all(&index_dir);
-            Ok(())
+    let nh = |args: &[&str]| s.indexed(args);
+    let (build, size) = build_index(s)?;
+    let queries = [
+        Query {
+            name: "indexed: present in 1 file",
+            term: rare,
+            flags: &[],
         },
-    )?;
-    // The build's writes reach the disk before anything is timed: a query does not meet an
-    // index just written, whose pages the kernel is still writing back.
-    sync()?;
-    let size: u64 = std::fs::read_dir(&index_dir)?
-        .flatten()
-        .filter_map(|e| e.metadata().ok())
-        .map(|m| m.len())
-        .sum();
-    let search = |term: &str, extra: &[&str]| {
-        let mut args = vec!["list", "--session", "*", "--query", term];
-        args.extend_from_slice(extra);
-        args.iter().map(|a| a.to_string()).collect::<Vec<String>>()
-    };
-    let run = |name: &'static str, args: Vec<String>, term: &str| {
-        paired(
-            name,
-            runs,
-            || nh(&args.iter().map(String::as_str).collect::<Vec<_>>()),
-            || Ok(()),
-            || rg(term),
-        )
-    };
-    let mut rows = vec![
-        run("indexed: present in 1 file", search(rare, &[]), rare)?,
-        run(
-            "indexed: present in 1/3 of files",
-            search(present, &[]),
-            present,
-        )?,
-        run(
-            "indexed: 1/3 of files, from oldest",
-            search(present, &["--from", "oldest"]),
-            present,
-        )?,
-        run("indexed: absent", search(absent, &[]), absent)?,
-        run(
-            "indexed: a word on most lines, newest first",
-            search(frequent, &[]),
-            frequent,
-        )?,
-        run(
-            "indexed: a word on most lines, oldest first",
-            search(frequent, &["--from", "oldest"]),
-            frequent,
-        )?,
-        run(
-            "indexed: --sessions, a word on most lines",
-            search(frequent, &["--sessions"]),
-            frequent,
-        )?,
+        Query {
+            name: "indexed: present in 1/3 of files",
+            term: present,
+            flags: &[],
+        },
+        Query {
+            name: "indexed: 1/3 of files, from oldest",
+            term: present,
+            flags: &["--from", "oldest"],
+        },
+        Query {
+            name: "indexed: absent",
+            term: absent,
+            flags: &[],
+        },
+        Query {
+            name: "indexed: a word on most lines, newest first",
+            term: FREQUENT,
+            flags: &[],
+        },
+        Query {
+            name: "indexed: a word on most lines, oldest first",
+            term: FREQUENT,
+            flags: &["--from", "oldest"],
+        },
+        Query {
+            name: "indexed: --sessions, a word on most lines",
+            term: FREQUENT,
+            flags: &["--sessions"],
+        },
     ];
+    let mut rows = time_queries(&queries, nh, s, runs)?;
     // 1 MiB appended to the big transcript: it is stale until the index is updated.
     let big = dir.join(expected["big_file"].as_str().context("no big_file")?);
     let original = std::fs::metadata(&big)?.len();
@@ -323,8 +380,8 @@ fn bench_index(
                 c.env("NOTESOUP_HISTORY_INDEX", "read");
                 c
             },
-            || Ok(()),
-            || rg(present),
+            no_reset,
+            || s.rg(present),
         )?;
         // Each run from the index of the transcript before the append: restored, indexed
         // again (a rewrite: the whole transcript), then appended to.
@@ -355,13 +412,376 @@ index from nothing: {:.1} s ({:.0} MB/s), peak {:.0} MiB, {:.0} MiB on disk ({:.
         build.secs,
         bytes as f64 / 1e6 / build.secs,
         build.rss_mib,
-        size as f64 / 1048576.0,
+        size as f64 / MIB,
         size as f64 / bytes as f64,
         update.secs
     );
     // Index the restored file again, then find every needle through the index.
     nh(&["index"]).output()?;
-    check_needles(nh, expected)
+    check_needles(&nh, expected)
+}
+
+/// Many small sessions (`corpus::small`): the index built from nothing, then a word in every
+/// session, one in a single session and one in none, each through the index and without it;
+/// and an `index` with nothing to do, the price of the freshness check over every file.
+fn bench_small(o: &Options, tools: &Tools) -> Result<()> {
+    let dir = Path::new(SMALL_DIR);
+    let key = corpus::small::ensure(dir, o.small, o.seed)?;
+    let word = |field: &str| {
+        key[field]
+            .as_str()
+            .with_context(|| format!("{SMALL_DIR}/expected.json has no {field}"))
+    };
+    let (everywhere, rare, absent) = (word("everywhere")?, word("rare")?, word("absent")?);
+    let s = Searches::new(tools, dir)?;
+    let files = corpus_files(dir)?;
+    let bytes = total_bytes(&files);
+    s.warm(everywhere)?;
+    let (build, size) = build_index(&s)?;
+    let queries = [
+        Query {
+            name: "a word in every session, newest first",
+            term: everywhere,
+            flags: &[],
+        },
+        Query {
+            name: "a word in every session, oldest first",
+            term: everywhere,
+            flags: &["--from", "oldest"],
+        },
+        Query {
+            name: "--sessions, a word in every session",
+            term: everywhere,
+            flags: &["--sessions"],
+        },
+        Query {
+            name: "a word in 1 session",
+            term: rare,
+            flags: &[],
+        },
+        Query {
+            name: "a word in none",
+            term: absent,
+            flags: &[],
+        },
+    ];
+    let mut rows = Vec::new();
+    for q in &queries {
+        rows.push(q.paired(q.name, |a| s.indexed(a), &s, o.runs)?);
+        rows.push(q.paired(format!("{}, --no-index", q.name), |a| s.scan(a), &s, o.runs)?);
+    }
+    rows.push(paired(
+        "index, nothing to do",
+        o.runs,
+        || s.indexed(&["index"]),
+        no_reset,
+        || s.rg(everywhere),
+    )?);
+    println!(
+        "\nmany small sessions: {} sessions, {:.1} MiB in {} files, {} cores, {} runs each (median)\n",
+        o.small,
+        bytes as f64 / MIB,
+        files.len(),
+        cores(),
+        o.runs
+    );
+    print_table("many small sessions", &rows);
+    println!(
+        "\nindex from nothing: {:.1} s ({:.0} sessions/s), peak {:.0} MiB, {:.0} MiB on disk ({:.2}× the transcripts)",
+        build.secs,
+        o.small as f64 / build.secs,
+        build.rss_mib,
+        size as f64 / MIB,
+        size as f64 / bytes as f64
+    );
+    check_exits(
+        "the small searches",
+        &rows,
+        &[0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0],
+    )?;
+    let rare_session = word("rare_session")?;
+    let finds_it = |how: &str, cli: &dyn Fn(&[&str]) -> Command| -> Result<()> {
+        let sessions: Vec<String> = hit_items(cli, &[rare])?
+            .iter()
+            .filter_map(|i| i["session"].as_str().map(String::from))
+            .collect();
+        if !sessions.iter().any(|id| id == rare_session) {
+            bail!("{how}: the search for {rare} found {sessions:?}, not {rare_session}");
+        }
+        Ok(())
+    };
+    finds_it("indexed", &|a| s.indexed(a))?;
+    finds_it("--no-index", &|a| s.scan(a))?;
+    println!("the word in 1 session is found in {rare_session}, with the index and without it");
+    Ok(())
+}
+
+/// `--scale`: the indexed queries on the mixed corpus at two sizes 4× apart, each beside rg,
+/// to show how each grows with the history.
+fn bench_scale(o: &Options, tools: &Tools) -> Result<()> {
+    let plan = scale_plan(o)?;
+    let mut points = Vec::new();
+    for (dir, mib) in &plan {
+        points.push(scale_point(tools, dir, *mib, o.seed, o.runs)?);
+    }
+    let [small, large] = &points[..] else {
+        unreachable!("two sizes")
+    };
+    println!(
+        "\nscale: {} and {}, {} cores, {} runs each (median)\n",
+        small.line(),
+        large.line(),
+        cores(),
+        o.runs
+    );
+    println!(
+        "| indexed query | {0:.0} MiB | {1:.0} MiB | ratio | rg, {0:.0} MiB | rg, {1:.0} MiB | rg ratio |",
+        small.mib, large.mib
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for ((a, rg_a), (b, rg_b)) in small.rows.iter().zip(&large.rows) {
+        println!(
+            "| {} | {:.0} ms | {:.0} ms | {:.2}× | {:.0} ms | {:.0} ms | {:.2}× |",
+            a.name,
+            a.secs * 1000.0,
+            b.secs * 1000.0,
+            b.secs / a.secs,
+            rg_a.secs * 1000.0,
+            rg_b.secs * 1000.0,
+            rg_b.secs / rg_a.secs
+        );
+    }
+    println!(
+        "\nindex from nothing: {:.1} s and {:.1} s ({:.2}×), peak {:.0} and {:.0} MiB, {:.0} and {:.0} MiB on disk",
+        small.build.secs,
+        large.build.secs,
+        large.build.secs / small.build.secs,
+        small.build.rss_mib,
+        large.build.rss_mib,
+        small.index_bytes as f64 / MIB,
+        large.index_bytes as f64 / MIB
+    );
+    Ok(())
+}
+
+/// The two sizes `--scale` compares, smaller first, each with its directory: `--mib` in
+/// `--dir` and 4× that beside it, or, where 4× would not fit on the disk, a quarter of `--mib`
+/// beside it and `--mib` in `--dir`. The `--mib` corpus stays in `--dir` either way, so that
+/// the other sections reuse it.
+fn scale_plan(o: &Options) -> Result<[(PathBuf, f64); 2]> {
+    let beside = |suffix: &str| {
+        let mut name = o.dir.file_name().unwrap_or_default().to_os_string();
+        name.push(suffix);
+        o.dir.with_file_name(name)
+    };
+    let up = [(o.dir.clone(), o.mib), (beside("-4x"), 4.0 * o.mib)];
+    let down = [(beside("-quarter"), o.mib / 4.0), (o.dir.clone(), o.mib)];
+    let free = free_bytes(&o.dir)?;
+    let needs = |plan: &[(PathBuf, f64)]| -> Result<u64> {
+        plan.iter().map(|(dir, mib)| room_needed(dir, *mib)).sum()
+    };
+    if needs(&up)? <= free {
+        return Ok(up);
+    }
+    let need = needs(&down)?;
+    if need > free {
+        bail!(
+            "--scale: even {:.0} and {:.0} MiB need about {:.1} GiB more than the {:.1} GiB free",
+            down[0].1,
+            down[1].1,
+            (need - free) as f64 / MIB / 1024.0,
+            free as f64 / MIB / 1024.0
+        );
+    }
+    eprintln!(
+        "--scale: {:.0} MiB would not fit in the {:.1} GiB free; using {:.0} and {:.0} MiB",
+        up[1].1,
+        free as f64 / MIB / 1024.0,
+        down[0].1,
+        down[1].1
+    );
+    Ok(down)
+}
+
+/// The disk a corpus of `mib` MiB in `dir` still needs: the transcripts, their index (about
+/// 0.2× their size) and a margin, 1.5× in all, less what `dir` holds already (a corpus there is
+/// removed before another is written, or reused).
+fn room_needed(dir: &Path, mib: f64) -> Result<u64> {
+    let held = total_bytes(&files_under([dir.to_path_buf()])?);
+    Ok(((1.5 * mib * MIB) as u64).saturating_sub(held))
+}
+
+/// Free bytes on the filesystem that holds `path` (or its nearest existing ancestor), from
+/// POSIX `df -P -k`.
+fn free_bytes(path: &Path) -> Result<u64> {
+    let path = std::path::absolute(path)?;
+    let existing = path
+        .ancestors()
+        .find(|p| p.exists())
+        .context("no existing directory to ask df about")?;
+    let out = Command::new("df")
+        .args(["-P", "-k"])
+        .arg(existing)
+        .output()
+        .context("running df")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The second line: filesystem, 1024-blocks, used, available, capacity, mount point.
+    let kib: u64 = text
+        .lines()
+        .nth(1)
+        .and_then(|line| line.split_whitespace().nth(3))
+        .and_then(|v| v.parse().ok())
+        .with_context(|| format!("df said {text:?}"))?;
+    Ok(kib * 1024)
+}
+
+/// One size of `--scale`: its corpus, its index built from nothing, and the indexed queries,
+/// each paired with rg.
+struct ScalePoint {
+    mib: f64,
+    bytes: u64,
+    files: usize,
+    dir: PathBuf,
+    build: Measure,
+    index_bytes: u64,
+    rows: Vec<(Measure, Measure)>,
+}
+
+impl ScalePoint {
+    fn line(&self) -> String {
+        format!(
+            "{:.0} MiB in {} files ({})",
+            self.bytes as f64 / MIB,
+            self.files,
+            self.dir.display()
+        )
+    }
+}
+
+fn scale_point(tools: &Tools, dir: &Path, mib: f64, seed: u64, runs: usize) -> Result<ScalePoint> {
+    let expected = corpus::ensure(dir, mib, seed)?;
+    let rare = plant_rare_session(dir)?;
+    let present = format!("needle-{seed}-");
+    let absent = absent_term(&expected);
+    let files = corpus_files(dir)?;
+    let s = Searches::new(tools, dir)?;
+    s.warm(&present)?;
+    let (build, index_bytes) = build_index(&s)?;
+    let queries = [
+        Query {
+            name: "present in 1 file",
+            term: &rare,
+            flags: &[],
+        },
+        Query {
+            name: "present in 1/3 of files",
+            term: &present,
+            flags: &[],
+        },
+        Query {
+            name: "absent",
+            term: &absent,
+            flags: &[],
+        },
+        Query {
+            name: "the phrase `git status`",
+            term: "git status",
+            flags: &[],
+        },
+        Query {
+            name: "a word on most lines, newest first",
+            term: FREQUENT,
+            flags: &[],
+        },
+        Query {
+            name: "a word on most lines, oldest first",
+            term: FREQUENT,
+            flags: &["--from", "oldest"],
+        },
+        Query {
+            name: "--sessions, a word on most lines",
+            term: FREQUENT,
+            flags: &["--sessions"],
+        },
+    ];
+    let rows = time_queries(&queries, |a| s.indexed(a), &s, runs)?;
+    check_exits("the indexed searches", &rows, &[0, 0, 1, 0, 0, 0, 0])?;
+    check_needles(&|a| s.indexed(a), &expected)?;
+    Ok(ScalePoint {
+        mib,
+        bytes: total_bytes(&files),
+        files: files.len(),
+        dir: dir.to_path_buf(),
+        build,
+        index_bytes,
+        rows,
+    })
+}
+
+/// The search index built from nothing (timed, once), and its size on disk. Its writes reach
+/// the disk before anything else is timed: a query does not meet an index just written, whose
+/// pages the kernel is still writing back.
+fn build_index(s: &Searches) -> Result<(Measure, u64)> {
+    let index_dir = s.index_dir();
+    let build = measure(
+        "index from nothing",
+        1,
+        || s.indexed(&["index"]),
+        || {
+            let _ = std::fs::remove_dir_all(&index_dir);
+            Ok(())
+        },
+    )?;
+    if build.exit != 0 {
+        bail!("index exited with {}", build.exit);
+    }
+    sync()?;
+    Ok((build, total_bytes(&files_under([index_dir])?)))
+}
+
+/// A term of the answer key's absent queries: one that is no needle's variant.
+fn absent_term(expected: &Value) -> String {
+    expected["absent"]
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .find(|q| !q.contains("needle"))
+        })
+        .unwrap_or("zq-never-written-zq")
+        .to_string()
+}
+
+/// Fails unless the commands of `rows` exited with `want`, in order.
+fn check_exits(what: &str, rows: &[(Measure, Measure)], want: &[i32]) -> Result<()> {
+    let exits: Vec<i32> = rows.iter().map(|(m, _)| m.exit).collect();
+    if exits != want {
+        bail!("unexpected exit codes of {what}: {exits:?}, not {want:?}");
+    }
+    Ok(())
+}
+
+/// Every hit of a search for any of `queries`, from its JSON: no limit, no budget.
+fn hit_items(nh: &dyn Fn(&[&str]) -> Command, queries: &[&str]) -> Result<Vec<Value>> {
+    let mut args = vec!["list", "--session", "*"];
+    for q in queries {
+        args.extend(["--query", q]);
+    }
+    args.extend(["--limit", "1000000", "--budget", "1000000000", "--json"]);
+    let out = nh(&args).output()?;
+    let mut found: Value = serde_json::from_slice(&out.stdout).context("search output")?;
+    match found["items"].take() {
+        Value::Array(items) => Ok(items),
+        _ => bail!("no items in the search output"),
+    }
+}
+
+fn no_reset() -> Result<()> {
+    Ok(())
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Flushes every file's pending writes to disk.
@@ -445,12 +865,15 @@ fn which(name: &str) -> Option<PathBuf> {
     })
 }
 
+/// The transcripts of a corpus: every file under its harnesses' roots.
 fn corpus_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    files_under(HARNESSES.map(|h| dir.join(h)))
+}
+
+/// Every file under `dirs`, at any depth; a missing directory holds none.
+fn files_under(dirs: impl IntoIterator<Item = PathBuf>) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
-    let mut stack: Vec<PathBuf> = ["claude", "codex", "pi"]
-        .iter()
-        .map(|h| dir.join(h))
-        .collect();
+    let mut stack: Vec<PathBuf> = dirs.into_iter().filter(|d| d.exists()).collect();
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d)?.flatten() {
             let p = e.path();
@@ -493,6 +916,15 @@ fn plant_rare_session(dir: &Path) -> Result<String> {
     Ok(word.to_string())
 }
 
+/// The bytes of `files` together.
+fn total_bytes(files: &[PathBuf]) -> u64 {
+    files
+        .iter()
+        .filter_map(|f| f.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
+
 fn largest(files: &[PathBuf]) -> u64 {
     files
         .iter()
@@ -504,7 +936,7 @@ fn largest(files: &[PathBuf]) -> u64 {
 
 /// Runs a command `runs` times (calling `reset` before each) and keeps the median time.
 fn measure(
-    name: &'static str,
+    name: impl Into<String>,
     runs: usize,
     cmd: impl Fn() -> Command,
     reset: impl Fn() -> Result<()>,
@@ -519,7 +951,7 @@ fn measure(
 
 /// [`measure`] of `cmd`, and of its baseline `rg`, run in turn: (the command, the baseline).
 fn paired(
-    name: &'static str,
+    name: impl Into<String>,
     runs: usize,
     cmd: impl Fn() -> Command,
     reset: impl Fn() -> Result<()>,
@@ -536,16 +968,16 @@ fn paired(
 
 /// The runs of one command so far.
 struct Runs {
-    name: &'static str,
+    name: String,
     times: Vec<f64>,
     rss: f64,
     exit: i32,
 }
 
 impl Runs {
-    fn new(name: &'static str) -> Runs {
+    fn new(name: impl Into<String>) -> Runs {
         Runs {
-            name,
+            name: name.into(),
             times: Vec::new(),
             rss: 0.0,
             exit: 0,
@@ -630,17 +1062,12 @@ fn check_needles(nh: &dyn Fn(&[&str]) -> Command, expected: &Value) -> Result<()
     let hits = expected["hits"]
         .as_array()
         .context("expected.json has no hits")?;
-    let mut args: Vec<String> = vec!["list".into(), "--session".into(), "*".into()];
-    for h in hits {
-        args.push("--query".into());
-        args.push(h["query"].as_str().unwrap_or_default().into());
-    }
-    args.extend(["--limit", "1000000", "--budget", "1000000000", "--json"].map(String::from));
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = nh(&refs).output()?;
-    let found: Value = serde_json::from_slice(&out.stdout).context("needle search output")?;
-    let items = found["items"].as_array().context("no items")?;
-    let got: std::collections::HashSet<(String, u64)> = items
+    let queries: Vec<&str> = hits
+        .iter()
+        .map(|h| h["query"].as_str().unwrap_or_default())
+        .collect();
+    let got: std::collections::HashSet<(String, u64)> = hit_items(nh, &queries)
+        .context("the needle search")?
         .iter()
         .map(|i| {
             (

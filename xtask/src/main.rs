@@ -4,8 +4,10 @@
 //!   transcripts with planted needles and an `expected.json` answer key (see [`corpus`]).
 //!
 //! - `bench`: on such a corpus, time the cold and warm overview and a present and an absent
-//!   query against `rg -i -F -c` over the same files, with peak memory, and check that every
-//!   planted needle is found (see [`bench`]).
+//!   query against `rg -i -F -c` over the same files, with peak memory, without the search
+//!   index and with it, then the same on many small sessions, and check that every planted
+//!   needle is found; or, with `--scale`, the indexed queries at two corpus sizes 4× apart
+//!   (see [`bench`]).
 //!
 //! - `bench-raw`: history-raw's hand-written searches and the time parser against the crates
 //!   that would replace them (aho-corasick, memchr, jiff), on such a corpus in memory (see
@@ -41,9 +43,15 @@ commands:
   corpus --small N [--seed S] --out DIR
       write N small Claude sessions (about 1 KiB each, over a year, in 60 projects) into
       DIR/claude, every one holding one word and one of them a rare word
-  bench [--mib N] [--seed S] [--dir DIR] [--runs R]
+  bench [--mib N] [--seed S] [--dir DIR] [--runs R] [--small K]
       (re)use a corpus of N MiB (default 1024) in DIR (default target/bench-corpus), then time
-      notesoup-history against rg -i -F -c on it, R runs each (default 3), and check every needle
+      notesoup-history against rg -i -F -c on it, R runs each (default 3), without the search
+      index and with it, and check every needle; then the same on K small sessions (default
+      20000; 0 skips them) in target/bench-small, indexed and not, and `index` with nothing to do
+  bench --scale [--mib N] [--seed S] [--dir DIR] [--runs R]
+      only the indexed queries and the index build, against rg, on corpora of N and 4N MiB
+      (DIR and DIR-4x), or of N/4 and N MiB (DIR-quarter and DIR) where 4N does not fit on
+      the disk; one table with each row at both sizes and the ratio
   bench-raw [--mib N] [--seed S] [--dir DIR] [--runs R] [--needles a,b,c] [--only GROUPS]
       (re)use a corpus of N MiB (default 256) in DIR (default target/raw-corpus), read it into
       memory, and time history-raw's searches (keys: the needle search, alone and with the
