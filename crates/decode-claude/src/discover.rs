@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use history_core::{SessionFile, SessionKey};
+use history_core::{entry_metadata, SessionFile, SessionKey};
 
 /// The harness name in qualified ids (`claude:…`).
 pub(crate) const NAME: &str = "claude";
@@ -39,18 +39,17 @@ pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
             continue;
         };
         for entry in entries.flatten() {
-            let path = entry.path();
-            if let Some(id) = session_id(&path) {
-                named.push((id, path));
+            if let Some(id) = session_id(&entry.path()) {
+                named.push((id, entry));
             }
         }
     }
     // One stat per file, on every core.
-    let found = history_core::parallel::map(&named, |(id, path)| {
+    let found = history_core::parallel::map(&named, |(id, entry)| {
         // A symlinked file is followed (its target is the transcript); a directory never is.
-        let meta = fs::metadata(path).ok().filter(|m| m.is_file())?;
+        let meta = entry_metadata(entry).ok().filter(|m| m.is_file())?;
         let key = SessionKey::new(NAME, id.clone());
-        Some(SessionFile::from_metadata(key, path.clone(), &meta))
+        Some(SessionFile::from_metadata(key, entry.path(), &meta))
     });
     found.into_iter().flatten().collect()
 }

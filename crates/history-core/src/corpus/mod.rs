@@ -6,7 +6,7 @@ pub mod parallel;
 
 pub use locate::locate;
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use crate::choose::Filter;
 use crate::error::HistoryError;
@@ -114,7 +114,7 @@ impl Corpus {
             let (a, b) = (&files[a], &files[b]);
             b.modified.cmp(&a.modified).then(a.key.cmp(&b.key))
         });
-        let mut seen: HashSet<&crate::model::SessionKey> = HashSet::with_capacity(files.len());
+        let mut seen: FxHashSet<&crate::model::SessionKey> = FxHashSet::default();
         let keep: Vec<bool> = {
             let mut keep = vec![false; files.len()];
             for &i in &order {
