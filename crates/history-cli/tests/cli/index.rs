@@ -991,7 +991,8 @@ fn twin(roots: &Roots, rel: &str, id: &str) {
 /// filters that leave few of their candidates, over sessions whose hits tie on time, whose
 /// newest lines are off their selected branch, and one appended to after indexing: every page
 /// the index answers equals the page without it, of hits and of sessions (`--sessions`), and a
-/// page of sessions is the share of every session that its limit takes.
+/// page of sessions is the share of every session that its limit takes; and so do the pages
+/// that follow one another by their cursors.
 #[test]
 fn frequent_words_with_every_filter_answer_as_without_the_index() {
     let roots = Roots::with_samples();
@@ -1032,6 +1033,46 @@ fn frequent_words_with_every_filter_answer_as_without_the_index() {
         }
     }
     assert_eq!(checked, 180, "searches the index took no part in");
+    for end in ["newest", "oldest"] {
+        for filter in [&[][..], &["--role", "user"]] {
+            pages_alike(&roots, "the", end, filter);
+        }
+    }
+}
+
+/// Page after page of a search, each one from the cursor the one before gives (`older` from
+/// the newest end, `newer` from the oldest), is the same with and without the index.
+fn pages_alike(roots: &Roots, word: &str, end: &str, filter: &[&str]) {
+    let (next, flag) = match end {
+        "newest" => ("older", "--before"),
+        _ => ("newer", "--after"),
+    };
+    let mut cursor: Option<String> = None;
+    for page in 0..6 {
+        let mut args = vec![
+            "list", "--query", word, "--json", "--from", end, "--limit", "4",
+        ];
+        args.extend_from_slice(filter);
+        if let Some(c) = &cursor {
+            args.extend([flag, c.as_str()]);
+        }
+        same_both_ways(roots, &args);
+        let json = roots.run_indexed(&args).json();
+        let Some(at) = json[next][&flag[2..]].as_object() else {
+            assert!(
+                page > 0,
+                "{args:?}: a word on most lines fills more than a page"
+            );
+            return;
+        };
+        cursor = Some(format!(
+            "{},{},{},{}",
+            at["time"].as_str().unwrap_or("untimed"),
+            at["session"].as_str().unwrap(),
+            at["seq"],
+            at["part"]
+        ));
+    }
 }
 
 /// A page of `--sessions` (`args`, whose `--limit` is `limit`, from `end`) is that end's share
