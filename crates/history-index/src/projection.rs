@@ -4,6 +4,7 @@
 //! lines happen; an appended session's new lines are decoded for the query. Any other session
 //! is unknown and is read.
 
+use std::borrow::Cow;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::RangeInclusive;
@@ -24,7 +25,7 @@ use history_raw::RawFilter;
 
 use crate::events::{self, text_hash};
 use crate::freshness::{Files, Freshness, Unread};
-use crate::store::{Candidate, Census, SessionRow, Store, StoreError};
+use crate::store::{Candidate, Census, Located, SessionRow, Store, StoreError};
 use crate::tokens::{query_tokens, Token};
 
 /// The most queries (an OR) whose hits are read from located lines; a search for more decodes
@@ -125,7 +126,7 @@ fn snapshot_within(store: &Store, seen: &Seen, row: &SessionRow, now: &Files) ->
 
 /// A query's candidate lines: every one's id, ascending, and the range of them in each session
 /// (by its index among the sessions looked up).
-type QueryCandidates = (Vec<u64>, HashMap<usize, RangeInclusive<u64>>);
+type QueryCandidates = (Located, HashMap<usize, RangeInclusive<u64>>);
 
 /// Per session (by index) with candidates, the span of their times.
 type Spans = HashMap<usize, Option<Span>>;
@@ -148,20 +149,30 @@ struct Found {
 impl Found {
     /// The ids among which `key`'s candidates for query `q` are; `None` when this is not
     /// what was found for `filter` or the session's stored lines changed since.
-    fn ids(&self, filter: &Filter, q: usize, key: &SessionKey, row: &SessionRow) -> Option<&[u64]> {
+    fn ids(
+        &self,
+        filter: &Filter,
+        q: usize,
+        key: &SessionKey,
+        row: &SessionRow,
+    ) -> Option<Cow<'_, [u64]>> {
         let at = self.sorted.binary_search_by(|&i| self.keys[i].cmp(key));
         let slot = at.ok().map(|at| self.sorted[at]);
         let then = slot.map(|slot| &self.census.row(self.rows[slot]).witnesses);
         if self.queries != filter.queries() || then != Some(&row.witnesses) {
             return None;
         }
-        let (ids, ranges) = self.per_query.get(q)?;
+        let (located, ranges) = self.per_query.get(q)?;
         let Some(range) = slot.and_then(|slot| ranges.get(&slot)) else {
-            return Some(&[]);
+            return Some(Cow::Borrowed(&[]));
         };
+        if let Some(lists) = &located.dense {
+            return Some(Cow::Owned(lists.within(range.clone())));
+        }
+        let ids = &located.ids;
         let start = ids.partition_point(|id| id < range.start());
         let end = ids.partition_point(|id| id <= range.end());
-        Some(&ids[start..end])
+        Some(Cow::Borrowed(&ids[start..end]))
     }
 }
 
@@ -178,9 +189,9 @@ fn candidate_spans(
     let mut spans = Spans::new();
     let mut found = Vec::new();
     for tokens in per_query {
-        let located = seen.ok(store.located(census, keys, tokens))?;
+        let mut located = seen.ok(store.located(census, keys, tokens))?;
         let mut ranges: HashMap<usize, RangeInclusive<u64>> = HashMap::new();
-        for this in located.spans {
+        for this in std::mem::take(&mut located.spans) {
             let entry = spans.entry(this.session).or_insert(this.times);
             *entry = match (*entry, this.times) {
                 (Some((f1, l1)), Some((f2, l2))) => Some((f1.min(f2), l1.max(l2))),
@@ -189,7 +200,7 @@ fn candidate_spans(
             let range = ranges.entry(this.session).or_insert(this.ids.clone());
             *range = *range.start().min(this.ids.start())..=*range.end().max(this.ids.end());
         }
-        found.push((located.ids, ranges));
+        found.push((located, ranges));
     }
     Some((spans, found))
 }
@@ -389,7 +400,7 @@ impl Index {
         let mut lines: BTreeMap<u64, Candidate> = BTreeMap::new();
         for (q, query) in filter.queries().iter().enumerate() {
             let candidates = match found.as_ref().and_then(|f| f.ids(filter, q, key, row)) {
-                Some(ids) => store.lines_of_among(key, ids),
+                Some(ids) => store.lines_of_among(key, &ids),
                 None => store.matching_lines(key, &query_tokens(query)?),
             };
             for c in self.damage.ok(candidates)? {
@@ -496,6 +507,27 @@ fn in_order<'a>(
     Some((order.into_iter().map(|(_, hit)| hit).collect(), meta))
 }
 
+/// The texts of a stored line's events, read from its byte range in `path` and decoded alone:
+/// each one's [`text_hash`], and the text itself where `filter` finds a match in it; `None` when
+/// the line cannot be read or decoded.
+fn replay(
+    source: &dyn Transcript,
+    path: &Path,
+    c: &Candidate,
+    filter: &Filter,
+) -> Option<Vec<(u64, Option<String>)>> {
+    let len = usize::try_from(c.line.len).ok()?;
+    let bytes = source.read_at(path, c.line.offset, len)?.ok()?;
+    let mut texts = Vec::new();
+    let mut keep = |e: Event| {
+        let hash = text_hash(&e.text);
+        texts.push((hash, filter.matches_text(&e.text).then_some(e.text)));
+    };
+    source
+        .replay(c.line.seq, &bytes, &mut keep)
+        .then_some(texts)
+}
+
 /// The first `wanted.count` hits of `order` whose texts match: an appended event as it is, a
 /// stored one with its text, read from its line in `path` (each line read and replayed once).
 /// `None` when a line cannot be read or no longer gives a text it was indexed with.
@@ -506,7 +538,23 @@ fn read_hits(
     wanted: &Wanted<'_>,
 ) -> Option<Vec<(Event, Option<Location>)>> {
     let (filter, all_branches) = (wanted.filter, wanted.all_branches);
-    let mut replayed: HashMap<u64, Vec<Event>> = HashMap::new();
+    // Every hit wanted (a session summed up whole): each line is read and replayed on every
+    // core first.
+    let mut replayed: HashMap<u64, Vec<(u64, Option<String>)>> = HashMap::new();
+    if wanted.count >= order.len() {
+        let mut lines: Vec<&Candidate> = (order.iter())
+            .filter_map(|hit| match hit {
+                Hit::Stored(_, c, _) => Some(*c),
+                Hit::Appended(..) => None,
+            })
+            .collect();
+        lines.sort_unstable_by_key(|c| c.line.seq);
+        lines.dedup_by_key(|c| c.line.seq);
+        let texts = history_core::parallel::map(&lines, |c| replay(source, path, c, filter));
+        for (c, texts) in lines.iter().zip(texts) {
+            replayed.insert(c.line.seq, texts?);
+        }
+    }
     let mut hits = Vec::new();
     for hit in order {
         if hits.len() >= wanted.count {
@@ -525,22 +573,12 @@ fn read_hits(
         let seq = c.line.seq;
         let texts = match replayed.entry(seq) {
             Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => {
-                let len = usize::try_from(c.line.len).ok()?;
-                let bytes = source.read_at(path, c.line.offset, len)?.ok()?;
-                let mut events = Vec::new();
-                if !source.replay(seq, &bytes, &mut |e| events.push(e)) {
-                    return None;
-                }
-                e.insert(events)
-            }
+            Entry::Vacant(e) => e.insert(replay(source, path, c, filter)?),
         };
-        let i = texts
-            .iter()
-            .position(|e| text_hash(&e.text) == stored.text)?;
-        let mut event = stored.event(seq, std::mem::take(&mut texts[i].text));
-        texts.remove(i);
-        if filter.matches_text(&event.text) {
+        let i = texts.iter().position(|(hash, _)| *hash == stored.text)?;
+        let (_, text) = texts.remove(i);
+        if let Some(text) = text {
+            let mut event = stored.event(seq, text);
             if all_branches {
                 event.on_active_branch = Some(on);
             }

@@ -45,7 +45,8 @@ pub use fingerprint::{
     checkpoint_blocks, checkpoint_hash, checkpoint_hash_file, Fingerprint, CHECKPOINT_WINDOW,
 };
 pub use place::Place;
-pub use read::{Located, LocatedSpan};
+pub use postings::TokenLists;
+pub use read::{Located, LocatedSpan, DENSE};
 use record::{int, line_time, time_columns, uint};
 pub use record::{
     Candidate, LineRecord, LineRow, SessionRecord, SessionRow, SessionState, Stats, TimeSpan,

@@ -26,6 +26,7 @@ use super::sum;
 use crate::varint;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use rusqlite::types::Value;
 use rusqlite::vtab::array::Array;
@@ -234,7 +235,7 @@ pub(crate) fn encode(ids: &[u64], out: &mut Vec<u8>) {
 /// The ids of one stored list, in order, with seeks that use its skip entries. A damaged list
 /// ends early.
 pub(crate) struct List {
-    bytes: Vec<u8>,
+    bytes: Arc<[u8]>,
     payload: usize,
     skips: Vec<(u64, usize)>,
     n: u64,
@@ -248,7 +249,8 @@ pub(crate) struct List {
 }
 
 impl List {
-    pub(crate) fn new(bytes: Vec<u8>) -> List {
+    pub(crate) fn new(bytes: impl Into<Arc<[u8]>>) -> List {
+        let bytes: Arc<[u8]> = bytes.into();
         let mut at = 0;
         let header = (|| {
             let n = varint::read(&bytes, &mut at)?;
@@ -762,6 +764,56 @@ pub(crate) fn candidates(
     tokens: &[Token],
     range: std::ops::RangeInclusive<u64>,
 ) -> rusqlite::Result<Vec<u64>> {
+    if !tokens.is_empty() {
+        return Ok(lists(conn, tokens)?.within(range));
+    }
+    // No token to require: every line in the range.
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT id, {} FROM lines l WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+        sum::checked("l", sum::LINE)
+    ))?;
+    let ids = stmt
+        .query_map(
+            params![
+                *range.start() as i64,
+                (*range.end()).min(i64::MAX as u64) as i64
+            ],
+            |r| {
+                sum::whole(r.get(1)?)?;
+                r.get::<_, i64>(0)
+            },
+        )?
+        .map(|id| id.map(|id| id as u64))
+        .collect();
+    ids
+}
+
+/// A query's token lists, read (and checked) once: the ids that every one of them holds, over
+/// any range of ids, on demand.
+#[derive(Clone, Debug, Default)]
+pub struct TokenLists {
+    /// Per token, the bytes of its lists in segment order.
+    terms: Vec<Vec<Arc<[u8]>>>,
+    /// How many ids the token with the fewest holds; 0 when one holds none (no line holds
+    /// them all).
+    pub(crate) rarest: u64,
+}
+
+impl TokenLists {
+    /// The ids in `range` that every token's lists hold, in order.
+    pub fn within(&self, range: std::ops::RangeInclusive<u64>) -> Vec<u64> {
+        if self.rarest == 0 {
+            return Vec::new();
+        }
+        let terms = (self.terms.iter())
+            .map(|lists| Term::new(lists.iter().map(|b| List::new(b.clone())).collect()))
+            .collect();
+        intersect(terms, range)
+    }
+}
+
+/// The lists of `tokens` (not empty), the rarest [`MAX_TERMS`] of them.
+pub(crate) fn lists(conn: &Connection, tokens: &[Token]) -> rusqlite::Result<TokenLists> {
     // Three statements whatever the number of tokens and segments: each statement is a read
     // transaction of its own, with its locks.
     let segments = segments(conn)?;
@@ -798,7 +850,7 @@ pub(crate) fn candidates(
         }
     }
     if counts.values().any(|&n| n == 0) {
-        return Ok(Vec::new());
+        return Ok(TokenLists::default());
     }
     let mut rarest: Vec<(i64, Token)> = counts.into_iter().map(|(t, n)| (n, t)).collect();
     rarest.sort_unstable();
@@ -818,34 +870,16 @@ pub(crate) fn candidates(
     let mut terms = Vec::new();
     let mut lists = lists.into_iter().peekable();
     while let Some((t, _, bytes)) = lists.next() {
-        let mut found = vec![List::new(bytes)];
+        let mut found: Vec<Arc<[u8]>> = vec![bytes.into()];
         while let Some((_, _, bytes)) = lists.next_if(|(next, _, _)| *next == t) {
-            found.push(List::new(bytes));
+            found.push(bytes.into());
         }
-        terms.push(Term::new(found));
+        terms.push(found);
     }
-    if terms.is_empty() {
-        // No token to require: every line in the range.
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT id, {} FROM lines l WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
-            sum::checked("l", sum::LINE)
-        ))?;
-        let ids = stmt
-            .query_map(
-                params![
-                    *range.start() as i64,
-                    (*range.end()).min(i64::MAX as u64) as i64
-                ],
-                |r| {
-                    sum::whole(r.get(1)?)?;
-                    r.get::<_, i64>(0)
-                },
-            )?
-            .map(|id| id.map(|id| id as u64))
-            .collect();
-        return ids;
-    }
-    Ok(intersect(terms, range))
+    Ok(TokenLists {
+        terms,
+        rarest: rarest.first().map_or(0, |&(n, _)| n as u64),
+    })
 }
 
 #[cfg(test)]

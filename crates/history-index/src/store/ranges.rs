@@ -60,6 +60,11 @@ impl IdRange {
         }
     }
 
+    /// How many ids it spans.
+    pub(super) fn len(&self) -> u64 {
+        (self.last - self.first + 1).max(0) as u64
+    }
+
     /// Its values as the catalog keeps them ([`super::catalog`]).
     pub(super) fn values(&self) -> [i64; 6] {
         let present = i64::from(self.min_at.is_some()) | i64::from(self.max_time.is_some()) << 1;

@@ -12,7 +12,7 @@ use history_core::{SessionKey, SessionMeta, Timestamp};
 use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 
-use super::postings::candidates;
+use super::postings::{self, candidates, TokenLists};
 use super::{catalog, ranges, sum, Census};
 use super::{
     int, line_time, place, uint, Candidate, Fingerprint, LineRow, SessionRow, SessionState, Stats,
@@ -23,11 +23,19 @@ use crate::tokens::Token;
 /// The lines holding a query's tokens, as [`Store::located`] finds them.
 #[derive(Debug, Default)]
 pub struct Located {
-    /// Every candidate line's id, ascending.
+    /// Every candidate line's id, ascending; none when `dense`.
     pub ids: Vec<u64>,
     /// Per session and kind of line time.
     pub spans: Vec<LocatedSpan>,
+    /// For tokens that each lie on more than one line in [`DENSE`], their lists, to find one
+    /// session's candidates when it is read: the spans are then each session's lines, whatever
+    /// they hold, so that a page of a word on most lines reads the few sessions it shows rather
+    /// than every candidate of every session.
+    pub dense: Option<TokenLists>,
 }
+
+/// A query whose every token lies on more than one line in this many is [`Located::dense`].
+pub const DENSE: u64 = 8;
 
 /// Some of a session's candidate lines: their times and the range of their ids.
 #[derive(Debug)]
@@ -360,8 +368,29 @@ impl Store {
         if wanted.is_empty() {
             return Ok(Located::default());
         }
-        let ids = candidates(&self.conn, tokens, 1..=i64::MAX as u64)?;
         let ranges = &census.ranges;
+        let lists = postings::lists(&self.conn, tokens)?;
+        let lines: u64 = ranges.iter().map(|(_, r)| r.len()).sum();
+        if !tokens.is_empty() && lists.rarest.saturating_mul(DENSE) > lines {
+            let spans = (ranges.iter())
+                .filter_map(|(session, range)| {
+                    Some(LocatedSpan {
+                        session: *wanted.get(session)?,
+                        times: range.times(),
+                        ids: uint(range.first)..=uint(range.last),
+                    })
+                })
+                .collect();
+            return Ok(Located {
+                ids: Vec::new(),
+                spans,
+                dense: Some(lists),
+            });
+        }
+        let ids = match tokens.is_empty() {
+            true => candidates(&self.conn, tokens, 1..=i64::MAX as u64)?,
+            false => lists.within(1..=i64::MAX as u64),
+        };
         let (mut spans, mut unplaced) = (Vec::new(), Vec::new());
         let (mut at, mut r) = (0, 0);
         // Both in id order, the ranges apart from one another: one pass over each.
@@ -387,7 +416,11 @@ impl Store {
             }
         }
         self.all_gone(&unplaced)?;
-        Ok(Located { ids, spans })
+        Ok(Located {
+            ids,
+            spans,
+            dense: None,
+        })
     }
 
     /// The session's lines with seqs in `seqs`, by seq: what a page around a hit needs.
