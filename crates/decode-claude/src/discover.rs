@@ -45,13 +45,12 @@ pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
         }
     }
     // One stat per file, on every core.
-    let found = history_core::parallel::map(&named, |(id, entry)| {
+    history_core::parallel::filter_map(&named, |(id, entry)| {
         // A symlinked file is followed (its target is the transcript); a directory never is.
         let meta = entry_metadata(entry).ok().filter(|m| m.is_file())?;
         let key = SessionKey::new(NAME, id.clone());
         Some(SessionFile::from_metadata(key, entry.path(), &meta))
-    });
-    found.into_iter().flatten().collect()
+    })
 }
 
 fn session_id(path: &Path) -> Option<String> {

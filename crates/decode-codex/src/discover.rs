@@ -156,14 +156,11 @@ pub(crate) fn sessions(harness: &str, root: &Path) -> Vec<SessionFile> {
         .map(|(thread, (_, path))| (thread, path))
         .collect();
     // One stat per file, on every core.
-    let mut files: Vec<SessionFile> = history_core::parallel::map(&named, |(thread, path)| {
+    let mut files = history_core::parallel::filter_map(&named, |(thread, path)| {
         let meta = fs::metadata(path).ok()?;
         let key = SessionKey::new(harness, thread.clone());
         Some(SessionFile::from_metadata(key, path.clone(), &meta))
-    })
-    .into_iter()
-    .flatten()
-    .collect();
+    });
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files
 }

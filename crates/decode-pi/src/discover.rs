@@ -26,10 +26,7 @@ pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
         paths.extend(files.flatten().map(|file| file.path()));
     }
     // Each file's stat and header, on every core.
-    let mut found: Vec<SessionFile> = history_core::parallel::map(&paths, |p| session_file(p))
-        .into_iter()
-        .flatten()
-        .collect();
+    let mut found = history_core::parallel::filter_map(&paths, |p| session_file(p));
     found.sort_by(|a, b| a.path.cmp(&b.path));
     found
 }

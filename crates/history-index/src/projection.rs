@@ -135,14 +135,12 @@ type Spans = HashMap<usize, Option<Span>>;
 struct Found {
     queries: Vec<String>,
     per_query: Vec<QueryCandidates>,
-    /// The sessions looked up, and by each one's index what the store held of it: a session
-    /// the store took in again since has other lines (ids are never reused), and is looked up
-    /// anew.
-    keys: Vec<SessionKey>,
+    /// What the store held of each session: one the store took in again since has other lines
+    /// (ids are never reused), and is looked up anew.
     census: Census,
     /// Per session looked up, its row's index in `census`.
     rows: Vec<usize>,
-    /// The indices of `keys`, in key order.
+    /// The sessions looked up, in key order.
     sorted: Vec<usize>,
 }
 
@@ -156,7 +154,8 @@ impl Found {
         key: &SessionKey,
         row: &SessionRow,
     ) -> Option<Cow<'_, [u64]>> {
-        let at = self.sorted.binary_search_by(|&i| self.keys[i].cmp(key));
+        let key_of = |slot: usize| &self.census.row(self.rows[slot]).key;
+        let at = self.sorted.binary_search_by(|&slot| key_of(slot).cmp(key));
         let slot = at.ok().map(|at| self.sorted[at]);
         let then = slot.map(|slot| &self.census.row(self.rows[slot]).witnesses);
         if self.queries != filter.queries() || then != Some(&row.witnesses) {
@@ -318,23 +317,21 @@ impl Index {
         grown
     }
 
-    /// Keeps the candidate lines `known` found for `filter`'s queries in the sessions `keys`
+    /// Keeps the candidate lines `known` found for `filter`'s queries in the sessions looked up
     /// (each one's row the `rows`-th of `census`), for [`Projection::hits`] to take.
     fn keep_found(
         &self,
         filter: &Filter,
-        keys: Vec<SessionKey>,
         census: Census,
         rows: Vec<usize>,
         per_query: Vec<QueryCandidates>,
     ) {
         if let Ok(mut located) = self.located.lock() {
-            let mut sorted: Vec<usize> = (0..keys.len()).collect();
-            sorted.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
+            let mut sorted: Vec<usize> = (0..rows.len()).collect();
+            sorted.sort_by(|&a, &b| census.row(rows[a]).key.cmp(&census.row(rows[b]).key));
             *located = Some(Found {
                 queries: filter.queries().to_vec(),
                 per_query,
-                keys,
                 census,
                 rows,
                 sorted,
@@ -664,7 +661,7 @@ impl Projection for Index {
         let known = (0..sessions.len())
             .map(|i| known_of(judged[i].as_ref(), grown[i], slots[i], &spans))
             .collect();
-        self.keep_found(filter, keys, census, key_rows, per_query);
+        self.keep_found(filter, census, key_rows, per_query);
         known
     }
 

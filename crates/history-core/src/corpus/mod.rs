@@ -106,7 +106,7 @@ impl Corpus {
         // Each source walks its own directories: on every core, their stats and header reads
         // overlap.
         let found = crate::corpus::parallel::map(&sources, |s| s.discover());
-        let mut files: Vec<SessionFile> = found.into_iter().flatten().collect();
+        let files: Vec<SessionFile> = found.into_iter().flatten().collect();
         // Newest first; of one key found twice, the newer file (the first here) is kept. The
         // files are ordered by index, and moved once.
         let mut order: Vec<usize> = (0..files.len()).collect();
@@ -114,21 +114,10 @@ impl Corpus {
             let (a, b) = (&files[a], &files[b]);
             b.modified.cmp(&a.modified).then(a.key.cmp(&b.key))
         });
-        let mut seen: FxHashSet<&crate::model::SessionKey> = FxHashSet::default();
-        let keep: Vec<bool> = {
-            let mut keep = vec![false; files.len()];
-            for &i in &order {
-                keep[i] = seen.insert(&files[i].key);
-            }
-            keep
-        };
-        drop(seen);
-        let mut slots: Vec<Option<SessionFile>> = files.drain(..).map(Some).collect();
-        order
-            .into_iter()
-            .filter(|&i| keep[i])
-            .filter_map(|i| slots[i].take())
-            .collect()
+        let mut seen = FxHashSet::default();
+        order.retain(|&i| seen.insert(&files[i].key));
+        let mut slots: Vec<Option<SessionFile>> = files.into_iter().map(Some).collect();
+        order.into_iter().filter_map(|i| slots[i].take()).collect()
     }
 
     /// Whether a session can hold a hit, from the raw bytes of its file and of every ancestor it

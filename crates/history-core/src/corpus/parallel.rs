@@ -63,6 +63,15 @@ pub fn ordered_map<'a, T, R>(
     });
 }
 
+/// [`map`], keeping the results that are `Some`, in item order.
+pub fn filter_map<'a, T, R>(items: &'a [T], work: impl Fn(&'a T) -> Option<R> + Sync) -> Vec<R>
+where
+    T: Sync,
+    R: Send,
+{
+    map(items, work).into_iter().flatten().collect()
+}
+
 /// Runs `work` over every item on [`workers`] threads (the calling one among them) and returns
 /// the results in item order. Cheaper than [`ordered_map`] when every item is wanted: no thread
 /// waits on another before the end.

@@ -8,7 +8,7 @@
 //! is [`crate::History::sessions`].
 
 use crate::choose::Filter;
-use crate::corpus::parallel::{map, ordered_map};
+use crate::corpus::parallel::{filter_map, ordered_map};
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
 use crate::model::End;
@@ -167,19 +167,19 @@ pub fn gather(
     let known: Option<Vec<Known>> = projection.map(|p| p.known(corpus, sessions, filter));
     let known = |i: usize| known.as_ref().and_then(|k| k.get(i)).copied();
     let indices: Vec<usize> = (0..sessions.len()).collect();
-    let spans = map(&indices, |&i| match known(i) {
-        Some(Known::NoHit) => None,
-        Some(Known::Within { first, last, .. }) => Some(Span {
-            first: first.map(|t| t.0),
-            last: last.map(|t| t.0),
-        }),
-        Some(Known::Unknown | Known::Unindexable) | None => hit_span(corpus, &sessions[i], &raw),
+    let mut order: Vec<(Span, usize)> = filter_map(&indices, |&i| {
+        let span = match known(i) {
+            Some(Known::NoHit) => None,
+            Some(Known::Within { first, last, .. }) => Some(Span {
+                first: first.map(|t| t.0),
+                last: last.map(|t| t.0),
+            }),
+            Some(Known::Unknown | Known::Unindexable) | None => {
+                hit_span(corpus, &sessions[i], &raw)
+            }
+        };
+        span.map(|span| (span, i))
     });
-    let mut order: Vec<(Span, usize)> = spans
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, span)| span.map(|s| (s, i)))
-        .collect();
     match from {
         End::Newest => order.sort_by_key(|(span, _)| std::cmp::Reverse(span.last)),
         End::Oldest => order.sort_by_key(|(span, _)| span.first),
