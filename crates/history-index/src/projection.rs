@@ -124,8 +124,8 @@ fn snapshot_within(store: &Store, seen: &Seen, row: &SessionRow, now: &Files) ->
     (appended <= MAX_APPENDED).then_some(snapshot)
 }
 
-/// A query's candidate lines: every one's id, ascending, and the range of them in each session
-/// (by its index among the sessions looked up).
+/// A query's candidate lines as the store located them, and the range of their ids in each
+/// session (by its index among the sessions looked up).
 type QueryCandidates = (Located, HashMap<usize, RangeInclusive<u64>>);
 
 /// Per session (by index) with candidates, the span of their times.
@@ -154,10 +154,12 @@ impl Found {
         key: &SessionKey,
         row: &SessionRow,
     ) -> Option<Cow<'_, [u64]>> {
-        let key_of = |slot: usize| &self.census.row(self.rows[slot]).key;
-        let at = self.sorted.binary_search_by(|&slot| key_of(slot).cmp(key));
+        let row_of = |slot: usize| self.census.row(self.rows[slot]);
+        let at = self
+            .sorted
+            .binary_search_by(|&slot| row_of(slot).key.cmp(key));
         let slot = at.ok().map(|at| self.sorted[at]);
-        let then = slot.map(|slot| &self.census.row(self.rows[slot]).witnesses);
+        let then = slot.map(|slot| &row_of(slot).witnesses);
         if self.queries != filter.queries() || then != Some(&row.witnesses) {
             return None;
         }

@@ -46,7 +46,7 @@ pub use fingerprint::{
 };
 pub use place::Place;
 pub use postings::TokenLists;
-pub use read::{Located, LocatedSpan, DENSE};
+pub use read::{Located, LocatedSpan};
 use record::{int, line_time, time_columns, uint};
 pub use record::{
     Candidate, LineRecord, LineRow, SessionRecord, SessionRow, SessionState, Stats, TimeSpan,
@@ -536,21 +536,14 @@ impl Store {
         if !self.writable {
             return Err(StoreError::Degraded);
         }
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        let written = (|| -> Result<(), StoreError> {
-            let present: bool =
-                (self.conn).query_row("SELECT count(*) FROM catalog", [], |r| r.get(0))?;
-            if !present {
-                catalog::write(&self.conn, &self.census_of_tables()?)?;
-            }
-            Ok(())
-        })();
-        let end = match written {
-            Ok(()) => "COMMIT",
-            Err(_) => "ROLLBACK",
-        };
-        self.conn.execute_batch(end)?;
-        written
+        // Unchecked: the census below is read through the same connection, inside it.
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        let present: bool = tx.query_row("SELECT count(*) FROM catalog", [], |r| r.get(0))?;
+        if !present {
+            catalog::write(&tx, &self.census_of_tables()?)?;
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     /// A write transaction, with the gatherer of the tokens of the lines it writes, which

@@ -20,7 +20,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::ranges::IdRange;
 use super::{sum, Fingerprint, SessionRow, SessionState, Witness};
-use crate::varint;
+use crate::varint::{self, put};
 
 /// The SQL that keeps the catalog from outliving a change of the tables it repeats.
 pub(super) const TRIGGERS: &str = "
@@ -103,7 +103,6 @@ pub(super) fn agrees(conn: &Connection, tables: &Census) -> rusqlite::Result<boo
 
 fn encode(census: &Census) -> Vec<u8> {
     let mut out = Vec::new();
-    let put = |out: &mut Vec<u8>, v: u64| varint::put(out, v);
     let bytes = |out: &mut Vec<u8>, b: &[u8]| {
         varint::put(out, b.len() as u64);
         out.extend_from_slice(b);
