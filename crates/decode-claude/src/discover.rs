@@ -27,24 +27,20 @@ pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
     let Ok(projects) = fs::read_dir(root) else {
         return Vec::new();
     };
-    let mut named = Vec::new();
-    for project in projects.flatten() {
-        let Ok(kind) = project.file_type() else {
-            continue;
+    let projects: Vec<PathBuf> = (projects.flatten())
+        .filter(|p| p.file_type().is_ok_and(|kind| kind.is_dir()))
+        .map(|p| p.path())
+        .collect();
+    // The project directories are listed, and then each file stat'ed once, on every core.
+    let listed = history_core::parallel::map(&projects, |project| {
+        let Ok(entries) = fs::read_dir(project) else {
+            return Vec::new();
         };
-        if !kind.is_dir() {
-            continue;
-        }
-        let Ok(entries) = fs::read_dir(project.path()) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            if let Some(id) = session_id(&entry.path()) {
-                named.push((id, entry));
-            }
-        }
-    }
-    // One stat per file, on every core.
+        (entries.flatten())
+            .filter_map(|entry| Some((session_id(Path::new(&entry.file_name()))?, entry)))
+            .collect()
+    });
+    let named: Vec<(String, fs::DirEntry)> = listed.into_iter().flatten().collect();
     history_core::parallel::filter_map(&named, |(id, entry)| {
         // A symlinked file is followed (its target is the transcript); a directory never is.
         let meta = entry_metadata(entry).ok().filter(|m| m.is_file())?;

@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::BuildHasher;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +23,7 @@ use history_core::{
 use history_core::{Known, SessionHits, Wanted};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::events::{self, text_hash};
 use crate::freshness::{Files, Freshness, Unread};
@@ -126,10 +128,10 @@ fn snapshot_within(store: &Store, seen: &Seen, row: &SessionRow, now: &Files) ->
 
 /// A query's candidate lines as the store located them, and the range of their ids in each
 /// session (by its index among the sessions looked up).
-type QueryCandidates = (Located, HashMap<usize, RangeInclusive<u64>>);
+type QueryCandidates = (Located, FxHashMap<usize, RangeInclusive<u64>>);
 
 /// Per session (by index) with candidates, the span of their times.
-type Spans = HashMap<usize, Option<Span>>;
+type Spans = FxHashMap<usize, Option<Span>>;
 
 /// The candidate lines of a filter's queries, as [`Projection::known`] found them.
 struct Found {
@@ -138,10 +140,10 @@ struct Found {
     /// What the store held of each session: one the store took in again since has other lines
     /// (ids are never reused), and is looked up anew.
     census: Census,
-    /// Per session looked up, its row's index in `census`.
-    rows: Vec<usize>,
-    /// The sessions looked up, in key order.
-    sorted: Vec<usize>,
+    /// Per session looked up, its row's position in `census`.
+    rows: Vec<Option<usize>>,
+    /// The sessions looked up, by the hash of their keys.
+    by_hash: Vec<(u64, usize)>,
 }
 
 impl Found {
@@ -154,12 +156,14 @@ impl Found {
         key: &SessionKey,
         row: &SessionRow,
     ) -> Option<Cow<'_, [u64]>> {
-        let row_of = |slot: usize| self.census.row(self.rows[slot]);
-        let at = self
-            .sorted
-            .binary_search_by(|&slot| row_of(slot).key.cmp(key));
-        let slot = at.ok().map(|at| self.sorted[at]);
-        let then = slot.map(|slot| &row_of(slot).witnesses);
+        let row_of = |slot: usize| Some(self.census.row(self.rows[slot]?));
+        let hash = FxBuildHasher.hash_one(key);
+        let from = self.by_hash.partition_point(|&(h, _)| h < hash);
+        let slot = (self.by_hash[from..].iter())
+            .take_while(|&&(h, _)| h == hash)
+            .map(|&(_, slot)| slot)
+            .find(|&slot| row_of(slot).is_some_and(|r| r.key == *key));
+        let then = slot.and_then(row_of).map(|r| &r.witnesses);
         if self.queries != filter.queries() || then != Some(&row.witnesses) {
             return None;
         }
@@ -177,21 +181,21 @@ impl Found {
     }
 }
 
-/// Per session of `keys` (by index) with candidate lines for any of the queries (`per_query`,
+/// Per session at `positions` in the census (by index among them) with candidate lines for any of the queries (`per_query`,
 /// their tokens), the span of their times (`None` within: one has no known time); and what
 /// [`Found`] keeps of them. `None` when the store cannot tell.
 fn candidate_spans(
     store: &Store,
     seen: &Seen,
     census: &Census,
-    keys: &[SessionKey],
+    positions: &[Option<usize>],
     per_query: &[Vec<Token>],
 ) -> Option<(Spans, Vec<QueryCandidates>)> {
-    let mut spans = Spans::new();
+    let mut spans = Spans::default();
     let mut found = Vec::new();
     for tokens in per_query {
-        let mut located = seen.ok(store.located(census, keys, tokens))?;
-        let mut ranges: HashMap<usize, RangeInclusive<u64>> = HashMap::new();
+        let mut located = seen.ok(store.located(census, positions, tokens))?;
+        let mut ranges: FxHashMap<usize, RangeInclusive<u64>> = FxHashMap::default();
         for this in std::mem::take(&mut located.spans) {
             let entry = spans.entry(this.session).or_insert(this.times);
             *entry = match (*entry, this.times) {
@@ -265,7 +269,7 @@ fn spans_and_appended(
     corpus: &Corpus,
     appended: &[(usize, &SessionFile, &SessionRow, &Files)],
     filter: &Filter,
-    keys: &[SessionKey],
+    positions: &[Option<usize>],
     per_query: &[Vec<Token>],
 ) -> (Option<Candidates>, Vec<(usize, Option<Appended>)>) {
     let reader = store.reader();
@@ -279,7 +283,7 @@ fn spans_and_appended(
             });
             Some(decoded.collect::<Vec<_>>())
         });
-        let spans = candidate_spans(store, seen, census, keys, per_query);
+        let spans = candidate_spans(store, seen, census, positions, per_query);
         (spans, decoding.join().ok().flatten().unwrap_or_default())
     })
 }
@@ -320,23 +324,27 @@ impl Index {
     }
 
     /// Keeps the candidate lines `known` found for `filter`'s queries in the sessions looked up
-    /// (each one's row the `rows`-th of `census`), for [`Projection::hits`] to take.
+    /// (each one's row at its position in `census`), for [`Projection::hits`] to take.
     fn keep_found(
         &self,
         filter: &Filter,
         census: Census,
-        rows: Vec<usize>,
+        rows: Vec<Option<usize>>,
         per_query: Vec<QueryCandidates>,
     ) {
         if let Ok(mut located) = self.located.lock() {
-            let mut sorted: Vec<usize> = (0..rows.len()).collect();
-            sorted.sort_by(|&a, &b| census.row(rows[a]).key.cmp(&census.row(rows[b]).key));
+            let mut by_hash: Vec<(u64, usize)> = (rows.iter().enumerate())
+                .filter_map(|(slot, at)| {
+                    Some((FxBuildHasher.hash_one(&census.row((*at)?).key), slot))
+                })
+                .collect();
+            by_hash.sort_unstable();
             *located = Some(Found {
                 queries: filter.queries().to_vec(),
                 per_query,
                 census,
                 rows,
-                sorted,
+                by_hash,
             });
         }
     }
@@ -611,8 +619,8 @@ impl Projection for Index {
         let Some(census) = self.damage.ok(store.census()) else {
             return unknown();
         };
-        // Each stored session's index in the census.
-        let rows: HashMap<&SessionKey, usize> = census
+        // Each stored session's position in the census.
+        let rows: FxHashMap<&SessionKey, usize> = census
             .rows()
             .enumerate()
             .map(|(i, r)| (&r.key, i))
@@ -625,18 +633,17 @@ impl Projection for Index {
             Freshness::of_session(source, file, row(&file.key), &self.version)
         });
         // The stored lines of fresh sessions are looked up, and of appended ones too, for their
-        // hits; each looked-up session's index among the keys.
-        let (mut keys, mut key_rows) = (Vec::new(), Vec::new());
+        // hits: their positions in the census, and each session's slot among them.
+        let mut looked_up = Vec::new();
         let slots: Vec<Option<usize>> = (sessions.iter().zip(&judged))
             .map(|(file, judged)| {
-                let looked_up = matches!(
+                let wanted = matches!(
                     judged,
                     Some((_, Freshness::Fresh | Freshness::Appended(Unread)))
                 );
-                let at = rows.get(&file.key).filter(|_| looked_up)?;
-                keys.push(file.key.clone());
-                key_rows.push(*at);
-                Some(keys.len() - 1)
+                let at = rows.get(&file.key).filter(|_| wanted)?;
+                looked_up.push(Some(*at));
+                Some(looked_up.len() - 1)
             })
             .collect();
         let appended: Vec<_> = (sessions.iter().zip(&judged).enumerate())
@@ -652,7 +659,7 @@ impl Projection for Index {
             corpus,
             &appended,
             filter,
-            &keys,
+            &looked_up,
             &per_query,
         );
         // Those with a snapshot to go on from; their decodes are for this filter.
@@ -663,7 +670,7 @@ impl Projection for Index {
         let known = (0..sessions.len())
             .map(|i| known_of(judged[i].as_ref(), grown[i], slots[i], &spans))
             .collect();
-        self.keep_found(filter, census, key_rows, per_query);
+        self.keep_found(filter, census, looked_up, per_query);
         known
     }
 

@@ -53,22 +53,23 @@ impl Pattern {
 
 /// `*` matches any string; everything else is literal.
 fn glob(pattern: &str, text: &str) -> bool {
-    let mut pieces = pattern.split('*');
-    let first = pieces.next().unwrap_or("");
-    let Some(mut rest) = text.strip_prefix(first) else {
+    let Some((head, tail)) = pattern.split_once('*') else {
+        return pattern == text;
+    };
+    let (middle, last) = tail.rsplit_once('*').unwrap_or(("", tail));
+    let Some(mut rest) = text
+        .strip_prefix(head)
+        .and_then(|rest| rest.strip_suffix(last))
+    else {
         return false;
     };
-    let pieces: Vec<&str> = pieces.collect();
-    let Some((last, middle)) = pieces.split_last() else {
-        return rest.is_empty();
-    };
-    for piece in middle {
+    for piece in middle.split('*').filter(|p| !p.is_empty()) {
         match rest.find(piece) {
             Some(at) => rest = &rest[at + piece.len()..],
             None => return false,
         }
     }
-    rest.len() >= last.len() && rest.ends_with(last)
+    true
 }
 
 impl Selector {
@@ -204,6 +205,9 @@ mod tests {
         assert!(!p("*:abd*").matches(&k));
         assert!(!p("4f2*x").matches(&k));
         assert!(p("c*e:*").matches(&k));
+        assert!(p("*2*b*").matches(&k) && p("4f*2*c").matches(&k) && p("**").matches(&k));
+        assert!(!p("4f2a*f2abc").matches(&k), "the ends do not overlap");
+        assert!(!p("*c*2*").matches(&k), "the pieces are found in order");
         assert_eq!(p("claude:4f*").harness(), Some("claude"));
         assert_eq!(p("*:4f*").harness(), None);
         assert_eq!(p("4f*").harness(), None);

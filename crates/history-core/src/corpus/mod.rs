@@ -6,7 +6,11 @@ pub mod parallel;
 
 pub use locate::locate;
 
-use rustc_hash::FxHashSet;
+use std::cmp::Reverse;
+use std::collections::hash_map::Entry;
+use std::hash::BuildHasher;
+
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::choose::Filter;
 use crate::error::HistoryError;
@@ -106,18 +110,7 @@ impl Corpus {
         // Each source walks its own directories: on every core, their stats and header reads
         // overlap.
         let found = crate::corpus::parallel::map(&sources, |s| s.discover());
-        let files: Vec<SessionFile> = found.into_iter().flatten().collect();
-        // Newest first; of one key found twice, the newer file (the first here) is kept. The
-        // files are ordered by index, and moved once.
-        let mut order: Vec<usize> = (0..files.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (a, b) = (&files[a], &files[b]);
-            b.modified.cmp(&a.modified).then(a.key.cmp(&b.key))
-        });
-        let mut seen = FxHashSet::default();
-        order.retain(|&i| seen.insert(&files[i].key));
-        let mut slots: Vec<Option<SessionFile>> = files.into_iter().map(Some).collect();
-        order.into_iter().filter_map(|i| slots[i].take()).collect()
+        newest_first(found.into_iter().flatten().collect())
     }
 
     /// Whether a session can hold a hit, from the raw bytes of its file and of every ancestor it
@@ -253,5 +246,109 @@ impl Corpus {
             }
         }
         Ok(())
+    }
+}
+
+/// `files` newest first, of one key found twice the newer file only (the first in `files` of
+/// the same time); files of the same time by key. Keys are read once each, in the order of
+/// `files` (where they lie in memory): the sort and the search for twins compare their first
+/// bytes and hashes, and the keys themselves only where those are equal.
+fn newest_first(files: Vec<SessionFile>) -> Vec<SessionFile> {
+    let prefix = |s: &str| {
+        let mut first = [0u8; 8];
+        let n = s.len().min(8);
+        first[..n].copy_from_slice(&s.as_bytes()[..n]);
+        u64::from_be_bytes(first)
+    };
+    let mut order: Vec<(Reverse<i64>, u64, u64, usize)> = (files.iter().enumerate())
+        .map(|(i, f)| {
+            (
+                Reverse(f.modified),
+                prefix(&f.key.harness),
+                prefix(&f.key.id),
+                i,
+            )
+        })
+        .collect();
+    // Padded with zeros, first bytes that differ order two strings as the strings do.
+    order.sort_unstable_by(|a, b| {
+        (a.0, a.1, a.2)
+            .cmp(&(b.0, b.1, b.2))
+            .then_with(|| files[a.3].key.cmp(&files[b.3].key))
+            .then(a.3.cmp(&b.3))
+    });
+    let hashes: Vec<u64> = files
+        .iter()
+        .map(|f| FxBuildHasher.hash_one(&f.key))
+        .collect();
+    let mut first: FxHashMap<u64, usize> = FxHashMap::default();
+    first.reserve(files.len());
+    // Kept files whose key's hash is another kept key's: almost never any.
+    let mut collided: Vec<usize> = Vec::new();
+    order.retain(|&(.., i)| match first.entry(hashes[i]) {
+        Entry::Vacant(e) => {
+            e.insert(i);
+            true
+        }
+        Entry::Occupied(e) => {
+            let key = &files[i].key;
+            let twin =
+                files[*e.get()].key == *key || collided.iter().any(|&k| files[k].key == *key);
+            if !twin {
+                collided.push(i);
+            }
+            !twin
+        }
+    });
+    let mut slots: Vec<Option<SessionFile>> = files.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|(.., i)| slots[i].take())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SessionKey;
+
+    fn file(harness: &str, id: &str, modified: i64, path: &str) -> SessionFile {
+        SessionFile {
+            key: SessionKey::new(harness, id),
+            path: path.into(),
+            modified,
+            size: 0,
+            fingerprint: None,
+        }
+    }
+
+    #[test]
+    fn newest_first_keeps_the_newer_twin_and_orders_ties_by_key() {
+        // Ids alike in their first eight bytes, or short, or prefixes of one another: only the
+        // keys themselves tell them apart.
+        let files = vec![
+            file("pi", "sessionA-2", 5, "a"),
+            file("claude", "sessionA-9", 5, "i"),
+            file("claude", "sessionA-10", 5, "b"),
+            file("claude", "sessionA-1", 5, "c"),
+            file("claude", "x", 9, "d"),
+            file("claude", "sessionA-1", 7, "e"),
+            file("codex", "sessionA", 5, "f"),
+            file("claude", "x", 9, "g"),
+            file("claude", "sessionA", 1, "h"),
+        ];
+        let got: Vec<String> = (newest_first(files).iter())
+            .map(|f| format!("{} {}", f.key, f.path.display()))
+            .collect();
+        let want = [
+            "claude:x d",
+            "claude:sessionA-1 e",
+            "claude:sessionA-10 b",
+            "claude:sessionA-9 i",
+            "codex:sessionA f",
+            "pi:sessionA-2 a",
+            "claude:sessionA h",
+        ];
+        assert_eq!(got, want);
     }
 }

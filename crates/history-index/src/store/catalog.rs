@@ -10,13 +10,13 @@
 //! Its bytes end with a sum of their own ([`super::sum::seal`]); `doctor` also compares it with
 //! the tables ([`agrees`]).
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
 use history_core::{SessionKey, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
+use rustc_hash::FxHashMap;
 
 use super::ranges::IdRange;
 use super::{sum, Fingerprint, SessionRow, SessionState, Witness};
@@ -61,12 +61,18 @@ impl Census {
         self.sessions.into_iter().map(|(_, row)| row).collect()
     }
 
-    /// The row ids of `keys` that are stored, each with its index among them.
-    pub(super) fn ids_of(&self, keys: &[SessionKey]) -> HashMap<i64, usize> {
-        let index: HashMap<&SessionKey, usize> =
-            keys.iter().enumerate().map(|(i, k)| (k, i)).rev().collect();
-        (self.sessions.iter())
-            .filter_map(|(id, row)| Some((*id, *index.get(&row.key)?)))
+    /// The position among [`Census::rows`] of each of `keys`, `None` for one not stored.
+    pub fn positions(&self, keys: &[SessionKey]) -> Vec<Option<usize>> {
+        let at: FxHashMap<&SessionKey, usize> =
+            self.rows().enumerate().map(|(i, r)| (&r.key, i)).collect();
+        keys.iter().map(|k| at.get(k).copied()).collect()
+    }
+
+    /// The row id of the session at each of `positions` ([`Census::positions`]), with the
+    /// index of its first mention there.
+    pub(super) fn ids_at(&self, positions: &[Option<usize>]) -> FxHashMap<i64, usize> {
+        (positions.iter().enumerate().rev())
+            .filter_map(|(i, at)| Some((self.sessions.get((*at)?)?.0, i)))
             .collect()
     }
 }

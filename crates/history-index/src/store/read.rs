@@ -352,7 +352,8 @@ impl Store {
         Ok(rows)
     }
 
-    /// Every line holding every one of `tokens`; and for each of `keys` with such lines, the
+    /// Every line holding every one of `tokens`; and for each session at `positions` among the
+    /// census's rows ([`Census::positions`]) with such lines, by its index there, the
     /// times of the lines of each write of the session that holds some ([`super::ranges`]:
     /// a frequent term's lines never cross into SQL one by one), with the range of the
     /// candidates' ids among them. A caller that keeps both finds a session's candidates
@@ -361,10 +362,10 @@ impl Store {
     pub fn located(
         &self,
         census: &Census,
-        keys: &[SessionKey],
+        positions: &[Option<usize>],
         tokens: &[Token],
     ) -> Result<Located, StoreError> {
-        let wanted = census.ids_of(keys);
+        let wanted = census.ids_at(positions);
         if wanted.is_empty() {
             return Ok(Located::default());
         }

@@ -601,7 +601,10 @@ fn several_tokens_are_an_and() {
         .collect();
     assert_eq!(seqs, [0, 2]);
     let keys = [key(2), key(7), key(1)];
-    let located = store.located(&store.census().unwrap(), &keys, &q).unwrap();
+    let census = store.census().unwrap();
+    let located = store
+        .located(&census, &census.positions(&keys), &q)
+        .unwrap();
     let mut spans: Vec<_> = (located.spans.iter())
         .map(|s| (s.session, s.times))
         .collect();
@@ -719,7 +722,10 @@ fn a_bulk_write_finds_exactly_the_lines_holding_every_token() {
             }
             found += want.len();
         }
-        let located = store.located(&store.census().unwrap(), &keys, &q).unwrap();
+        let census = store.census().unwrap();
+        let located = store
+            .located(&census, &census.positions(&keys), &q)
+            .unwrap();
         let mut spans: Vec<usize> = located.spans.iter().map(|s| s.session).collect();
         spans.sort_unstable();
         spans.dedup();
