@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use history_core::{SessionFile, SessionKey};
+use history_core::{Fingerprint, Kind, SessionFile, SessionKey, Walk};
 
 use crate::header;
 use crate::reader;
@@ -73,32 +73,31 @@ pub(crate) fn parse_name(name: &str) -> Option<RolloutName> {
 /// Every rollout file under `root`, in a stable order. Descends only into real directories
 /// with numeric names (the `YYYY/MM/DD` tree), never through a symbolic link; where both
 /// `x.jsonl` and `x.jsonl.zst` exist, only the plain file is listed.
-pub(crate) fn rollout_files(root: &Path) -> Vec<PathBuf> {
+/// Directories are listed through `walk`: those unchanged since it last saw them are not.
+pub(crate) fn rollout_files(root: &Path, walk: &Walk) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    collect(root, 0, &mut out);
+    collect(root, 0, walk, &mut out);
     out
 }
 
-fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else {
+fn collect(dir: &Path, depth: usize, walk: &Walk, out: &mut Vec<PathBuf>) {
+    let Some(entries) = walk.entries(dir) else {
         return;
     };
     let mut files = Vec::new();
     let mut dirs = Vec::new();
-    for entry in entries.flatten() {
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        let name = entry.file_name();
+    for (name, kind) in entries {
         let Some(name) = name.to_str() else {
             continue;
         };
-        if kind.is_dir() {
-            if depth < 3 && is_date_part(name) {
-                dirs.push(entry.path());
+        match kind {
+            Kind::Dir if depth < 3 && is_date_part(name) => dirs.push(dir.join(name)),
+            Kind::File | Kind::Link if stem(name).is_some() => {
+                if kind == Kind::File || links_to_file(&dir.join(name)) {
+                    files.push(name.to_owned());
+                }
             }
-        } else if stem(name).is_some() && (kind.is_file() || links_to_file(&entry.path())) {
-            files.push(name.to_owned());
+            _ => {}
         }
     }
     files.sort();
@@ -115,7 +114,7 @@ fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
     dirs.sort();
     for d in dirs {
-        collect(&d, depth + 1, out);
+        collect(&d, depth + 1, walk, out);
     }
 }
 
@@ -130,16 +129,16 @@ fn links_to_file(path: &Path) -> bool {
 /// The sessions under `root`, one [`SessionFile`] per thread. A thread that was reverted has
 /// several files (`<thread>` and later `<thread>_<rollout>`); its newest, the one named with the
 /// latest time, is the session (it inherits what it keeps of the others).
-pub(crate) fn sessions(harness: &str, root: &Path) -> Vec<SessionFile> {
+pub(crate) fn sessions(harness: &str, root: &Path, walk: &Walk) -> Vec<SessionFile> {
     let mut by_thread: HashMap<String, (String, PathBuf)> = HashMap::new();
-    for path in rollout_files(root) {
+    for path in rollout_files(root, walk) {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
         let order = stem(name).unwrap_or(name).to_owned();
         let thread = match parse_name(name) {
             Some(parsed) => parsed.thread,
-            None => match id_from_header(&path) {
+            None => match id_from_header(&path, walk) {
                 Some(id) => id,
                 None => continue,
             },
@@ -165,11 +164,15 @@ pub(crate) fn sessions(harness: &str, root: &Path) -> Vec<SessionFile> {
     files
 }
 
-/// The thread id of a file whose name carries none: read from its first line only.
-fn id_from_header(path: &Path) -> Option<String> {
-    let mut lines = reader::open_head(path).ok()?;
-    let head = header::read(&mut lines, &mut Vec::new()).ok()??;
-    head.id().map(str::to_owned)
+/// The thread id of a file whose name carries none: read from its first line only (through
+/// `walk`, which knows it when the file is as it was).
+fn id_from_header(path: &Path, walk: &Walk) -> Option<String> {
+    let now = Fingerprint::of(path).ok()?;
+    walk.id(path, &now, || {
+        let mut lines = reader::open_head(path).ok()?;
+        let head = header::read(&mut lines, &mut Vec::new()).ok()??;
+        head.id().map(str::to_owned)
+    })
 }
 
 /// Rollout files by the id a `history_base` names them by, built on first use.
@@ -197,7 +200,7 @@ impl RolloutIndex {
         self.by_id
             .get_or_insert_with(|| {
                 let mut map = HashMap::new();
-                for path in roots.iter().flat_map(|r| rollout_files(r)) {
+                for path in roots.iter().flat_map(|r| rollout_files(r, &Walk::none())) {
                     let name = path
                         .file_name()
                         .and_then(|n| n.to_str())

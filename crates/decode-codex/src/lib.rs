@@ -82,7 +82,7 @@ use std::path::{Path, PathBuf};
 use history_core::Harness;
 use history_core::{parse_object, top_level, LineTest, LineTime, TopLevel};
 use history_core::{snapshot, Resumed, Snapshot, WantSnapshot};
-use history_core::{DecodeError, Event, SessionFile, Timestamp, Transcript};
+use history_core::{DecodeError, Event, SessionFile, Timestamp, Transcript, Walk};
 use history_core::{Origin, Resume};
 use serde_json::{Map, Value};
 
@@ -142,7 +142,11 @@ impl Transcript for Codex {
     }
 
     fn discover(&self) -> Vec<SessionFile> {
-        discover::sessions(HARNESS.name, &self.root)
+        discover::sessions(HARNESS.name, &self.root, &Walk::none())
+    }
+
+    fn discover_with(&self, walk: &Walk) -> Vec<SessionFile> {
+        discover::sessions(HARNESS.name, &self.root, walk)
     }
 
     /// A plain rollout that inherits nothing goes on from its snapshot.

@@ -4,34 +4,34 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use history_core::Lines;
-use history_core::{SessionFile, SessionKey};
+use history_core::{Fingerprint, Kind, SessionFile, SessionKey, Walk};
 
 use crate::decode::Header;
 
 /// Every `<root>/<encoded-cwd>/*.jsonl` that holds a session, sorted by path. Symbolic links to
 /// directories are not followed; a missing or unreadable root is empty.
-pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
-    let Ok(dirs) = fs::read_dir(root) else {
+/// Directories are listed, and headers read, through `walk`: those unchanged since it last saw
+/// them are not.
+pub(crate) fn sessions(root: &Path, walk: &Walk) -> Vec<SessionFile> {
+    let Some(dirs) = walk.entries(root) else {
         return Vec::new();
     };
     let mut paths = Vec::new();
-    for dir in dirs.flatten() {
-        // `DirEntry::file_type` does not follow links: a linked directory is not a directory here.
-        if !dir.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let Ok(files) = fs::read_dir(dir.path()) else {
+    // Entries' kinds do not follow links: a linked directory is not a directory here.
+    for (name, _) in dirs.into_iter().filter(|(_, kind)| *kind == Kind::Dir) {
+        let dir = root.join(name);
+        let Some(files) = walk.entries(&dir) else {
             continue;
         };
-        paths.extend(files.flatten().map(|file| file.path()));
+        paths.extend(files.into_iter().map(|(name, _)| dir.join(name)));
     }
     // Each file's stat and header, on every core.
-    let mut found = history_core::parallel::filter_map(&paths, |p| session_file(p));
+    let mut found = history_core::parallel::filter_map(&paths, |p| session_file(p, walk));
     found.sort_by(|a, b| a.path.cmp(&b.path));
     found
 }
 
-fn session_file(path: &Path) -> Option<SessionFile> {
+fn session_file(path: &Path, walk: &Walk) -> Option<SessionFile> {
     if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
         return None;
     }
@@ -39,8 +39,9 @@ fn session_file(path: &Path) -> Option<SessionFile> {
     if !meta.is_file() {
         return None;
     }
-    let id = read_header(path)
-        .and_then(|h| h.id)
+    let now = Fingerprint::of_metadata(&meta);
+    let id = walk
+        .id(path, &now, || read_header(path).and_then(|h| h.id))
         .or_else(|| id_from_name(path))?;
     let key = SessionKey::new("pi", id);
     Some(SessionFile::from_metadata(key, path.to_path_buf(), &meta))

@@ -58,7 +58,7 @@ use std::path::{Path, PathBuf};
 use history_core::Harness;
 use history_core::Resume;
 use history_core::{snapshot, Resumed, Snapshot, WantSnapshot};
-use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript};
+use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript, Walk};
 use history_core::{LineTest, LineTime};
 
 pub use tree::{Entry, Tree};
@@ -159,7 +159,11 @@ impl Transcript for Pi {
     /// Reads only the first line of each file: the session id is the header's `id`, or the id
     /// in the file name when the header is missing or damaged (decoding then says why).
     fn discover(&self) -> Vec<SessionFile> {
-        discover::sessions(&self.root)
+        discover::sessions(&self.root, &Walk::none())
+    }
+
+    fn discover_with(&self, walk: &Walk) -> Vec<SessionFile> {
+        discover::sessions(&self.root, walk)
     }
 
     /// Lines `lines` rules out are read for their structure alone: ids and parent links, the

@@ -57,9 +57,11 @@ mod key;
 mod location;
 mod overview;
 mod store;
+mod walks;
 
 pub use fingerprint::{fingerprint, fingerprints, Fingerprint};
 pub use key::Key;
 pub use location::{cache_root, default_dir};
 pub use overview::{cached_representative, DECODER_VERSION};
 pub use store::{Cache, Swept, ENTRY_FORMAT, MAX_CACHE_BYTES, MAX_ENTRY_BYTES, SWEEP_READS};
+pub use walks::{WalkMemoDir, MAX_MEMO_BYTES};

@@ -138,7 +138,7 @@ impl Cache {
         }
         let now = fingerprints(witnesses)?;
         let dir = open_dir(&self.dir).ok()?;
-        let bytes = read_capped(&dir, key.file_name().as_ref())?;
+        let bytes = read_capped(&dir, key.file_name().as_ref(), MAX_ENTRY_BYTES)?;
         let entry: EntryIn<T> = serde_json::from_slice(&bytes).ok()?;
         let valid = entry.format == ENTRY_FORMAT
             && entry.decoder_version == self.decoder_version
@@ -262,24 +262,29 @@ impl Cache {
         swept
     }
 
-    /// Opens the directory, creating it (0700, with its missing parents) if need be.
     fn create_dir(&self) -> io::Result<OwnedFd> {
-        match open_dir(&self.dir) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(&self.dir)?;
-                open_dir(&self.dir)
-            }
-            opened => opened,
+        create_dir(&self.dir)
+    }
+}
+
+/// Opens the directory at `path` ([`open_dir`]), creating it (0700, with its missing parents)
+/// if need be.
+pub(crate) fn create_dir(path: &Path) -> io::Result<OwnedFd> {
+    match open_dir(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(path)?;
+            open_dir(path)
         }
+        opened => opened,
     }
 }
 
 /// Opens the cache directory, if it is the user's: a directory of the user's own, reached
 /// directly or through a symbolic link of the user's own. Anything else is refused.
-fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+pub(crate) fn open_dir(path: &Path) -> io::Result<OwnedFd> {
     let me = rustix::process::geteuid().as_raw();
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let link = rustix::fs::statat(CWD, path, AtFlags::SYMLINK_NOFOLLOW)?;
@@ -301,7 +306,7 @@ fn open_dir(path: &Path) -> io::Result<OwnedFd> {
 }
 
 /// Writes `bytes` to a new temporary file in `dir` and renames it to `name`.
-fn write_atomically(dir: &OwnedFd, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomically(dir: &OwnedFd, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
     let temp = temp_name();
     let written = write_new(dir, temp.as_ref(), bytes)
         .and_then(|()| Ok(rustix::fs::renameat(dir, &temp, dir, name)?));
@@ -357,7 +362,7 @@ fn list(dir: &OwnedFd) -> Option<Vec<Listed>> {
 /// Whether the entry `name` is of a session whose transcript no longer exists; `false` on any
 /// doubt (an entry that cannot be read, of a format this build does not know).
 fn transcript_is_gone(dir: &OwnedFd, name: &[u8]) -> bool {
-    let Some(bytes) = read_capped(dir, OsStr::from_bytes(name)) else {
+    let Some(bytes) = read_capped(dir, OsStr::from_bytes(name), MAX_ENTRY_BYTES) else {
         return false;
     };
     let Ok(entry) = serde_json::from_slice::<EntryKey>(&bytes) else {
@@ -384,20 +389,18 @@ fn unix_now() -> i64 {
 
 /// The bytes of the regular file `name` of `dir`, unless it is a symbolic link or larger than
 /// [`MAX_ENTRY_BYTES`].
-fn read_capped(dir: &OwnedFd, name: &OsStr) -> Option<Vec<u8>> {
+pub(crate) fn read_capped(dir: &OwnedFd, name: &OsStr, cap: u64) -> Option<Vec<u8>> {
     // Non-blocking so that a FIFO planted at the entry's path cannot hang the open.
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let file = File::from(rustix::fs::openat(dir, name, flags, Mode::empty()).ok()?);
     let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > MAX_ENTRY_BYTES {
+    if !meta.is_file() || meta.len() > cap {
         return None;
     }
     // The file may have grown since the check; never read more than the cap plus one byte.
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).ok()?);
-    file.take(MAX_ENTRY_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    (bytes.len() as u64 <= MAX_ENTRY_BYTES).then_some(bytes)
+    file.take(cap + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= cap).then_some(bytes)
 }
 
 /// Creates `name` in `dir`, which must not exist (not even as a link), with mode 0600, and

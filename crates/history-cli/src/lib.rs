@@ -503,6 +503,10 @@ fn open(
         .or_else(|| history_core::env_text(env, "NOTESOUP_HOST"));
     let cache = history_cache::default_dir(env)
         .map(|dir| Box::new(Cache::new(dir, &cache_version())) as Box<dyn RepresentativeCache>);
+    let walks = history_cache::cache_root(env).map(|root| {
+        Box::new(history_cache::WalkMemoDir::new(root.join("history-walks")))
+            as Box<dyn history_core::WalkMemos>
+    });
     let demo: Vec<String> = registry
         .iter()
         .map(|h| format!("--{} fixtures/demo/{}", h.root_flag, h.name))
@@ -512,6 +516,7 @@ fn open(
             .with_current(current, host)
             .with_current_source(source.map(str::to_owned))
             .with_cache(cache)
+            .with_walk_memos(walks)
             // Only JSON and --show-path show where items' lines are; text shows how to reopen
             // sessions, which takes no such read.
             .with_locations(cli.common.json || cli.common.show_path)

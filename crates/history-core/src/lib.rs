@@ -32,7 +32,7 @@ mod source;
 pub mod testing;
 
 pub use choose::{resolve, Filter, Pattern, Place, Selector, HOST_ONLY_HARNESS};
-pub use corpus::{locate, parallel, Corpus, Keep, Loaded, Texts};
+pub use corpus::{locate, parallel, Corpus, Keep, Loaded, Texts, WalkMemos};
 pub use error::{DecodeError, HistoryError};
 pub use history::History;
 pub use model::{
@@ -56,3 +56,4 @@ pub use source::{
     Resume, Resumed, Snapshot, TopLevel, Transcript, WantSnapshot, MAX_FILE_BYTES, MAX_LINE_BYTES,
     READ_BUFFER,
 };
+pub use source::{Kind, Walk, SETTLED_NS};

@@ -1,5 +1,7 @@
 //! pi through the CLI: the active branch, `--all-branches`, versions, forks, damage, roots.
 
+use std::fs;
+
 use crate::common::{every_role, Roots, Run};
 use insta::assert_snapshot;
 
@@ -447,4 +449,59 @@ fn signatures_are_not_text_and_errors_and_aborts_are_context() {
             "Clippy is clean."
         ]
     );
+}
+
+/// Discovery keeps what it saw of pi's root for the next run (`history-walks/pi.walk` in the
+/// cache): a settled directory is not listed again, nor a header read again, until they change.
+#[test]
+fn discovery_reads_again_only_what_changed_since_the_last_walk() {
+    let r = Roots::new();
+    let ids = |r: &Roots| -> Vec<String> {
+        let args = ["list", "--session", "pi:*", "--json", "--limit", "500"];
+        let run = pi(r, &[&args[..], &["--budget", "100000000"]].concat());
+        let mut ids: Vec<String> = (run.json()["items"].as_array().unwrap().iter())
+            .map(|i| i["session"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let old = "019f86d0-2b56-72c1-b90f-60a707fde7d7";
+    let first = ids(&r);
+    assert!(first.contains(&format!("pi:{old}")));
+    let memo = r.dir.path().join("cache/notesoup/history-walks/pi.walk");
+    assert!(memo.is_file());
+    // Once the copied directories have settled, a walk keeps their listings; the next one finds
+    // nothing new and leaves the memo as it was.
+    std::thread::sleep(std::time::Duration::from_nanos(
+        history_core::SETTLED_NS as u64 + 200_000_000,
+    ));
+    assert_eq!(ids(&r), first);
+    let kept = fs::read(&memo).unwrap();
+    assert_eq!(ids(&r), first);
+    assert_eq!(
+        fs::read(&memo).unwrap(),
+        kept,
+        "a walk with nothing new rewrote the memo"
+    );
+    // A header rewritten in place (its directory unchanged): read again.
+    let dir = r
+        .root("pi")
+        .join("--Users-ben-.claude-jobs-37c36311-tmp-tui-pi--");
+    let file = fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(&file, text.replacen(old, "rewritten", 1)).unwrap();
+    let renamed = |added: &[&str]| {
+        let mut want: Vec<String> = (first.iter())
+            .filter(|id| **id != format!("pi:{old}"))
+            .cloned()
+            .chain(added.iter().map(|id| format!("pi:{id}")))
+            .collect();
+        want.sort();
+        want
+    };
+    assert_eq!(ids(&r), renamed(&["rewritten"]));
+    // A session added to a directory whose listing was kept: listed again.
+    let added = dir.join("2026-07-22T00-00-00-000Z_added.jsonl");
+    fs::write(added, text.replacen(old, "added", 1)).unwrap();
+    assert_eq!(ids(&r), renamed(&["added", "rewritten"]));
 }

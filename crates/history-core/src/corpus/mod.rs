@@ -16,7 +16,7 @@ use crate::choose::Filter;
 use crate::error::HistoryError;
 use crate::model::End;
 use crate::model::{Event, SessionFile, SessionMeta};
-use crate::source::{LineTest, Transcript};
+use crate::source::{LineTest, Transcript, Walk};
 use history_raw::RawFilter;
 
 /// What a load keeps of each candidate event, decided as the event streams past, so that a large
@@ -69,15 +69,34 @@ pub struct Loaded {
     pub lineage: Vec<std::path::PathBuf>,
 }
 
+/// Where discovery keeps what each source's walk saw ([`Walk`]) from one run to the next.
+/// Keeping is best effort: a memo that cannot be read is none, one that cannot be saved is lost.
+pub trait WalkMemos: Send + Sync {
+    /// The memo a harness's last walk saved, if any.
+    fn load(&self, harness: &str) -> Option<Vec<u8>>;
+    /// Keeps `bytes` as the harness's memo, in place of the last.
+    fn save(&self, harness: &str, bytes: &[u8]);
+}
+
 /// Every source an invocation reads from.
 pub struct Corpus {
     sources: Vec<Box<dyn Transcript>>,
+    memos: Option<Box<dyn WalkMemos>>,
 }
 
 impl Corpus {
     /// A corpus over these sources.
     pub fn new(sources: Vec<Box<dyn Transcript>>) -> Corpus {
-        Corpus { sources }
+        Corpus {
+            sources,
+            memos: None,
+        }
+    }
+
+    /// The same corpus, its discovery going on from what the last one saw, kept in `memos`.
+    pub fn with_walk_memos(mut self, memos: Option<Box<dyn WalkMemos>>) -> Corpus {
+        self.memos = memos;
+        self
     }
 
     /// The harness names, in source order.
@@ -109,7 +128,18 @@ impl Corpus {
             .collect();
         // Each source walks its own directories: on every core, their stats and header reads
         // overlap.
-        let found = crate::corpus::parallel::map(&sources, |s| s.discover());
+        let found = crate::corpus::parallel::map(&sources, |s| match &self.memos {
+            None => s.discover(),
+            Some(memos) => {
+                let walk = (memos.load(s.harness()))
+                    .map_or_else(Walk::none, |bytes| Walk::from_bytes(&bytes));
+                let found = s.discover_with(&walk);
+                if let Some(bytes) = walk.to_bytes() {
+                    memos.save(s.harness(), &bytes);
+                }
+                found
+            }
+        });
         newest_first(found.into_iter().flatten().collect())
     }
 

@@ -90,6 +90,12 @@ impl History {
         self
     }
 
+    /// Where discovery keeps what it saw of each root for the next run ([`crate::Walk`]).
+    pub fn with_walk_memos(mut self, memos: Option<Box<dyn crate::WalkMemos>>) -> History {
+        self.corpus = self.corpus.with_walk_memos(memos);
+        self
+    }
+
     /// A cache for the unfiltered overview.
     pub fn with_cache(mut self, cache: Option<Box<dyn RepresentativeCache>>) -> History {
         self.cache = cache;

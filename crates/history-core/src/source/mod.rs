@@ -9,6 +9,7 @@ mod lines;
 mod origin;
 pub mod snapshot;
 mod transcript;
+mod walk;
 
 pub use harness::{current_session, current_source, env_text, Env, Harness};
 pub use line_time::{top_level, LineTime, TopLevel};
@@ -19,3 +20,4 @@ pub use lines::{
 pub use origin::{line_spans, Located, Location, Origin, Resume};
 pub use snapshot::Snapshot;
 pub use transcript::{open_raw, Decoded, LineTest, Resumed, Transcript, WantSnapshot};
+pub use walk::{Kind, Walk, SETTLED_NS};

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::error::DecodeError;
 use crate::model::{Event, SessionFile, SessionMeta};
 use crate::source::lines::{over_limit, Capped};
+use crate::source::Walk;
 use crate::source::{open_untouched, read_at, LineTime, Origin, Resume, Snapshot, MAX_FILE_BYTES};
 
 /// One harness's transcripts: where they are and how a file becomes events.
@@ -19,6 +20,14 @@ pub trait Transcript: Send + Sync {
     /// Every session under this source's root, with its file's stat. A missing root is empty.
     /// The same id may appear more than once; the corpus keeps the newest-modified file.
     fn discover(&self) -> Vec<SessionFile>;
+
+    /// [`Transcript::discover`], listing directories and reading ids from files' first lines
+    /// through `walk`, which remembers what an earlier walk saw ([`Walk`]). A source that lists
+    /// few directories and reads no file need not: by default this is `discover`.
+    fn discover_with(&self, walk: &Walk) -> Vec<SessionFile> {
+        let _ = walk;
+        self.discover()
+    }
 
     /// Streams one session's candidate events, in file order, into `sink`.
     ///

@@ -1,0 +1,313 @@
+//! What discovery saw of a root the last time it walked it, so that a walk of an unchanged tree
+//! stats what it must and reads nothing again: each directory's listing, kept with the
+//! directory's own stat and taken again when that changes, and each id discovery read from a
+//! file's first line, kept with the file's fingerprint and read again when that changes.
+//!
+//! A directory's modification and change times move whenever an entry is added, removed or
+//! renamed in it, but only as finely as the filesystem's clock ticks: an entry added in the tick
+//! of a listing can leave the times as they were. So a listing is kept only when the directory
+//! last changed well before it was taken ([`SETTLED_NS`]); a directory written to just now is
+//! listed again by the next walk, and by every one until it settles.
+//!
+//! The memo is a cache, not a record: [`Walk::to_bytes`] ends with a checksum, bytes that do not
+//! decode or add up are an empty memo, and a walk without one lists and reads everything, as
+//! discovery always did.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use crate::model::Fingerprint;
+
+/// How long before a listing a directory must have last changed for the listing to be kept.
+pub const SETTLED_NS: i64 = 2_000_000_000;
+
+/// What a directory entry is, links not followed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Kind {
+    /// A directory.
+    Dir,
+    /// A regular file.
+    File,
+    /// A symbolic link.
+    Link,
+    /// Anything else.
+    Other,
+}
+
+/// A directory's identity and the times an entry added or removed would change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    mtime_ns: i64,
+    ctime_ns: i64,
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        let f = Fingerprint::of_metadata(meta);
+        Stamp {
+            dev: f.dev,
+            ino: f.ino,
+            mtime_ns: f.mtime_ns,
+            ctime_ns: f.ctime_ns,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct Memo {
+    /// Each directory listed, with its stamp when it was.
+    dirs: Vec<(Vec<u8>, Stamp, Vec<(Vec<u8>, Kind)>)>,
+    /// Each file whose first line gave an id, with its fingerprint before it was read.
+    ids: Vec<(Vec<u8>, Fingerprint, String)>,
+}
+
+/// One walk of a root: what the last walk kept, and what this one sees.
+#[derive(Debug, Default)]
+pub struct Walk {
+    dirs: FxHashMap<PathBuf, (Stamp, Vec<(OsString, Kind)>)>,
+    ids: FxHashMap<PathBuf, (Fingerprint, String)>,
+    /// What this walk saw, to keep for the next one (discoverers work on every core).
+    seen: Mutex<Memo>,
+    /// Whether this walk listed or read anything the memo did not hold.
+    fresh: AtomicBool,
+}
+
+impl Walk {
+    /// A walk that remembers nothing: every directory is listed and every header read.
+    pub fn none() -> Walk {
+        Walk::default()
+    }
+
+    /// A walk that goes on from the memo `bytes` ([`Walk::to_bytes`]); from nothing when they
+    /// are damaged or of another format.
+    pub fn from_bytes(bytes: &[u8]) -> Walk {
+        let memo = (bytes.len().checked_sub(4))
+            .filter(|&n| bytes[n..] == crc32fast::hash(&bytes[..n]).to_le_bytes())
+            .and_then(|n| bytes[..n].strip_prefix(MAGIC))
+            .and_then(|body| postcard::from_bytes::<Memo>(body).ok())
+            .unwrap_or_default();
+        let path = |p: Vec<u8>| PathBuf::from(OsString::from_vec(p));
+        Walk {
+            dirs: (memo.dirs.into_iter())
+                .map(|(dir, stamp, entries)| {
+                    let entries = (entries.into_iter())
+                        .map(|(name, kind)| (OsString::from_vec(name), kind))
+                        .collect();
+                    (path(dir), (stamp, entries))
+                })
+                .collect(),
+            ids: (memo.ids.into_iter())
+                .map(|(file, f, id)| (path(file), (f, id)))
+                .collect(),
+            ..Walk::default()
+        }
+    }
+
+    /// What this walk saw, for the next one; `None` when that is what the memo held already.
+    pub fn to_bytes(&self) -> Option<Vec<u8>> {
+        let seen = self.seen.lock().ok()?;
+        let same = !self.fresh.load(Ordering::Relaxed)
+            && seen.dirs.len() == self.dirs.len()
+            && seen.ids.len() == self.ids.len();
+        if same {
+            return None;
+        }
+        let mut memo = seen.clone();
+        // Walks on every core see things in any order; the bytes do not depend on it.
+        memo.dirs.sort_by(|a, b| a.0.cmp(&b.0));
+        memo.ids.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend(postcard::to_allocvec(&memo).ok()?);
+        bytes.extend(crc32fast::hash(&bytes).to_le_bytes());
+        Some(bytes)
+    }
+
+    /// The entries of directory `dir` (`None` when it is none or cannot be read), by name and
+    /// kind: as the last walk listed them when the directory has not changed since, else listed
+    /// now. A link to a directory is followed: pass a root, or an entry listed as a directory.
+    pub fn entries(&self, dir: &Path) -> Option<Vec<(OsString, Kind)>> {
+        let meta = std::fs::metadata(dir).ok()?;
+        if !meta.is_dir() {
+            return None;
+        }
+        let stamp = Stamp::of(&meta);
+        if let Some((_, entries)) = self.dirs.get(dir).filter(|(s, _)| *s == stamp) {
+            self.keep_dir(dir, stamp, entries);
+            return Some(entries.clone());
+        }
+        let started = unix_nanos(SystemTime::now());
+        let entries: Vec<(OsString, Kind)> = (std::fs::read_dir(dir).ok()?.flatten())
+            .map(|e| (e.file_name(), e.file_type().map_or(Kind::Other, kind)))
+            .collect();
+        self.fresh.store(true, Ordering::Relaxed);
+        let settled = started.saturating_sub(stamp.mtime_ns.max(stamp.ctime_ns)) >= SETTLED_NS;
+        if settled {
+            self.keep_dir(dir, stamp, &entries);
+        }
+        Some(entries)
+    }
+
+    /// The id `read` finds on the first line of `path`, whose fingerprint `now` was taken
+    /// before: the one the last walk read when the file is as it was then.
+    pub fn id(
+        &self,
+        path: &Path,
+        now: &Fingerprint,
+        read: impl FnOnce() -> Option<String>,
+    ) -> Option<String> {
+        let id = match self.ids.get(path).filter(|(f, _)| f == now) {
+            Some((_, id)) => id.clone(),
+            None => {
+                self.fresh.store(true, Ordering::Relaxed);
+                read()?
+            }
+        };
+        if let Ok(mut seen) = self.seen.lock() {
+            let file = path.as_os_str().as_bytes().to_vec();
+            seen.ids.push((file, *now, id.clone()));
+        }
+        Some(id)
+    }
+
+    fn keep_dir(&self, dir: &Path, stamp: Stamp, entries: &[(OsString, Kind)]) {
+        if let Ok(mut seen) = self.seen.lock() {
+            let entries = (entries.iter())
+                .map(|(name, kind)| (name.as_bytes().to_vec(), *kind))
+                .collect();
+            seen.dirs
+                .push((dir.as_os_str().as_bytes().to_vec(), stamp, entries));
+        }
+    }
+}
+
+/// The first bytes of a memo: its format.
+const MAGIC: &[u8] = b"notesoup-walk-1\n";
+
+fn kind(t: std::fs::FileType) -> Kind {
+    if t.is_dir() {
+        Kind::Dir
+    } else if t.is_file() {
+        Kind::File
+    } else if t.is_symlink() {
+        Kind::Link
+    } else {
+        Kind::Other
+    }
+}
+
+fn unix_nanos(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(entries: Option<Vec<(OsString, Kind)>>) -> Vec<String> {
+        let mut names: Vec<String> = (entries.unwrap().into_iter())
+            .map(|(n, k)| format!("{}:{k:?}", n.to_string_lossy()))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_settled_directory_is_listed_once_and_a_changed_one_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("a.jsonl"), "x").unwrap();
+        std::os::unix::fs::symlink("a.jsonl", root.join("link")).unwrap();
+        // Just written: listed, but its listing is not kept.
+        let first = Walk::none();
+        let all = ["a.jsonl:File", "link:Link", "sub:Dir"];
+        assert_eq!(names(first.entries(&root)), all);
+        assert!(Walk::from_bytes(&first.to_bytes().unwrap()).dirs.is_empty());
+        // Settled: kept, and the next walk lists nothing.
+        std::thread::sleep(std::time::Duration::from_nanos(
+            SETTLED_NS as u64 + 100_000_000,
+        ));
+        let second = Walk::none();
+        assert_eq!(names(second.entries(&root)), all);
+        let kept = second.to_bytes().unwrap();
+        let third = Walk::from_bytes(&kept);
+        assert_eq!(names(third.entries(&root)), all);
+        assert_eq!(
+            third.to_bytes(),
+            None,
+            "nothing listed that the memo did not hold"
+        );
+        // An entry added changes the directory: listed again.
+        std::fs::write(root.join("b.jsonl"), "y").unwrap();
+        let fourth = Walk::from_bytes(&kept);
+        assert_eq!(names(fourth.entries(&root)).len(), 4);
+        assert!(fourth.to_bytes().is_some());
+        // A root reached through a link is listed; a file is not a directory.
+        std::os::unix::fs::symlink(&root, dir.path().join("linked")).unwrap();
+        assert_eq!(
+            names(Walk::none().entries(&dir.path().join("linked"))).len(),
+            4
+        );
+        assert_eq!(Walk::none().entries(&root.join("a.jsonl")), None);
+    }
+
+    #[test]
+    fn an_id_is_read_again_only_when_its_file_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "one").unwrap();
+        let f = Fingerprint::of(&path).unwrap();
+        let walk = Walk::none();
+        assert_eq!(
+            walk.id(&path, &f, || Some("id-1".into())),
+            Some("id-1".into())
+        );
+        let bytes = walk.to_bytes().unwrap();
+        let again = Walk::from_bytes(&bytes);
+        let unread = again.id(&path, &f, || panic!("read again"));
+        assert_eq!(unread, Some("id-1".into()));
+        assert_eq!(again.to_bytes(), None, "nothing new to keep");
+        std::fs::write(&path, "two, longer").unwrap();
+        let f2 = Fingerprint::of(&path).unwrap();
+        assert_eq!(
+            again.id(&path, &f2, || Some("id-2".into())),
+            Some("id-2".into())
+        );
+        // A file that gives no id is not kept.
+        let none = Walk::from_bytes(&bytes);
+        assert_eq!(none.id(&path, &f2, || None), None);
+        assert!(Walk::from_bytes(&none.to_bytes().unwrap()).ids.is_empty());
+    }
+
+    #[test]
+    fn damaged_or_foreign_bytes_are_an_empty_memo() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "one").unwrap();
+        let f = Fingerprint::of(&path).unwrap();
+        let walk = Walk::none();
+        walk.id(&path, &f, || Some("id".into()));
+        let bytes = walk.to_bytes().unwrap();
+        assert_eq!(Walk::from_bytes(&bytes).ids.len(), 1);
+        for at in [0, MAGIC.len(), bytes.len() / 2, bytes.len() - 1] {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x20;
+            assert!(
+                Walk::from_bytes(&damaged).ids.is_empty(),
+                "byte {at} flipped"
+            );
+        }
+        assert!(Walk::from_bytes(&bytes[..bytes.len() - 1]).ids.is_empty());
+        assert!(Walk::from_bytes(b"").ids.is_empty());
+    }
+}
