@@ -853,10 +853,14 @@ pub(crate) fn build_cli() -> Result<PathBuf> {
     if !status.success() {
         bail!("building the CLI failed");
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
+    Ok(target_dir().join("release/notesoup-history"))
+}
+
+/// Cargo's target directory: `$CARGO_TARGET_DIR`, else `target`.
+pub(crate) fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("target"));
-    Ok(target.join("release/notesoup-history"))
+        .unwrap_or_else(|| PathBuf::from("target"))
 }
 
 fn which(name: &str) -> Option<PathBuf> {

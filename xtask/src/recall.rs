@@ -16,8 +16,9 @@
 //! In the first two, sessions that score nothing are not ranked, and equal scores are ranked
 //! by key.
 //!
-//! Every run of notesoup-history is without the search index, so that nothing is written and
-//! every run gives the same figures.
+//! Every run of notesoup-history is without the search index, so that every run gives the same
+//! figures, and with a cache of its own (`target/recall-cache`), so that the user's is left
+//! alone.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -28,7 +29,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
-use crate::bench::{build_cli, cores, files_under};
+use crate::bench::{build_cli, cores, files_under, target_dir};
 
 const KINDS: [&str; 3] = ["paraphrase", "keywords", "identifier"];
 const METHODS: [&str; 3] = ["words-rg", "query-or", "find"];
@@ -178,6 +179,8 @@ fn content_words(text: &str) -> Vec<String> {
 struct History {
     cli: PathBuf,
     roots: [PathBuf; 3],
+    /// `XDG_CACHE_HOME` for notesoup-history: absolute, as the XDG specification wants.
+    cache: PathBuf,
 }
 
 /// A session of `list --sessions` output.
@@ -196,6 +199,7 @@ impl History {
         Ok(History {
             cli: build_cli()?,
             roots,
+            cache: std::path::absolute(target_dir().join("recall-cache"))?,
         })
     }
 
@@ -208,7 +212,9 @@ impl History {
         {
             c.arg(flag).arg(root);
         }
-        c.args(args).env("NOTESOUP_HISTORY_INDEX", "off");
+        c.args(args)
+            .env("NOTESOUP_HISTORY_INDEX", "off")
+            .env("XDG_CACHE_HOME", &self.cache);
         c
     }
 
