@@ -780,7 +780,7 @@ fn no_reset() -> Result<()> {
     Ok(())
 }
 
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
@@ -843,7 +843,9 @@ fn append_lines(path: &Path, bytes: usize) -> Result<()> {
     Ok(())
 }
 
-fn build_cli() -> Result<PathBuf> {
+/// notesoup-history built in release (`cargo build --release -p history-cli`), where cargo puts
+/// it; `bench` and `recall` run it.
+pub(crate) fn build_cli() -> Result<PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["build", "--release", "--quiet", "-p", "history-cli"])
@@ -851,10 +853,14 @@ fn build_cli() -> Result<PathBuf> {
     if !status.success() {
         bail!("building the CLI failed");
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
+    Ok(target_dir().join("release/notesoup-history"))
+}
+
+/// Cargo's target directory: `$CARGO_TARGET_DIR`, else `target`.
+pub(crate) fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("target"));
-    Ok(target.join("release/notesoup-history"))
+        .unwrap_or_else(|| PathBuf::from("target"))
 }
 
 fn which(name: &str) -> Option<PathBuf> {
@@ -871,7 +877,7 @@ fn corpus_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Every file under `dirs`, at any depth; a missing directory holds none.
-fn files_under(dirs: impl IntoIterator<Item = PathBuf>) -> Result<Vec<PathBuf>> {
+pub(crate) fn files_under(dirs: impl IntoIterator<Item = PathBuf>) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack: Vec<PathBuf> = dirs.into_iter().filter(|d| d.exists()).collect();
     while let Some(d) = stack.pop() {

@@ -19,6 +19,11 @@
 //! - `layers`: check that within every crate the modules import each other without a circle,
 //!   and print each crate's modules bottom-up (see [`xtask::layers`]).
 //!
+//! - `recall`: on the question set of `fixtures/recall`, how often ways of searching (a naive
+//!   word count over the files, `list --sessions --query` per word, `find`) put each
+//!   question's answer session first: hit@1, hit@5 and MRR@10, overall and per kind (see
+//!   [`recall`]).
+//!
 //! - `peak-rss`: run one command and print its exit code, peak RSS and time; `bench` measures
 //!   every command through it.
 //!
@@ -28,6 +33,7 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod recall;
 use xtask::{corpus, layers};
 
 use std::process::ExitCode;
@@ -65,6 +71,13 @@ commands:
       print the modules of each crate (default: every crates/* and xtask) in an order where
       each imports only modules before it, or name every circle of imports with its file:line
       and fail
+  recall [--dir DIR] [--only METHOD,...] [--show-misses]
+      on the questions of DIR/questions.jsonl (default fixtures/recall) over its history, rank
+      the sessions for each question by each method (words-rg: the files by how many of its
+      words each holds; query-or: list --sessions -q WORD per word, by hits summed; find:
+      notesoup-history find, where this build has it) and print hit@1, hit@5 and MRR@10,
+      overall and per kind (query-or, a search per distinct word, takes about a minute);
+      --show-misses lists the questions whose answer is not first
   peak-rss PROGRAM [ARGS...]
       run PROGRAM with no output and print its exit code, peak RSS (KiB) and time (s)";
 
@@ -87,6 +100,7 @@ fn run(args: Vec<String>) -> Result<()> {
         "bench" => bench::command(rest),
         "bench-raw" => xtask::bench_raw::command(rest),
         "peak-rss" => bench::peak_rss_command(rest),
+        "recall" => recall::command(rest),
         "layers" => layers_command(rest),
         "faults" => faults_command(rest),
         "help" | "-h" | "--help" => {
