@@ -2,7 +2,7 @@
 //! decoded once, every branch, and each of its lines stored with its location, its time and the
 //! tokens of its events' folded text. One session per transaction.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::time::Instant;
@@ -11,6 +11,7 @@ use history_core::{Corpus, Event, SessionFile, SessionMeta, Transcript};
 use history_core::{LineTime, Lines};
 use history_core::{Snapshot, WantSnapshot};
 use history_raw::fold;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use history_core::SessionKey;
 
@@ -77,16 +78,19 @@ pub fn rebuild(
         sessions: sessions.len(),
         ..Summary::default()
     };
-    let live: HashSet<&SessionKey> = sessions.iter().map(|s| &s.key).collect();
+    let live: FxHashSet<&SessionKey> = sessions.iter().map(|s| &s.key).collect();
     // Another build's entries are all stale: start from nothing rather than replace each.
     let mut rows = store.sessions()?;
     if rows.iter().any(|r| r.decoder_version != version) {
         store.clear()?;
         rows.clear();
     }
-    store.retain_sessions(|key, _| live.contains(key))?;
+    // The rows are every stored session: the store is gone over only when one is gone.
+    if rows.iter().any(|r| !live.contains(&r.key)) {
+        store.retain_sessions(|key, _| live.contains(key))?;
+    }
     // Rows of sessions just removed stay here; only live sessions are looked up.
-    let rows: HashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
+    let rows: FxHashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
     // What to index, decided up front, so that one thread decodes while this one writes.
     let todo = plan(
         store,
@@ -129,7 +133,7 @@ fn plan<'a>(
     store: &Store,
     corpus: &'a Corpus,
     sessions: &'a [SessionFile],
-    rows: &HashMap<&SessionKey, &SessionRow>,
+    rows: &FxHashMap<&SessionKey, &SessionRow>,
     version: &str,
     again: &dyn Fn(&SessionKey, &std::path::Path) -> bool,
     summary: &mut Summary,
