@@ -181,9 +181,9 @@ impl Found {
     }
 }
 
-/// Per session at `positions` in the census (by index among them) with candidate lines for any of the queries (`per_query`,
-/// their tokens), the span of their times (`None` within: one has no known time); and what
-/// [`Found`] keeps of them. `None` when the store cannot tell.
+/// Per session at `positions` in the census (by index among them) with candidate lines for
+/// any of the queries (`per_query`, their tokens), the span of their times (`None` within: one
+/// has no known time); and what [`Found`] keeps of them. `None` when the store cannot tell.
 fn candidate_spans(
     store: &Store,
     seen: &Seen,
