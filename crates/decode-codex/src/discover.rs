@@ -92,10 +92,11 @@ fn collect(dir: &Path, depth: usize, walk: &Walk, out: &mut Vec<PathBuf>) {
         };
         match kind {
             Kind::Dir if depth < 3 && is_date_part(name) => dirs.push(dir.join(name)),
-            Kind::File | Kind::Link if stem(name).is_some() => {
-                if kind == Kind::File || links_to_file(&dir.join(name)) {
-                    files.push(name.to_owned());
-                }
+            Kind::File | Kind::Link
+                if stem(name).is_some()
+                    && (kind == Kind::File || links_to_file(&dir.join(name))) =>
+            {
+                files.push(name.to_owned())
             }
             _ => {}
         }

@@ -62,10 +62,20 @@ impl Stamp {
     }
 }
 
+/// A directory as a walk listed it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Listed {
+    dir: Vec<u8>,
+    /// The directory's stamp when it was listed.
+    stamp: Stamp,
+    /// Each entry's name and kind.
+    entries: Vec<(Vec<u8>, Kind)>,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 struct Memo {
-    /// Each directory listed, with its stamp when it was.
-    dirs: Vec<(Vec<u8>, Stamp, Vec<(Vec<u8>, Kind)>)>,
+    /// Each directory listed.
+    dirs: Vec<Listed>,
     /// Each file whose first line gave an id, with its fingerprint before it was read.
     ids: Vec<(Vec<u8>, Fingerprint, String)>,
 }
@@ -98,11 +108,11 @@ impl Walk {
         let path = |p: Vec<u8>| PathBuf::from(OsString::from_vec(p));
         Walk {
             dirs: (memo.dirs.into_iter())
-                .map(|(dir, stamp, entries)| {
-                    let entries = (entries.into_iter())
+                .map(|listed| {
+                    let entries = (listed.entries.into_iter())
                         .map(|(name, kind)| (OsString::from_vec(name), kind))
                         .collect();
-                    (path(dir), (stamp, entries))
+                    (path(listed.dir), (listed.stamp, entries))
                 })
                 .collect(),
             ids: (memo.ids.into_iter())
@@ -123,7 +133,7 @@ impl Walk {
         }
         let mut memo = seen.clone();
         // Walks on every core see things in any order; the bytes do not depend on it.
-        memo.dirs.sort_by(|a, b| a.0.cmp(&b.0));
+        memo.dirs.sort_by(|a, b| a.dir.cmp(&b.dir));
         memo.ids.sort_by(|a, b| a.0.cmp(&b.0));
         let mut bytes = MAGIC.to_vec();
         bytes.extend(postcard::to_allocvec(&memo).ok()?);
@@ -183,8 +193,11 @@ impl Walk {
             let entries = (entries.iter())
                 .map(|(name, kind)| (name.as_bytes().to_vec(), *kind))
                 .collect();
-            seen.dirs
-                .push((dir.as_os_str().as_bytes().to_vec(), stamp, entries));
+            seen.dirs.push(Listed {
+                dir: dir.as_os_str().as_bytes().to_vec(),
+                stamp,
+                entries,
+            });
         }
     }
 }
