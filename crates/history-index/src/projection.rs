@@ -515,20 +515,25 @@ fn in_order<'a>(
 }
 
 /// The texts of a stored line's events, read from its byte range in `path` and decoded alone:
-/// each one's [`text_hash`], and the text itself where `filter` finds a match in it; `None` when
-/// the line cannot be read or decoded.
+/// each one's [`text_hash`], and where `filter` finds a match in it the text itself (an empty
+/// one unless `keep_texts`); `None` when the line cannot be read or decoded.
 fn replay(
     source: &dyn Transcript,
     path: &Path,
     c: &Candidate,
     filter: &Filter,
+    keep_texts: bool,
 ) -> Option<Vec<(u64, Option<String>)>> {
     let len = usize::try_from(c.line.len).ok()?;
     let bytes = source.read_at(path, c.line.offset, len)?.ok()?;
     let mut texts = Vec::new();
     let mut keep = |e: Event| {
         let hash = text_hash(&e.text);
-        texts.push((hash, filter.matches_text(&e.text).then_some(e.text)));
+        let matched = filter.matches_text(&e.text);
+        texts.push((
+            hash,
+            matched.then(|| if keep_texts { e.text } else { String::new() }),
+        ));
     };
     source
         .replay(c.line.seq, &bytes, &mut keep)
@@ -544,7 +549,7 @@ fn read_hits(
     order: Vec<Hit<'_>>,
     wanted: &Wanted<'_>,
 ) -> Option<Vec<(Event, Option<Location>)>> {
-    let (filter, all_branches) = (wanted.filter, wanted.all_branches);
+    let (filter, all_branches, keep_texts) = (wanted.filter, wanted.all_branches, wanted.texts);
     // Every hit wanted (a session summed up whole): each line is read and replayed on every
     // core first.
     let mut replayed: HashMap<u64, Vec<(u64, Option<String>)>> = HashMap::new();
@@ -557,8 +562,9 @@ fn read_hits(
             .collect();
         lines.sort_unstable_by_key(|c| c.line.seq);
         lines.dedup_by_key(|c| c.line.seq);
-        let texts = history_core::parallel::map(&lines, |c| replay(source, path, c, filter));
-        for (c, texts) in lines.iter().zip(texts) {
+        let replays =
+            history_core::parallel::map(&lines, |c| replay(source, path, c, filter, keep_texts));
+        for (c, texts) in lines.iter().zip(replays) {
             replayed.insert(c.line.seq, texts?);
         }
     }
@@ -572,6 +578,9 @@ fn read_hits(
                 if all_branches {
                     event.on_active_branch = Some(on);
                 }
+                if !keep_texts {
+                    event.text = String::new();
+                }
                 hits.push((event, None));
                 continue;
             }
@@ -580,7 +589,7 @@ fn read_hits(
         let seq = c.line.seq;
         let texts = match replayed.entry(seq) {
             Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(replay(source, path, c, filter)?),
+            Entry::Vacant(e) => e.insert(replay(source, path, c, filter, keep_texts)?),
         };
         let i = texts.iter().position(|(hash, _)| *hash == stored.text)?;
         let (_, text) = texts.remove(i);

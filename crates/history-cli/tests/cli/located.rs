@@ -368,6 +368,7 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
         from: End::Newest,
         count: 10,
         all_branches: false,
+        texts: true,
     };
     if let Some(found) = index.hits(&searching, &file, &wanted) {
         let (hits, _) = found.unwrap();

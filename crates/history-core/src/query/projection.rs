@@ -47,6 +47,9 @@ pub struct Wanted<'a> {
     pub count: usize,
     /// Every branch, each event marked, rather than the selected one.
     pub all_branches: bool,
+    /// Whether hits carry their texts: without, each is matched all the same but comes with an
+    /// empty text, for a caller that counts them (`--sessions` reads its best hit's alone).
+    pub texts: bool,
 }
 
 /// A search projection: what it knows of sessions' hits without reading their files.

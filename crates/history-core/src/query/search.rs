@@ -249,6 +249,7 @@ impl Search<'_> {
                 from,
                 count: want,
                 all_branches,
+                texts: true,
             };
             if let Some(hits) = p.hits(corpus, file, &wanted) {
                 return hits;

@@ -19,8 +19,10 @@ use crate::page::{
     notice, Coverage, Item, Recipe, RenderSessions, SessionMatch, SessionsPage, SCHEMA_VERSION,
 };
 use crate::query::search::{hit_span, Rank, Span};
+#[cfg(test)]
+use crate::query::Hit;
 use crate::query::Projection;
-use crate::query::{Hit, Known, Wanted};
+use crate::query::{Known, Wanted};
 use crate::query::{ListRequest, Scope};
 use crate::source::LineTest;
 use history_raw::RawFilter;
@@ -53,16 +55,22 @@ pub struct SessionSummary {
     pub best: Event,
 }
 
-/// A hit's rank as a session's best: what a person typed says most of what the session was
-/// about, then what the model answered; later beats earlier.
-fn rank(hit: &Hit) -> (u8, crate::model::OrderKey<'_>) {
-    let role = match hit.event.role {
+/// A hit's rank as the best of `session`'s: what a person typed says most of what the session
+/// was about, then what the model answered; later beats earlier.
+fn rank<'a>(event: &'a Event, session: &'a SessionKey) -> (u8, crate::model::OrderKey<'a>) {
+    let role = match event.role {
         Role::User => 3,
         Role::Assistant => 2,
         Role::Tool => 1,
         Role::Context => 0,
     };
-    (role, hit.order_key())
+    let key = crate::model::order_key(event.timestamp, session, event.seq, event.part);
+    (role, key)
+}
+
+/// Which of a session's hits is its best ([`rank`]); `None` when it has none.
+fn best(events: &[Event], session: &SessionKey) -> Option<usize> {
+    (0..events.len()).max_by(|&a, &b| rank(&events[a], session).cmp(&rank(&events[b], session)))
 }
 
 /// Gathers `hits` (of any sessions, in any order) into one summary per session, ordered by the
@@ -98,22 +106,15 @@ fn sort(summaries: &mut [SessionSummary]) {
 }
 
 /// One session's hits summed up; `None` when it has none.
-fn summary(file: &SessionFile, events: Vec<Event>, meta: SessionMeta) -> Option<SessionSummary> {
+fn summary(
+    file: &SessionFile,
+    mut events: Vec<Event>,
+    meta: SessionMeta,
+) -> Option<SessionSummary> {
     let times = || events.iter().filter_map(|e| e.timestamp);
     let (first_hit, last_hit) = (times().min(), times().max());
     let hits = events.len();
-    let hit = |event: Event| Hit {
-        session: file.key.clone(),
-        path: file.path.clone(),
-        event,
-        meta: SessionMeta::default(),
-        location: None,
-        session_events: None,
-    };
-    let best = events
-        .into_iter()
-        .map(hit)
-        .max_by(|a, b| rank(a).cmp(&rank(b)))?;
+    let best = events.swap_remove(best(&events, &file.key)?);
     Some(SessionSummary {
         session: file.key.clone(),
         path: file.path.clone(),
@@ -121,7 +122,7 @@ fn summary(file: &SessionFile, events: Vec<Event>, meta: SessionMeta) -> Option<
         hits,
         first_hit,
         last_hit,
-        best: best.event,
+        best,
     })
 }
 
@@ -187,17 +188,38 @@ pub fn gather(
     let sum_up = |i: usize| -> Result<Option<SessionSummary>, HistoryError> {
         let file = &sessions[i];
         if let (Some(Known::Within { .. }), Some(p)) = (known(i), projection) {
+            // Every hit counted, and only the best one's text read: a session with thousands
+            // of hits holds one text, not all.
             let wanted = Wanted {
                 filter,
                 admit: &|_| true,
                 from: End::Newest,
                 count: usize::MAX,
                 all_branches,
+                texts: false,
             };
-            if let Some(hits) = p.hits(corpus, file, &wanted) {
-                return hits.map(|(events, meta)| {
-                    summary(file, events.into_iter().map(|(e, _)| e).collect(), meta)
-                });
+            match p.hits(corpus, file, &wanted) {
+                Some(Err(e)) => return Err(e),
+                Some(Ok((hits, meta))) => {
+                    let mut events: Vec<Event> = hits.into_iter().map(|(e, _)| e).collect();
+                    let Some(at) = best(&events, &file.key) else {
+                        return Ok(None);
+                    };
+                    let (seq, part) = (events[at].seq, events[at].part);
+                    let one = Wanted {
+                        admit: &|e: &Event| (e.seq, e.part) == (seq, part),
+                        count: 1,
+                        texts: true,
+                        ..wanted
+                    };
+                    if let Some(Ok((mut hit, _))) = p.hits(corpus, file, &one) {
+                        if let Some((e, _)) = hit.pop() {
+                            events[at].text = e.text;
+                            return Ok(summary(file, events, meta));
+                        }
+                    }
+                }
+                None => {}
             }
         }
         let keep = |e: &Event| match filter.matches(e) {
