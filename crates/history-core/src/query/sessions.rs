@@ -189,7 +189,8 @@ pub fn gather(
         let file = &sessions[i];
         if let (Some(Known::Within { .. }), Some(p)) = (known(i), projection) {
             // Every hit counted, and only the best one's text read: a session with thousands
-            // of hits holds one text, not all.
+            // of hits holds one text, not all. A best hit the index no longer gives sends the
+            // session to a decode, as a session it cannot answer for.
             let wanted = Wanted {
                 filter,
                 admit: &|_| true,
