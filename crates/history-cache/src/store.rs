@@ -196,7 +196,7 @@ impl Cache {
         if serde_json::to_writer(&mut bytes, &entry).is_err() {
             return false;
         }
-        let Ok(dir) = self.create_dir() else {
+        let Ok(dir) = create_dir(&self.dir) else {
             return false;
         };
         let written = write_atomically(&dir, key.file_name().as_ref(), &bytes.buf).is_ok();
@@ -260,10 +260,6 @@ impl Cache {
             }
         }
         swept
-    }
-
-    fn create_dir(&self) -> io::Result<OwnedFd> {
-        create_dir(&self.dir)
     }
 }
 

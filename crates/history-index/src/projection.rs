@@ -629,11 +629,7 @@ impl Projection for Index {
             return unknown();
         };
         // Each stored session's position in the census.
-        let rows: FxHashMap<&SessionKey, usize> = census
-            .rows()
-            .enumerate()
-            .map(|(i, r)| (&r.key, i))
-            .collect();
+        let rows = census.by_key();
         let row = |key: &SessionKey| rows.get(key).map(|&i| census.row(i));
         // The freshness check compares each file's fingerprint (discovery's, or a stat of an
         // inherited file) and reads the headers of changed ones again: on every core.

@@ -61,10 +61,14 @@ impl Census {
         self.sessions.into_iter().map(|(_, row)| row).collect()
     }
 
+    /// Each stored session's position among [`Census::rows`], by its key.
+    pub fn by_key(&self) -> FxHashMap<&SessionKey, usize> {
+        self.rows().enumerate().map(|(i, r)| (&r.key, i)).collect()
+    }
+
     /// The position among [`Census::rows`] of each of `keys`, `None` for one not stored.
     pub fn positions(&self, keys: &[SessionKey]) -> Vec<Option<usize>> {
-        let at: FxHashMap<&SessionKey, usize> =
-            self.rows().enumerate().map(|(i, r)| (&r.key, i)).collect();
+        let at = self.by_key();
         keys.iter().map(|k| at.get(k).copied()).collect()
     }
 
