@@ -21,6 +21,9 @@ pub enum Command {
     /// Browse one session, search sessions, or show the recent-sessions overview.
     #[command(after_help = LIST_AFTER_HELP)]
     List(ListArgs),
+    /// Find the sessions where something happened, in plain words, best first.
+    #[command(after_help = FIND_AFTER_HELP)]
+    Find(FindArgs),
     /// Show one event in full.
     Read(ReadArgs),
     /// Write a whole session as a document (Markdown, or JSON Lines), with no budget.
@@ -53,6 +56,73 @@ Examples:
 
 Exit codes: 0 a result with items, 1 a valid request with none (as grep does), 2 an error (one
 line on stderr; with --json, an {\"error\":…} object on stdout).";
+
+/// What `find --help` ends with.
+const FIND_AFTER_HELP: &str = "\
+Examples:
+  notesoup-history find ci stop flaking on the login test    the sessions about it, best first
+  notesoup-history find --events paginate the api            the events, best first
+  notesoup-history find --cwd . --since 30d flakyLoginTest    only sessions here, this month
+  notesoup-history find --explain deploy rollback            each word's part of each score
+
+Words are matched as words: case-folded, reduced to their stem (flaking finds flaky), code
+identifiers whole and by their parts. Rare words count more than common ones; what a person typed
+more than replies, and replies more than tool output. For an exact string, use list --query.
+
+Exit codes: 0 a result with items, 1 a valid request with none, 2 an error.";
+
+#[derive(Args, Debug)]
+pub struct FindArgs {
+    /// What happened, in plain words (any order).
+    #[arg(required = true, value_name = "TEXT")]
+    pub text: Vec<String>,
+    /// Only these sessions: an id or prefix, or a pattern with `*` (`pi:*`). Default: every
+    /// session.
+    #[arg(help_heading = "Selection")]
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Only sessions that ran in this directory or below it (`.`: here).
+    #[arg(help_heading = "Selection")]
+    #[arg(long, value_name = "PATH")]
+    pub cwd: Option<PathBuf>,
+    /// Only events of this role (user, assistant, tool, context); repeatable.
+    #[arg(help_heading = "Filters")]
+    #[arg(long = "role")]
+    pub roles: Vec<String>,
+    /// Only events at or after this time (RFC 3339, a date, or an age like 7d, 3h).
+    #[arg(help_heading = "Filters")]
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Only events before this time (RFC 3339, a date, or an age like 7d, 3h).
+    #[arg(help_heading = "Filters")]
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Rank events rather than sessions.
+    #[arg(help_heading = "Output")]
+    #[arg(long)]
+    pub events: bool,
+    /// Show each word's part of each score.
+    #[arg(help_heading = "Output")]
+    #[arg(long)]
+    pub explain: bool,
+    /// How many entries at most.
+    #[arg(help_heading = "Paging")]
+    #[arg(allow_negative_numbers = true, value_parser = at_least_one)]
+    #[arg(long, default_value_t = FIND_LIMIT)]
+    pub limit: usize,
+    /// Only the entries ranked after this one (a `more` recipe's).
+    #[arg(help_heading = "Paging")]
+    #[arg(long, default_value_t = 0, value_name = "RANK")]
+    pub after_rank: usize,
+    /// The text layout: a block per entry, or a line per entry. Default: lines on a terminal,
+    /// blocks piped.
+    #[arg(help_heading = "Output")]
+    #[arg(long, value_enum, value_name = "LAYOUT")]
+    pub format: Option<FormatArg>,
+}
+
+/// How many entries `find` shows when not told: a ranking's first page, read top down.
+pub const FIND_LIMIT: usize = 10;
 
 #[derive(Args, Debug)]
 pub struct CompletionsArgs {

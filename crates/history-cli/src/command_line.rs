@@ -33,6 +33,11 @@ pub fn recipe(prefix: &[String], recipe: &Recipe) -> String {
         flag("session", s.clone());
     }
     let read = recipe.seq.is_some();
+    let command = match (read, recipe.text.is_some()) {
+        (true, _) => "read",
+        (false, true) => "find",
+        (false, false) => "list",
+    };
     if let Some(seq) = recipe.seq {
         flag("seq", seq.to_string());
     }
@@ -72,22 +77,28 @@ pub fn recipe(prefix: &[String], recipe: &Recipe) -> String {
     if let Some(dir) = &recipe.cwd {
         flag("cwd", dir.clone());
     }
+    if let Some(n) = recipe.after_rank {
+        flag("after-rank", n.to_string());
+    }
     if recipe.all_branches == Some(true) {
         words.push("--all-branches".into());
     }
+    if recipe.events == Some(true) {
+        words.push("--events".into());
+    }
+    if let Some(text) = &recipe.text {
+        words.push("--".into());
+        words.push(text.clone());
+    }
     let mut line: Vec<String> = match prefix.split_first() {
         Some((program, globals)) => std::iter::once(program.clone())
-            .chain(std::iter::once(subcommand(read)))
+            .chain(std::iter::once(command.to_string()))
             .chain(globals.iter().cloned())
             .collect(),
-        None => vec![PROGRAM.into(), subcommand(read)],
+        None => vec![PROGRAM.into(), command.to_string()],
     };
     line.extend(words);
     line.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
-}
-
-fn subcommand(read: bool) -> String {
-    if read { "read" } else { "list" }.to_string()
 }
 
 /// The command that reopens a session in its agent, run from its directory where it needs one

@@ -34,7 +34,7 @@ use history_core::{History, HistoryError};
 
 use args::{Cli, ColorArg, Command, FormatArg};
 use render::{Json, Layout, Printer, Text};
-use request::{cache_version, list_request, read_request};
+use request::{cache_version, find_request, list_request, read_request};
 
 /// The harnesses the command reads, in the order they are tried.
 pub const HARNESSES: [&Harness; 3] = [
@@ -209,6 +209,21 @@ where
             let (results, said) = printer.list_streams(&page);
             Ok((results, said, found(!page.items.is_empty())))
         }
+        Command::Find(a) => {
+            let req = find_request(a, budget)?;
+            let mut text = text.clone();
+            let terms = history_core::question_terms(&req.text)?;
+            text.filter = Some(history_core::Filter::new(&terms, Vec::new(), None, None));
+            let render: &dyn history_core::RenderFind = if json { &Json } else { &text };
+            find_answer(
+                history.with_projection(index.projection()),
+                &req,
+                json,
+                render,
+                &index,
+                &mut stale,
+            )
+        }
         Command::Read(a) => {
             let page = history.read(&read_request(a, budget), printer)?;
             let (results, said) = printer.read_streams(&page);
@@ -286,6 +301,33 @@ fn sessions_answer(
         false => said + "no matching sessions\n",
     };
     Ok((render.sessions(&page), said, self::found(found)))
+}
+
+/// Answers `find`: the page on standard output; in text, what it says of the results on
+/// standard error. `stale`: the index wants a background update.
+fn find_answer(
+    history: History,
+    req: &history_core::FindRequest,
+    json: bool,
+    render: &dyn history_core::RenderFind,
+    index: &index::Settings,
+    stale: &mut bool,
+) -> Result<(String, String, u8), HistoryError> {
+    let mut page = history.find(req, render)?;
+    *stale = index.updates_in_background() && page.coverage.stale();
+    let mut said = match (json, page.notice.take()) {
+        (false, Some(notice)) => format!("notice: {notice}\n"),
+        (true, notice) => {
+            page.notice = notice;
+            String::new()
+        }
+        (false, None) => String::new(),
+    };
+    let any = page.matched > 0;
+    if !json && !any && !page.no_sessions {
+        said.push_str("nothing matched: no session holds these words (try other words, or list --query for an exact string)\n");
+    }
+    Ok((render.find(&page), said, found(any)))
 }
 
 /// Streams `export`'s document to `output`; what decoding said goes to standard error.
@@ -434,6 +476,8 @@ fn text_printer(
     let dumb = env("TERM").is_some_and(|t| t == "dumb");
     let (format, queries) = match &cli.command {
         Command::List(a) => (a.format, a.queries.as_slice()),
+        // A ranking is read top down, its hits with it: blocks unless asked.
+        Command::Find(a) => (a.format.or(Some(FormatArg::Blocks)), &[][..]),
         _ => (None, &[][..]),
     };
     let (layout, sessions_layout) = match format {

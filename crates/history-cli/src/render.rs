@@ -5,10 +5,11 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use history_core::Resume;
-use history_core::{Filter, HistoryError, Timestamp};
 use history_core::{
-    FoldedRun, Item, ListPage, ReadPage, Recipe, Render, RenderSessions, SessionMatch, SessionsPage,
+    Explain, FindPage, FoldedRun, FoundHit, FoundSession, Item, ListPage, ReadPage, Recipe, Render,
+    RenderFind, RenderSessions, SessionMatch, SessionsPage,
 };
+use history_core::{Filter, HistoryError, Timestamp};
 
 use crate::command_line;
 use crate::screen::{self, Clock, Paint};
@@ -563,6 +564,155 @@ impl RenderSessions for Text {
     }
 }
 
+impl Text {
+    /// A hit of a ranked search: its header with its score, its snippet, how to read it.
+    fn found_hit(&self, hit: &FoundHit, indent: &str) -> String {
+        let mut s = format!(
+            "{indent}{} | score {}\n",
+            self.header(&hit.item, false),
+            self.paint(Paint::Number, &format!("{:.2}", hit.score))
+        );
+        let _ = writeln!(s, "{indent}{}", self.detail(&hit.item));
+        for line in self.text(&hit.item.event.text).lines() {
+            let _ = writeln!(s, "{indent}{line}");
+        }
+        s.push_str(indent);
+        s.push_str(&self.step("read", &self.recipe(&hit.read)));
+        s
+    }
+
+    /// Where a session's score comes from, a line.
+    fn explain(&self, e: &Explain) -> String {
+        let mut s = format!(
+            "why: best event {:.2} + next events {:.2} + words held {:.2}, × recency {:.3}",
+            e.best, e.others, e.coverage, e.recency
+        );
+        for w in &e.words {
+            let _ = write!(
+                s,
+                "; {} {:.2} (rarity {:.2}, in {} session{}{}{})",
+                w.term,
+                w.best,
+                w.idf,
+                w.sessions,
+                if w.sessions == 1 { "" } else { "s" },
+                if w.weight < 1.0 { ", a part" } else { "" },
+                if w.present { "" } else { ", not here" },
+            );
+        }
+        s.push('\n');
+        self.paint(Paint::Dim, &s)
+    }
+}
+
+impl RenderFind for Text {
+    fn found_session(&self, f: &FoundSession) -> String {
+        let place = Text::place(f.cwd.as_deref(), f.git_branch.as_deref());
+        let about = f.title.as_deref().or(f.prompt.as_deref()).unwrap_or("");
+        match self.sessions_layout {
+            Layout::Blocks => {
+                let mut s = format!(
+                    "{}. session {} | score {} | {} hit{} | {}\n",
+                    f.rank,
+                    self.paint(Paint::Session, &f.session),
+                    self.paint(Paint::Number, &format!("{:.2}", f.score)),
+                    f.hits,
+                    if f.hits == 1 { "" } else { "s" },
+                    self.paint(Paint::Dim, &place)
+                );
+                let _ = writeln!(s, "{}", self.paint(Paint::Dim, &self.when(f.modified)));
+                if !about.is_empty() {
+                    let _ = writeln!(s, "{about}");
+                }
+                for hit in &f.best {
+                    s.push('\n');
+                    s.push_str(&self.found_hit(hit, "  "));
+                }
+                if let Some(e) = &f.explain {
+                    s.push_str(&self.explain(e));
+                }
+                s.push_str(&self.step("hits", &self.recipe(&f.list)));
+                s.push_str(&self.trailer(f.resume.as_ref(), f.path.as_deref(), None));
+                s.push('\n');
+                s
+            }
+            Layout::Lines => {
+                let place = self.short_place(f.cwd.as_deref(), f.git_branch.as_deref());
+                let mut lead = format!("{:>2}. ", f.rank);
+                let _ = write!(
+                    lead,
+                    "{}  {}  {}  {}",
+                    self.paint(Paint::Number, &format!("{:>6.2}", f.score)),
+                    self.paint(Paint::Dim, &format!("{:>8}", self.short_when(f.modified))),
+                    self.short_session(&f.session),
+                    self.paint(Paint::Dim, &place)
+                );
+                let (text, focus) = match f.best.first() {
+                    Some(hit) => (hit.item.event.text.as_str(), hit.item.focus),
+                    None => (about, None),
+                };
+                let mut tail = String::new();
+                if let Some(r) = f.resume.as_ref() {
+                    tail = self.paint(Paint::Recipe, &format!("→ {}", resume_here(r)));
+                }
+                let mut s = self.fit_line(&lead, text, focus, &tail);
+                if let Some(e) = &f.explain {
+                    s.push_str("    ");
+                    s.push_str(&self.explain(e));
+                }
+                s
+            }
+        }
+    }
+
+    fn found_event(&self, hit: &FoundHit) -> String {
+        match self.layout {
+            Layout::Blocks => self.found_hit(hit, "") + "\n",
+            Layout::Lines => {
+                let lead = format!(
+                    "{}  {}  {}",
+                    self.paint(Paint::Number, &format!("{:>6.2}", hit.score)),
+                    self.paint(
+                        Paint::Dim,
+                        &format!("{:>8}", self.short_when(hit.item.event.timestamp))
+                    ),
+                    self.short_session(&hit.item.session),
+                );
+                self.fit_line(&lead, &hit.item.event.text, hit.item.focus, "")
+            }
+        }
+    }
+
+    fn find(&self, page: &FindPage) -> String {
+        let mut s = String::new();
+        for f in page.sessions.iter().flatten() {
+            s.push_str(&self.found_session(f));
+        }
+        for h in page.events.iter().flatten() {
+            s.push_str(&self.found_event(h));
+        }
+        if self.sessions_layout == Layout::Lines
+            && page.sessions.as_ref().is_some_and(|v| !v.is_empty())
+        {
+            s.push('\n');
+        }
+        if let Some(more) = &page.more {
+            let what = if page.budget_cut {
+                "the output budget ended this page"
+            } else {
+                "more ranked below"
+            };
+            let _ = writeln!(
+                s,
+                "{}",
+                self.step(&format!("more ({what})"), &self.recipe(more))
+                    .trim_end()
+            );
+        }
+        s
+    }
+}
+
 impl Printer for Text {
     fn error(&self, error: &HistoryError) -> String {
         format!("error: {} ({})\n", error, error.code())
@@ -613,6 +763,20 @@ impl RenderSessions for Json {
     }
 
     fn sessions(&self, page: &SessionsPage) -> String {
+        compact(page) + "\n"
+    }
+}
+
+impl RenderFind for Json {
+    fn found_session(&self, session: &FoundSession) -> String {
+        compact(session) + ","
+    }
+
+    fn found_event(&self, hit: &FoundHit) -> String {
+        compact(hit) + ","
+    }
+
+    fn find(&self, page: &FindPage) -> String {
         compact(page) + "\n"
     }
 }

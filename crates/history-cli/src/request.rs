@@ -3,10 +3,11 @@
 
 use history_cache::DECODER_VERSION;
 use history_core::{
-    parse_bound, Cursor, HistoryError, ListRequest, Place, ReadRequest, Role, Timestamp,
+    parse_bound, Cursor, FindRequest, HistoryError, ListRequest, Place, ReadRequest, Role,
+    Timestamp,
 };
 
-use crate::args::{ListArgs, ReadArgs};
+use crate::args::{FindArgs, ListArgs, ReadArgs};
 
 /// The cache's and the index's entry version: the decoders' declared version and this very
 /// build (the executable's size and modification time), so that entries written by any other
@@ -26,23 +27,26 @@ pub(crate) fn cache_version() -> String {
     format!("{DECODER_VERSION} build {build}")
 }
 
-/// The core's request for `list`, from its arguments: times, roles and places parsed, `--cwd`
-/// taken relative to the directory the command runs in.
-pub(crate) fn list_request(args: &ListArgs, budget: usize) -> Result<ListRequest, HistoryError> {
-    let now = Timestamp::now();
-    let bound = |flag: &str, v: &Option<String>| -> Result<Option<Timestamp>, HistoryError> {
-        v.as_deref()
-            .map(|s| {
-                parse_bound(s, now).ok_or_else(|| {
-                    HistoryError::usage(format!(
-                        "--{flag} {s:?} is not a time (use RFC 3339, YYYY-MM-DD, or an age like 7d, 3h, 30m)"
-                    ))
-                })
+/// A time bound a flag names.
+fn bound(
+    flag: &str,
+    v: &Option<String>,
+    now: Timestamp,
+) -> Result<Option<Timestamp>, HistoryError> {
+    v.as_deref()
+        .map(|s| {
+            parse_bound(s, now).ok_or_else(|| {
+                HistoryError::usage(format!(
+                    "--{flag} {s:?} is not a time (use RFC 3339, YYYY-MM-DD, or an age like 7d, 3h, 30m)"
+                ))
             })
-            .transpose()
-    };
-    let roles = args
-        .roles
+        })
+        .transpose()
+}
+
+/// The roles `--role` names.
+fn roles(names: &[String]) -> Result<Vec<Role>, HistoryError> {
+    names
         .iter()
         .map(|r| {
             Role::parse(r).ok_or_else(|| {
@@ -51,13 +55,37 @@ pub(crate) fn list_request(args: &ListArgs, budget: usize) -> Result<ListRequest
                 ))
             })
         })
-        .collect::<Result<_, _>>()?;
+        .collect()
+}
+
+/// The core's request for `find`, from its arguments.
+pub(crate) fn find_request(args: &FindArgs, budget: usize) -> Result<FindRequest, HistoryError> {
+    let now = Timestamp::now();
+    Ok(FindRequest {
+        text: args.text.join(" "),
+        session: args.session.clone(),
+        roles: roles(&args.roles)?,
+        since: bound("since", &args.since, now)?,
+        until: bound("until", &args.until, now)?,
+        cwd: args.cwd.as_deref().map(directory).transpose()?,
+        limit: args.limit,
+        budget,
+        events: args.events,
+        explain: args.explain,
+        after_rank: args.after_rank,
+    })
+}
+
+/// The core's request for `list`, from its arguments: times, roles and places parsed, `--cwd`
+/// taken relative to the directory the command runs in.
+pub(crate) fn list_request(args: &ListArgs, budget: usize) -> Result<ListRequest, HistoryError> {
+    let now = Timestamp::now();
     Ok(ListRequest {
         session: args.session.clone(),
         queries: args.queries.clone(),
-        roles,
-        since: bound("since", &args.since)?,
-        until: bound("until", &args.until)?,
+        roles: roles(&args.roles)?,
+        since: bound("since", &args.since, now)?,
+        until: bound("until", &args.until, now)?,
         before_seq: args.before_seq,
         after_seq: args.after_seq,
         from: args.from.map(Into::into),

@@ -31,7 +31,9 @@ mod source;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use choose::{resolve, Filter, Pattern, Place, Selector, HOST_ONLY_HARNESS};
+pub use choose::{
+    for_each_term, reduce, resolve, Filter, Pattern, Place, Selector, HOST_ONLY_HARNESS,
+};
 pub use corpus::{locate, parallel, Corpus, Keep, Loaded, Texts, WalkMemos};
 pub use error::{DecodeError, HistoryError};
 pub use history::History;
@@ -41,13 +43,15 @@ pub use model::{
 };
 pub use page::budget::{self, CUT_MARKER, DEFAULT_BUDGET, MIN_BUDGET};
 pub use page::{
-    Coverage, FoldedRun, Item, ListPage, ReadPage, Recipe, Render, RenderSessions, SessionMatch,
-    SessionsPage, SCHEMA_VERSION,
+    Coverage, Explain, FindPage, FoldedRun, FoundHit, FoundSession, Item, ListPage, ReadPage,
+    Recipe, Render, RenderFind, RenderSessions, SessionMatch, SessionsPage, WordScore,
+    SCHEMA_VERSION,
 };
 pub use query::{
-    browse, export, overview, representative, search, BrowseRequest, Browsed, BrowsedItem,
-    Document, ExportRequest, Head, Hit, Known, ListRequest, Listing, Projection, ReadRequest,
-    Representative, RepresentativeCache, SearchRequest, SessionHits, Wanted, DEFAULT_LIMIT,
+    browse, export, overview, question_terms, representative, search, BrowseRequest, Browsed,
+    BrowsedItem, Document, ExportRequest, FindRequest, Head, Hit, Known, ListRequest, Listing,
+    Projection, ReadRequest, Representative, RepresentativeCache, SearchRequest, SessionHits,
+    Wanted, DEFAULT_LIMIT,
 };
 pub use source::{
     current_session, current_source, entry_metadata, env_text, line_spans, open_raw,

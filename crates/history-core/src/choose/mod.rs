@@ -5,7 +5,10 @@
 mod filter;
 mod place;
 mod selector;
+mod words;
 
 pub use filter::Filter;
 pub use place::Place;
 pub use selector::{resolve, Pattern, Selector, HOST_ONLY_HARNESS};
+#[allow(unused_imports)]
+pub use words::{for_each_term, is_stop_word, reduce, Word};

@@ -9,10 +9,10 @@ use crate::choose::{resolve, Place, Selector};
 use crate::corpus::Corpus;
 use crate::error::HistoryError;
 use crate::model::{SessionFile, SessionKey};
-use crate::page::{ListPage, ReadPage, Render, RenderSessions, SessionsPage};
+use crate::page::{FindPage, ListPage, ReadPage, Render, RenderFind, RenderSessions, SessionsPage};
 use crate::query::{
-    across_page, check_budget, check_window, export, listing, read_page, session_page,
-    sessions_page, Document, ExportRequest, ListRequest, Projection, ReadRequest,
+    across_page, check_budget, check_window, export, find_page, listing, read_page, session_page,
+    sessions_page, Document, ExportRequest, FindRequest, ListRequest, Projection, ReadRequest,
     RepresentativeCache, Scope,
 };
 use crate::source::{Env, Harness};
@@ -241,6 +241,31 @@ impl History {
             no_sessions,
             render,
         ))
+    }
+
+    /// Answers a ranked search (`find`): the sessions (or events) that best match the question's
+    /// words, best first, `limit` of them after `after_rank`, fitted to the budget as `render`
+    /// renders them. Without a selector it searches every session.
+    pub fn find(
+        &self,
+        req: &FindRequest,
+        render: &dyn RenderFind,
+    ) -> Result<FindPage, HistoryError> {
+        check_budget(req.budget)?;
+        if req.limit == 0 {
+            return Err(HistoryError::usage(
+                "--limit must be at least 1: a page of no items answers nothing",
+            ));
+        }
+        check_window(req.since, req.until)?;
+        let selector = req.session.as_deref().unwrap_or("*");
+        let sessions = match self.select(selector, false, req.cwd.as_ref())? {
+            Target::Many(sessions) => sessions,
+            Target::One { file, .. } => vec![file],
+        };
+        let none = sessions.is_empty() && req.session.is_none() && req.cwd.is_none();
+        let no_sessions = none.then(|| self.no_sessions_notice());
+        find_page(&self.scope(), req, &sessions, no_sessions, render)
     }
 
     /// Answers `read`: one event from `offset_chars` on, cut to the budget as `render` renders

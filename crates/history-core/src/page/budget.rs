@@ -4,7 +4,8 @@
 
 use crate::model::End;
 use crate::page::{
-    Item, ListPage, ReadPage, Recipe, Render, RenderSessions, SessionMatch, SessionsPage,
+    FindPage, FoundHit, FoundSession, Item, ListPage, ReadPage, Recipe, Render, RenderFind,
+    RenderSessions, SessionMatch, SessionsPage,
 };
 
 /// The default budget, in bytes of output.
@@ -184,6 +185,48 @@ pub(crate) fn fit_sessions(
     page.has_older |= admitted.dropped_older;
     page.has_newer |= admitted.dropped_newer;
     page.budget_cut = admitted.dropped_older || admitted.dropped_newer;
+}
+
+/// Fits a ranked search's entries (sessions, or events) into `budget`, best first, as `render`
+/// renders them; how many it kept. The page's `more` recipe is added after, within the slack
+/// every page keeps.
+pub(crate) fn fit_find(
+    page: &mut FindPage,
+    sessions: Option<Vec<FoundSession>>,
+    events: Option<Vec<FoundHit>>,
+    render: &dyn RenderFind,
+    budget: usize,
+) -> usize {
+    page.budget_cut = true;
+    page.sessions = sessions.as_ref().map(|_| Vec::new());
+    page.events = events.as_ref().map(|_| Vec::new());
+    let room = budget.saturating_sub(render.find(page).len() + FRAME_SLACK);
+    let mut cut = false;
+    if let Some(mut s) = sessions {
+        cut = admit(
+            &mut s,
+            End::Oldest,
+            room,
+            |e| render.found_session(e).len(),
+            |_, _| false,
+        )
+        .dropped_newer;
+        page.sessions = Some(s);
+    }
+    if let Some(mut e) = events {
+        cut = admit(
+            &mut e,
+            End::Oldest,
+            room,
+            |h| render.found_event(h).len(),
+            |_, _| false,
+        )
+        .dropped_newer;
+        page.events = Some(e);
+    }
+    page.budget_cut = cut;
+    page.has_more |= cut;
+    page.sessions.as_ref().map_or(0, Vec::len) + page.events.as_ref().map_or(0, Vec::len)
 }
 
 /// What a front end keeps besides its envelope when it sends a page's text twice (the MCP

@@ -71,6 +71,15 @@ pub struct Recipe {
     /// Only sessions that ran in this directory or below it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// The words of a ranked search (`find`): the recipe is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Only the ranked search's entries after this rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_rank: Option<usize>,
+    /// A ranking of events rather than sessions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<bool>,
 }
 
 /// A run of tool/context events folded into one row.

@@ -3,10 +3,12 @@
 //! to the budget in the bytes of the very output it will print, text or JSON.
 
 pub mod budget;
+mod found;
 mod items;
 mod locate;
 pub(crate) mod notice;
 
+pub use found::{Explain, FindPage, FoundHit, FoundSession, RenderFind, WordScore};
 pub(crate) use items::Fold;
 pub use items::{
     Coverage, FoldedRun, Item, ListPage, ReadPage, Recipe, Render, RenderSessions, SessionMatch,

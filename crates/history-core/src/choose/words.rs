@@ -1,0 +1,318 @@
+//! Words: what a ranked search (`find`) compares, the same for a question and for an event's
+//! text.
+//!
+//! Text is cut into words by Unicode word segmentation (UAX #29), each case-folded
+//! ([`history_raw::fold`]). Then:
+//!
+//! - a **code identifier** (`flakyLoginTest`, `login_test`, `main.rs`, `HTTPServer`) is kept
+//!   whole and also split at `_`, `.`, `:` and case changes, its parts marked as parts, so that a
+//!   question naming the identifier finds it first and one naming its words finds it too;
+//! - an **English word** of four letters or more is reduced by the Snowball English stemmer,
+//!   less a final `e` or `i`, so that `flaking`, `flaky` and `flakes` all become `flak`; a reduced
+//!   word is always the beginning of the folded word (else the word stays whole), which lets a
+//!   literal search for the term find every text that holds it;
+//! - **CJK** text (Han, Hiragana, Katakana), written without spaces, becomes its pairs of
+//!   neighbouring characters;
+//! - **stop words** (`the`, `where`, `did`…) count towards an event's length but are no terms.
+//!
+//! A term is therefore a substring of the folded text of every event that holds it: the
+//! literal matcher with the term as its query finds every such event (and perhaps more), which
+//! is how `find` gathers its candidates, through the index or a scan alike.
+
+use rust_stemmers::{Algorithm, Stemmer};
+use std::sync::OnceLock;
+use unicode_segmentation::UnicodeSegmentation;
+
+/// One term of a text: where its word is, what it became, and whether it is a part of an
+/// identifier (the identifier itself comes just before its parts).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Word<'t> {
+    /// Where its word starts in the text, in bytes.
+    pub start: usize,
+    /// Where its word ends.
+    pub end: usize,
+    /// The term.
+    pub term: &'t str,
+    /// Whether it is a part of an identifier rather than a whole word.
+    pub part: bool,
+    /// Which word of the text it belongs to (parts share their identifier's), counting words
+    /// that are no terms (stop words) too.
+    pub position: u32,
+}
+
+/// English function words: they say how a question is asked, not what it is about.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+    "be", "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "done", "for", "from", "had", "has", "have", "having", "he", "her", "here", "him",
+    "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "my", "no", "not",
+    "of", "on", "once", "only", "or", "other", "our", "out", "over", "she", "should", "so", "some",
+    "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
+    "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what",
+    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you",
+    "your",
+];
+
+/// Whether `folded` is a stop word.
+pub fn is_stop_word(folded: &str) -> bool {
+    STOP_WORDS.binary_search(&folded).is_ok()
+}
+
+/// Whether `c` is written without spaces between words: Han, Hiragana, Katakana.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x31F0..=0x31FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF
+        | 0xF900..=0xFAFF | 0xFF66..=0xFF9F | 0x20000..=0x2FA1F)
+}
+
+fn stemmer() -> &'static Stemmer {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
+}
+
+/// What a folded word becomes as a term (see the module's doc): English words of four letters
+/// or more reduced to a beginning of themselves; any other word as it is.
+pub fn reduce(folded: &str) -> &str {
+    if folded.len() < 4 || !folded.bytes().all(|b| b.is_ascii_lowercase()) {
+        return folded;
+    }
+    let stem = stemmer().stem(folded);
+    let mut stem: &str = &stem;
+    if stem.len() > 3 && (stem.ends_with('e') || stem.ends_with('i')) {
+        stem = &stem[..stem.len() - 1];
+    }
+    let common = stem
+        .bytes()
+        .zip(folded.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    match common >= 3 {
+        true => &folded[..common],
+        false => folded,
+    }
+}
+
+/// Where a word splits into the parts of an identifier: at `_`, `.`, `:` and other joiners, and
+/// where case changes (`flakyLogin`, `HTTPServer`); the byte ranges of its parts.
+fn parts(word: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    for (i, &(at, c)) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            if let Some(s) = start.take() {
+                out.push((s, at));
+            }
+            continue;
+        }
+        if let (Some(s), Some(&(_, prev))) = (start, i.checked_sub(1).map(|p| &chars[p])) {
+            let next_lower = chars.get(i + 1).is_some_and(|&(_, n)| n.is_lowercase());
+            let boundary = (prev.is_lowercase() && c.is_uppercase())
+                || (prev.is_uppercase() && c.is_uppercase() && next_lower);
+            if boundary {
+                out.push((s, at));
+                start = Some(at);
+            }
+        }
+        start.get_or_insert(at);
+    }
+    if let Some(s) = start {
+        out.push((s, word.len()));
+    }
+    out
+}
+
+/// Calls `each` with the terms of a run of neighbouring CJK characters that ends at `end`: its
+/// pairs, or the one character of a run of one; empties the run.
+fn flush(
+    cjk: &mut Vec<(usize, char)>,
+    end: usize,
+    position: &mut u32,
+    each: &mut dyn FnMut(Word<'_>),
+) {
+    let mut pair = String::new();
+    if let [(start, c)] = cjk[..] {
+        pair.push(c);
+        each(Word {
+            start,
+            end,
+            term: &pair,
+            part: false,
+            position: *position,
+        });
+    }
+    for (i, w) in cjk.windows(2).enumerate() {
+        pair.clear();
+        pair.push(w[0].1);
+        pair.push(w[1].1);
+        let stop = cjk.get(i + 2).map_or(end, |c| c.0);
+        each(Word {
+            start: w[0].0,
+            end: stop,
+            term: &pair,
+            part: false,
+            position: *position + i as u32,
+        });
+    }
+    *position += cjk.len() as u32;
+    cjk.clear();
+}
+
+/// Calls `each` with every term of `text` in order; returns how many words the text holds
+/// (its length for ranking: stop words count, the parts of an identifier do not, a CJK
+/// character counts one).
+pub fn for_each_term(text: &str, mut each: impl FnMut(Word<'_>)) -> u32 {
+    let mut position = 0u32;
+    let mut folded = String::new();
+    // A run of neighbouring CJK characters: where it ends, and its characters with their
+    // offsets.
+    let mut cjk: Vec<(usize, char)> = Vec::new();
+    let mut cjk_end = 0usize;
+    for (start, word) in text.unicode_word_indices() {
+        let end = start + word.len();
+        if word.chars().next().is_some_and(is_cjk) && word.chars().all(is_cjk) {
+            if !cjk.is_empty() && cjk_end != start {
+                flush(&mut cjk, cjk_end, &mut position, &mut each);
+            }
+            cjk.extend(word.char_indices().map(|(i, c)| (start + i, c)));
+            cjk_end = end;
+            continue;
+        }
+        flush(&mut cjk, cjk_end, &mut position, &mut each);
+        // A contraction is its first word: `don't` is `don`, `we'll` is `we`.
+        let word = match word.find(['\'', '\u{2019}']) {
+            Some(at) if at > 0 => &word[..at],
+            _ => word,
+        };
+        let pieces = parts(word);
+        folded.clear();
+        folded.push_str(&history_raw::fold(word));
+        if pieces.len() < 2 {
+            if !is_stop_word(&folded) {
+                each(Word {
+                    start,
+                    end,
+                    term: reduce(&folded),
+                    part: false,
+                    position,
+                });
+            }
+        } else {
+            each(Word {
+                start,
+                end,
+                term: &folded,
+                part: false,
+                position,
+            });
+            for (a, b) in pieces {
+                let piece = history_raw::fold(&word[a..b]);
+                if !is_stop_word(&piece) {
+                    let term = reduce(&piece);
+                    each(Word {
+                        start: start + a,
+                        end: start + b,
+                        term,
+                        part: true,
+                        position,
+                    });
+                }
+            }
+        }
+        position += 1;
+    }
+    flush(&mut cjk, cjk_end, &mut position, &mut each);
+    position
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(text: &str) -> Vec<(String, bool)> {
+        let mut out = Vec::new();
+        for_each_term(text, |w| out.push((w.term.to_string(), w.part)));
+        out
+    }
+
+    fn words(text: &str) -> Vec<String> {
+        all(text).into_iter().map(|(t, _)| t).collect()
+    }
+
+    #[test]
+    fn stop_words_are_sorted_for_the_search() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn inflections_of_a_word_meet() {
+        let forms = ["flaky", "flaking", "flakes", "Flakiness", "flake"];
+        let reduced: Vec<String> = forms.iter().flat_map(|f| words(f)).collect();
+        assert_eq!(reduced, ["flak"; 5]);
+        assert_eq!(words("paginate pagination paginated"), ["pagin"; 3]);
+        assert_eq!(words("tests testing tested"), ["test"; 3]);
+        assert_eq!(words("deploy deployment deploying"), ["deploy"; 3]);
+        // Short words and words with other letters stay as they are.
+        assert_eq!(words("bug CI Straße übel"), ["bug", "ci", "strass", "übel"]);
+    }
+
+    #[test]
+    fn a_term_is_always_the_beginning_of_its_folded_word() {
+        for w in [
+            "dying",
+            "sensibility",
+            "organization",
+            "happy",
+            "copied",
+            "uses",
+            "ran",
+        ] {
+            let t = reduce(w);
+            assert!(w.starts_with(t) && t.len() >= 3.min(w.len()), "{w} → {t}");
+        }
+    }
+
+    #[test]
+    fn identifiers_are_kept_whole_and_split() {
+        assert_eq!(
+            all("the flakyLoginTest"),
+            [
+                ("flakylogintest".into(), false),
+                ("flak".into(), true),
+                ("login".into(), true),
+                ("test".into(), true)
+            ]
+        );
+        assert_eq!(words("login_test"), ["login_test", "login", "test"]);
+        assert_eq!(
+            words("history_core::Walk"),
+            ["history_core", "histor", "cor", "walk"]
+        );
+        assert_eq!(words("main.rs"), ["main.rs", "main", "rs"]);
+        assert_eq!(words("HTTPServer"), ["httpserver", "http", "server"]);
+        assert_eq!(words("don't break it"), ["don", "break"]);
+    }
+
+    #[test]
+    fn cjk_text_becomes_pairs() {
+        assert_eq!(words("数据库迁移"), ["数据", "据库", "库迁", "迁移"]);
+        assert_eq!(words("库 x"), ["库", "x"]);
+        let mut spans = Vec::new();
+        let n = for_each_term("ab 数据库", |w| spans.push((w.start, w.end, w.position)));
+        assert_eq!(spans, [(0, 2, 0), (3, 9, 1), (6, 12, 2)]);
+        assert_eq!(n, 4);
+    }
+
+    #[test]
+    fn length_counts_words_not_parts() {
+        assert_eq!(for_each_term("where is flakyLoginTest now", |_| {}), 4);
+        assert_eq!(for_each_term("", |_| {}), 0);
+    }
+
+    #[test]
+    fn every_term_occurs_in_the_folded_text() {
+        let text = "Die STRASSE war flaky; fixed HTTPServer::new() in src/main.rs — 数据库 ünïcödé";
+        let folded = history_raw::fold(text);
+        for_each_term(text, |w| assert!(folded.contains(w.term), "{}", w.term));
+    }
+}

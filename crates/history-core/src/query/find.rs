@@ -1,0 +1,851 @@
+//! Ranked search in plain words (`find`): the sessions (or events) that best match a question,
+//! best first, for a person or an agent who remembers what happened but not how it was said.
+//!
+//! **Terms.** The question becomes terms ([`crate::choose::for_each_term`]: words folded and
+//! stemmed, identifiers whole and split, CJK pairs), stop words left out. Each term is a
+//! substring of the folded text of every event that holds it, so the literal search for the
+//! terms (any of them) gathers every event that can score — through the search index where it
+//! holds a session, by reading the session otherwise, with the same events either way.
+//!
+//! **An event's score** is BM25 over its words: for each term, its weight in the question
+//! (1; [`PART`] for a part of an identifier) × its rarity × how often the event holds it,
+//! saturated and normalised by the event's length; times its role's weight ([`role_weight`]:
+//! what a person typed above replies, replies above tool output and injected context); plus
+//! [`NEAR`] × the rarity of the terms that occur within [`WINDOW`] words of each other.
+//! Rarity is counted over sessions, not events ([`idf`]): what tells sessions apart is how
+//! few sessions say a word, and a marathon session that says it a thousand times is one.
+//!
+//! **A session's score** is its best event's, plus a bounded bonus: [`OTHERS`] × its next
+//! [`MORE_EVENTS`] events' scores, each halved again, and [`COVERAGE`] × the rarity of the
+//! question's terms it holds anywhere — so a session about the whole question beats one that
+//! says one word often. A recency factor of at most 1 + [`RECENCY`] breaks near ties; equal
+//! scores go by the newest transcript, then by qualified id.
+
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
+
+use crate::choose::{for_each_term, Filter, Place};
+use crate::corpus::parallel::filter_map;
+use crate::corpus::{Corpus, Keep};
+use crate::error::HistoryError;
+use crate::model::{Event, Role, SessionFile, SessionMeta, Timestamp};
+use crate::page::budget::fit_find;
+use crate::page::{
+    notice, Coverage, Explain, FindPage, FoundHit, FoundSession, Item, Recipe, RenderFind,
+    WordScore, SCHEMA_VERSION,
+};
+use crate::query::{Known, Scope, Wanted};
+use crate::source::LineTest;
+use history_raw::RawFilter;
+
+/// BM25's saturation: how soon more occurrences of a term stop adding to an event's score.
+const K1: f64 = 1.2;
+/// BM25's length normalisation: how much a long event's occurrences count less.
+const B: f64 = 0.75;
+/// The event length that normalisation is relative to, in words: a typical message.
+const TYPICAL_WORDS: f64 = 40.0;
+/// The weight of a question's term that is a part of an identifier it names whole.
+pub const PART: f64 = 0.5;
+/// The weight of the terms that occur near one another in an event.
+pub const NEAR: f64 = 0.5;
+/// How near, in words: a window of this many.
+pub const WINDOW: u32 = 8;
+/// The weight of a session's next best events.
+pub const OTHERS: f64 = 0.3;
+/// How many next best events add to a session's score.
+pub const MORE_EVENTS: usize = 4;
+/// The weight of the question's terms a session holds anywhere.
+pub const COVERAGE: f64 = 0.3;
+/// The most a session's recency adds to its score, as a fraction of it.
+pub const RECENCY: f64 = 0.01;
+/// The half-life of recency, in nanoseconds: 30 days before the newest session in scope.
+const HALF_LIFE_NS: f64 = 30.0 * 86_400e9;
+/// How many hits a session shows.
+const SHOWN: usize = 3;
+/// The most terms a question may have (a session's terms are a bit set).
+const MAX_TERMS: usize = 64;
+
+/// How much an event's role counts: what a person typed says most of what a session was about.
+pub fn role_weight(role: Role) -> f64 {
+    match role {
+        Role::User => 1.0,
+        Role::Assistant => 0.6,
+        Role::Tool => 0.3,
+        Role::Context => 0.2,
+    }
+}
+
+/// The rarity of a term that `holders` of `sessions` sessions hold (BM25's, never negative).
+pub fn idf(sessions: usize, holders: usize) -> f64 {
+    let (n, h) = (sessions as f64, holders as f64);
+    (1.0 + (n - h + 0.5) / (h + 0.5)).ln()
+}
+
+/// What `find` asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FindRequest {
+    /// The question, in plain words.
+    pub text: String,
+    /// The selector; `None`: every session.
+    pub session: Option<String>,
+    /// Only events of these roles (empty: every role).
+    pub roles: Vec<Role>,
+    /// Only events at or after this time.
+    pub since: Option<Timestamp>,
+    /// Only events before this time.
+    pub until: Option<Timestamp>,
+    /// Only sessions that ran in this directory or below it.
+    pub cwd: Option<Place>,
+    /// How many entries at most.
+    pub limit: usize,
+    /// How many bytes the rendered output may take.
+    pub budget: usize,
+    /// Rank events rather than sessions.
+    pub events: bool,
+    /// Say where each score comes from.
+    pub explain: bool,
+    /// Only the entries ranked after this one (the `more` recipe's cursor).
+    pub after_rank: usize,
+}
+
+/// The terms `text` becomes as a question (what `find` looks for, and a front end highlights);
+/// a usage error when it has none.
+pub fn question_terms(text: &str) -> Result<Vec<String>, HistoryError> {
+    Question::parse(text).map(|q| q.literals())
+}
+
+/// A question's terms.
+#[derive(Clone, Debug)]
+pub(crate) struct Question {
+    /// Each term and its weight.
+    terms: Vec<(String, f64)>,
+    index: FxHashMap<String, usize>,
+}
+
+impl Question {
+    /// The terms of `text`; a usage error when it has none.
+    pub(crate) fn parse(text: &str) -> Result<Question, HistoryError> {
+        let mut terms: Vec<(String, f64)> = Vec::new();
+        for_each_term(text, |w| {
+            let weight = if w.part { PART } else { 1.0 };
+            match terms.iter_mut().find(|(t, _)| t == w.term) {
+                Some((_, had)) => *had = had.max(weight),
+                None => terms.push((w.term.to_string(), weight)),
+            }
+        });
+        if terms.is_empty() {
+            return Err(HistoryError::usage(
+                "find needs words to look for (these are all too common to rank by)",
+            ));
+        }
+        if terms.len() > MAX_TERMS {
+            return Err(HistoryError::usage(format!(
+                "find takes at most {MAX_TERMS} words; ask with fewer"
+            )));
+        }
+        let index = terms
+            .iter()
+            .enumerate()
+            .map(|(i, (t, _))| (t.clone(), i))
+            .collect();
+        Ok(Question { terms, index })
+    }
+
+    /// The terms, as literal queries.
+    pub(crate) fn literals(&self) -> Vec<String> {
+        self.terms.iter().map(|(t, _)| t.clone()).collect()
+    }
+
+    /// How `text` holds the terms; `None` when it holds none.
+    fn tally(&self, text: &str) -> Option<Tally> {
+        let mut tf = vec![0u16; self.terms.len()];
+        let mut near: VecDeque<(u32, usize)> = VecDeque::new();
+        let mut window = 0u64;
+        let words = for_each_term(text, |w| {
+            let Some(&i) = self.index.get(w.term) else {
+                return;
+            };
+            tf[i] = tf[i].saturating_add(1);
+            while near.front().is_some_and(|&(p, _)| p + WINDOW <= w.position) {
+                near.pop_front();
+            }
+            near.push_back((w.position, i));
+            let mask = near.iter().fold(0u64, |m, &(_, t)| m | 1 << t);
+            if mask.count_ones() > window.count_ones() {
+                window = mask;
+            }
+        });
+        tf.iter()
+            .any(|&n| n > 0)
+            .then_some(Tally { tf, words, window })
+    }
+
+    /// The byte ranges of `text` whose words are terms of the question.
+    fn spans(&self, text: &str) -> Vec<(usize, usize)> {
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for_each_term(text, |w| {
+            if self.index.contains_key(w.term) && !out.contains(&(w.start, w.end)) {
+                out.push((w.start, w.end));
+            }
+        });
+        out
+    }
+}
+
+/// How an event holds a question's terms.
+#[derive(Clone, Debug)]
+struct Tally {
+    /// How often it holds each.
+    tf: Vec<u16>,
+    /// How many words it has.
+    words: u32,
+    /// The terms of the window of [`WINDOW`] words that holds most of them.
+    window: u64,
+}
+
+/// An event that holds some of the terms, without its text.
+#[derive(Clone, Debug)]
+struct Scored {
+    seq: u64,
+    part: u32,
+    role: Role,
+    timestamp: Option<Timestamp>,
+    tally: Tally,
+}
+
+/// What one session holds of a question.
+struct Held {
+    /// Its place among the sessions in scope.
+    index: usize,
+    meta: SessionMeta,
+    events: Vec<Scored>,
+    /// Which terms it holds.
+    terms: u64,
+}
+
+/// The rarity of each term in scope.
+struct Rarity {
+    holders: Vec<usize>,
+    idf: Vec<f64>,
+}
+
+impl Question {
+    /// An event's score, and each term's part of it.
+    fn score(&self, rarity: &Rarity, e: &Scored) -> (f64, Vec<f64>) {
+        let norm = K1 * (1.0 - B + B * f64::from(e.tally.words) / TYPICAL_WORDS);
+        let role = role_weight(e.role);
+        let parts: Vec<f64> = self
+            .terms
+            .iter()
+            .enumerate()
+            .map(|(i, (_, weight))| {
+                let tf = f64::from(e.tally.tf[i]);
+                let near = match e.tally.window.count_ones() >= 2 && e.tally.window & 1 << i != 0 {
+                    true => NEAR,
+                    false => 0.0,
+                };
+                role * weight * rarity.idf[i] * (tf * (K1 + 1.0) / (tf + norm) + near)
+            })
+            .collect();
+        (parts.iter().sum(), parts)
+    }
+}
+
+/// One session's ranking.
+struct Ranked {
+    held: Held,
+    /// Its events' scores, best first, with their places in `held.events`.
+    events: Vec<(f64, usize)>,
+    score: f64,
+    explain: Explain,
+}
+
+/// The session's score from its events' (best first) and the terms it holds.
+fn rank_session(q: &Question, rarity: &Rarity, held: Held, recency: f64) -> Ranked {
+    let mut events: Vec<(f64, usize)> = held
+        .events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (q.score(rarity, e).0, i))
+        .collect();
+    events.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let best = events.first().map_or(0.0, |e| e.0);
+    let mut halves = 0.5;
+    let mut others = 0.0;
+    for (s, _) in events.iter().skip(1).take(MORE_EVENTS) {
+        others += s * halves;
+        halves /= 2.0;
+    }
+    others *= OTHERS;
+    let coverage = COVERAGE
+        * (0..q.terms.len())
+            .filter(|&i| held.terms & 1 << i != 0)
+            .map(|i| q.terms[i].1 * rarity.idf[i])
+            .sum::<f64>();
+    let factor = 1.0 + RECENCY * recency;
+    let best_parts = events
+        .first()
+        .map(|&(_, i)| q.score(rarity, &held.events[i]).1)
+        .unwrap_or_else(|| vec![0.0; q.terms.len()]);
+    let words = q
+        .terms
+        .iter()
+        .enumerate()
+        .map(|(i, (term, weight))| WordScore {
+            term: term.clone(),
+            weight: *weight,
+            sessions: rarity.holders[i],
+            idf: rarity.idf[i],
+            best: best_parts[i],
+            present: held.terms & 1 << i != 0,
+        })
+        .collect();
+    Ranked {
+        score: (best + others + coverage) * factor,
+        explain: Explain {
+            best,
+            others,
+            coverage,
+            recency: factor,
+            words,
+        },
+        held,
+        events,
+    }
+}
+
+/// Every session of `sessions` that holds some of the question's terms, with the events that
+/// do; and how the search was answered.
+struct Gathered {
+    held: Vec<Held>,
+    skipped: Vec<HistoryError>,
+    coverage: Coverage,
+}
+
+/// The events of `file` that pass `filter` (with `admit`), with their texts, and what the
+/// session is about: from the lines a projection locates where it knows the session, else
+/// decoded. `None` when it has none.
+fn events_of(
+    corpus: &Corpus,
+    projection: Option<&dyn crate::query::Projection>,
+    known: Option<Known>,
+    file: &SessionFile,
+    (filter, raw): (&Filter, &RawFilter),
+    admit: &dyn Fn(&Event) -> bool,
+) -> Result<Option<(Vec<Event>, SessionMeta)>, HistoryError> {
+    match (known, projection) {
+        (Some(Known::NoHit), _) => return Ok(None),
+        (Some(Known::Within { .. }), Some(p)) => {
+            let wanted = Wanted {
+                filter,
+                admit,
+                from: crate::model::End::Newest,
+                count: usize::MAX,
+                all_branches: false,
+                texts: true,
+            };
+            if let Some(answer) = p.hits(corpus, file, &wanted) {
+                return answer
+                    .map(|(hits, meta)| Some((hits.into_iter().map(|(e, _)| e).collect(), meta)));
+            }
+        }
+        _ => {}
+    }
+    let keep = |e: &Event| match filter.matches(e) && admit(e) {
+        true => Keep::Full,
+        false => Keep::Drop,
+    };
+    let test = |line: &[u8]| raw.may_match_slice(line);
+    let line_test: Option<LineTest<'_>> =
+        (!raw.passes_everything()).then_some(&test as LineTest<'_>);
+    corpus
+        .load(file, &keep, false, line_test)
+        .map(|loaded| Some((loaded.events, loaded.meta)))
+}
+
+/// Gathers what every session of `sessions` holds of `q`, on every core.
+fn gather(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionFile]) -> Gathered {
+    let raw = RawFilter::new(filter.queries());
+    let known: Option<Vec<Known>> = scope
+        .projection
+        .map(|p| p.known(scope.corpus, sessions, filter));
+    let known = |i: usize| known.as_ref().and_then(|k| k.get(i)).copied();
+    let indices: Vec<usize> = (0..sessions.len()).collect();
+    let results = filter_map(&indices, |&i| {
+        let file = &sessions[i];
+        if known(i).is_none() && !scope.corpus.may_match(file, &raw) {
+            return None;
+        }
+        let events = events_of(
+            scope.corpus,
+            scope.projection,
+            known(i),
+            file,
+            (filter, &raw),
+            &|_| true,
+        );
+        match events {
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+            Ok(Some((events, meta))) => {
+                let mut terms = 0u64;
+                let scored: Vec<Scored> = events
+                    .into_iter()
+                    .filter_map(|e| {
+                        let tally = q.tally(&e.text)?;
+                        for (t, &n) in tally.tf.iter().enumerate() {
+                            if n > 0 {
+                                terms |= 1 << t;
+                            }
+                        }
+                        Some(Scored {
+                            seq: e.seq,
+                            part: e.part,
+                            role: e.role,
+                            timestamp: e.timestamp,
+                            tally,
+                        })
+                    })
+                    .collect();
+                (!scored.is_empty()).then_some(Ok(Held {
+                    index: i,
+                    meta,
+                    events: scored,
+                    terms,
+                }))
+            }
+        }
+    });
+    let mut gathered = Gathered {
+        held: Vec::new(),
+        skipped: Vec::new(),
+        coverage: Coverage::default(),
+    };
+    for r in results {
+        match r {
+            Ok(h) => gathered.held.push(h),
+            Err(e) => gathered.skipped.push(e),
+        }
+    }
+    let counted = |k: Known| !matches!(k, Known::Unknown | Known::Unindexable);
+    let from_index = (0..sessions.len())
+        .filter(|&i| known(i).is_some_and(counted))
+        .count();
+    gathered.coverage = Coverage {
+        from_index,
+        scanned: sessions.len() - from_index,
+        unindexable: (0..sessions.len())
+            .filter(|&i| known(i) == Some(Known::Unindexable))
+            .count(),
+        appended: (0..sessions.len())
+            .filter(|&i| matches!(known(i), Some(Known::Within { appended: true, .. })))
+            .count(),
+    };
+    gathered
+}
+
+/// The page of a ranked search over `sessions`, fitted to the budget as `render` renders it.
+pub(crate) fn find_page(
+    scope: &Scope<'_>,
+    req: &FindRequest,
+    sessions: &[SessionFile],
+    no_sessions: Option<String>,
+    render: &dyn RenderFind,
+) -> Result<FindPage, HistoryError> {
+    let q = Question::parse(&req.text)?;
+    let filter = Filter::new(&q.literals(), req.roles.clone(), req.since, req.until);
+    let gathered = gather(scope, &q, &filter, sessions);
+    let mut holders = vec![0usize; q.terms.len()];
+    for h in &gathered.held {
+        for (t, n) in holders.iter_mut().enumerate() {
+            *n += usize::from(h.terms & 1 << t != 0);
+        }
+    }
+    let rarity = Rarity {
+        idf: holders.iter().map(|&h| idf(sessions.len(), h)).collect(),
+        holders,
+    };
+    let newest = sessions.iter().map(|f| f.modified).max().unwrap_or(0);
+    let recency = |f: &SessionFile| 0.5f64.powf((newest - f.modified).max(0) as f64 / HALF_LIFE_NS);
+    let mut ranked: Vec<Ranked> = gathered
+        .held
+        .into_iter()
+        .map(|h| {
+            let r = recency(&sessions[h.index]);
+            rank_session(&q, &rarity, h, r)
+        })
+        .collect();
+    // Best first; then the newest transcript, then the qualified id.
+    let order = |a: &Ranked, b: &Ranked| {
+        let (fa, fb) = (&sessions[a.held.index], &sessions[b.held.index]);
+        b.score
+            .total_cmp(&a.score)
+            .then(fb.modified.cmp(&fa.modified))
+            .then(fa.key.cmp(&fb.key))
+    };
+    ranked.sort_by(order);
+
+    let mut notices: Vec<String> = notice::skipped(&gathered.skipped).into_iter().collect();
+    let is_empty = no_sessions.is_some();
+    notices.extend(no_sessions);
+    if scope.projection.is_some() && gathered.coverage.scanned > 0 {
+        notices.push(notice::unindexed(gathered.coverage.scanned));
+    }
+    let mut page = FindPage {
+        schema_version: SCHEMA_VERSION,
+        terms: q.literals(),
+        sessions: None,
+        events: None,
+        matched: 0,
+        has_more: false,
+        more: None,
+        notice: notice::joined(&notices),
+        coverage: gathered.coverage,
+        budget_cut: false,
+        no_sessions: is_empty,
+    };
+    let shown = Shown {
+        scope,
+        q: &q,
+        filter: &filter,
+        sessions,
+    };
+    if req.events {
+        let mut events: Vec<(f64, usize, usize)> = ranked
+            .iter()
+            .enumerate()
+            .flat_map(|(s, r)| r.events.iter().map(move |&(score, e)| (score, s, e)))
+            .collect();
+        // Best first; then the latest, then the session's rank and the event's place.
+        events.sort_by(|a, b| {
+            let time = |x: &(f64, usize, usize)| ranked[x.1].held.events[x.2].timestamp;
+            b.0.total_cmp(&a.0)
+                .then(time(b).cmp(&time(a)))
+                .then((a.1, a.2).cmp(&(b.1, b.2)))
+        });
+        page.matched = events.len();
+        let window: Vec<&(f64, usize, usize)> =
+            events.iter().skip(req.after_rank).take(req.limit).collect();
+        page.has_more = req.after_rank + window.len() < events.len();
+        let hits: Vec<FoundHit> = window
+            .iter()
+            .enumerate()
+            .filter_map(|(n, &&(score, s, e))| {
+                let r = &ranked[s];
+                let mut hits = shown.hits(r, &[(score, e)]);
+                hits.pop().map(|mut h| {
+                    h.item.session_events = None;
+                    let _ = n;
+                    h
+                })
+            })
+            .collect();
+        let admitted = fit_find(&mut page, None, Some(hits), render, req.budget);
+        page.more = page
+            .has_more
+            .then(|| more_recipe(req, req.after_rank + admitted));
+        return Ok(page);
+    }
+    page.matched = ranked.len();
+    let window: Vec<&Ranked> = ranked.iter().skip(req.after_rank).take(req.limit).collect();
+    page.has_more = req.after_rank + window.len() < ranked.len();
+    let entries: Vec<FoundSession> = window
+        .iter()
+        .enumerate()
+        .map(|(n, r)| shown.session(r, req.after_rank + n + 1, req))
+        .collect();
+    let admitted = fit_find(&mut page, Some(entries), None, render, req.budget);
+    page.more = page
+        .has_more
+        .then(|| more_recipe(req, req.after_rank + admitted));
+    Ok(page)
+}
+
+/// The recipe that asks for the entries after `rank`.
+fn more_recipe(req: &FindRequest, rank: usize) -> Recipe {
+    Recipe {
+        text: Some(req.text.clone()),
+        after_rank: Some(rank),
+        events: req.events.then_some(true),
+        limit: Some(req.limit),
+        ..base_recipe(req)
+    }
+}
+
+/// What every recipe of a ranked search repeats: its scope.
+fn base_recipe(req: &FindRequest) -> Recipe {
+    Recipe {
+        session: req.session.clone(),
+        roles: (!req.roles.is_empty()).then(|| req.roles.clone()),
+        since: req.since,
+        until: req.until,
+        cwd: req.cwd.as_ref().map(|p| p.path().display().to_string()),
+        ..Recipe::default()
+    }
+}
+
+/// What the page shows of its sessions: their best hits read again, with their texts.
+struct Shown<'a> {
+    scope: &'a Scope<'a>,
+    q: &'a Question,
+    filter: &'a Filter,
+    sessions: &'a [SessionFile],
+}
+
+impl Shown<'_> {
+    /// The hits of `r` at `events` (scores and places in its events), best first, each a
+    /// snippet with the words in view.
+    fn hits(&self, r: &Ranked, events: &[(f64, usize)]) -> Vec<FoundHit> {
+        let file = &self.sessions[r.held.index];
+        let want: Vec<(u64, u32)> = events
+            .iter()
+            .map(|&(_, i)| (r.held.events[i].seq, r.held.events[i].part))
+            .collect();
+        let admit = |e: &Event| want.contains(&(e.seq, e.part));
+        let known = self
+            .scope
+            .projection
+            .map(|p| p.known(self.scope.corpus, std::slice::from_ref(file), self.filter)[0]);
+        let raw = RawFilter::new(self.filter.queries());
+        let Ok(Some((texts, meta))) = events_of(
+            self.scope.corpus,
+            self.scope.projection,
+            known,
+            file,
+            (self.filter, &raw),
+            &admit,
+        ) else {
+            return Vec::new();
+        };
+        let qualified = file.key.to_string();
+        let path = file.path.display().to_string();
+        let mut items = Vec::new();
+        let mut found = Vec::new();
+        for (&(score, _), at) in events.iter().zip(&want) {
+            let Some(event) = texts.iter().find(|e| (e.seq, e.part) == *at) else {
+                continue;
+            };
+            let (snippet, focus, spans, cut) = snippet(&event.text, &self.q.spans(&event.text));
+            let mut matched: Vec<String> = Vec::new();
+            for &(a, b) in &spans {
+                let w = snippet[a..b].to_string();
+                if !matched.contains(&w) {
+                    matched.push(w);
+                }
+            }
+            let mut item = Item::new(qualified.clone(), Some(path.clone()), event.clone());
+            item = item.about(&meta);
+            item.event.text = snippet;
+            item.focus = focus;
+            item.truncated = cut;
+            items.push(item);
+            found.push((score, matched, spans));
+        }
+        let files = vec![file; items.len()];
+        self.scope.fill(&mut items, &files);
+        items
+            .into_iter()
+            .zip(found)
+            .map(|(item, (score, matched, spans))| FoundHit {
+                read: Recipe {
+                    session: Some(qualified.clone()),
+                    seq: Some(item.event.seq),
+                    part: Some(item.event.part),
+                    ..Recipe::default()
+                },
+                item,
+                score,
+                matched,
+                spans,
+            })
+            .collect()
+    }
+
+    /// The entry of session `r`, at `rank`.
+    fn session(&self, r: &Ranked, rank: usize, req: &FindRequest) -> FoundSession {
+        let file = &self.sessions[r.held.index];
+        let best: Vec<(f64, usize)> = r.events.iter().take(SHOWN).copied().collect();
+        let hits = self.hits(r, &best);
+        let meta = &r.held.meta;
+        let prompt = match meta.title {
+            Some(_) => None,
+            None => self.prompt(file),
+        };
+        let qualified = file.key.to_string();
+        let mut words: Vec<String> = Vec::new();
+        for w in hits.iter().flat_map(|h| &h.matched) {
+            let w = history_raw::fold(w);
+            if !words.contains(&w) {
+                words.push(w);
+            }
+        }
+        if words.is_empty() {
+            words = self.q.literals();
+        }
+        let resume = self
+            .scope
+            .corpus
+            .source(&file.key.harness)
+            .and_then(|source| source.resume(file));
+        FoundSession {
+            rank,
+            session: qualified.clone(),
+            score: r.score,
+            path: Some(file.path.display().to_string()),
+            cwd: meta.cwd.clone(),
+            git_branch: meta.git_branch.clone(),
+            title: meta.title.clone(),
+            prompt,
+            modified: (file.modified > 0).then_some(Timestamp(file.modified)),
+            hits: r.held.events.len(),
+            best: hits,
+            list: Recipe {
+                session: Some(qualified),
+                queries: Some(words),
+                ..base_recipe(req)
+            },
+            resume,
+            explain: req.explain.then(|| r.explain.clone()),
+        }
+    }
+
+    /// The session's first prompt, cut to a line.
+    fn prompt(&self, file: &SessionFile) -> Option<String> {
+        let rep = match self.scope.cache {
+            Some(cache) => cache.representative(self.scope.corpus, file),
+            None => crate::query::representative(self.scope.corpus, file, &Filter::default()),
+        };
+        let event = rep.ok()?.event?;
+        let mut text: String = event.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        crate::page::budget::cut(&mut text, PROMPT);
+        Some(text)
+    }
+}
+
+/// How many bytes of a first prompt an entry shows.
+const PROMPT: usize = 200;
+
+/// How many bytes of text a snippet keeps before its first match.
+const LEAD: usize = 80;
+
+/// How many bytes a snippet keeps in all.
+const SNIPPET: usize = 320;
+
+/// The part of `text` around the first of `spans` (sorted or not), at most [`SNIPPET`] bytes,
+/// with `…` where text was left out; where that match starts in it, the spans that lie in it
+/// (moved to its offsets), and whether it was cut.
+fn snippet(
+    text: &str,
+    spans: &[(usize, usize)],
+) -> (String, Option<usize>, Vec<(usize, usize)>, bool) {
+    let at = spans.iter().map(|s| s.0).min().unwrap_or(0);
+    let mut start = at.saturating_sub(LEAD);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let mut end = (start + SNIPPET).min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    let shift = out.len();
+    out.push_str(&text[start..end]);
+    let cut = start > 0 || end < text.len();
+    if end < text.len() {
+        out.push('…');
+    }
+    let mut inside: Vec<(usize, usize)> = spans
+        .iter()
+        .filter(|&&(a, b)| a >= start && b <= end)
+        .map(|&(a, b)| (a - start + shift, b - start + shift))
+        .collect();
+    inside.sort_unstable();
+    let focus = (!spans.is_empty()).then_some(at - start + shift);
+    (out, focus, inside, cut)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(role: Role, text: &str) -> Scored {
+        let q = Question::parse("flaky login test").unwrap();
+        Scored {
+            seq: 1,
+            part: 0,
+            role,
+            timestamp: None,
+            tally: q.tally(text).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_question_is_its_terms_without_stop_words() {
+        let q = Question::parse("Where did we fix the flakyLoginTest?").unwrap();
+        let terms: Vec<(&str, f64)> = q.terms.iter().map(|(t, w)| (t.as_str(), *w)).collect();
+        assert_eq!(
+            terms,
+            [
+                ("fix", 1.0),
+                ("flakylogintest", 1.0),
+                ("flak", PART),
+                ("login", PART),
+                ("test", PART)
+            ]
+        );
+        assert!(Question::parse("where did we").is_err());
+    }
+
+    #[test]
+    fn a_prompt_outranks_a_reply_and_a_reply_outranks_tool_output() {
+        let q = Question::parse("flaky login test").unwrap();
+        let rarity = Rarity {
+            holders: vec![1; 3],
+            idf: vec![1.0; 3],
+        };
+        let text = "the flaky login test again";
+        let score = |role| q.score(&rarity, &event(role, text)).0;
+        assert!(score(Role::User) > score(Role::Assistant));
+        assert!(score(Role::Assistant) > score(Role::Tool));
+        assert!(score(Role::Tool) > score(Role::Context));
+    }
+
+    #[test]
+    fn words_together_score_above_the_same_words_apart() {
+        let q = Question::parse("flaky login test").unwrap();
+        let rarity = Rarity {
+            holders: vec![1; 3],
+            idf: vec![1.0; 3],
+        };
+        let filler = "x ".repeat(30);
+        let together = event(Role::User, &format!("flaky login test {filler}"));
+        let apart = event(Role::User, &format!("flaky {filler} login {filler} test"));
+        let same_length = event(Role::User, &format!("flaky login test {filler}{filler}"));
+        assert!(q.score(&rarity, &same_length).0 > q.score(&rarity, &apart).0);
+        assert!(q.score(&rarity, &together).0 > q.score(&rarity, &same_length).0);
+    }
+
+    #[test]
+    fn a_rare_word_counts_more_than_a_common_one() {
+        assert!(idf(100, 1) > idf(100, 50));
+        assert!(idf(100, 100) > 0.0);
+    }
+
+    #[test]
+    fn a_snippet_keeps_its_first_match_in_view_and_moves_the_spans() {
+        let text = format!("{}flaky{}", "é".repeat(300), "x".repeat(1000));
+        let at = 600;
+        let (s, focus, spans, cut) = snippet(&text, &[(at, at + 5)]);
+        assert!(cut && s.starts_with('…') && s.ends_with('…'));
+        let f = focus.unwrap();
+        assert_eq!(&s[f..f + 5], "flaky");
+        assert_eq!(spans, [(f, f + 5)]);
+        let (s, focus, spans, cut) = snippet("a flaky test", &[(8, 12), (2, 7)]);
+        assert_eq!((s.as_str(), focus, cut), ("a flaky test", Some(2), false));
+        assert_eq!(spans, [(2, 7), (8, 12)]);
+    }
+}
