@@ -122,6 +122,15 @@ fn parts(word: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// `word` folded into `out`, which it replaces.
+fn fold_into(word: &str, out: &mut String) {
+    out.clear();
+    match word.is_ascii() {
+        true => out.extend(word.bytes().map(|b| b.to_ascii_lowercase() as char)),
+        false => out.push_str(&history_raw::fold(word)),
+    }
+}
+
 /// Calls `each` with the terms of a run of neighbouring CJK characters that ends at `end`: its
 /// pairs, or the one character of a run of one; empties the run.
 fn flush(
@@ -161,68 +170,150 @@ fn flush(
 /// Calls `each` with every term of `text` in order; returns how many words the text holds
 /// (its length for ranking: stop words count, the parts of an identifier do not, a CJK
 /// character counts one).
-pub fn for_each_term(text: &str, mut each: impl FnMut(Word<'_>)) -> u32 {
-    let mut position = 0u32;
-    let mut folded = String::new();
-    // A run of neighbouring CJK characters: where it ends, and its characters with their
-    // offsets.
-    let mut cjk: Vec<(usize, char)> = Vec::new();
-    let mut cjk_end = 0usize;
-    for (start, word) in text.unicode_word_indices() {
+pub fn for_each_term(text: &str, each: impl FnMut(Word<'_>)) -> u32 {
+    for_each_term_where(text, &|_| true, each)
+}
+
+/// [`for_each_term`], for the terms only that `could` says may come from a folded word or part
+/// (a term is always the beginning of its folded word): the others are not reduced, which spares
+/// stemming words no question asks for. The length counts every word.
+pub fn for_each_term_where(
+    text: &str,
+    could: &dyn Fn(&str) -> bool,
+    mut each: impl FnMut(Word<'_>),
+) -> u32 {
+    let mut state = State::default();
+    let mut words: Vec<(usize, &str)> = Vec::new();
+    for run in text.split_whitespace() {
+        let at = run.as_ptr() as usize - text.as_ptr() as usize;
+        // No run of CJK characters goes on across a space.
+        state.flush(&mut each);
+        words.clear();
+        words.extend(run.unicode_word_indices().map(|(i, w)| (at + i, w)));
+        // Words joined by `-`, `/`, `.`, `:`… with no space (`add-session-review-skill`,
+        // `claude.ai/settings`, `a.b::c`) are also one term, their words its parts.
+        let compound = words.len() >= 2
+            && words.windows(2).all(|w| {
+                let gap = &text[w[0].0 + w[0].1.len()..w[1].0];
+                !gap.is_empty() && gap.chars().all(|c| JOINERS.contains(c))
+            })
+            && !words.iter().any(|(_, w)| w.chars().any(is_cjk));
+        if compound {
+            let (last, w) = words[words.len() - 1];
+            let (start, end) = (words[0].0, last + w.len());
+            fold_into(&text[start..end], &mut state.folded);
+            if could(&state.folded) {
+                let position = state.position;
+                each(Word {
+                    start,
+                    end,
+                    term: &state.folded,
+                    part: false,
+                    position,
+                });
+            }
+        }
+        for &(start, word) in &words {
+            state.word(start, word, compound, could, &mut each);
+        }
+    }
+    state.flush(&mut each);
+    state.position
+}
+
+/// What joins the words of a compound term.
+const JOINERS: &str = "-/.:@#~+";
+
+/// Where [`for_each_term_where`] is in a text.
+#[derive(Default)]
+struct State {
+    /// The next word's position.
+    position: u32,
+    /// A run of neighbouring CJK characters with their offsets, and where it ends.
+    cjk: Vec<(usize, char)>,
+    cjk_end: usize,
+    /// Buffers for a folded word and part.
+    folded: String,
+    piece: String,
+}
+
+impl State {
+    /// Calls `each` with the terms of the run of CJK characters, and empties it.
+    fn flush(&mut self, each: &mut dyn FnMut(Word<'_>)) {
+        flush(&mut self.cjk, self.cjk_end, &mut self.position, each);
+    }
+
+    /// Calls `each` with the terms of one word at `start`, or adds it to the run of CJK
+    /// characters; `in_compound`: the word is a part of a compound.
+    fn word(
+        &mut self,
+        start: usize,
+        word: &str,
+        in_compound: bool,
+        could: &dyn Fn(&str) -> bool,
+        each: &mut dyn FnMut(Word<'_>),
+    ) {
         let end = start + word.len();
         if word.chars().next().is_some_and(is_cjk) && word.chars().all(is_cjk) {
-            if !cjk.is_empty() && cjk_end != start {
-                flush(&mut cjk, cjk_end, &mut position, &mut each);
+            if !self.cjk.is_empty() && self.cjk_end != start {
+                self.flush(each);
             }
-            cjk.extend(word.char_indices().map(|(i, c)| (start + i, c)));
-            cjk_end = end;
-            continue;
+            self.cjk
+                .extend(word.char_indices().map(|(i, c)| (start + i, c)));
+            self.cjk_end = end;
+            return;
         }
-        flush(&mut cjk, cjk_end, &mut position, &mut each);
+        self.flush(each);
+        let position = self.position;
+        self.position += 1;
         // A contraction is its first word: `don't` is `don`, `we'll` is `we`.
         let word = match word.find(['\'', '\u{2019}']) {
             Some(at) if at > 0 => &word[..at],
             _ => word,
         };
-        let pieces = parts(word);
-        folded.clear();
-        folded.push_str(&history_raw::fold(word));
+        let folded = &mut self.folded;
+        fold_into(word, folded);
+        // A word of lower-case letters and digits is no identifier: no parts to look for.
+        let plain = word
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+        let pieces = if plain { Vec::new() } else { parts(word) };
         if pieces.len() < 2 {
-            if !is_stop_word(&folded) {
+            if could(folded) && !is_stop_word(folded) {
                 each(Word {
                     start,
                     end,
-                    term: reduce(&folded),
-                    part: false,
+                    term: reduce(folded),
+                    part: in_compound,
                     position,
                 });
             }
-        } else {
+            return;
+        }
+        if could(folded) {
             each(Word {
                 start,
                 end,
-                term: &folded,
-                part: false,
+                term: folded,
+                part: in_compound,
                 position,
             });
-            for (a, b) in pieces {
-                let piece = history_raw::fold(&word[a..b]);
-                if !is_stop_word(&piece) {
-                    let term = reduce(&piece);
-                    each(Word {
-                        start: start + a,
-                        end: start + b,
-                        term,
-                        part: true,
-                        position,
-                    });
-                }
+        }
+        let piece = &mut self.piece;
+        for (a, b) in pieces {
+            fold_into(&word[a..b], piece);
+            if could(piece) && !is_stop_word(piece) {
+                let term = reduce(piece);
+                each(Word {
+                    start: start + a,
+                    end: start + b,
+                    term,
+                    part: true,
+                    position,
+                });
             }
         }
-        position += 1;
     }
-    flush(&mut cjk, cjk_end, &mut position, &mut each);
-    position
 }
 
 #[cfg(test)]
@@ -286,11 +377,40 @@ mod tests {
         assert_eq!(words("login_test"), ["login_test", "login", "test"]);
         assert_eq!(
             words("history_core::Walk"),
-            ["history_core", "histor", "cor", "walk"]
+            [
+                "history_core::walk",
+                "history_core",
+                "histor",
+                "cor",
+                "walk"
+            ]
         );
         assert_eq!(words("main.rs"), ["main.rs", "main", "rs"]);
         assert_eq!(words("HTTPServer"), ["httpserver", "http", "server"]);
         assert_eq!(words("don't break it"), ["don", "break"]);
+        // Words joined without a space are one term too, their words parts of it.
+        assert_eq!(
+            all("(add-session-review-skill)"),
+            [
+                ("add-session-review-skill".into(), false),
+                ("add".into(), true),
+                ("session".into(), true),
+                ("review".into(), true),
+                ("skill".into(), true)
+            ]
+        );
+        assert_eq!(
+            words("claude.ai/settings, ok"),
+            [
+                "claude.ai/settings",
+                "claude.ai",
+                "claud",
+                "ai",
+                "set",
+                "ok"
+            ]
+        );
+        assert_eq!(words("x, y"), ["x", "y"]);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use crate::choose::{for_each_term, Filter, Place};
+use crate::choose::{for_each_term, for_each_term_where, Filter, Place};
 use crate::corpus::parallel::filter_map;
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
@@ -121,6 +121,8 @@ pub(crate) struct Question {
     /// Each term and its weight.
     terms: Vec<(String, f64)>,
     index: FxHashMap<String, usize>,
+    /// Which bytes a term starts with.
+    first: [bool; 256],
 }
 
 impl Question {
@@ -149,7 +151,15 @@ impl Question {
             .enumerate()
             .map(|(i, (t, _))| (t.clone(), i))
             .collect();
-        Ok(Question { terms, index })
+        let mut first = [false; 256];
+        for (t, _) in &terms {
+            first[usize::from(t.as_bytes()[0])] = true;
+        }
+        Ok(Question {
+            terms,
+            index,
+            first,
+        })
     }
 
     /// The terms, as literal queries.
@@ -162,7 +172,7 @@ impl Question {
         let mut tf = vec![0u16; self.terms.len()];
         let mut near: VecDeque<(u32, usize)> = VecDeque::new();
         let mut window = 0u64;
-        let words = for_each_term(text, |w| {
+        let words = for_each_term_where(text, &|folded| self.could(folded), |w| {
             let Some(&i) = self.index.get(w.term) else {
                 return;
             };
@@ -181,10 +191,20 @@ impl Question {
             .then_some(Tally { tf, words, window })
     }
 
+    /// Whether a folded word or part may become one of the terms: one of them begins it.
+    fn could(&self, folded: &str) -> bool {
+        let first = folded.as_bytes().first().copied().unwrap_or(0);
+        self.first[usize::from(first)]
+            && self
+                .terms
+                .iter()
+                .any(|(t, _)| folded.starts_with(t.as_str()))
+    }
+
     /// The byte ranges of `text` whose words are terms of the question.
     fn spans(&self, text: &str) -> Vec<(usize, usize)> {
         let mut out: Vec<(usize, usize)> = Vec::new();
-        for_each_term(text, |w| {
+        for_each_term_where(text, &|folded| self.could(folded), |w| {
             if self.index.contains_key(w.term) && !out.contains(&(w.start, w.end)) {
                 out.push((w.start, w.end));
             }
