@@ -620,7 +620,7 @@ impl RenderFind for Text {
                     if f.hits == 1 { "" } else { "s" },
                     self.paint(Paint::Dim, &place)
                 );
-                let _ = writeln!(s, "{}", self.paint(Paint::Dim, &self.when(f.modified)));
+                let _ = writeln!(s, "{}", self.paint(Paint::Dim, &self.when(f.last_hit)));
                 if !about.is_empty() {
                     let _ = writeln!(s, "{about}");
                 }
@@ -643,7 +643,7 @@ impl RenderFind for Text {
                     lead,
                     "{}  {}  {}  {}",
                     self.paint(Paint::Number, &format!("{:>6.2}", f.score)),
-                    self.paint(Paint::Dim, &format!("{:>8}", self.short_when(f.modified))),
+                    self.paint(Paint::Dim, &format!("{:>8}", self.short_when(f.last_hit))),
                     self.short_session(&f.session),
                     self.paint(Paint::Dim, &place)
                 );

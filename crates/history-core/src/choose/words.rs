@@ -195,7 +195,7 @@ pub fn for_each_term_where(
         let compound = words.len() >= 2
             && words.windows(2).all(|w| {
                 let gap = &text[w[0].0 + w[0].1.len()..w[1].0];
-                !gap.is_empty() && gap.chars().all(|c| JOINERS.contains(c))
+                !gap.is_empty() && gap.chars().all(is_joiner)
             })
             && !words.iter().any(|(_, w)| w.chars().any(is_cjk));
         if compound {
@@ -223,6 +223,11 @@ pub fn for_each_term_where(
 
 /// What joins the words of a compound term.
 const JOINERS: &str = "-/.:@#~+";
+
+/// Whether `c` joins the words of a compound term (`-`, `/`, `.`, `:`…).
+pub fn is_joiner(c: char) -> bool {
+    JOINERS.contains(c)
+}
 
 /// Where [`for_each_term_where`] is in a text.
 #[derive(Default)]

@@ -81,8 +81,8 @@ pub struct FoundSession {
     /// Its first prompt, cut, where it has no title.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
-    /// When its transcript was last written.
-    pub modified: Option<Timestamp>,
+    /// The time of its latest timed hit, else when its transcript was last written.
+    pub last_hit: Option<Timestamp>,
     /// How many of its events hold some of the words.
     pub hits: usize,
     /// Its best hits, best first.

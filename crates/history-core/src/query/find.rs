@@ -19,13 +19,13 @@
 //! [`MORE_EVENTS`] events' scores, each halved again, and [`COVERAGE`] × the rarity of the
 //! question's terms it holds anywhere — so a session about the whole question beats one that
 //! says one word often. A recency factor of at most 1 + [`RECENCY`] breaks near ties; equal
-//! scores go by the newest transcript, then by qualified id.
+//! scores go by the latest hit, then by qualified id.
 
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use crate::choose::{for_each_term, for_each_term_where, Filter, Place};
+use crate::choose::{for_each_term, for_each_term_where, is_joiner, Filter, Place};
 use crate::corpus::parallel::filter_map;
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
@@ -123,6 +123,8 @@ pub(crate) struct Question {
     index: FxHashMap<String, usize>,
     /// Which bytes a term starts with.
     first: [bool; 256],
+    /// The terms of words joined without a space.
+    compounds: Vec<usize>,
 }
 
 impl Question {
@@ -155,10 +157,14 @@ impl Question {
         for (t, _) in &terms {
             first[usize::from(t.as_bytes()[0])] = true;
         }
+        let compounds = (0..terms.len())
+            .filter(|&i| terms[i].0.chars().any(is_joiner))
+            .collect();
         Ok(Question {
             terms,
             index,
             first,
+            compounds,
         })
     }
 
@@ -173,26 +179,53 @@ impl Question {
         let mut near: VecDeque<(u32, usize)> = VecDeque::new();
         let mut window = 0u64;
         let words = for_each_term_where(text, &|folded| self.could(folded), |w| {
-            let Some(&i) = self.index.get(w.term) else {
-                return;
-            };
-            tf[i] = tf[i].saturating_add(1);
-            while near.front().is_some_and(|&(p, _)| p + WINDOW <= w.position) {
-                near.pop_front();
-            }
-            near.push_back((w.position, i));
-            let mask = near.iter().fold(0u64, |m, &(_, t)| m | 1 << t);
-            if mask.count_ones() > window.count_ones() {
-                window = mask;
-            }
+            self.matches(w.term, |i| {
+                tf[i] = tf[i].saturating_add(1);
+                while near.front().is_some_and(|&(p, _)| p + WINDOW <= w.position) {
+                    near.pop_front();
+                }
+                near.push_back((w.position, i));
+                let mask = near.iter().fold(0u64, |m, &(_, t)| m | 1 << t);
+                if mask.count_ones() > window.count_ones() {
+                    window = mask;
+                }
+            });
         });
         tf.iter()
             .any(|&n| n > 0)
             .then_some(Tally { tf, words, window })
     }
 
-    /// Whether a folded word or part may become one of the terms: one of them begins it.
+    /// Calls `hit` with each term that a text's `term` counts for: the same term, or a compound
+    /// term of the question that it holds whole words of (`pi-herdr/pull/24` in
+    /// `github.com/x/pi-herdr/pull/24`).
+    fn matches(&self, term: &str, mut hit: impl FnMut(usize)) {
+        if let Some(&i) = self.index.get(term) {
+            return hit(i);
+        }
+        for &i in &self.compounds {
+            let q = self.terms[i].0.as_str();
+            let bounded = |&(at, _): &(usize, &str)| {
+                let before = term[..at].chars().next_back();
+                let after = term[at + q.len()..].chars().next();
+                before.is_none_or(is_joiner) && after.is_none_or(is_joiner)
+            };
+            for _ in term.match_indices(q).filter(bounded) {
+                hit(i);
+            }
+        }
+    }
+
+    /// Whether a folded word or part may become one of the terms: one of them begins it, or it
+    /// holds one of the compound terms.
     fn could(&self, folded: &str) -> bool {
+        if self
+            .compounds
+            .iter()
+            .any(|&i| folded.contains(self.terms[i].0.as_str()))
+        {
+            return true;
+        }
         let first = folded.as_bytes().first().copied().unwrap_or(0);
         self.first[usize::from(first)]
             && self
@@ -205,7 +238,9 @@ impl Question {
     fn spans(&self, text: &str) -> Vec<(usize, usize)> {
         let mut out: Vec<(usize, usize)> = Vec::new();
         for_each_term_where(text, &|folded| self.could(folded), |w| {
-            if self.index.contains_key(w.term) && !out.contains(&(w.start, w.end)) {
+            let mut found = false;
+            self.matches(w.term, |_| found = true);
+            if found && !out.contains(&(w.start, w.end)) {
                 out.push((w.start, w.end));
             }
         });
@@ -242,6 +277,8 @@ struct Held {
     events: Vec<Scored>,
     /// Which terms it holds.
     terms: u64,
+    /// The time of its latest timed hit, else its transcript's modification time.
+    last: i64,
 }
 
 /// The rarity of each term in scope.
@@ -428,11 +465,13 @@ fn gather(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionF
                         })
                     })
                     .collect();
+                let last = scored.iter().filter_map(|e| e.timestamp).max();
                 (!scored.is_empty()).then_some(Ok(Held {
                     index: i,
                     meta,
                     events: scored,
                     terms,
+                    last: last.map_or(file.modified, |t| t.0),
                 }))
             }
         }
@@ -486,22 +525,23 @@ pub(crate) fn find_page(
         idf: holders.iter().map(|&h| idf(sessions.len(), h)).collect(),
         holders,
     };
-    let newest = sessions.iter().map(|f| f.modified).max().unwrap_or(0);
-    let recency = |f: &SessionFile| 0.5f64.powf((newest - f.modified).max(0) as f64 / HALF_LIFE_NS);
+    let newest = gathered.held.iter().map(|h| h.last).max().unwrap_or(0);
+    let recency =
+        |h: &Held| 0.5f64.powf(newest.saturating_sub(h.last).max(0) as f64 / HALF_LIFE_NS);
     let mut ranked: Vec<Ranked> = gathered
         .held
         .into_iter()
         .map(|h| {
-            let r = recency(&sessions[h.index]);
+            let r = recency(&h);
             rank_session(&q, &rarity, h, r)
         })
         .collect();
-    // Best first; then the newest transcript, then the qualified id.
+    // Best first; then the latest hit, then the qualified id.
     let order = |a: &Ranked, b: &Ranked| {
         let (fa, fb) = (&sessions[a.held.index], &sessions[b.held.index]);
         b.score
             .total_cmp(&a.score)
-            .then(fb.modified.cmp(&fa.modified))
+            .then(b.held.last.cmp(&a.held.last))
             .then(fa.key.cmp(&fb.key))
     };
     ranked.sort_by(order);
@@ -717,7 +757,7 @@ impl Shown<'_> {
             git_branch: meta.git_branch.clone(),
             title: meta.title.clone(),
             prompt,
-            modified: (file.modified > 0).then_some(Timestamp(file.modified)),
+            last_hit: Some(Timestamp(r.held.last)),
             hits: r.held.events.len(),
             best: hits,
             list: Recipe {
