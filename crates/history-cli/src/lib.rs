@@ -383,8 +383,8 @@ fn serve_mcp(
                 .with_projection(search.then(|| index.projection()).flatten())
         })
     };
-    let wants_index = |page: &history_core::ListPage| {
-        index.updates_in_background() && page.coverage.is_some_and(|c| c.stale())
+    let wants_index = |coverage: Option<&history_core::Coverage>| {
+        index.updates_in_background() && coverage.is_some_and(|c| c.stale())
     };
     let argv = background_argv(registry, matches);
     let start_index = || (io.start_index)(&argv);

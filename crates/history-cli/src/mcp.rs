@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
+use history_core::{FindPage, FoundHit, FoundSession, ListPage, ReadPage, Render, RenderFind};
 use history_core::{History, HistoryError};
-use history_core::{ListPage, ReadPage, Render};
 
-use crate::args::{FromArg, ListArgs, ReadArgs};
+use crate::args::{FindArgs, FromArg, ListArgs, ReadArgs};
 use crate::render::{Json, Printer, Text};
 
 /// The protocol revisions served through `initialize`, oldest first.
@@ -38,7 +38,7 @@ pub struct Backend<'a> {
     /// A history to answer one request with; `true`: for a search, with the search index.
     pub history: &'a dyn Fn(bool) -> Result<History, HistoryError>,
     /// Whether a search that read sessions the index does not hold should update it.
-    pub wants_index: &'a dyn Fn(&ListPage) -> bool,
+    pub wants_index: &'a dyn Fn(Option<&history_core::Coverage>) -> bool,
     /// Starts the background index update.
     pub start_index: &'a dyn Fn(),
     /// The budget of one whole response, in bytes.
@@ -245,6 +245,7 @@ impl<'a> Server<'a> {
         let answer = match name {
             "history_list" => self.list(&arguments, budget, &render),
             "history_read" => self.read(&arguments, budget, &render),
+            "history_find" => self.find(&arguments, budget, &render),
             _ => return Err((INVALID_PARAMS, format!("unknown tool: {name}"))),
         };
         Ok(answer.unwrap_or_else(|e| render.error(&e)))
@@ -289,13 +290,55 @@ impl<'a> Server<'a> {
         let req = crate::request::list_request(&list, budget)?;
         let search = req.is_search();
         let page = (self.backend.history)(search)?.list(&req, render)?;
-        if (self.backend.wants_index)(&page)
+        self.index_if_stale(page.coverage.as_ref());
+        Ok(render.list(&page))
+    }
+
+    /// Starts the background index update when a search read sessions the index lacks, at
+    /// most once every [`INDEX_EVERY`].
+    fn index_if_stale(&mut self, coverage: Option<&history_core::Coverage>) {
+        if (self.backend.wants_index)(coverage)
             && self.indexed_at.is_none_or(|t| t.elapsed() >= INDEX_EVERY)
         {
             self.indexed_at = Some(Instant::now());
             (self.backend.start_index)();
         }
-        Ok(render.list(&page))
+    }
+
+    fn find(
+        &mut self,
+        arguments: &Map<String, Value>,
+        budget: usize,
+        render: &Mcp<'_>,
+    ) -> Result<String, HistoryError> {
+        let args = Arguments::new(arguments, FIND_PARAMS)?;
+        let count = |name: &str, default: usize| -> Result<usize, HistoryError> {
+            args.number(name)?
+                .map_or(Ok(default), usize::try_from)
+                .map_err(|_| HistoryError::usage(format!("{name} is too large")))
+        };
+        let find = FindArgs {
+            text: vec![args
+                .string("text")?
+                .ok_or_else(|| HistoryError::usage("history_find needs text"))?],
+            session: args.string("session")?,
+            cwd: args.string("cwd")?.map(Into::into),
+            roles: args.strings("roles")?,
+            since: args.string("since")?,
+            until: args.string("until")?,
+            events: args.flag("events")?,
+            explain: args.flag("explain")?,
+            limit: count("limit", crate::args::FIND_LIMIT)?,
+            after_rank: count("after_rank", 0)?,
+            format: None,
+        };
+        if find.limit == 0 {
+            return Err(HistoryError::usage("limit must be at least 1"));
+        }
+        let req = crate::request::find_request(&find, budget)?;
+        let page = (self.backend.history)(true)?.find(&req, render)?;
+        self.index_if_stale(Some(&page.coverage));
+        Ok(render.find(&page))
     }
 
     fn read(
@@ -355,6 +398,19 @@ const LIST_PARAMS: &[&str] = &[
     "cwd",
 ];
 const READ_PARAMS: &[&str] = &["session", "seq", "part", "offset_chars"];
+
+const FIND_PARAMS: &[&str] = &[
+    "text",
+    "session",
+    "roles",
+    "since",
+    "until",
+    "cwd",
+    "limit",
+    "after_rank",
+    "events",
+    "explain",
+];
 
 impl<'a> Arguments<'a> {
     /// Refuses parameters the tool does not have, so that a misspelt one is not ignored.
@@ -431,6 +487,19 @@ impl<'a> Arguments<'a> {
                 "{name} must be a whole number of zero or more, not {value}"
             ))
         })
+    }
+
+    /// A yes or no; absent, no. Also sent as the string `"true"` or `"false"`, as some clients
+    /// do.
+    fn flag(&self, name: &str) -> Result<bool, HistoryError> {
+        match self.get(name) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(Value::String(s)) if s == "true" || s == "false" => Ok(s == "true"),
+            Some(value) => Err(HistoryError::usage(format!(
+                "{name} must be true or false, not {value}"
+            ))),
+        }
     }
 }
 
@@ -513,10 +582,34 @@ impl Render for Mcp<'_> {
     }
 }
 
+impl RenderFind for Mcp<'_> {
+    fn found_session(&self, session: &FoundSession) -> String {
+        let text = escaped(&self.text.found_session(session));
+        if !self.structured {
+            return text;
+        }
+        format!("{text}{text}{}", Json.found_session(session))
+    }
+
+    fn found_event(&self, hit: &FoundHit) -> String {
+        let text = escaped(&self.text.found_event(hit));
+        if !self.structured {
+            return text;
+        }
+        format!("{text}{text}{}", Json.found_event(hit))
+    }
+
+    fn find(&self, page: &FindPage) -> String {
+        let structured = serde_json::to_value(page).unwrap_or(Value::Null);
+        self.result(self.text.find(page), structured, false)
+    }
+}
+
 /// What `initialize` tells the client the server is for.
 const INSTRUCTIONS: &str = "Read-only access to the local session transcripts of Claude Code, \
 Codex and pi: history_list browses one session, searches many or shows the recent sessions; \
-history_read shows one event in full. Answers end with recipes: pass one back as the arguments \
+history_read shows one event in full; history_find ranks sessions by how well they match a \
+description in plain words. Answers end with recipes: pass one back as the arguments \
 of the next call to page, expand or continue.";
 
 const LIST_DESCRIPTION: &str = "\
@@ -556,7 +649,25 @@ A text too long for the 32 KiB answer is cut and next_offset_chars says where it
 again with the → continue: recipe (offset_chars set to it) for the rest. The → neighborhood: \
 recipe is the history_list call that shows the events around it.";
 
-/// The two tools, as `tools/list` describes them.
+const FIND_DESCRIPTION: &str = "\
+Find the local AI coding-agent sessions (Claude Code, Codex, pi) where something happened, from \
+a description in plain words, best first. Read-only.
+
+Use it when you remember what happened but not the exact words: \"where we made CI stop \
+flaking on the login test\", \"deciding how to paginate the API\". Words match as words: \
+case-folded, stemmed (flaking finds flaky), code identifiers whole and by their parts \
+(flakyLoginTest, login_test, a/b/c); rare words count more, what the user typed more than \
+replies and replies more than tool output, words together more than apart. Use history_list \
+instead for an exact string (query), a time range or browsing.
+
+Each session comes with its score, title or first prompt, directory, branch, its best hits as \
+snippets, and recipes: read (history_read arguments for a hit), list (history_list arguments for \
+the session's hits), resume (the command that reopens it). events: true ranks events instead. \
+session, cwd, roles, since, until narrow the scope as in history_list. For the next page, pass \
+the more recipe back as the arguments (it carries after_rank). explain: true adds each word's \
+part of each score.";
+
+/// The tools, as `tools/list` describes them.
 pub fn tools() -> Value {
     let read_only = json!({
         "readOnlyHint": true,
@@ -597,6 +708,33 @@ pub fn tools() -> Value {
                     "limit": { "type": "integer", "minimum": 1, "default": history_core::DEFAULT_LIMIT, "description": "Items at most; folded runs do not count." },
                     "cwd": { "type": "string", "description": "Only sessions that ran in this directory or below it." }
                 },
+                "additionalProperties": false
+            },
+            "annotations": read_only,
+        },
+        {
+            "name": "history_find",
+            "title": "Find sessions by what happened, in plain words",
+            "description": FIND_DESCRIPTION,
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "text": { "type": "string", "description": "What happened, in plain words (any order)." },
+                    "session": session("Only these sessions: id, prefix or * pattern (claude:*). Default: every session."),
+                    "roles": {
+                        "type": "array",
+                        "description": "Only events of these roles.",
+                        "items": { "type": "string", "enum": ["user", "assistant", "tool", "context"] }
+                    },
+                    "since": { "type": "string", "description": "Only events at or after: RFC 3339, YYYY-MM-DD, or an age (7d, 3h, 30m)." },
+                    "until": { "type": "string", "description": "Only events before: RFC 3339, YYYY-MM-DD, or an age." },
+                    "cwd": { "type": "string", "description": "Only sessions that ran in this directory or below it." },
+                    "limit": { "type": "integer", "minimum": 1, "default": crate::args::FIND_LIMIT, "description": "Entries at most." },
+                    "after_rank": { "type": "integer", "minimum": 0, "default": 0, "description": "Only entries ranked after this one (from a more recipe)." },
+                    "events": { "type": "boolean", "default": false, "description": "Rank events rather than sessions." },
+                    "explain": { "type": "boolean", "default": false, "description": "Add each word's part of each score." }
+                },
+                "required": ["text"],
                 "additionalProperties": false
             },
             "annotations": read_only,
