@@ -371,3 +371,201 @@ fn the_kit_notices_a_line_test_that_loses_hits() {
     let root = kit_root();
     check_sessions(&LOSING, root.path(), &Options::default());
 }
+
+/// Renders a ranked search as JSON, which the tests read back.
+struct FindJson;
+
+impl history_core::RenderFind for FindJson {
+    fn found_session(&self, s: &history_core::FoundSession) -> String {
+        serde_json::to_string(s).unwrap()
+    }
+    fn found_event(&self, h: &history_core::FoundHit) -> String {
+        serde_json::to_string(h).unwrap()
+    }
+    fn find(&self, page: &history_core::FindPage) -> String {
+        serde_json::to_string(page).unwrap()
+    }
+}
+
+/// `find` over live sessions written as `(id, lines)`: the ranked sessions' ids.
+fn ranked(
+    sessions: &[(&str, Vec<String>)],
+    text: &str,
+    tweak: impl Fn(&mut history_core::FindRequest),
+) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("live");
+    let owned: Vec<(&str, u64, Vec<&str>)> = sessions
+        .iter()
+        .map(|(id, lines)| (*id, 100, lines.iter().map(String::as_str).collect()))
+        .collect();
+    let borrowed: Vec<(&str, u64, &[&str])> =
+        owned.iter().map(|(i, m, l)| (*i, *m, &l[..])).collect();
+    write_sessions(&root, &borrowed);
+    let history = history_core::History::new(Corpus::new(vec![(LIVE.open)(root)]));
+    let mut req = history_core::FindRequest {
+        text: text.into(),
+        session: None,
+        roles: vec![],
+        since: None,
+        until: None,
+        cwd: None,
+        limit: 10,
+        budget: 1 << 20,
+        events: false,
+        explain: false,
+        after_rank: 0,
+    };
+    tweak(&mut req);
+    let page = history.find(&req, &FindJson).unwrap();
+    let folded_terms: Vec<String> = page.terms.clone();
+    for s in page.sessions.iter().flatten() {
+        for hit in &s.best {
+            let text = history_raw::fold(&hit.item.event.text);
+            assert!(
+                folded_terms.iter().any(|t| text.contains(t.as_str())),
+                "a hit shown holds none of the words literally: {}",
+                hit.item.event.text
+            );
+        }
+    }
+    page.sessions
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| s.session.trim_start_matches("live:").to_string())
+        .collect()
+}
+
+/// Lines of a live session, timed a second apart from `start` seconds.
+fn lines(start: u64, lines: &[&str]) -> Vec<String> {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| format!("{}000000000 {l}", start + i as u64))
+        .collect()
+}
+
+#[test]
+fn find_ranks_a_session_about_the_whole_question_above_a_marathon_of_one_word() {
+    let mut marathon = vec!["user run the test suite".to_string()];
+    marathon
+        .extend((0..300).map(|_| "assistant test passed, test failed, test test test".to_string()));
+    let sessions = [
+        (
+            "marathon",
+            lines(
+                1000,
+                &marathon.iter().map(String::as_str).collect::<Vec<_>>(),
+            ),
+        ),
+        (
+            "short",
+            lines(
+                2000,
+                &[
+                    "user the login test kept flaking on CI",
+                    "assistant fixed the race",
+                ],
+            ),
+        ),
+        (
+            "other",
+            lines(3000, &["user update the readme", "assistant done"]),
+        ),
+    ];
+    assert_eq!(
+        ranked(&sessions, "login test flaking", |_| {}),
+        ["short", "marathon"]
+    );
+}
+
+#[test]
+fn find_matches_words_by_their_stems_and_identifiers_by_their_parts() {
+    let sessions = [
+        ("stem", lines(1000, &["user the e2e suite is flaky again"])),
+        (
+            "ident",
+            lines(2000, &["tool FAIL tests/auth.rs flakyLoginTest"]),
+        ),
+        ("words", lines(3000, &["user login page test copy"])),
+    ];
+    assert_eq!(ranked(&sessions, "flaking", |_| {}), ["stem", "ident"]);
+    // The identifier, named whole, comes first; its words find the others after it.
+    assert_eq!(ranked(&sessions, "flakyLoginTest", |_| {})[0], "ident");
+    assert_eq!(ranked(&sessions, "login_test", |_| {}).len(), 2);
+}
+
+#[test]
+fn find_weighs_what_a_person_typed_above_tool_output() {
+    let sessions = [
+        (
+            "tool",
+            lines(
+                3000,
+                &["user go", "tool paginate the orders api with cursors"],
+            ),
+        ),
+        (
+            "prompt",
+            lines(
+                1000,
+                &["user paginate the orders api with cursors", "tool ok"],
+            ),
+        ),
+    ];
+    assert_eq!(
+        ranked(&sessions, "paginate orders api", |_| {}),
+        ["prompt", "tool"]
+    );
+    let roles = ranked(&sessions, "paginate orders api", |r| {
+        r.roles = vec![Role::Tool]
+    });
+    assert_eq!(roles, ["tool"], "with --role tool only tool events count");
+}
+
+#[test]
+fn find_breaks_ties_by_recency_and_pages_by_rank() {
+    let same = |start| lines(start, &["user rotate the signing keys"]);
+    let sessions = [
+        ("old", same(1000)),
+        ("new", same(9_000_000)),
+        ("mid", same(5_000_000)),
+    ];
+    let all = ranked(&sessions, "rotate signing keys", |_| {});
+    assert_eq!(all, ["new", "mid", "old"]);
+    let first = ranked(&sessions, "rotate signing keys", |r| r.limit = 1);
+    let rest = ranked(&sessions, "rotate signing keys", |r| r.after_rank = 1);
+    assert_eq!([first, rest].concat(), all);
+    // Recency never outweighs a better match.
+    let better = [
+        (
+            "old",
+            lines(
+                1000,
+                &["user rotate the signing keys now, the signing keys"],
+            ),
+        ),
+        ("new", same(9_000_000)),
+    ];
+    assert_eq!(ranked(&better, "rotate signing keys", |_| {})[0], "old");
+}
+
+#[test]
+fn find_without_words_to_rank_by_is_a_usage_error() {
+    let history = history_core::History::new(Corpus::new(vec![]));
+    let req = history_core::FindRequest {
+        text: "where did we".into(),
+        session: None,
+        roles: vec![],
+        since: None,
+        until: None,
+        cwd: None,
+        limit: 10,
+        budget: 1 << 20,
+        events: false,
+        explain: false,
+        after_rank: 0,
+    };
+    let err = history.find(&req, &FindJson).unwrap_err();
+    assert_eq!(err.code(), "usage");
+}
