@@ -64,7 +64,7 @@ pub(crate) fn coverage(run: &Run) -> (u64, u64) {
 /// Runs a search with the index on and with `--no-index`, checks that they agree (the index's
 /// notice and coverage aside: what they take of the budget is the same either way), waits for
 /// any background update the first started, and returns the first's coverage.
-fn same_both_ways(roots: &Roots, args: &[&str]) -> (u64, u64) {
+pub(crate) fn same_both_ways(roots: &Roots, args: &[&str]) -> (u64, u64) {
     let with = roots.run_indexed(args);
     roots.wait_background();
     let mut plain: Vec<String> = vec!["--no-index".into()];
@@ -109,13 +109,13 @@ fn session_count(roots: &Roots) -> u64 {
 }
 
 /// One event as the fixtures hold it.
-struct Text {
-    text: String,
+pub(crate) struct Text {
+    pub(crate) text: String,
     timestamp: Option<String>,
 }
 
 /// Every event's text of every session, every branch, read without the index.
-fn texts(roots: &Roots) -> Vec<Text> {
+pub(crate) fn texts(roots: &Roots) -> Vec<Text> {
     let overview = roots.run(&["list", "--limit", "1000", "--budget", "100000000", "--json"]);
     let mut out = Vec::new();
     for item in overview.json()["items"].as_array().unwrap() {
@@ -371,7 +371,7 @@ fn searches_with_the_index_equal_searches_without_it() {
 }
 
 /// Appends `bytes` to a transcript.
-fn append(roots: &Roots, rel: &str, bytes: &str) {
+pub(crate) fn append(roots: &Roots, rel: &str, bytes: &str) {
     use std::io::Write;
     let mut f = fs::OpenOptions::new()
         .append(true)
@@ -860,7 +860,7 @@ fn roots_named_relatively_index_the_same_sessions_from_any_directory() {
 }
 
 /// Runs `index --json` and returns how many sessions it indexed and how many bytes it read.
-fn update(roots: &Roots) -> (u64, u64) {
+pub(crate) fn update(roots: &Roots) -> (u64, u64) {
     let run = roots.run_indexed(&["index", "--json"]);
     let summary = run.json();
     let n = |k: &str| summary[k].as_u64().unwrap_or_else(|| panic!("{run:?}"));

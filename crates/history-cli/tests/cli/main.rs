@@ -19,6 +19,8 @@ mod dates;
 mod documents;
 // `export`: a whole session as a document, snapshotted whole or by its outline.
 mod export;
+// `find`: ranked search in plain words, the same with the index as without it.
+mod find;
 // The search index as a user has it: equal to a scan however transcripts and database change.
 mod index;
 // The index under faults: damaged, truncated or rebuilt under a search, it never answers wrong.

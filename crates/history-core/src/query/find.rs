@@ -326,7 +326,10 @@ fn rank_session(q: &Question, rarity: &Rarity, held: Held, recency: f64) -> Rank
         .enumerate()
         .map(|(i, e)| (q.score(rarity, e).0, i))
         .collect();
-    events.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    // Best first; of equal ones, the later in the session (the order the events came in
+    // differs between the index and a decode).
+    let place = |i: usize| (held.events[i].seq, held.events[i].part);
+    events.sort_by(|a, b| b.0.total_cmp(&a.0).then(place(b.1).cmp(&place(a.1))));
     let best = events.first().map_or(0.0, |e| e.0);
     let mut halves = 0.5;
     let mut others = 0.0;
@@ -577,12 +580,17 @@ pub(crate) fn find_page(
             .enumerate()
             .flat_map(|(s, r)| r.events.iter().map(move |&(score, e)| (score, s, e)))
             .collect();
-        // Best first; then the latest, then the session's rank and the event's place.
+        // Best first; then the latest, then the session's rank, then the later in it.
         events.sort_by(|a, b| {
             let time = |x: &(f64, usize, usize)| ranked[x.1].held.events[x.2].timestamp;
+            let place = |x: &(f64, usize, usize)| {
+                let e = &ranked[x.1].held.events[x.2];
+                (e.seq, e.part)
+            };
             b.0.total_cmp(&a.0)
                 .then(time(b).cmp(&time(a)))
-                .then((a.1, a.2).cmp(&(b.1, b.2)))
+                .then(a.1.cmp(&b.1))
+                .then(place(b).cmp(&place(a)))
         });
         page.matched = events.len();
         let window: Vec<&(f64, usize, usize)> =
