@@ -34,7 +34,7 @@ pub enum Command {
     Doctor,
     /// Rebuild the search index, or only the sessions under the given directories.
     Reindex(ReindexArgs),
-    /// Serve history_list and history_read to agents over MCP, on stdin and stdout.
+    /// Serve history_list, history_find and history_read to agents over MCP, on stdin and stdout.
     Mcp,
     /// Print a shell's completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),

@@ -71,7 +71,7 @@ async def main_session(args):
 
             listed = await session.list_tools()
             tools = [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in listed.tools]
-            check([t["name"] for t in tools] == ["history_list", "history_read"], "two tools")
+            check([t["name"] for t in tools] == ["history_list", "history_find", "history_read"], "three tools")
             with open(args.out, "w", encoding="utf-8") as out:
                 json.dump(tools, out, indent=2, ensure_ascii=False)
 
@@ -120,6 +120,24 @@ async def main_session(args):
                     calls += 1
                     check(read["item"]["seq"] == item["seq"] and read["session"] == first, f"{first}: read")
                     check(read["neighborhood"]["session"] == first, f"{first}: neighborhood recipe")
+
+            # A ranked search in plain words: sessions best first, each hit's read recipe a
+            # history_read call, and the more recipe the next page's history_find call.
+            _, found = await call(session, "history_find", {"text": "deploying the api", "limit": 1})
+            calls += 1
+            check(len(found["sessions"]) == 1 and found["sessions"][0]["rank"] == 1, f"find {found}")
+            check(found["terms"] == ["deploy", "api"], f"terms {found['terms']}")
+            hit = found["sessions"][0]["best"][0]
+            _, read = await call(session, "history_read", hit["read"])
+            calls += 1
+            check(read["item"]["seq"] == hit["seq"], "a hit's read recipe reads it")
+            if found["has_more"]:
+                _, more = await call(session, "history_find", found["more"])
+                calls += 1
+                check(more["sessions"][0]["rank"] == 2, "the more recipe goes on after the page")
+            result, error = await call(session, "history_find", {"text": "where did we"})
+            calls += 1
+            check(result.is_error and error["error"]["code"] == "usage", "a question of stop words only")
 
             # Errors are tool results with the contract's codes.
             result, error = await call(session, "history_list", {"session": "claude:4f2a0c1e"})
@@ -178,7 +196,7 @@ async def auto_negotiation(args):
     """The high-level client probes server/discover first and falls back to initialize."""
     async with Client(server(args)) as client:
         tools = await client.list_tools()
-        check({t.name for t in tools.tools} == {"history_list", "history_read"}, "tools via Client")
+        check({t.name for t in tools.tools} == {"history_list", "history_find", "history_read"}, "tools via Client")
         result = await client.call_tool("history_list", {"session": "pi:*"})
         check(not result.is_error and result.structured_content["items"], "a call via Client")
 
