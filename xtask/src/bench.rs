@@ -140,6 +140,17 @@ impl<'a> Searches<'a> {
         c
     }
 
+    /// The baseline of a question: rg listing the files that hold any of its words.
+    fn rg_any(&self, words: &[&str]) -> Command {
+        let mut c = Command::new(&self.tools.rg);
+        c.args(["-i", "-F", "-l", "--no-messages"]);
+        for w in words {
+            c.arg("-e").arg(w);
+        }
+        c.args(&self.roots);
+        c
+    }
+
     /// The baseline: rg counting the lines that hold `term` in every file.
     fn rg(&self, term: &str) -> Command {
         let mut c = Command::new(&self.tools.rg);
@@ -418,7 +429,36 @@ index from nothing: {:.1} s ({:.0} MB/s), peak {:.0} MiB, {:.0} MiB on disk ({:.
     );
     // Index the restored file again, then find every needle through the index.
     nh(&["index"]).output()?;
+    bench_find(s, rare, runs)?;
     check_needles(&nh, expected)
+}
+
+/// `find`, ranked search in plain words, through the index: five-word questions of common
+/// words and of one rare word among common ones, each beside rg listing the files that hold
+/// any of the words.
+fn bench_find(s: &Searches, rare: &str, runs: usize) -> Result<()> {
+    let with_rare = format!("{rare} cursor page budget schema");
+    let questions = [
+        ("find: five common words", "retry flush batch worker timeout"),
+        ("find: one rare word, four common", with_rare.as_str()),
+    ];
+    let rows = questions
+        .iter()
+        .map(|(name, q)| {
+            let words: Vec<&str> = q.split_whitespace().collect();
+            paired(
+                *name,
+                runs,
+                || s.indexed(&["find", "--json", "--", q]),
+                no_reset,
+                || s.rg_any(&words),
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+    check_exits("find", &rows, &[0, 0])?;
+    println!();
+    print_table_against("ranked search", "rg -i -F -l -e w1 … -e w5", &rows);
+    Ok(())
 }
 
 /// Many small sessions (`corpus::small`): the index built from nothing, then a word in every
@@ -792,7 +832,12 @@ fn sync() -> Result<()> {
 
 /// A Markdown table of measures, each beside the rg run it is compared with.
 fn print_table(title: &str, rows: &[(Measure, Measure)]) {
-    println!("| {title} | time | rg -i -F -c, same term | ratio to rg | peak RSS |");
+    print_table_against(title, "rg -i -F -c, same term", rows)
+}
+
+/// [`print_table`], its baseline column named `baseline`.
+fn print_table_against(title: &str, baseline: &str, rows: &[(Measure, Measure)]) {
+    println!("| {title} | time | {baseline} | ratio to rg | peak RSS |");
     println!("|---|---:|---:|---:|---:|");
     for (m, rg) in rows {
         println!(

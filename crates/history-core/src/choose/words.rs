@@ -19,6 +19,7 @@
 //! literal matcher with the term as its query finds every such event (and perhaps more), which
 //! is how `find` gathers its candidates, through the index or a scan alike.
 
+use caseless::Caseless;
 use rust_stemmers::{Algorithm, Stemmer};
 use std::sync::OnceLock;
 use unicode_segmentation::UnicodeSegmentation;
@@ -125,9 +126,11 @@ fn parts(word: &str) -> Vec<(usize, usize)> {
 /// `word` folded into `out`, which it replaces.
 fn fold_into(word: &str, out: &mut String) {
     out.clear();
-    match word.is_ascii() {
-        true => out.extend(word.bytes().map(|b| b.to_ascii_lowercase() as char)),
-        false => out.push_str(&history_raw::fold(word)),
+    for c in word.chars() {
+        match c.is_ascii() {
+            true => out.push(c.to_ascii_lowercase()),
+            false => out.extend(std::iter::once(c).default_case_fold()),
+        }
     }
 }
 
@@ -278,10 +281,12 @@ impl State {
         };
         let folded = &mut self.folded;
         fold_into(word, folded);
-        // A word of lower-case letters and digits is no identifier: no parts to look for.
+        // A word with no capital, `_`, `.` or `:` after its first letter is no identifier: no
+        // parts to look for (`The` is one word).
         let plain = word
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+            .chars()
+            .skip(1)
+            .all(|c| c.is_lowercase() || c.is_numeric());
         let pieces = if plain { Vec::new() } else { parts(word) };
         if pieces.len() < 2 {
             if could(folded) && !is_stop_word(folded) {
