@@ -439,7 +439,10 @@ index from nothing: {:.1} s ({:.0} MB/s), peak {:.0} MiB, {:.0} MiB on disk ({:.
 fn bench_find(s: &Searches, rare: &str, runs: usize) -> Result<()> {
     let with_rare = format!("{rare} cursor page budget schema");
     let questions = [
-        ("find: five common words", "retry flush batch worker timeout"),
+        (
+            "find: five common words",
+            "retry flush batch worker timeout",
+        ),
         ("find: one rare word, four common", with_rare.as_str()),
     ];
     let rows = questions

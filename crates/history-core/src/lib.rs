@@ -32,7 +32,7 @@ mod source;
 pub mod testing;
 
 pub use choose::{
-    for_each_term, reduce, resolve, Filter, Pattern, Place, Selector, HOST_ONLY_HARNESS,
+    for_each_term, literal, reduce, resolve, Filter, Pattern, Place, Selector, HOST_ONLY_HARNESS,
 };
 pub use corpus::{locate, parallel, Corpus, Keep, Loaded, Texts, WalkMemos};
 pub use error::{DecodeError, HistoryError};

@@ -7,17 +7,20 @@
 //! - a **code identifier** (`flakyLoginTest`, `login_test`, `main.rs`, `HTTPServer`) is kept
 //!   whole and also split at `_`, `.`, `:` and case changes, its parts marked as parts, so that a
 //!   question naming the identifier finds it first and one naming its words finds it too;
-//! - an **English word** of four letters or more is reduced by the Snowball English stemmer,
-//!   less a final `e` or `i`, so that `flaking`, `flaky` and `flakes` all become `flak`; a reduced
-//!   word is always the beginning of the folded word (else the word stays whole), which lets a
-//!   literal search for the term find every text that holds it;
+//! - an **English word** of four letters or more becomes its Snowball English stem, so that
+//!   `tests`, `testing` and `tested` all become `test`; a question's stem also matches the same
+//!   stem with its final `e` and `i` swapped ([`variants`]: `flaking` → `flake` finds `flaky` →
+//!   `flaki`); every word whose term is a stem begins with the stem's [`literal`] (else the word
+//!   stays whole), which lets a literal search find every text that holds the term;
 //! - **CJK** text (Han, Hiragana, Katakana), written without spaces, becomes its pairs of
 //!   neighbouring characters;
 //! - **stop words** (`the`, `where`, `did`…) count towards an event's length but are no terms.
 //!
-//! A term is therefore a substring of the folded text of every event that holds it: the
-//! literal matcher with the term as its query finds every such event (and perhaps more), which
-//! is how `find` gathers its candidates, through the index or a scan alike.
+//! A term's [`literal`] is therefore a substring of the folded text of every event that holds the
+//! term: the literal matcher with it as its query finds every such event (and perhaps more),
+//! which is how `find` gathers its candidates, through the index or a scan alike.
+
+use std::borrow::Cow;
 
 use caseless::Caseless;
 use rust_stemmers::{Algorithm, Stemmer};
@@ -71,25 +74,38 @@ fn stemmer() -> &'static Stemmer {
     STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
 }
 
-/// What a folded word becomes as a term (see the module's doc): English words of four letters
-/// or more reduced to a beginning of themselves; any other word as it is.
-pub fn reduce(folded: &str) -> &str {
+/// What a folded word becomes as a term (see the module's doc): an English word of four letters
+/// or more its Snowball stem, when the stem's [`literal`] begins the word; any other word as it
+/// is.
+pub fn reduce(folded: &str) -> Cow<'_, str> {
     if folded.len() < 4 || !folded.bytes().all(|b| b.is_ascii_lowercase()) {
-        return folded;
+        return Cow::Borrowed(folded);
     }
     let stem = stemmer().stem(folded);
-    let mut stem: &str = &stem;
-    if stem.len() > 3 && (stem.ends_with('e') || stem.ends_with('i')) {
-        stem = &stem[..stem.len() - 1];
+    match folded.starts_with(literal(&stem)) {
+        true => stem,
+        false => Cow::Borrowed(folded),
     }
-    let common = stem
-        .bytes()
-        .zip(folded.bytes())
-        .take_while(|(a, b)| a == b)
-        .count();
-    match common >= 3 {
-        true => &folded[..common],
-        false => folded,
+}
+
+/// What every word whose term is `term` begins with, for a literal search to gather them: the
+/// term less a final `e` or `i`, which the stemmer may have written in place of the word's own
+/// ending (`flaky` → `flaki`, `flaking` → `flake`: both begin with `flak`).
+pub fn literal(term: &str) -> &str {
+    match term.len() > 3 && (term.ends_with('e') || term.ends_with('i')) {
+        true => &term[..term.len() - 1],
+        false => term,
+    }
+}
+
+/// The terms a question's `term` also matches: the same stem with its final `e` and `i`
+/// swapped, which English spells for one word (`flake` and `flaki`: `flaking` and `flaky`).
+pub fn variants(term: &str) -> Option<String> {
+    let stem = literal(term);
+    match (stem.len() < term.len(), term.ends_with('e')) {
+        (false, _) => None,
+        (true, true) => Some(format!("{stem}i")),
+        (true, false) => Some(format!("{stem}e")),
     }
 }
 
@@ -293,7 +309,7 @@ impl State {
                 each(Word {
                     start,
                     end,
-                    term: reduce(folded),
+                    term: &reduce(folded),
                     part: in_compound,
                     position,
                 });
@@ -313,7 +329,7 @@ impl State {
         for (a, b) in pieces {
             fold_into(&word[a..b], piece);
             if could(piece) && !is_stop_word(piece) {
-                let term = reduce(piece);
+                let term = &reduce(piece);
                 each(Word {
                     start: start + a,
                     end: start + b,
@@ -347,18 +363,22 @@ mod tests {
 
     #[test]
     fn inflections_of_a_word_meet() {
-        let forms = ["flaky", "flaking", "flakes", "Flakiness", "flake"];
-        let reduced: Vec<String> = forms.iter().flat_map(|f| words(f)).collect();
-        assert_eq!(reduced, ["flak"; 5]);
+        assert_eq!(words("flaky flakiness"), ["flaki"; 2]);
+        assert_eq!(words("flaking flakes flake"), ["flake"; 3]);
+        assert_eq!(variants("flake").as_deref(), Some("flaki"));
+        assert_eq!(variants("flaki").as_deref(), Some("flake"));
+        assert_eq!(literal("flaki"), "flak");
         assert_eq!(words("paginate pagination paginated"), ["pagin"; 3]);
         assert_eq!(words("tests testing tested"), ["test"; 3]);
         assert_eq!(words("deploy deployment deploying"), ["deploy"; 3]);
+        // Ready is not read.
+        assert_eq!(words("readiness ready read"), ["readi", "readi", "read"]);
         // Short words and words with other letters stay as they are.
         assert_eq!(words("bug CI Straße übel"), ["bug", "ci", "strass", "übel"]);
     }
 
     #[test]
-    fn a_term_is_always_the_beginning_of_its_folded_word() {
+    fn every_word_begins_with_its_terms_literal() {
         for w in [
             "dying",
             "sensibility",
@@ -367,9 +387,12 @@ mod tests {
             "copied",
             "uses",
             "ran",
+            "flaky",
+            "skies",
+            "generously",
         ] {
             let t = reduce(w);
-            assert!(w.starts_with(t) && t.len() >= 3.min(w.len()), "{w} → {t}");
+            assert!(w.starts_with(literal(&t)), "{w} → {t}");
         }
     }
 
@@ -379,7 +402,7 @@ mod tests {
             all("the flakyLoginTest"),
             [
                 ("flakylogintest".into(), false),
-                ("flak".into(), true),
+                ("flaki".into(), true),
                 ("login".into(), true),
                 ("test".into(), true)
             ]
@@ -390,8 +413,8 @@ mod tests {
             [
                 "history_core::walk",
                 "history_core",
-                "histor",
-                "cor",
+                "histori",
+                "core",
                 "walk"
             ]
         );
@@ -443,6 +466,8 @@ mod tests {
     fn every_term_occurs_in_the_folded_text() {
         let text = "Die STRASSE war flaky; fixed HTTPServer::new() in src/main.rs — 数据库 ünïcödé";
         let folded = history_raw::fold(text);
-        for_each_term(text, |w| assert!(folded.contains(w.term), "{}", w.term));
+        for_each_term(text, |w| {
+            assert!(folded.contains(literal(w.term)), "{}", w.term)
+        });
     }
 }

@@ -25,7 +25,9 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use crate::choose::{for_each_term, for_each_term_where, is_joiner, Filter, Place};
+use crate::choose::{
+    for_each_term, for_each_term_where, is_joiner, literal, variants, Filter, Place,
+};
 use crate::corpus::parallel::filter_map;
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
@@ -148,11 +150,15 @@ impl Question {
                 "find takes at most {MAX_TERMS} words; ask with fewer"
             )));
         }
-        let index = terms
-            .iter()
-            .enumerate()
-            .map(|(i, (t, _))| (t.clone(), i))
-            .collect();
+        let mut index = FxHashMap::default();
+        for (i, (t, _)) in terms.iter().enumerate() {
+            index.entry(t.clone()).or_insert(i);
+        }
+        for (i, (t, _)) in terms.iter().enumerate() {
+            if let Some(v) = variants(t) {
+                index.entry(v).or_insert(i);
+            }
+        }
         let mut first = [false; 256];
         for (t, _) in &terms {
             first[usize::from(t.as_bytes()[0])] = true;
@@ -168,9 +174,22 @@ impl Question {
         })
     }
 
-    /// The terms, as literal queries.
-    pub(crate) fn literals(&self) -> Vec<String> {
+    /// The terms.
+    fn names(&self) -> Vec<String> {
         self.terms.iter().map(|(t, _)| t.clone()).collect()
+    }
+
+    /// What every text that holds a term holds literally, each once: the literal queries that
+    /// gather the events to rank.
+    pub(crate) fn literals(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (t, _) in &self.terms {
+            let l = literal(t);
+            if !out.iter().any(|o| o == l) {
+                out.push(l.to_string());
+            }
+        }
+        out
     }
 
     /// How `text` holds the terms; `None` when it holds none.
@@ -231,7 +250,7 @@ impl Question {
             && self
                 .terms
                 .iter()
-                .any(|(t, _)| folded.starts_with(t.as_str()))
+                .any(|(t, _)| folded.starts_with(literal(t)))
     }
 
     /// The byte ranges of `text` whose words are terms of the question.
@@ -557,7 +576,7 @@ pub(crate) fn find_page(
     }
     let mut page = FindPage {
         schema_version: SCHEMA_VERSION,
-        terms: q.literals(),
+        terms: q.names(),
         sessions: None,
         events: None,
         matched: 0,
@@ -860,7 +879,7 @@ mod tests {
             [
                 ("fix", 1.0),
                 ("flakylogintest", 1.0),
-                ("flak", PART),
+                ("flaki", PART),
                 ("login", PART),
                 ("test", PART)
             ]

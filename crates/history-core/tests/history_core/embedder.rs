@@ -423,7 +423,9 @@ fn ranked(
         for hit in &s.best {
             let text = history_raw::fold(&hit.item.event.text);
             assert!(
-                folded_terms.iter().any(|t| text.contains(t.as_str())),
+                folded_terms
+                    .iter()
+                    .any(|t| text.contains(history_core::literal(t))),
                 "a hit shown holds none of the words literally: {}",
                 hit.item.event.text
             );
