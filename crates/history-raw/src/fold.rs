@@ -26,6 +26,11 @@ pub fn fold_with_origins(text: &str) -> (String, Vec<usize>) {
     let mut folded = String::with_capacity(text.len());
     let mut origins = Vec::with_capacity(text.len());
     for (at, c) in text.char_indices() {
+        if c.is_ascii() {
+            folded.push(c.to_ascii_lowercase());
+            origins.push(at);
+            continue;
+        }
         for f in std::iter::once(c).default_case_fold() {
             folded.push(f);
             origins.resize(folded.len(), at);
@@ -82,5 +87,19 @@ mod tests {
             .map(|(c, s)| (*c, s.to_string()))
             .collect();
         assert_eq!(table, computed);
+    }
+
+    #[test]
+    fn origins_name_the_character_each_folded_byte_came_from() {
+        let text = "Aß\u{0130}x—Ǆ é";
+        let (folded, origins) = fold_with_origins(text);
+        assert_eq!(folded, fold(text));
+        assert_eq!(origins.len(), folded.len());
+        let mut expected = Vec::new();
+        for (at, c) in text.char_indices() {
+            let f: String = std::iter::once(c).default_case_fold().collect();
+            expected.extend(std::iter::repeat_n(at, f.len()));
+        }
+        assert_eq!(origins, expected);
     }
 }

@@ -22,6 +22,7 @@
 
 use std::borrow::Cow;
 
+use aho_corasick::AhoCorasick;
 use caseless::Caseless;
 use rust_stemmers::{Algorithm, Stemmer};
 use std::sync::OnceLock;
@@ -186,27 +187,77 @@ fn flush(
     cjk.clear();
 }
 
-/// Calls `each` with every term of `text` in order; returns how many words the text holds
-/// (its length for ranking: stop words count, the parts of an identifier do not, a CJK
-/// character counts one).
+/// Calls `each` with every term of `text` in order; returns the text's length for ranking: its
+/// runs of non-space characters, a CJK character one more each. A term's position is its run's
+/// (the CJK pairs of a run count on from there).
 pub fn for_each_term(text: &str, each: impl FnMut(Word<'_>)) -> u32 {
-    for_each_term_where(text, &|_| true, each)
+    for_each_term_where(text, &Literals::default(), &|_| true, each)
 }
 
-/// [`for_each_term`], for the terms only that `could` says may come from a folded word or part
-/// (a term is always the beginning of its folded word): the others are not reduced, which spares
-/// stemming words no question asks for. The length counts every word.
+/// The literals a tokenization looks for: only the runs of non-space characters that hold one
+/// are cut into words ([`for_each_term_where`]).
+#[derive(Clone, Debug, Default)]
+pub struct Literals {
+    /// `None`: every run.
+    automaton: Option<AhoCorasick>,
+}
+
+impl Literals {
+    /// The runs that hold one of `literals` (folded).
+    pub fn new(literals: &[String]) -> Literals {
+        Literals {
+            automaton: AhoCorasick::new(literals).ok(),
+        }
+    }
+}
+
+/// [`for_each_term`], for the terms only that may come of a run of non-space characters that
+/// holds one of `literals`, and of a folded word or part that `could` passes (a stem's
+/// [`literal`] begins its word): the other runs are neither cut into words nor reduced, which
+/// spares segmenting and stemming text no question asks for. The length counts every run.
 pub fn for_each_term_where(
     text: &str,
+    literals: &Literals,
     could: &dyn Fn(&str) -> bool,
     mut each: impl FnMut(Word<'_>),
 ) -> u32 {
     let mut state = State::default();
     let mut words: Vec<(usize, &str)> = Vec::new();
+    let mut length = 0u32;
+    // Where the literals start in the folded text, as offsets of the text, found in one pass.
+    let starts: Option<Vec<usize>> = literals.automaton.as_ref().map(|a| match text.is_ascii() {
+        // ASCII text's folding keeps every offset.
+        true => {
+            let lower = text.to_ascii_lowercase();
+            a.find_iter(&lower).map(|m| m.start()).collect()
+        }
+        false => {
+            let (folded, origins) = history_raw::fold_with_origins(text);
+            a.find_iter(&folded).map(|m| origins[m.start()]).collect()
+        }
+    });
+    let mut next = 0;
     for run in text.split_whitespace() {
+        let base = length;
+        let cjk = match run.is_ascii() {
+            true => 0,
+            false => run.chars().filter(|&c| is_cjk(c)).count() as u32,
+        };
+        length = length.saturating_add(1 + cjk);
         let at = run.as_ptr() as usize - text.as_ptr() as usize;
-        // No run of CJK characters goes on across a space.
-        state.flush(&mut each);
+        let holds = match &starts {
+            None => true,
+            Some(starts) => {
+                while starts.get(next).is_some_and(|&s| s < at) {
+                    next += 1;
+                }
+                starts.get(next).is_some_and(|&s| s < at + run.len())
+            }
+        };
+        if !holds {
+            continue;
+        }
+        state.position = base;
         words.clear();
         words.extend(run.unicode_word_indices().map(|(i, w)| (at + i, w)));
         // Words joined by `-`, `/`, `.`, `:`… with no space (`add-session-review-skill`,
@@ -216,28 +267,28 @@ pub fn for_each_term_where(
                 let gap = &text[w[0].0 + w[0].1.len()..w[1].0];
                 !gap.is_empty() && gap.chars().all(is_joiner)
             })
-            && !words.iter().any(|(_, w)| w.chars().any(is_cjk));
+            && cjk == 0;
         if compound {
             let (last, w) = words[words.len() - 1];
             let (start, end) = (words[0].0, last + w.len());
             fold_into(&text[start..end], &mut state.folded);
             if could(&state.folded) {
-                let position = state.position;
                 each(Word {
                     start,
                     end,
                     term: &state.folded,
                     part: false,
-                    position,
+                    position: base,
                 });
             }
         }
         for &(start, word) in &words {
             state.word(start, word, compound, could, &mut each);
         }
+        // No run of CJK characters goes on across a space.
+        state.flush(&mut each);
     }
-    state.flush(&mut each);
-    state.position
+    length
 }
 
 /// What joins the words of a compound term.
@@ -251,7 +302,7 @@ pub fn is_joiner(c: char) -> bool {
 /// Where [`for_each_term_where`] is in a text.
 #[derive(Default)]
 struct State {
-    /// The next word's position.
+    /// The position of the run's words.
     position: u32,
     /// A run of neighbouring CJK characters with their offsets, and where it ends.
     cjk: Vec<(usize, char)>,
@@ -289,7 +340,6 @@ impl State {
         }
         self.flush(each);
         let position = self.position;
-        self.position += 1;
         // A contraction is its first word: `don't` is `don`, `we'll` is `we`.
         let word = match word.find(['\'', '\u{2019}']) {
             Some(at) if at > 0 => &word[..at],
@@ -453,13 +503,40 @@ mod tests {
         let mut spans = Vec::new();
         let n = for_each_term("ab 数据库", |w| spans.push((w.start, w.end, w.position)));
         assert_eq!(spans, [(0, 2, 0), (3, 9, 1), (6, 12, 2)]);
-        assert_eq!(n, 4);
+        assert_eq!(n, 5);
     }
 
     #[test]
     fn length_counts_words_not_parts() {
         assert_eq!(for_each_term("where is flakyLoginTest now", |_| {}), 4);
         assert_eq!(for_each_term("", |_| {}), 0);
+    }
+
+    #[test]
+    fn looking_only_where_a_literal_is_finds_the_same_terms_at_the_same_places() {
+        let texts = [
+            "The flaky LoginTest kept flaking; see src/login_test.rs and a.b::c (CI)",
+            "Die STRASSE war flaky — Übergrößenträger flaked, 数据库迁移 flakes",
+        ];
+        let wanted = ["flaki", "flake", "login", "strass", "数据"];
+        for text in texts {
+            let literals: Vec<String> = wanted.iter().map(|t| literal(t).to_string()).collect();
+            let keep = |w: &Word<'_>| wanted.contains(&w.term);
+            let mut all = Vec::new();
+            let n = for_each_term(text, |w| {
+                if keep(&w) {
+                    all.push((w.start, w.term.to_string(), w.position));
+                }
+            });
+            let mut some = Vec::new();
+            let m = for_each_term_where(text, &Literals::new(&literals), &|_| true, |w| {
+                if keep(&w) {
+                    some.push((w.start, w.term.to_string(), w.position));
+                }
+            });
+            assert_eq!((some, m), (all.clone(), n), "{text}");
+            assert!(all.len() >= 3, "{all:?}");
+        }
     }
 
     #[test]

@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use crate::choose::{
-    for_each_term, for_each_term_where, is_joiner, literal, variants, Filter, Place,
+    for_each_term, for_each_term_where, is_joiner, literal, variants, Filter, Literals, Place,
 };
 use crate::corpus::parallel::filter_map;
 use crate::corpus::{Corpus, Keep};
@@ -127,6 +127,8 @@ pub(crate) struct Question {
     first: [bool; 256],
     /// The terms of words joined without a space.
     compounds: Vec<usize>,
+    /// [`Question::literals`], to look for.
+    literal_set: Literals,
 }
 
 impl Question {
@@ -166,12 +168,15 @@ impl Question {
         let compounds = (0..terms.len())
             .filter(|&i| terms[i].0.chars().any(is_joiner))
             .collect();
-        Ok(Question {
+        let mut q = Question {
             terms,
             index,
             first,
             compounds,
-        })
+            literal_set: Literals::default(),
+        };
+        q.literal_set = Literals::new(&q.literals());
+        Ok(q)
     }
 
     /// The terms.
@@ -197,19 +202,20 @@ impl Question {
         let mut tf = vec![0u16; self.terms.len()];
         let mut near: VecDeque<(u32, usize)> = VecDeque::new();
         let mut window = 0u64;
-        let words = for_each_term_where(text, &|folded| self.could(folded), |w| {
-            self.matches(w.term, |i| {
-                tf[i] = tf[i].saturating_add(1);
-                while near.front().is_some_and(|&(p, _)| p + WINDOW <= w.position) {
-                    near.pop_front();
-                }
-                near.push_back((w.position, i));
-                let mask = near.iter().fold(0u64, |m, &(_, t)| m | 1 << t);
-                if mask.count_ones() > window.count_ones() {
-                    window = mask;
-                }
+        let words =
+            for_each_term_where(text, &self.literal_set, &|folded| self.could(folded), |w| {
+                self.matches(w.term, |i| {
+                    tf[i] = tf[i].saturating_add(1);
+                    while near.front().is_some_and(|&(p, _)| p + WINDOW <= w.position) {
+                        near.pop_front();
+                    }
+                    near.push_back((w.position, i));
+                    let mask = near.iter().fold(0u64, |m, &(_, t)| m | 1 << t);
+                    if mask.count_ones() > window.count_ones() {
+                        window = mask;
+                    }
+                });
             });
-        });
         tf.iter()
             .any(|&n| n > 0)
             .then_some(Tally { tf, words, window })
@@ -256,7 +262,7 @@ impl Question {
     /// The byte ranges of `text` whose words are terms of the question.
     fn spans(&self, text: &str) -> Vec<(usize, usize)> {
         let mut out: Vec<(usize, usize)> = Vec::new();
-        for_each_term_where(text, &|folded| self.could(folded), |w| {
+        for_each_term_where(text, &self.literal_set, &|folded| self.could(folded), |w| {
             let mut found = false;
             self.matches(w.term, |_| found = true);
             if found && !out.contains(&(w.start, w.end)) {
@@ -294,6 +300,8 @@ struct Held {
     index: usize,
     meta: SessionMeta,
     events: Vec<Scored>,
+    /// The snippets of its likely best events ([`Question::likely_best`]).
+    kept: Vec<Shot>,
     /// Which terms it holds.
     terms: u64,
     /// The time of its latest timed hit, else its transcript's modification time.
@@ -309,22 +317,71 @@ struct Rarity {
 impl Question {
     /// An event's score, and each term's part of it.
     fn score(&self, rarity: &Rarity, e: &Scored) -> (f64, Vec<f64>) {
-        let norm = K1 * (1.0 - B + B * f64::from(e.tally.words) / TYPICAL_WORDS);
-        let role = role_weight(e.role);
-        let parts: Vec<f64> = self
-            .terms
-            .iter()
-            .enumerate()
-            .map(|(i, (_, weight))| {
-                let tf = f64::from(e.tally.tf[i]);
-                let near = match e.tally.window.count_ones() >= 2 && e.tally.window & 1 << i != 0 {
-                    true => NEAR,
-                    false => 0.0,
-                };
-                role * weight * rarity.idf[i] * (tf * (K1 + 1.0) / (tf + norm) + near)
-            })
+        let parts: Vec<f64> = (0..self.terms.len())
+            .map(|i| rarity.idf[i] * self.component(e, i))
             .collect();
         (parts.iter().sum(), parts)
+    }
+
+    /// What term `i` adds to an event's score before its rarity: its weight in the question ×
+    /// the event's role × its saturated, length-normalised count, and its nearness to others.
+    fn component(&self, e: &Scored, i: usize) -> f64 {
+        let norm = K1 * (1.0 - B + B * f64::from(e.tally.words) / TYPICAL_WORDS);
+        let tf = f64::from(e.tally.tf[i]);
+        let near = match e.tally.window.count_ones() >= 2 && e.tally.window & 1 << i != 0 {
+            true => NEAR,
+            false => 0.0,
+        };
+        self.terms[i].1 * role_weight(e.role) * (tf * (K1 + 1.0) / (tf + norm) + near)
+    }
+
+    /// The events of a session likely to be its best whatever the terms' rarities: the best
+    /// [`SHOWN`] for each term alone, and for all of them equally. Their texts are kept from
+    /// the first read, which spares reading them again for the page in the common case.
+    fn likely_best(&self, events: &[Scored]) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        let mut top = |key: &dyn Fn(&Scored) -> f64| {
+            let mut order: Vec<usize> = (0..events.len()).collect();
+            order.sort_by(|&a, &b| key(&events[b]).total_cmp(&key(&events[a])));
+            for i in order.into_iter().take(SHOWN) {
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+            }
+        };
+        for t in 0..self.terms.len() {
+            top(&|e| self.component(e, t));
+        }
+        top(&|e| (0..self.terms.len()).map(|t| self.component(e, t)).sum());
+        out
+    }
+}
+
+/// An event as a hit shows it: its text cut to a snippet around the first of the words, where
+/// that starts in it, the words' byte ranges in it, and whether it was cut.
+#[derive(Clone, Debug)]
+struct Shot {
+    event: Event,
+    focus: Option<usize>,
+    spans: Vec<(usize, usize)>,
+    cut: bool,
+}
+
+impl Question {
+    /// `event` as a hit shows it.
+    fn shot(&self, event: &Event) -> Shot {
+        let (text, focus, spans, cut) = snippet(&event.text, &self.spans(&event.text));
+        Shot {
+            event: Event {
+                text,
+                kind: event.kind.clone(),
+                tool: event.tool.clone(),
+                ..*event
+            },
+            focus,
+            spans,
+            cut,
+        }
     }
 }
 
@@ -469,6 +526,7 @@ fn gather(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionF
             Err(e) => Some(Err(e)),
             Ok(Some((events, meta))) => {
                 let mut terms = 0u64;
+                let mut texts = Vec::new();
                 let scored: Vec<Scored> = events
                     .into_iter()
                     .filter_map(|e| {
@@ -478,20 +536,29 @@ fn gather(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionF
                                 terms |= 1 << t;
                             }
                         }
-                        Some(Scored {
+                        let scored = Scored {
                             seq: e.seq,
                             part: e.part,
                             role: e.role,
                             timestamp: e.timestamp,
                             tally,
-                        })
+                        };
+                        texts.push(e);
+                        Some(scored)
                     })
                     .collect();
+                let kept = q
+                    .likely_best(&scored)
+                    .into_iter()
+                    .map(|i| q.shot(&texts[i]))
+                    .collect();
+                drop(texts);
                 let last = scored.iter().filter_map(|e| e.timestamp).max();
                 (!scored.is_empty()).then_some(Ok(Held {
                     index: i,
                     meta,
                     events: scored,
+                    kept,
                     terms,
                     last: last.map_or(file.modified, |t| t.0),
                 }))
@@ -690,44 +757,51 @@ impl Shown<'_> {
             .map(|&(_, i)| (r.held.events[i].seq, r.held.events[i].part))
             .collect();
         let admit = |e: &Event| want.contains(&(e.seq, e.part));
-        let known = self
-            .scope
-            .projection
-            .map(|p| p.known(self.scope.corpus, std::slice::from_ref(file), self.filter)[0]);
-        let raw = RawFilter::new(self.filter.queries());
-        let Ok(Some((texts, meta))) = events_of(
-            self.scope.corpus,
-            self.scope.projection,
-            known,
-            file,
-            (self.filter, &raw),
-            &admit,
-        ) else {
-            return Vec::new();
+        let kept = want
+            .iter()
+            .all(|at| r.held.kept.iter().any(|k| k.event.position() == *at));
+        let (shots, meta) = match kept {
+            true => (r.held.kept.clone(), r.held.meta.clone()),
+            // Not kept from the first read: read again.
+            false => {
+                let known = self.scope.projection.map(|p| {
+                    p.known(self.scope.corpus, std::slice::from_ref(file), self.filter)[0]
+                });
+                let raw = RawFilter::new(self.filter.queries());
+                let Ok(Some((read, meta))) = events_of(
+                    self.scope.corpus,
+                    self.scope.projection,
+                    known,
+                    file,
+                    (self.filter, &raw),
+                    &admit,
+                ) else {
+                    return Vec::new();
+                };
+                (read.iter().map(|e| self.q.shot(e)).collect(), meta)
+            }
         };
         let qualified = file.key.to_string();
         let path = file.path.display().to_string();
         let mut items = Vec::new();
         let mut found = Vec::new();
         for (&(score, _), at) in events.iter().zip(&want) {
-            let Some(event) = texts.iter().find(|e| (e.seq, e.part) == *at) else {
+            let Some(shot) = shots.iter().find(|k| k.event.position() == *at) else {
                 continue;
             };
-            let (snippet, focus, spans, cut) = snippet(&event.text, &self.q.spans(&event.text));
             let mut matched: Vec<String> = Vec::new();
-            for &(a, b) in &spans {
-                let w = snippet[a..b].to_string();
+            for &(a, b) in &shot.spans {
+                let w = shot.event.text[a..b].to_string();
                 if !matched.contains(&w) {
                     matched.push(w);
                 }
             }
-            let mut item = Item::new(qualified.clone(), Some(path.clone()), event.clone());
+            let mut item = Item::new(qualified.clone(), Some(path.clone()), shot.event.clone());
             item = item.about(&meta);
-            item.event.text = snippet;
-            item.focus = focus;
-            item.truncated = cut;
+            item.focus = shot.focus;
+            item.truncated = shot.cut;
             items.push(item);
-            found.push((score, matched, spans));
+            found.push((score, matched, shot.spans.clone()));
         }
         let files = vec![file; items.len()];
         self.scope.fill(&mut items, &files);
