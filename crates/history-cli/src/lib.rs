@@ -211,9 +211,6 @@ where
         }
         Command::Find(a) => {
             let req = find_request(a, budget)?;
-            let mut text = text.clone();
-            let terms = history_core::question_terms(&req.text)?;
-            text.filter = Some(history_core::Filter::new(&terms, Vec::new(), None, None));
             let render: &dyn history_core::RenderFind = if json { &Json } else { &text };
             find_answer(
                 history.with_projection(index.projection()),

@@ -573,12 +573,28 @@ impl Text {
             self.paint(Paint::Number, &format!("{:.2}", hit.score))
         );
         let _ = writeln!(s, "{indent}{}", self.detail(&hit.item));
-        for line in self.text(&hit.item.event.text).lines() {
+        for line in self.words(&hit.item.event.text, &hit.spans).lines() {
             let _ = writeln!(s, "{indent}{line}");
         }
         s.push_str(indent);
         s.push_str(&self.step("read", &self.recipe(&hit.read)));
         s
+    }
+
+    /// `text` with the words at `spans` (sorted, not overlapping) highlighted, in color.
+    fn words(&self, text: &str, spans: &[(usize, usize)]) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for &(a, b) in spans.iter().filter(|_| self.color) {
+            if a < last || !text.is_char_boundary(a) || !text.is_char_boundary(b) {
+                continue;
+            }
+            out.push_str(&text[last..a]);
+            out.push_str(&self.paint(Paint::Match, &text[a..b]));
+            last = b;
+        }
+        out.push_str(&text[last..]);
+        out
     }
 
     /// Where a session's score comes from, a line.

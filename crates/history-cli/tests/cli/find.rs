@@ -154,6 +154,21 @@ fn find_shows_each_session_with_its_best_hits_and_recipes() {
     );
     assert_eq!(v["more"]["after_rank"], 1, "{v}");
     assert_eq!(v["more"]["text"], "deploy api", "{v}");
+    // On a terminal the words are highlighted where they are, whole.
+    let color = roots.run(&[
+        "find",
+        "--color",
+        "always",
+        "--limit",
+        "1",
+        "--",
+        "deploying",
+    ]);
+    assert!(
+        color.stdout.contains("\x1b[1;31mdeploy\x1b[0m"),
+        "{}",
+        color.stdout
+    );
     let none = roots.run(&["find", "--", "zzqqxx"]);
     assert_eq!((none.code, none.stdout.as_str()), (1, ""), "{none:?}");
     assert!(none.stderr.contains("nothing matched"), "{none:?}");

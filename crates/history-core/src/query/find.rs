@@ -111,12 +111,6 @@ pub struct FindRequest {
     pub after_rank: usize,
 }
 
-/// The terms `text` becomes as a question (what `find` looks for, and a front end highlights);
-/// a usage error when it has none.
-pub fn question_terms(text: &str) -> Result<Vec<String>, HistoryError> {
-    Question::parse(text).map(|q| q.literals())
-}
-
 /// A question's terms.
 #[derive(Clone, Debug)]
 pub(crate) struct Question {
