@@ -2,16 +2,17 @@
 //! best first, for a person or an agent who remembers what happened but not how it was said.
 //!
 //! **Terms.** The question becomes terms ([`crate::choose::for_each_term`]: words folded and
-//! stemmed, identifiers whole and split, CJK pairs), stop words left out. Each term is a
-//! substring of the folded text of every event that holds it, so the literal search for the
-//! terms (any of them) gathers every event that can score — through the search index where it
-//! holds a session, by reading the session otherwise, with the same events either way.
+//! stemmed, identifiers whole and split, CJK pairs), stop words left out. Each term's
+//! [`literal`] is a substring of the folded text of every event that holds it, so the literal
+//! search for them (any of them) gathers every event that can score — through the search index
+//! where it holds a session, by reading the session otherwise, with the same events either way.
 //!
 //! **An event's score** is BM25 over its words: for each term, its weight in the question
 //! (1; [`PART`] for a part of an identifier) × its rarity × how often the event holds it,
 //! saturated and normalised by the event's length; times its role's weight ([`role_weight`]:
 //! what a person typed above replies, replies above tool output and injected context); plus
-//! [`NEAR`] × the rarity of the terms that occur within [`WINDOW`] words of each other.
+//! [`NEAR`] × the rarity of the terms that occur within [`WINDOW`] runs of non-space
+//! characters of each other.
 //! Rarity is counted over sessions, not events ([`idf`]): what tells sessions apart is how
 //! few sessions say a word, and a marathon session that says it a thousand times is one.
 //!
@@ -37,7 +38,7 @@ use crate::page::{
     notice, Coverage, Explain, FindPage, FoundHit, FoundSession, Item, Recipe, RenderFind,
     WordScore, SCHEMA_VERSION,
 };
-use crate::query::{Known, Scope, Wanted};
+use crate::query::{coverage, Known, Scope, Wanted};
 use crate::source::LineTest;
 use history_raw::RawFilter;
 
@@ -45,13 +46,14 @@ use history_raw::RawFilter;
 const K1: f64 = 1.2;
 /// BM25's length normalisation: how much a long event's occurrences count less.
 const B: f64 = 0.75;
-/// The event length that normalisation is relative to, in words: a typical message.
+/// The event length that normalisation is relative to, in runs of non-space characters: a
+/// typical message.
 const TYPICAL_WORDS: f64 = 40.0;
 /// The weight of a question's term that is a part of an identifier it names whole.
 pub const PART: f64 = 0.5;
 /// The weight of the terms that occur near one another in an event.
 pub const NEAR: f64 = 0.5;
-/// How near, in words: a window of this many.
+/// How near, in runs of non-space characters: a window of this many.
 pub const WINDOW: u32 = 8;
 /// The weight of a session's next best events.
 pub const OTHERS: f64 = 0.3;
@@ -570,20 +572,7 @@ fn gather(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionF
             Err(e) => gathered.skipped.push(e),
         }
     }
-    let counted = |k: Known| !matches!(k, Known::Unknown | Known::Unindexable);
-    let from_index = (0..sessions.len())
-        .filter(|&i| known(i).is_some_and(counted))
-        .count();
-    gathered.coverage = Coverage {
-        from_index,
-        scanned: sessions.len() - from_index,
-        unindexable: (0..sessions.len())
-            .filter(|&i| known(i) == Some(Known::Unindexable))
-            .count(),
-        appended: (0..sessions.len())
-            .filter(|&i| matches!(known(i), Some(Known::Within { appended: true, .. })))
-            .count(),
-    };
+    gathered.coverage = coverage(sessions.len(), known);
     gathered
 }
 
@@ -678,16 +667,7 @@ pub(crate) fn find_page(
         page.has_more = req.after_rank + window.len() < events.len();
         let hits: Vec<FoundHit> = window
             .iter()
-            .enumerate()
-            .filter_map(|(n, &&(score, s, e))| {
-                let r = &ranked[s];
-                let mut hits = shown.hits(r, &[(score, e)]);
-                hits.pop().map(|mut h| {
-                    h.item.session_events = None;
-                    let _ = n;
-                    h
-                })
-            })
+            .filter_map(|&&(score, s, e)| shown.hits(&ranked[s], &[(score, e)]).pop())
             .collect();
         let admitted = fit_find(&mut page, None, Some(hits), render, req.budget);
         page.more = page

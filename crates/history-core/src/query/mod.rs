@@ -30,6 +30,7 @@ pub use export::{export, Document, ExportRequest, Head};
 pub(crate) use find::find_page;
 pub use find::FindRequest;
 pub use overview::{overview, representative, Representative, RepresentativeCache};
+pub(crate) use projection::coverage;
 pub use projection::{Known, Projection, SessionHits, Wanted};
 #[cfg(feature = "testing")]
 pub(crate) use search::Span;

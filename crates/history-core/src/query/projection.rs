@@ -73,3 +73,18 @@ pub trait Projection: Send + Sync {
         None
     }
 }
+
+/// How a search of `n` sessions was answered, from what a projection knew of each
+/// (`known(i)`: `None` without one): how many it answered for, how many were read, how many of
+/// those it cannot take in, and how many it answered for had been appended to since.
+pub(crate) fn coverage(n: usize, known: impl Fn(usize) -> Option<Known>) -> crate::page::Coverage {
+    let count =
+        |test: &dyn Fn(Known) -> bool| (0..n).filter(|&i| known(i).is_some_and(test)).count();
+    let from_index = count(&|k| !matches!(k, Known::Unknown | Known::Unindexable));
+    crate::page::Coverage {
+        from_index,
+        scanned: n - from_index,
+        unindexable: count(&|k| k == Known::Unindexable),
+        appended: count(&|k| matches!(k, Known::Within { appended: true, .. })),
+    }
+}

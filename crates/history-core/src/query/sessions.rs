@@ -22,7 +22,7 @@ use crate::query::search::{hit_span, Rank, Span};
 #[cfg(test)]
 use crate::query::Hit;
 use crate::query::Projection;
-use crate::query::{Known, Wanted};
+use crate::query::{coverage, Known, Wanted};
 use crate::query::{ListRequest, Scope};
 use crate::source::LineTest;
 use history_raw::RawFilter;
@@ -136,14 +136,8 @@ pub struct Gathered {
     pub summaries: Vec<SessionSummary>,
     /// Sessions that could not be loaded and were skipped.
     pub skipped: Vec<HistoryError>,
-    /// How many sessions a search projection answered for without their files being read.
-    pub from_index: usize,
-    /// How many sessions were read to find out.
-    pub scanned: usize,
-    /// How many of those the projection cannot take in.
-    pub unindexable: usize,
-    /// How many it answered for had been appended to since it took them in.
-    pub appended: usize,
+    /// How many sessions a search projection answered for, and how many were read.
+    pub coverage: Coverage,
 }
 
 /// Sums up the sessions of `sessions` with a hit of `filter` that a page of `limit` from
@@ -234,19 +228,8 @@ pub fn gather(
             .load(file, &keep, all_branches, line_test)
             .map(|loaded| summary(file, loaded.events, loaded.meta))
     };
-    let counted = |k: Known| !matches!(k, Known::Unknown | Known::Unindexable);
-    let from_index = (0..sessions.len())
-        .filter(|&i| known(i).is_some_and(counted))
-        .count();
     let mut gathered = Gathered {
-        from_index,
-        scanned: sessions.len() - from_index,
-        unindexable: (0..sessions.len())
-            .filter(|&i| known(i) == Some(Known::Unindexable))
-            .count(),
-        appended: (0..sessions.len())
-            .filter(|&i| matches!(known(i), Some(Known::Within { appended: true, .. })))
-            .count(),
+        coverage: coverage(sessions.len(), known),
         ..Gathered::default()
     };
     let want = limit.saturating_add(1);
@@ -340,15 +323,10 @@ pub(crate) fn sessions_page(
     let mut notices: Vec<String> = notice::skipped(&listing.skipped).into_iter().collect();
     let is_empty = no_sessions.is_some();
     notices.extend(no_sessions);
-    if scope.projection.is_some() && listing.scanned > 0 {
-        notices.push(notice::unindexed(listing.scanned));
+    let coverage = listing.coverage;
+    if scope.projection.is_some() && coverage.scanned > 0 {
+        notices.push(notice::unindexed(coverage.scanned));
     }
-    let coverage = Coverage {
-        from_index: listing.from_index,
-        scanned: listing.scanned,
-        unindexable: listing.unindexable,
-        appended: listing.appended,
-    };
     let mut summaries = listing.summaries;
     let matched = summaries.len();
     let kept = req.limit.min(matched);
