@@ -38,6 +38,7 @@ use crate::page::{
     notice, Coverage, Explain, FindPage, FoundHit, FoundSession, Item, Recipe, RenderFind,
     WordScore, SCHEMA_VERSION,
 };
+use crate::query::sessions::around;
 use crate::query::{coverage, Known, Scope, Wanted};
 use crate::source::LineTest;
 use history_raw::RawFilter;
@@ -861,46 +862,23 @@ impl Shown<'_> {
 /// How many bytes of a first prompt an entry shows.
 const PROMPT: usize = 200;
 
-/// How many bytes of text a snippet keeps before its first match.
-const LEAD: usize = 80;
-
-/// How many bytes a snippet keeps in all.
-const SNIPPET: usize = 320;
-
-/// The part of `text` around the first of `spans` (sorted or not), at most [`SNIPPET`] bytes,
-/// with `…` where text was left out; where that match starts in it, the spans that lie in it
-/// (moved to its offsets), and whether it was cut.
+/// The part of `text` around the first of `spans` (sorted or not), as a list's snippet of it
+/// ([`around`]); where that match starts in it, the spans that lie in it (moved to its
+/// offsets), and whether it was cut.
 fn snippet(
     text: &str,
     spans: &[(usize, usize)],
 ) -> (String, Option<usize>, Vec<(usize, usize)>, bool) {
-    let at = spans.iter().map(|s| s.0).min().unwrap_or(0);
-    let mut start = at.saturating_sub(LEAD);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    let mut end = (start + SNIPPET).min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let mut out = String::new();
-    if start > 0 {
-        out.push('…');
-    }
-    let shift = out.len();
-    out.push_str(&text[start..end]);
-    let cut = start > 0 || end < text.len();
-    if end < text.len() {
-        out.push('…');
-    }
+    let at = spans.iter().map(|s| s.0).min();
+    let part = around(text, at.unwrap_or(0));
     let mut inside: Vec<(usize, usize)> = spans
         .iter()
-        .filter(|&&(a, b)| a >= start && b <= end)
-        .map(|&(a, b)| (a - start + shift, b - start + shift))
+        .filter(|&&(a, b)| a >= part.start && b <= part.end)
+        .map(|&(a, b)| (part.moved(a), part.moved(b)))
         .collect();
     inside.sort_unstable();
-    let focus = (!spans.is_empty()).then_some(at - start + shift);
-    (out, focus, inside, cut)
+    let focus = at.map(|at| part.moved(at));
+    (part.text, focus, inside, part.cut)
 }
 
 #[cfg(test)]

@@ -274,7 +274,35 @@ fn beyond(summaries: &mut [SessionSummary], from: End, want: usize, span: &Span)
 /// The part of `text` around the first match of `filter`, at most [`SNIPPET`] bytes of it
 /// (markers aside), with `…` where text was left out; and where the match starts in it.
 pub fn snippet(text: &str, filter: &Filter) -> (String, Option<usize>, bool) {
-    let at = filter.first_match(text).unwrap_or(0);
+    let at = filter.first_match(text);
+    let cut = around(text, at.unwrap_or(0));
+    let focus = at.map(|at| cut.moved(at));
+    (cut.text, focus, cut.cut)
+}
+
+/// A part of a text cut around a place in it ([`around`]).
+pub(crate) struct Around {
+    /// The part, with `…` where text was left out.
+    pub text: String,
+    /// Where it starts and ends in the text.
+    pub start: usize,
+    pub end: usize,
+    /// Whether text was left out.
+    pub cut: bool,
+    /// Where the text's `start` lands in the part (after a leading `…`).
+    shift: usize,
+}
+
+impl Around {
+    /// Where byte `at` of the text (within the part) lands in the part.
+    pub fn moved(&self, at: usize) -> usize {
+        at - self.start + self.shift
+    }
+}
+
+/// The part of `text` that keeps byte `at` in view: [`LEAD`] bytes before it, at most
+/// [`SNIPPET`] bytes in all, on character boundaries.
+pub(crate) fn around(text: &str, at: usize) -> Around {
     let mut start = at.saturating_sub(LEAD);
     while !text.is_char_boundary(start) {
         start += 1;
@@ -287,14 +315,18 @@ pub fn snippet(text: &str, filter: &Filter) -> (String, Option<usize>, bool) {
     if start > 0 {
         out.push_str(ELLIPSIS);
     }
-    let focus = out.len() + at - start;
+    let shift = out.len();
     out.push_str(&text[start..end]);
-    let cut = start > 0 || end < text.len();
     if end < text.len() {
         out.push_str(ELLIPSIS);
     }
-    let found = filter.first_match(text).map(|_| focus);
-    (out, found, cut)
+    Around {
+        text: out,
+        start,
+        end,
+        cut: start > 0 || end < text.len(),
+        shift,
+    }
 }
 
 /// The page of a session-level search: `sessions`' hits gathered per session, ordered by the

@@ -387,6 +387,23 @@ impl history_core::RenderFind for FindJson {
     }
 }
 
+/// A ranked search for `text` in every session, ten to a page, with no budget to speak of.
+fn request(text: &str) -> history_core::FindRequest {
+    history_core::FindRequest {
+        text: text.into(),
+        session: None,
+        roles: vec![],
+        since: None,
+        until: None,
+        cwd: None,
+        limit: 10,
+        budget: 1 << 20,
+        events: false,
+        explain: false,
+        after_rank: 0,
+    }
+}
+
 /// `find` over live sessions written as `(id, lines)`: the ranked sessions' ids.
 fn ranked(
     sessions: &[(&str, Vec<String>)],
@@ -403,19 +420,7 @@ fn ranked(
         owned.iter().map(|(i, m, l)| (*i, *m, &l[..])).collect();
     write_sessions(&root, &borrowed);
     let history = history_core::History::new(Corpus::new(vec![(LIVE.open)(root)]));
-    let mut req = history_core::FindRequest {
-        text: text.into(),
-        session: None,
-        roles: vec![],
-        since: None,
-        until: None,
-        cwd: None,
-        limit: 10,
-        budget: 1 << 20,
-        events: false,
-        explain: false,
-        after_rank: 0,
-    };
+    let mut req = request(text);
     tweak(&mut req);
     let page = history.find(&req, &FindJson).unwrap();
     let folded_terms: Vec<String> = page.terms.clone();
@@ -555,19 +560,7 @@ fn find_breaks_ties_by_recency_and_pages_by_rank() {
 #[test]
 fn find_without_words_to_rank_by_is_a_usage_error() {
     let history = history_core::History::new(Corpus::new(vec![]));
-    let req = history_core::FindRequest {
-        text: "where did we".into(),
-        session: None,
-        roles: vec![],
-        since: None,
-        until: None,
-        cwd: None,
-        limit: 10,
-        budget: 1 << 20,
-        events: false,
-        explain: false,
-        after_rank: 0,
-    };
+    let req = request("where did we");
     let err = history.find(&req, &FindJson).unwrap_err();
     assert_eq!(err.code(), "usage");
 }
