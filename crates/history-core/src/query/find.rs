@@ -22,6 +22,7 @@
 //! says one word often. A recency factor of at most 1 + [`RECENCY`] breaks near ties; equal
 //! scores go by the latest hit, then by qualified id.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
@@ -297,7 +298,7 @@ struct Held {
     index: usize,
     meta: SessionMeta,
     events: Vec<Scored>,
-    /// The snippets of its likely best events ([`Question::likely_best`]).
+    /// The snippets of its likely best events ([`Likely`]).
     kept: Vec<Shot>,
     /// Which terms it holds.
     terms: u64,
@@ -330,27 +331,6 @@ impl Question {
             false => 0.0,
         };
         self.terms[i].1 * role_weight(e.role) * (tf * (K1 + 1.0) / (tf + norm) + near)
-    }
-
-    /// The events of a session likely to be its best whatever the terms' rarities: the best
-    /// [`SHOWN`] for each term alone, and for all of them equally. Their texts are kept from
-    /// the first read, which spares reading them again for the page in the common case.
-    fn likely_best(&self, events: &[Scored]) -> Vec<usize> {
-        let mut out: Vec<usize> = Vec::new();
-        let mut top = |key: &dyn Fn(&Scored) -> f64| {
-            let mut order: Vec<usize> = (0..events.len()).collect();
-            order.sort_by(|&a, &b| key(&events[b]).total_cmp(&key(&events[a])));
-            for i in order.into_iter().take(SHOWN) {
-                if !out.contains(&i) {
-                    out.push(i);
-                }
-            }
-        };
-        for t in 0..self.terms.len() {
-            top(&|e| self.component(e, t));
-        }
-        top(&|e| (0..self.terms.len()).map(|t| self.component(e, t)).sum());
-        out
     }
 }
 
@@ -456,9 +436,13 @@ struct Gathered {
     coverage: Coverage,
 }
 
-/// The events of `file` that pass `filter` (with `admit`), with their texts, and what the
-/// session is about: from the lines a projection locates where it knows the session, else
-/// decoded. `None` when it has none.
+/// The positions of a session's events on its selected branch, and what the session is about.
+type OnBranch = (Vec<(u64, u32)>, SessionMeta);
+
+/// Shows `visit` the events of `file` that pass `filter` (with `admit`), with their texts, as
+/// they come: from the lines a projection locates where it knows the session, else decoded (a
+/// decode may show events off the session's selected branch too). Returns the positions of the
+/// events on the branch, and what the session is about; `None` when it has none.
 fn events_of(
     corpus: &Corpus,
     projection: Option<&dyn crate::query::Projection>,
@@ -466,35 +450,107 @@ fn events_of(
     file: &SessionFile,
     (filter, raw): (&Filter, &RawFilter),
     admit: &dyn Fn(&Event) -> bool,
-) -> Result<Option<(Vec<Event>, SessionMeta)>, HistoryError> {
+    visit: &dyn Fn(&Event),
+) -> Result<Option<OnBranch>, HistoryError> {
     match (known, projection) {
         (Some(Known::NoHit), _) => return Ok(None),
         (Some(Known::Within { .. }), Some(p)) => {
-            let wanted = Wanted {
-                filter,
-                admit,
-                from: crate::model::End::Newest,
-                count: usize::MAX,
-                all_branches: false,
-                texts: true,
-            };
-            if let Some(answer) = p.hits(corpus, file, &wanted) {
-                return answer
-                    .map(|(hits, meta)| Some((hits.into_iter().map(|(e, _)| e).collect(), meta)));
+            // In chunks of the order hits come in, each after the last: a session of any size
+            // holds a chunk's texts at a time.
+            type Key = (Option<crate::model::Timestamp>, u64, u32);
+            let key = |e: &Event| (e.timestamp, e.seq, e.part);
+            let mut after: Option<Key> = None;
+            let mut on_branch = Vec::new();
+            loop {
+                let admit_after = |e: &Event| after.is_none_or(|a| key(e) > a) && admit(e);
+                let wanted = Wanted {
+                    filter,
+                    admit: &admit_after,
+                    from: crate::model::End::Oldest,
+                    count: CHUNK,
+                    all_branches: false,
+                    texts: true,
+                };
+                // Declined, even after some chunks: the session is read instead (what was
+                // seen is seen again, by the same positions).
+                let Some(answer) = p.hits(corpus, file, &wanted) else {
+                    break;
+                };
+                let (hits, meta) = answer?;
+                hits.iter().for_each(|(e, _)| visit(e));
+                on_branch.extend(hits.iter().map(|(e, _)| e.position()));
+                match hits.last() {
+                    Some((e, _)) if hits.len() == CHUNK => after = Some(key(e)),
+                    _ => return Ok(Some((on_branch, meta))),
+                }
             }
         }
         _ => {}
     }
+    // Each event is seen as it is decoded and kept without its text: a session of any size
+    // holds one text at a time.
     let keep = |e: &Event| match filter.matches(e) && admit(e) {
-        true => Keep::Full,
+        true => {
+            visit(e);
+            Keep::Meta
+        }
         false => Keep::Drop,
     };
     let test = |line: &[u8]| raw.may_match_slice(line);
     let line_test: Option<LineTest<'_>> =
         (!raw.passes_everything()).then_some(&test as LineTest<'_>);
-    corpus
-        .load(file, &keep, false, line_test)
-        .map(|loaded| Some((loaded.events, loaded.meta)))
+    corpus.load(file, &keep, false, line_test).map(|loaded| {
+        let on_branch = loaded.events.iter().map(Event::position).collect();
+        Some((on_branch, loaded.meta))
+    })
+}
+
+/// How many hits of a session a projection gives at a time.
+const CHUNK: usize = 4096;
+
+/// The snippets of a session's likely best events, kept as its events come by: the best [`SHOWN`] for each term alone and for all of them equally, so far.
+struct Likely {
+    /// Per term, then for all of them: the best so far, best first.
+    tops: Vec<Vec<(f64, (u64, u32))>>,
+    shots: FxHashMap<(u64, u32), Shot>,
+}
+
+impl Likely {
+    fn new(q: &Question) -> Likely {
+        Likely {
+            tops: vec![Vec::new(); q.terms.len() + 1],
+            shots: FxHashMap::default(),
+        }
+    }
+
+    /// Takes `event` (scored as `scored`) among the likely best where it is so far.
+    fn offer(&mut self, q: &Question, scored: &Scored, event: &Event) {
+        let at = event.position();
+        let terms = q.terms.len();
+        let score = |k: usize| match k < terms {
+            true => q.component(scored, k),
+            false => (0..terms).map(|t| q.component(scored, t)).sum(),
+        };
+        let mut entered = false;
+        let mut evicted = Vec::new();
+        for (k, top) in self.tops.iter_mut().enumerate() {
+            let s = score(k);
+            if top.len() < SHOWN || top.last().is_some_and(|l| s > l.0) {
+                let i = top.partition_point(|x| x.0 >= s);
+                top.insert(i, (s, at));
+                evicted.extend(top.drain(SHOWN.min(top.len())..).map(|x| x.1));
+                entered = true;
+            }
+        }
+        if entered {
+            self.shots.insert(at, q.shot(event));
+        }
+        for p in evicted {
+            if !self.tops.iter().flatten().any(|x| x.1 == p) {
+                self.shots.remove(&p);
+            }
+        }
+    }
 }
 
 /// Gathers what every session of `sessions` holds of `q`, on every core.
@@ -510,6 +566,21 @@ fn gather(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionF
         if known(i).is_none() && !scope.corpus.may_match(file, &raw) {
             return None;
         }
+        let tallied: RefCell<FxHashMap<(u64, u32), Scored>> = RefCell::default();
+        let likely = RefCell::new(Likely::new(q));
+        let visit = |e: &Event| {
+            if let Some(tally) = q.tally(&e.text) {
+                let scored = Scored {
+                    seq: e.seq,
+                    part: e.part,
+                    role: e.role,
+                    timestamp: e.timestamp,
+                    tally,
+                };
+                likely.borrow_mut().offer(q, &scored, e);
+                tallied.borrow_mut().insert(e.position(), scored);
+            }
+        };
         let events = events_of(
             scope.corpus,
             scope.projection,
@@ -517,39 +588,26 @@ fn gather(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionF
             file,
             (filter, &raw),
             &|_| true,
+            &visit,
         );
         match events {
             Ok(None) => None,
             Err(e) => Some(Err(e)),
-            Ok(Some((events, meta))) => {
+            Ok(Some((on_branch, meta))) => {
+                let mut tallied = tallied.into_inner();
+                let scored: Vec<Scored> = on_branch
+                    .iter()
+                    .filter_map(|at| tallied.remove(at))
+                    .collect();
                 let mut terms = 0u64;
-                let mut texts = Vec::new();
-                let scored: Vec<Scored> = events
-                    .into_iter()
-                    .filter_map(|e| {
-                        let tally = q.tally(&e.text)?;
-                        for (t, &n) in tally.tf.iter().enumerate() {
-                            if n > 0 {
-                                terms |= 1 << t;
-                            }
+                for e in &scored {
+                    for (t, &n) in e.tally.tf.iter().enumerate() {
+                        if n > 0 {
+                            terms |= 1 << t;
                         }
-                        let scored = Scored {
-                            seq: e.seq,
-                            part: e.part,
-                            role: e.role,
-                            timestamp: e.timestamp,
-                            tally,
-                        };
-                        texts.push(e);
-                        Some(scored)
-                    })
-                    .collect();
-                let kept = q
-                    .likely_best(&scored)
-                    .into_iter()
-                    .map(|i| q.shot(&texts[i]))
-                    .collect();
-                drop(texts);
+                    }
+                }
+                let kept = likely.into_inner().shots.into_values().collect();
                 let last = scored.iter().filter_map(|e| e.timestamp).max();
                 (!scored.is_empty()).then_some(Ok(Held {
                     index: i,
@@ -743,17 +801,20 @@ impl Shown<'_> {
                     p.known(self.scope.corpus, std::slice::from_ref(file), self.filter)[0]
                 });
                 let raw = RawFilter::new(self.filter.queries());
-                let Ok(Some((read, meta))) = events_of(
+                let read = RefCell::new(Vec::new());
+                let visit = |e: &Event| read.borrow_mut().push(self.q.shot(e));
+                let Ok(Some((_, meta))) = events_of(
                     self.scope.corpus,
                     self.scope.projection,
                     known,
                     file,
                     (self.filter, &raw),
                     &admit,
+                    &visit,
                 ) else {
                     return Vec::new();
                 };
-                (read.iter().map(|e| self.q.shot(e)).collect(), meta)
+                (read.into_inner(), meta)
             }
         };
         let qualified = file.key.to_string();

@@ -564,3 +564,71 @@ fn find_without_words_to_rank_by_is_a_usage_error() {
     let err = history.find(&req, &FindJson).unwrap_err();
     assert_eq!(err.code(), "usage");
 }
+
+/// A projection that answers every session from a decode, as the index answers from the
+/// lines it locates: the hits that pass the filter and `admit`, in the merge order, `count` of
+/// them from `from`'s end.
+struct Decoding;
+
+impl history_core::Projection for Decoding {
+    fn known(&self, _: &Corpus, sessions: &[SessionFile], _: &Filter) -> Vec<history_core::Known> {
+        let within = history_core::Known::Within {
+            first: None,
+            last: None,
+            appended: false,
+        };
+        vec![within; sessions.len()]
+    }
+
+    fn hits(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        wanted: &history_core::Wanted<'_>,
+    ) -> Option<Result<history_core::SessionHits, history_core::HistoryError>> {
+        let keep = |e: &Event| match wanted.filter.matches(e) && (wanted.admit)(e) {
+            true => Keep::Full,
+            false => Keep::Drop,
+        };
+        Some(corpus.load(file, &keep, false, None).map(|loaded| {
+            let mut events = loaded.events;
+            events.sort_by_key(|e| (e.timestamp, e.seq, e.part));
+            if wanted.from == End::Newest {
+                events.reverse();
+            }
+            events.truncate(wanted.count);
+            (events.into_iter().map(|e| (e, None)).collect(), loaded.meta)
+        }))
+    }
+}
+
+#[test]
+fn find_through_a_projection_in_chunks_ranks_as_a_decode() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("live");
+    // More hits in one session than a projection gives at a time, some sharing a time.
+    let long: Vec<String> = (0..9_000)
+        .map(|i| {
+            format!(
+                "{}000000000 assistant deploy step {i} of the rollout",
+                1000 + i / 3
+            )
+        })
+        .collect();
+    let short = lines(50_000, &["user deploy the rollout", "assistant rolled out"]);
+    let long: Vec<&str> = long.iter().map(String::as_str).collect();
+    let short: Vec<&str> = short.iter().map(String::as_str).collect();
+    write_sessions(&root, &[("long", 100, &long), ("short", 100, &short)]);
+    let page = |projection: Option<Box<dyn history_core::Projection>>| {
+        let history = history_core::History::new(Corpus::new(vec![(LIVE.open)(root.clone())]))
+            .with_projection(projection);
+        let mut page = history
+            .find(&request("deploy rollout step 8999"), &FindJson)
+            .unwrap();
+        page.coverage = Default::default();
+        serde_json::to_value(&page).unwrap()
+    };
+    let decoded = page(None);
+    assert_eq!(page(Some(Box::new(Decoding))), decoded);
+    assert_eq!(decoded["sessions"][0]["hits"], 9_000, "{decoded}");
+}
