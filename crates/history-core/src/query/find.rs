@@ -304,6 +304,8 @@ struct Held {
     terms: u64,
     /// The time of its latest timed hit, else its transcript's modification time.
     last: i64,
+    /// What the projection knew of it.
+    known: Option<Known>,
 }
 
 /// The rarity of each term in scope.
@@ -505,10 +507,16 @@ fn events_of(
     })
 }
 
+/// The size of a transcript from which its likely best events keep their snippets as they are
+/// read ([`Likely`]).
+const LARGE: u64 = 1 << 20;
+
 /// How many hits of a session a projection gives at a time.
 const CHUNK: usize = 4096;
 
-/// The snippets of a session's likely best events, kept as its events come by: the best [`SHOWN`] for each term alone and for all of them equally, so far.
+/// The snippets of a large session's likely best events, kept as its events come by: the best
+/// for each term alone and the best [`SHOWN`] for all of them equally, so far. A small session
+/// is read again for the page instead, which costs less than holding snippets for thousands.
 struct Likely {
     /// Per term, then for all of them: the best so far, best first.
     tops: Vec<Vec<(f64, (u64, u32))>>,
@@ -516,9 +524,11 @@ struct Likely {
 }
 
 impl Likely {
-    fn new(q: &Question) -> Likely {
+    /// For a session of `bytes`: no snippets below [`LARGE`].
+    fn new(q: &Question, bytes: u64) -> Likely {
+        let keys = if bytes >= LARGE { q.terms.len() + 1 } else { 0 };
         Likely {
-            tops: vec![Vec::new(); q.terms.len() + 1],
+            tops: vec![Vec::new(); keys],
             shots: FxHashMap::default(),
         }
     }
@@ -533,12 +543,17 @@ impl Likely {
         };
         let mut entered = false;
         let mut evicted = Vec::new();
+        // Nothing for a small session (no tops).
         for (k, top) in self.tops.iter_mut().enumerate() {
             let s = score(k);
-            if top.len() < SHOWN || top.last().is_some_and(|l| s > l.0) {
-                let i = top.partition_point(|x| x.0 >= s);
+            // The best for each term alone, and the best few for all of them.
+            let room = if k < terms { 1 } else { SHOWN };
+            // Of equal scores the later event, as a session's events are ranked.
+            let above = |x: &(f64, (u64, u32))| x.0 > s || (x.0 == s && x.1 > at);
+            if top.len() < room || top.last().is_some_and(|l| !above(l)) {
+                let i = top.partition_point(above);
                 top.insert(i, (s, at));
-                evicted.extend(top.drain(SHOWN.min(top.len())..).map(|x| x.1));
+                evicted.extend(top.drain(room.min(top.len())..).map(|x| x.1));
                 entered = true;
             }
         }
@@ -567,7 +582,7 @@ fn gather(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionF
             return None;
         }
         let tallied: RefCell<FxHashMap<(u64, u32), Scored>> = RefCell::default();
-        let likely = RefCell::new(Likely::new(q));
+        let likely = RefCell::new(Likely::new(q, file.size));
         let visit = |e: &Event| {
             if let Some(tally) = q.tally(&e.text) {
                 let scored = Scored {
@@ -616,6 +631,7 @@ fn gather(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionF
                     kept,
                     terms,
                     last: last.map_or(file.modified, |t| t.0),
+                    known: known(i),
                 }))
             }
         }
@@ -797,16 +813,13 @@ impl Shown<'_> {
             true => (r.held.kept.clone(), r.held.meta.clone()),
             // Not kept from the first read: read again.
             false => {
-                let known = self.scope.projection.map(|p| {
-                    p.known(self.scope.corpus, std::slice::from_ref(file), self.filter)[0]
-                });
                 let raw = RawFilter::new(self.filter.queries());
                 let read = RefCell::new(Vec::new());
                 let visit = |e: &Event| read.borrow_mut().push(self.q.shot(e));
                 let Ok(Some((_, meta))) = events_of(
                     self.scope.corpus,
                     self.scope.projection,
-                    known,
+                    r.held.known,
                     file,
                     (self.filter, &raw),
                     &admit,

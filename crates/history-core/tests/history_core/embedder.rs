@@ -606,11 +606,13 @@ impl history_core::Projection for Decoding {
 fn find_through_a_projection_in_chunks_ranks_as_a_decode() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("live");
-    // More hits in one session than a projection gives at a time, some sharing a time.
+    // More hits in one session than a projection gives at a time, some sharing a time; over a
+    // MiB, so that its likely best events keep their snippets as they are read.
+    let filler = "while the canary watches the error budget and the queue drains ".repeat(2);
     let long: Vec<String> = (0..9_000)
         .map(|i| {
             format!(
-                "{}000000000 assistant deploy step {i} of the rollout",
+                "{}000000000 assistant deploy step {i} of the rollout {filler}",
                 1000 + i / 3
             )
         })
@@ -631,4 +633,9 @@ fn find_through_a_projection_in_chunks_ranks_as_a_decode() {
     let decoded = page(None);
     assert_eq!(page(Some(Box::new(Decoding))), decoded);
     assert_eq!(decoded["sessions"][0]["hits"], 9_000, "{decoded}");
+    assert!(std::fs::metadata(root.join("long.live")).unwrap().len() > 1 << 20);
+    let best = decoded["sessions"][0]["best"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(best.contains("deploy step 8999"), "{decoded}");
 }
