@@ -315,12 +315,11 @@ struct Rarity {
 }
 
 impl Question {
-    /// An event's score, and each term's part of it.
-    fn score(&self, rarity: &Rarity, e: &Scored) -> (f64, Vec<f64>) {
-        let parts: Vec<f64> = (0..self.terms.len())
+    /// An event's score.
+    fn total(&self, rarity: &Rarity, e: &Scored) -> f64 {
+        (0..self.terms.len())
             .map(|i| rarity.idf[i] * self.component(e, i))
-            .collect();
-        (parts.iter().sum(), parts)
+            .sum()
     }
 
     /// What term `i` adds to an event's score before its rarity: its weight in the question ×
@@ -373,13 +372,14 @@ struct Ranked {
     explain: Explain,
 }
 
-/// The session's score from its events' (best first) and the terms it holds.
-fn rank_session(q: &Question, rarity: &Rarity, held: Held, recency: f64) -> Ranked {
+/// The session's score from its events' (best first) and the terms it holds; with `words`,
+/// each term's part of it too.
+fn rank_session(q: &Question, rarity: &Rarity, held: Held, recency: f64, words: bool) -> Ranked {
     let mut events: Vec<(f64, usize)> = held
         .events
         .iter()
         .enumerate()
-        .map(|(i, e)| (q.score(rarity, e).0, i))
+        .map(|(i, e)| (q.total(rarity, e), i))
         .collect();
     // Best first; of equal ones, the later in the session (the order the events came in
     // differs between the index and a decode).
@@ -399,20 +399,15 @@ fn rank_session(q: &Question, rarity: &Rarity, held: Held, recency: f64) -> Rank
             .map(|i| q.terms[i].1 * rarity.idf[i])
             .sum::<f64>();
     let factor = 1.0 + RECENCY * recency;
-    let best_parts = events
-        .first()
-        .map(|&(_, i)| q.score(rarity, &held.events[i]).1)
-        .unwrap_or_else(|| vec![0.0; q.terms.len()]);
-    let words = q
-        .terms
-        .iter()
-        .enumerate()
-        .map(|(i, (term, weight))| WordScore {
-            term: term.clone(),
-            weight: *weight,
+    let best_event = events.first().map(|&(_, i)| &held.events[i]);
+    let words = (0..q.terms.len())
+        .filter(|_| words)
+        .map(|i| WordScore {
+            term: q.terms[i].0.clone(),
+            weight: q.terms[i].1,
             sessions: rarity.holders[i],
             idf: rarity.idf[i],
-            best: best_parts[i],
+            best: best_event.map_or(0.0, |e| rarity.idf[i] * q.component(e, i)),
             present: held.terms & 1 << i != 0,
         })
         .collect();
@@ -680,7 +675,7 @@ pub(crate) fn find_page(
         .into_iter()
         .map(|h| {
             let r = recency(&h);
-            rank_session(&q, &rarity, h, r)
+            rank_session(&q, &rarity, h, r, req.explain)
         })
         .collect();
     // Best first; then the latest hit, then the qualified id.
@@ -995,7 +990,7 @@ mod tests {
             idf: vec![1.0; 3],
         };
         let text = "the flaky login test again";
-        let score = |role| q.score(&rarity, &event(role, text)).0;
+        let score = |role| q.total(&rarity, &event(role, text));
         assert!(score(Role::User) > score(Role::Assistant));
         assert!(score(Role::Assistant) > score(Role::Tool));
         assert!(score(Role::Tool) > score(Role::Context));
@@ -1012,8 +1007,8 @@ mod tests {
         let together = event(Role::User, &format!("flaky login test {filler}"));
         let apart = event(Role::User, &format!("flaky {filler} login {filler} test"));
         let same_length = event(Role::User, &format!("flaky login test {filler}{filler}"));
-        assert!(q.score(&rarity, &same_length).0 > q.score(&rarity, &apart).0);
-        assert!(q.score(&rarity, &together).0 > q.score(&rarity, &same_length).0);
+        assert!(q.total(&rarity, &same_length) > q.total(&rarity, &apart));
+        assert!(q.total(&rarity, &together) > q.total(&rarity, &same_length));
     }
 
     #[test]
