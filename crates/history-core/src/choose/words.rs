@@ -9,7 +9,7 @@
 //!   question naming the identifier finds it first and one naming its words finds it too;
 //! - an **English word** of four letters or more becomes its Snowball English stem, so that
 //!   `tests`, `testing` and `tested` all become `test`; a question's stem also matches the same
-//!   stem with its final `e` and `i` swapped ([`variants`]: `flaking` → `flake` finds `flaky` →
+//!   stem with its final `e` and `i` swapped ([`variant`]: `flaking` → `flake` finds `flaky` →
 //!   `flaki`); every word whose term is a stem begins with the stem's [`literal`] (else the word
 //!   stays whole), which lets a literal search find every text that holds the term;
 //! - **CJK** text (Han, Hiragana, Katakana), written without spaces, becomes its pairs of
@@ -40,8 +40,9 @@ pub struct Word<'t> {
     pub term: &'t str,
     /// Whether it is a part of an identifier rather than a whole word.
     pub part: bool,
-    /// Which word of the text it belongs to (parts share their identifier's), counting words
-    /// that are no terms (stop words) too.
+    /// Where it is in the text for nearness: the number of its run of non-space characters
+    /// (a CJK character counting one more each), which its parts and neighbours in the run
+    /// share.
     pub position: u32,
 }
 
@@ -99,9 +100,9 @@ pub fn literal(term: &str) -> &str {
     }
 }
 
-/// The terms a question's `term` also matches: the same stem with its final `e` and `i`
+/// The other term a question's `term` matches: the same stem with its final `e` and `i`
 /// swapped, which English spells for one word (`flake` and `flaki`: `flaking` and `flaky`).
-pub fn variants(term: &str) -> Option<String> {
+pub fn variant(term: &str) -> Option<String> {
     let stem = literal(term);
     match (stem.len() < term.len(), term.ends_with('e')) {
         (false, _) => None,
@@ -415,8 +416,8 @@ mod tests {
     fn inflections_of_a_word_meet() {
         assert_eq!(words("flaky flakiness"), ["flaki"; 2]);
         assert_eq!(words("flaking flakes flake"), ["flake"; 3]);
-        assert_eq!(variants("flake").as_deref(), Some("flaki"));
-        assert_eq!(variants("flaki").as_deref(), Some("flake"));
+        assert_eq!(variant("flake").as_deref(), Some("flaki"));
+        assert_eq!(variant("flaki").as_deref(), Some("flake"));
         assert_eq!(literal("flaki"), "flak");
         assert_eq!(words("paginate pagination paginated"), ["pagin"; 3]);
         assert_eq!(words("tests testing tested"), ["test"; 3]);

@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use crate::choose::{
-    for_each_term, for_each_term_where, is_joiner, literal, variants, Filter, Literals, Place,
+    for_each_term, for_each_term_where, is_joiner, literal, variant, Filter, Literals, Place,
 };
 use crate::corpus::parallel::filter_map;
 use crate::corpus::{Corpus, Keep};
@@ -155,7 +155,7 @@ impl Question {
             index.entry(t.clone()).or_insert(i);
         }
         for (i, (t, _)) in terms.iter().enumerate() {
-            if let Some(v) = variants(t) {
+            if let Some(v) = variant(t) {
                 index.entry(v).or_insert(i);
             }
         }
