@@ -284,20 +284,24 @@ fn sessions_answer(
 ) -> Result<(String, String, u8), HistoryError> {
     let mut page = history.sessions(req, render)?;
     *stale = index.updates_in_background() && page.coverage.stale();
-    let said = match (json, page.notice.take()) {
-        (false, Some(notice)) => format!("notice: {notice}\n"),
-        (true, notice) => {
-            page.notice = notice;
-            String::new()
-        }
-        (false, None) => String::new(),
-    };
+    let said = notice_aside(json, &mut page.notice);
     let found = !page.sessions.is_empty();
     let said = match json || found || page.no_sessions {
         true => said,
         false => said + "no matching sessions\n",
     };
     Ok((render.sessions(&page), said, self::found(found)))
+}
+
+/// What a page's notice becomes: in text, a line for standard error, taken off the page; in
+/// JSON, it stays in the page.
+fn notice_aside(json: bool, notice: &mut Option<String>) -> String {
+    match json {
+        true => String::new(),
+        false => notice
+            .take()
+            .map_or_else(String::new, |n| format!("notice: {n}\n")),
+    }
 }
 
 /// Answers `find`: the page on standard output; in text, what it says of the results on
@@ -312,14 +316,7 @@ fn find_answer(
 ) -> Result<(String, String, u8), HistoryError> {
     let mut page = history.find(req, render)?;
     *stale = index.updates_in_background() && page.coverage.stale();
-    let mut said = match (json, page.notice.take()) {
-        (false, Some(notice)) => format!("notice: {notice}\n"),
-        (true, notice) => {
-            page.notice = notice;
-            String::new()
-        }
-        (false, None) => String::new(),
-    };
+    let mut said = notice_aside(json, &mut page.notice);
     let any = page.matched > 0;
     if !json && !any && !page.no_sessions {
         said.push_str("nothing matched: no session holds these words (try other words, or list --query for an exact string)\n");

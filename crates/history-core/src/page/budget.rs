@@ -197,35 +197,28 @@ pub(crate) fn fit_find(
     render: &dyn RenderFind,
     budget: usize,
 ) -> usize {
-    page.budget_cut = true;
     page.sessions = sessions.as_ref().map(|_| Vec::new());
     page.events = events.as_ref().map(|_| Vec::new());
     let room = budget.saturating_sub(render.find(page).len() + FRAME_SLACK);
-    let mut cut = false;
-    if let Some(mut s) = sessions {
-        cut = admit(
-            &mut s,
-            End::Oldest,
-            room,
-            |e| render.found_session(e).len(),
-            |_, _| false,
-        )
-        .dropped_newer;
-        page.sessions = Some(s);
+    // Best first: whatever does not fit is left off the end.
+    fn best_first<T>(
+        items: Option<Vec<T>>,
+        room: usize,
+        cost: impl Fn(&T) -> usize,
+    ) -> (Option<Vec<T>>, bool) {
+        match items {
+            None => (None, false),
+            Some(mut items) => {
+                let cut = admit(&mut items, End::Oldest, room, cost, |_, _| false).dropped_newer;
+                (Some(items), cut)
+            }
+        }
     }
-    if let Some(mut e) = events {
-        cut = admit(
-            &mut e,
-            End::Oldest,
-            room,
-            |h| render.found_event(h).len(),
-            |_, _| false,
-        )
-        .dropped_newer;
-        page.events = Some(e);
-    }
-    page.budget_cut = cut;
-    page.has_more |= cut;
+    let (sessions, sessions_cut) = best_first(sessions, room, |e| render.found_session(e).len());
+    let (events, events_cut) = best_first(events, room, |h| render.found_event(h).len());
+    (page.sessions, page.events) = (sessions, events);
+    page.budget_cut = sessions_cut || events_cut;
+    page.has_more |= page.budget_cut;
     page.sessions.as_ref().map_or(0, Vec::len) + page.events.as_ref().map_or(0, Vec::len)
 }
 

@@ -436,8 +436,8 @@ struct Gathered {
 /// The positions of a session's events on its selected branch, and what the session is about.
 type OnBranch = (Vec<(u64, u32)>, SessionMeta);
 
-/// Shows `visit` the events of `file` that pass `filter` (with `admit`), with their texts, as
-/// they come: from the lines a projection locates where it knows the session, else decoded (a
+/// Shows `visit` the events of `file` that pass `filter`'s roles and times and `admit`, with
+/// their texts (only those whose text matches `filter` too, from a projection), as they come: from the lines a projection locates where it knows the session, else decoded (a
 /// decode may show events off the session's selected branch too). Returns the positions of the
 /// events on the branch, and what the session is about; `None` when it has none.
 fn events_of(
@@ -485,8 +485,9 @@ fn events_of(
         _ => {}
     }
     // Each event is seen as it is decoded and kept without its text: a session of any size
-    // holds one text at a time.
-    let keep = |e: &Event| match filter.matches(e) && admit(e) {
+    // holds one text at a time. Its text is not matched here: `visit` looks for the literals
+    // itself, and an event without one holds no term.
+    let keep = |e: &Event| match filter.in_time(e) && filter.has_role(e) && admit(e) {
         true => {
             visit(e);
             Keep::Meta
