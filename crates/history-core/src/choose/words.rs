@@ -23,6 +23,7 @@
 use std::borrow::Cow;
 
 use aho_corasick::AhoCorasick;
+use history_raw::ASCII_FOLDING;
 use caseless::Caseless;
 use rust_stemmers::{Algorithm, Stemmer};
 use std::sync::OnceLock;
@@ -201,14 +202,112 @@ pub fn for_each_term(text: &str, each: impl FnMut(Word<'_>)) -> u32 {
 pub struct Literals {
     /// `None`: every run.
     automaton: Option<AhoCorasick>,
+    /// The same, matching ASCII letters of either case, when every literal is ASCII: for text
+    /// whose ASCII letters fold to their lower case and nothing else folds to ASCII, without
+    /// folding it first.
+    ascii: Option<AhoCorasick>,
+}
+
+/// Whether `text` holds a character whose folding holds ASCII letters ([`ASCII_FOLDING`]); only
+/// those start with one of these bytes.
+fn folds_to_ascii(text: &str) -> bool {
+    text.bytes().enumerate().any(|(i, b)| {
+        matches!(b, 0xC3 | 0xC4 | 0xC5 | 0xC7 | 0xE1 | 0xE2 | 0xEF) && {
+            let c = text[i..].chars().next();
+            ASCII_FOLDING.iter().any(|&(f, _)| Some(f) == c)
+        }
+    })
 }
 
 impl Literals {
     /// The runs that hold one of `literals` (folded).
     pub fn new(literals: &[String]) -> Literals {
+        let ascii = literals.iter().all(|l| l.is_ascii()).then(|| {
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(literals)
+        });
         Literals {
             automaton: AhoCorasick::new(literals).ok(),
+            ascii: ascii.and_then(Result::ok),
         }
+    }
+
+    /// Where they start in the folded `text`, as offsets of `text`, in order; `None`: look
+    /// everywhere.
+    fn starts(&self, text: &str) -> Option<Vec<usize>> {
+        let alike = |a: &&AhoCorasick| text.is_ascii() || !folds_to_ascii(text);
+        match (self.ascii.as_ref().filter(alike), &self.automaton) {
+            (_, None) => None,
+            (Some(a), _) => Some(a.find_iter(text).map(|m| m.start()).collect()),
+            (None, Some(a)) => {
+                let (folded, origins) = history_raw::fold_with_origins(text);
+                Some(a.find_iter(&folded).map(|m| origins[m.start()]).collect())
+            }
+        }
+    }
+}
+
+/// Whether an ASCII byte is white space ([`char::is_whitespace`]).
+const ASCII_SPACE: [bool; 128] = {
+    let mut t = [false; 128];
+    let mut b = 0;
+    while b < 128 {
+        // U+0009 to U+000D and U+0020.
+        t[b] = matches!(b, 0x09..=0x0D | 0x20);
+        b += 1;
+    }
+    t
+};
+
+/// The runs of non-space characters of a text ([`char::is_whitespace`], as
+/// [`str::split_whitespace`] cuts them), each as its byte range and how many CJK characters it
+/// holds; ASCII bytes are looked up one at a time, without decoding.
+struct Runs<'t> {
+    text: &'t str,
+    at: usize,
+}
+
+impl Runs<'_> {
+    /// The character at `at` (a boundary of a non-ASCII one), whether it is white space or
+    /// CJK, and its length.
+    fn wide(&self) -> (bool, bool, usize) {
+        let c = self.text[self.at..].chars().next().unwrap_or(' ');
+        (c.is_whitespace(), is_cjk(c), c.len_utf8())
+    }
+}
+
+impl Iterator for Runs<'_> {
+    type Item = (usize, usize, u32);
+
+    fn next(&mut self) -> Option<(usize, usize, u32)> {
+        let bytes = self.text.as_bytes();
+        while let Some(&b) = bytes.get(self.at) {
+            match b < 0x80 {
+                true if ASCII_SPACE[usize::from(b)] => self.at += 1,
+                true => break,
+                false => match self.wide() {
+                    (true, _, n) => self.at += n,
+                    _ => break,
+                },
+            }
+        }
+        let start = self.at;
+        let mut cjk = 0;
+        while let Some(&b) = bytes.get(self.at) {
+            match b < 0x80 {
+                true if ASCII_SPACE[usize::from(b)] => break,
+                true => self.at += 1,
+                false => match self.wide() {
+                    (true, _, _) => break,
+                    (false, wide, n) => {
+                        cjk += u32::from(wide);
+                        self.at += n;
+                    }
+                },
+            }
+        }
+        (self.at > start).then_some((start, self.at, cjk))
     }
 }
 
@@ -226,38 +325,24 @@ pub fn for_each_term_where(
     let mut words: Vec<(usize, &str)> = Vec::new();
     let mut length = 0u32;
     // Where the literals start in the folded text, as offsets of the text, found in one pass.
-    let starts: Option<Vec<usize>> = literals.automaton.as_ref().map(|a| match text.is_ascii() {
-        // ASCII text's folding keeps every offset.
-        true => {
-            let lower = text.to_ascii_lowercase();
-            a.find_iter(&lower).map(|m| m.start()).collect()
-        }
-        false => {
-            let (folded, origins) = history_raw::fold_with_origins(text);
-            a.find_iter(&folded).map(|m| origins[m.start()]).collect()
-        }
-    });
+    let starts = literals.starts(text);
     let mut next = 0;
-    for run in text.split_whitespace() {
+    for (at, end, cjk) in (Runs { text, at: 0 }) {
         let base = length;
-        let cjk = match run.is_ascii() {
-            true => 0,
-            false => run.chars().filter(|&c| is_cjk(c)).count() as u32,
-        };
         length = length.saturating_add(1 + cjk);
-        let at = run.as_ptr() as usize - text.as_ptr() as usize;
         let holds = match &starts {
             None => true,
             Some(starts) => {
                 while starts.get(next).is_some_and(|&s| s < at) {
                     next += 1;
                 }
-                starts.get(next).is_some_and(|&s| s < at + run.len())
+                starts.get(next).is_some_and(|&s| s < end)
             }
         };
         if !holds {
             continue;
         }
+        let run = &text[at..end];
         state.position = base;
         words.clear();
         words.extend(run.unicode_word_indices().map(|(i, w)| (at + i, w)));
@@ -518,9 +603,15 @@ mod tests {
         let texts = [
             "The flaky LoginTest kept flaking; see src/login_test.rs and a.b::c (CI)",
             "Die STRASSE war flaky — Übergrößenträger flaked, 数据库迁移 flakes",
+            "Über flaky Login: ünïcödé flakes, die Straße",
+            "ﬂaky ǰ Kelvin-login flake",
         ];
-        let wanted = ["flaki", "flake", "login", "strass", "数据"];
-        for text in texts {
+        // With a literal that is not ASCII, and with ASCII ones only.
+        let sets = [
+            &["flaki", "flake", "login", "strass", "数据"][..],
+            &["flaki", "flake", "login", "strass"],
+        ];
+        for (wanted, text) in sets.iter().flat_map(|w| texts.map(|t| (w, t))) {
             let literals: Vec<String> = wanted.iter().map(|t| literal(t).to_string()).collect();
             let keep = |w: &Word<'_>| wanted.contains(&w.term);
             let mut all = Vec::new();
@@ -547,5 +638,31 @@ mod tests {
         for_each_term(text, |w| {
             assert!(folded.contains(literal(w.term)), "{}", w.term)
         });
+    }
+
+    #[test]
+    fn runs_are_those_of_split_whitespace() {
+        let mut texts: Vec<String> = (0u8..128)
+            .map(|b| format!("a{}b {}c", b as char, b as char))
+            .collect();
+        texts.extend(
+            [
+                "\u{85}x\u{a0}y\u{1680}z\u{2000}\u{200a}w\u{2028}\u{2029}v\u{202f}u\u{205f}t\u{3000}s",
+                "  数据库 の テスト  ünï\u{200b}cödé \u{feff}end ",
+                "",
+                " \t\n ",
+            ]
+            .map(String::from),
+        );
+        for text in &texts {
+            let runs: Vec<(&str, u32)> = Runs { text, at: 0 }
+                .map(|(a, b, cjk)| (&text[a..b], cjk))
+                .collect();
+            let split: Vec<(&str, u32)> = text
+                .split_whitespace()
+                .map(|r| (r, r.chars().filter(|&c| is_cjk(c)).count() as u32))
+                .collect();
+            assert_eq!(runs, split, "{text:?}");
+        }
     }
 }
