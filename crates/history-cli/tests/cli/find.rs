@@ -2,6 +2,7 @@
 //! gives, appended sessions included; and what a person and a script see of it.
 
 use insta::assert_snapshot;
+use std::fs;
 
 use crate::common::Roots;
 use crate::index::{append, index, roots, same_both_ways, texts, update, Guard};
@@ -10,7 +11,7 @@ use crate::index::{append, index, roots, same_both_ways, texts, update, Guard};
 /// repeats), and some written for the rules: stems, identifiers, paths, folding, CJK.
 fn questions(roots: &Roots) -> Vec<String> {
     let mut rng = fastrand::Rng::with_seed(26);
-    let words: Vec<String> = texts(roots)
+    let mut words: Vec<String> = texts(roots)
         .iter()
         .flat_map(|t| {
             t.text
@@ -20,6 +21,9 @@ fn questions(roots: &Roots) -> Vec<String> {
                 .collect::<Vec<_>>()
         })
         .collect();
+    // Each once: a long session of the same words does not make every question its own.
+    words.sort_unstable();
+    words.dedup();
     let mut out: Vec<String> = [
         "deploy the api",
         "fixing the failing tests",
@@ -61,13 +65,33 @@ fn rankings_agree(roots: &Roots, questions: &[String]) {
 
 #[test]
 fn find_with_the_index_ranks_as_find_without_it_appended_sessions_included() {
+    const CODEX: &str =
+        "codex/2026/03/02/rollout-2026-03-02T11-00-00-019c9a00-1111-7000-8000-000000000001.jsonl";
     let roots = roots();
     let _guard = Guard(&roots);
+    // One session large enough to be read from the lines the index locates (a small one is
+    // decoded whole): prompts with the questions' words among others without them.
+    let padding =
+        "lorem ipsum dolor amet consectetur adipiscing elit tempor incididunt labore ".repeat(16);
+    let filler: String = (0..400)
+        .map(|i| {
+            let text = match i % 4 {
+                0 => format!("the flaky login test failed on deploy {i}"),
+                1 => format!("flakyLoginTest again, see src/login_test.rs {i}"),
+                _ => format!("{padding}{i}"),
+            };
+            format!(
+                r#"{{"timestamp":"2026-03-02T10:{:02}:{:02}.000Z","type":"event_msg","payload":{{"type":"user_message","message":"{text}","images":[]}}}}"#,
+                2 + i / 60,
+                i % 60
+            ) + "\n"
+        })
+        .collect();
+    append(&roots, CODEX, &filler);
+    assert!(fs::metadata(roots.dir.path().join(CODEX)).unwrap().len() > 300_000);
     index(&roots);
     let mut questions = questions(&roots);
     rankings_agree(&roots, &questions);
-    const CODEX: &str =
-        "codex/2026/03/02/rollout-2026-03-02T11-00-00-019c9a00-1111-7000-8000-000000000001.jsonl";
     const PI: &str = "pi/--Users-ben-.claude-jobs-37c36311-tmp-tui-pi--/\
                       2026-07-21T22-33-37-367Z_019f86d0-2b56-72c1-b90f-60a707fde7d7.jsonl";
     append(

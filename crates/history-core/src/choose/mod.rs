@@ -12,6 +12,6 @@ pub use place::Place;
 pub use selector::{resolve, Pattern, Selector, HOST_ONLY_HARNESS};
 #[allow(unused_imports)]
 pub use words::{
-    for_each_term, for_each_term_where, is_joiner, is_stop_word, literal, reduce, variant,
+    for_each_term, for_each_term_where, is_cjk, is_joiner, is_stop_word, literal, reduce, variant,
     Literals, Word,
 };

@@ -23,8 +23,8 @@
 use std::borrow::Cow;
 
 use aho_corasick::AhoCorasick;
-use history_raw::ASCII_FOLDING;
 use caseless::Caseless;
+use history_raw::ASCII_FOLDING;
 use rust_stemmers::{Algorithm, Stemmer};
 use std::sync::OnceLock;
 use unicode_segmentation::UnicodeSegmentation;
@@ -66,7 +66,7 @@ pub fn is_stop_word(folded: &str) -> bool {
 }
 
 /// Whether `c` is written without spaces between words: Han, Hiragana, Katakana.
-fn is_cjk(c: char) -> bool {
+pub fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF | 0x31F0..=0x31FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF
         | 0xF900..=0xFAFF | 0xFF66..=0xFF9F | 0x20000..=0x2FA1F)
@@ -236,8 +236,8 @@ impl Literals {
     /// Where they start in the folded `text`, as offsets of `text`, in order; `None`: look
     /// everywhere.
     fn starts(&self, text: &str) -> Option<Vec<usize>> {
-        let alike = |a: &&AhoCorasick| text.is_ascii() || !folds_to_ascii(text);
-        match (self.ascii.as_ref().filter(alike), &self.automaton) {
+        let alike = text.is_ascii() || !folds_to_ascii(text);
+        match (self.ascii.as_ref().filter(|_| alike), &self.automaton) {
             (_, None) => None,
             (Some(a), _) => Some(a.find_iter(text).map(|m| m.start()).collect()),
             (None, Some(a)) => {

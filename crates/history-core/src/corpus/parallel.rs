@@ -5,9 +5,26 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-/// How many workers to run: the number of cores.
+/// How many workers to run: the number of cores, or one inside a worker already (the work of
+/// an item that is itself shared out runs on the thread the item runs on).
 pub fn workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    match WORKING.get() {
+        true => 1,
+        false => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    }
+}
+
+thread_local! {
+    /// Whether this thread is running an item of [`map`] or [`ordered_map`].
+    static WORKING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` as a worker ([`WORKING`]), as it was before afterwards.
+fn working<R>(f: impl FnOnce() -> R) -> R {
+    let was = WORKING.replace(true);
+    let r = f();
+    WORKING.set(was);
+    r
 }
 
 /// Runs `work` over `items` on [`workers`] threads and hands each result to `consume` in item
@@ -42,7 +59,7 @@ pub fn ordered_map<'a, T, R>(
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(item) = items.get(i) else { break };
-                if tx.send((i, work(item))).is_err() {
+                if tx.send((i, working(|| work(item)))).is_err() {
                     break;
                 }
             });
@@ -92,7 +109,7 @@ where
             let Some(item) = items.get(i) else {
                 return done;
             };
-            done.push((i, work(item)));
+            done.push((i, working(|| work(item))));
         }
     };
     let mut results = std::thread::scope(|scope| {
@@ -136,5 +153,18 @@ mod tests {
             map(&items, |x| x * 3),
             (0..1000).map(|x| x * 3).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn work_shared_out_inside_an_item_stays_on_its_thread() {
+        let cores = workers();
+        let items: Vec<u32> = (0..64).collect();
+        let inner = map(&items, |_| {
+            let here = std::thread::current().id();
+            let threads = map(&items, |_| std::thread::current().id());
+            (workers(), threads.iter().all(|&t| t == here))
+        });
+        assert!(inner.iter().all(|&(n, same)| n == 1 && same), "{inner:?}");
+        assert_eq!(workers(), cores);
     }
 }
