@@ -126,7 +126,7 @@ pub(crate) struct Question {
     first: [bool; 256],
     /// The terms of words joined without a space.
     compounds: Vec<usize>,
-    /// [`Question::literals`], to look for.
+    /// The literals of every term, short ones too, to cut into words the runs that hold one.
     literal_set: Literals,
     /// The terms that are short ([`locatable`]), when some are not: they count only in an event
     /// that holds a term that is not.
@@ -469,8 +469,9 @@ type OnBranch = (Vec<(u64, u32)>, SessionMeta);
 /// Shows `visit` the events of `file` that pass `filter`'s roles and times and `admit`, with
 /// their texts (only those whose text matches `filter` too, from a projection), as they come:
 /// from the lines a projection locates where it knows the session and it is not small
-/// ([`LOCATED`]), else decoded (a decode may show events off the session's selected branch too). Returns the positions of the
-/// events on the branch, and what the session is about; `None` when it has none.
+/// ([`LOCATED`]), else decoded (a decode may show events off the session's selected branch
+/// too). Returns the positions of the events on the branch, and what the session is about;
+/// `None` when it has none.
 fn events_of(
     corpus: &Corpus,
     projection: Option<&dyn crate::query::Projection>,
