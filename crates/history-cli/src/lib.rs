@@ -503,8 +503,8 @@ fn text_printer(
     }
 }
 
-/// What a pasted recipe must repeat to mean the same: the program, and the roots and the
-/// current session this run was given by flag.
+/// What a pasted recipe must repeat to mean the same: the program, and the roots, the current
+/// session and the budget this run was given.
 fn recipe_prefix(registry: &[&Harness], matches: &clap::ArgMatches, cli: &Cli) -> Vec<String> {
     let mut prefix = vec![command_line::PROGRAM.to_string()];
     for h in registry {
@@ -518,6 +518,10 @@ fn recipe_prefix(registry: &[&Harness], matches: &clap::ArgMatches, cli: &Cli) -
     }
     if let Some(host) = &cli.common.host {
         prefix.extend(["--host".to_string(), host.clone()]);
+    }
+    // The next page is as long as this one.
+    if cli.common.budget != history_core::DEFAULT_BUDGET {
+        prefix.extend(["--budget".to_string(), cli.common.budget.to_string()]);
     }
     prefix
 }

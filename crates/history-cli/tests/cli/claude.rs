@@ -442,7 +442,7 @@ fn the_current_session_is_implicit() {
     );
     assert!(
         env.stdout
-            .contains("→ older: notesoup-history list --before-seq 7\n"),
+            .contains("→ older: notesoup-history list --before-seq 7 --limit 1\n"),
         "{}",
         env.stdout
     );

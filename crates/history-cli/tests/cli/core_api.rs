@@ -59,6 +59,22 @@ fn binary(r: &Roots, args: &[&str], current: Option<&str>) -> String {
     both((run.stdout, run.stderr)).replace("[ROOT]", &root)
 }
 
+/// The text renderer whose recipes repeat what the binary's do: the flags before `flags`, and
+/// a budget it was given (the roots are written `[ROOT]` either way).
+fn text_like_the_binary(flags: &[&str], budget: usize) -> Text {
+    let mut prefix: Vec<String> = std::iter::once("notesoup-history")
+        .chain(flags.iter().copied())
+        .map(String::from)
+        .collect();
+    if budget != history_core::DEFAULT_BUDGET {
+        prefix.extend(["--budget".into(), budget.to_string()]);
+    }
+    Text {
+        prefix,
+        ..Text::default()
+    }
+}
+
 /// Each case: the request as the binary takes it, and as the core takes it.
 fn list_cases() -> Vec<(Vec<&'static str>, ListRequest)> {
     let t = |s: &str| Timestamp::parse_rfc3339(s);
@@ -224,7 +240,8 @@ fn list_pages_are_the_binary_s_output() {
     );
     for (args, req) in cases {
         let text = binary(&r, &args, None);
-        assert_eq!(list(&h, &req, &Text::default()), text, "text of {args:?}");
+        let render = text_like_the_binary(&[], req.budget);
+        assert_eq!(list(&h, &req, &render), text, "text of {args:?}");
         let mut json_args = args.clone();
         json_args.push("--json");
         let json = binary(&r, &json_args, None);
@@ -244,14 +261,7 @@ fn the_current_session_is_implicit_in_both() {
         ..ListRequest::default()
     };
     // The binary is told the current session by flag, which its recipes repeat.
-    let text = Text {
-        prefix: vec![
-            "notesoup-history".into(),
-            "--current".into(),
-            current.into(),
-        ],
-        ..Text::default()
-    };
+    let text = text_like_the_binary(&["--current", current], req.budget);
     let out = list(&h, &req, &text);
     let headers: Vec<&str> = out
         .lines()
@@ -330,7 +340,7 @@ fn read_pages_are_the_binary_s_output() {
     ];
     for (args, req) in cases {
         assert_eq!(
-            read(&h, &req, &Text::default()),
+            read(&h, &req, &text_like_the_binary(&[], req.budget)),
             binary(&r, &args, None),
             "{args:?}"
         );

@@ -111,9 +111,11 @@ async def main_session(args):
                     # (after the root flags the server was given, which it repeats).
                     older = next((l for l in page["text"].splitlines() if l.startswith("→ older: ")), "")
                     check(older.startswith("→ older: notesoup-history list ")
-                          and older.endswith(f" --session {first} --before-seq {recipe['before_seq']}"),
+                          and older.endswith(f" --session {first} --before-seq {recipe['before_seq']} --limit 1"),
                           f"the text shows the recipe: {older}")
-                    args_ = {**recipe, "limit": 1}
+                    # The recipe is the next call as it is: the page's limit included.
+                    check(recipe.get("limit") == 1, f"the recipe keeps the limit: {recipe}")
+                    args_ = recipe
                 item = page["items"][0] if page["items"] else None
                 if item:
                     _, read = await call(session, "history_read", {"session": first, "seq": item["seq"], "part": item["part"]})

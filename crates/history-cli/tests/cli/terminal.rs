@@ -353,8 +353,9 @@ fn recipes_are_command_lines_that_run() {
         .run(&["list", "--session", "claude:70fc", "--limit", "2", "--json"])
         .json();
     let before = json["older"]["before_seq"].as_u64().unwrap().to_string();
+    assert_eq!(json["older"]["limit"], 2, "{}", json["older"]);
     assert!(
-        older.ends_with(&format!("--before-seq {before}")),
+        older.ends_with(&format!("--before-seq {before} --limit 2")),
         "{older}"
     );
     let bin = assert_cmd::cargo::cargo_bin("notesoup-history");
@@ -378,6 +379,8 @@ fn recipes_are_command_lines_that_run() {
         json["session"].as_str().unwrap(),
         "--before-seq",
         &before,
+        "--limit",
+        "2",
     ]);
     assert_eq!(
         String::from_utf8_lossy(&pasted.stdout)
@@ -391,9 +394,73 @@ fn recipes_are_command_lines_that_run() {
         .find_map(|l| l.strip_prefix("→ older: "))
         .unwrap();
     assert!(
-        older.contains(" --session '*' --query the --before "),
+        older.contains(" --session '*' --query the --before ") && older.ends_with(" --limit 1"),
         "{older}"
     );
+}
+
+/// Paging on from a page keeps what shaped it: a search in one session stays that search, with
+/// its roles, window, limit and budget, in the text and JSON recipes alike.
+#[test]
+fn the_next_page_of_a_search_in_one_session_is_the_same_search() {
+    let r = Roots::new();
+    let args = [
+        "list",
+        "--session",
+        "claude:70fc",
+        "--query",
+        "the",
+        "--role",
+        "assistant",
+        "--since",
+        "2026-01-01",
+        "--limit",
+        "2",
+        "--budget",
+        "20000",
+    ];
+    let page = r.run(&args);
+    let older = page
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("→ older: "))
+        .unwrap_or_else(|| panic!("no older recipe: {}", page.stdout));
+    for flag in [
+        "--budget 20000",
+        "--query the",
+        "--role assistant",
+        "--since 2026-01-01T00:00:00.000Z",
+        "--limit 2",
+    ] {
+        assert!(older.contains(flag), "{flag}: {older}");
+    }
+    let json = r.run(&[&args[..], &["--json"]].concat()).json();
+    let recipe = &json["older"];
+    assert_eq!(recipe["query"], serde_json::json!(["the"]), "{recipe}");
+    assert_eq!(
+        recipe["roles"],
+        serde_json::json!(["assistant"]),
+        "{recipe}"
+    );
+    assert_eq!(recipe["limit"], 2, "{recipe}");
+    // Followed, it gives the older hits of the same search: two, each an assistant's holding it.
+    let before = recipe["before_seq"].as_u64().unwrap().to_string();
+    let next = r
+        .run(&[&args[..], &["--before-seq", before.as_str(), "--json"]].concat())
+        .json();
+    let items = next["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{next}");
+    for item in items {
+        assert_eq!(item["role"], "assistant", "{item}");
+        assert!(
+            item["text"]
+                .as_str()
+                .unwrap()
+                .to_lowercase()
+                .contains("the"),
+            "{item}"
+        );
+    }
 }
 
 #[test]

@@ -181,6 +181,7 @@ fn widest_recipes(
     };
     let recipe = Recipe {
         before: Some(widest),
+        limit: req.paged_limit(),
         ..req.recipe()
     };
     let older = page.has_older || req.after.is_some() || from == End::Newest;
@@ -198,7 +199,10 @@ fn page_on(page: &mut ListPage, req: &ListRequest) {
         seq: item.event.seq,
         part: item.event.part,
     };
-    let base = req.recipe();
+    let base = Recipe {
+        limit: req.paged_limit(),
+        ..req.recipe()
+    };
     let oldest = page.items.first().map(place).or_else(|| req.after.clone());
     let newest = page.items.last().map(place).or_else(|| req.before.clone());
     page.has_newer |= req.before.is_some();

@@ -110,6 +110,11 @@ impl ListRequest {
         self.from.unwrap_or(default)
     }
 
+    /// The limit as a recipe to the next page repeats it: `None` for the default.
+    pub(crate) fn paged_limit(&self) -> Option<usize> {
+        (self.limit != DEFAULT_LIMIT).then_some(self.limit)
+    }
+
     /// The request as a recipe repeats it across sessions.
     pub(crate) fn recipe(&self) -> Recipe {
         Recipe {

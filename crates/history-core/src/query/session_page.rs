@@ -33,9 +33,15 @@ pub(crate) fn session_page(
     };
     let (browsed, loaded_meta, notices) = load(scope, req, filter, &file, &browse_req)?;
     let canonical = file.key.to_string();
+    // A page on repeats what shaped this one.
     let base = Recipe {
         session: (!implicit).then(|| canonical.clone()),
         all_branches: req.all_branches.then_some(true),
+        queries: (!req.queries.is_empty()).then(|| req.queries.clone()),
+        roles: (!req.roles.is_empty()).then(|| req.roles.clone()),
+        since: req.since,
+        until: req.until,
+        limit: req.paged_limit(),
         ..Recipe::default()
     };
     let path = file.path.display().to_string();
