@@ -442,17 +442,12 @@ impl<'a> Arguments<'a> {
     /// A place of a search across sessions, as a recipe gives it (an object) or as the CLI
     /// writes it (a string), in the CLI's form.
     fn place(&self, name: &str) -> Result<Option<String>, HistoryError> {
-        let Some(Value::Object(place)) = self.get(name) else {
+        let Some(place @ Value::Object(_)) = self.get(name) else {
             return self.string(name);
         };
-        let text = |k: &str| place.get(k).and_then(Value::as_str);
-        let number = |k: &str| place.get(k).and_then(Value::as_u64);
-        match (text("session"), number("seq"), number("part")) {
-            (Some(session), Some(seq), Some(part)) => Ok(Some(format!(
-                "{},{session},{seq},{part}",
-                text("time").unwrap_or("untimed")
-            ))),
-            _ => Err(HistoryError::usage(format!(
+        match history_core::Cursor::from_json(place) {
+            Some(cursor) => Ok(Some(cursor.to_string())),
+            None => Err(HistoryError::usage(format!(
                 "{name} must be a place as a recipe gives it: {{time, session, seq, part}}"
             ))),
         }

@@ -113,13 +113,20 @@ fn directory(path: &std::path::Path) -> Result<Place, HistoryError> {
     Ok(Place::new(path, &base))
 }
 
-/// A place of a search across sessions, as a recipe gives it.
+/// A place of a search across sessions, as a recipe gives it: on the command line, or the
+/// object of a JSON recipe.
 fn place(flag: &str, text: &Option<String>) -> Result<Option<Cursor>, HistoryError> {
     text.as_deref()
         .map(|t| {
-            Cursor::parse(t).ok_or_else(|| {
+            let json = || {
+                serde_json::from_str(t)
+                    .ok()
+                    .and_then(|v| Cursor::from_json(&v))
+            };
+            Cursor::parse(t).or_else(json).ok_or_else(|| {
                 HistoryError::usage(format!(
-                    "--{flag} {t:?} is not a place: TIME,SESSION,SEQ,PART as a recipe gives it"
+                    "--{flag} {t:?} is not a place: TIME,SESSION,SEQ,PART or the JSON object a \
+                     recipe gives"
                 ))
             })
         })

@@ -397,6 +397,44 @@ fn recipes_are_command_lines_that_run() {
         older.contains(" --session '*' --query the --before ") && older.ends_with(" --limit 1"),
         "{older}"
     );
+    // A JSON recipe's place is taken back as it is given, the same as its command-line form.
+    let json = r
+        .run(&[
+            "list",
+            "--session",
+            "*",
+            "--query",
+            "the",
+            "--limit",
+            "1",
+            "--json",
+        ])
+        .json();
+    let place = &json["older"]["before"];
+    let cursor = format!(
+        "{},{},{},{}",
+        place["time"].as_str().unwrap(),
+        place["session"].as_str().unwrap(),
+        place["seq"],
+        place["part"]
+    );
+    let next = |before: &str| {
+        r.run(&[
+            "list",
+            "--session",
+            "*",
+            "--query",
+            "the",
+            "--limit",
+            "1",
+            "--before",
+            before,
+        ])
+        .stdout
+    };
+    assert!(older.contains(&cursor), "{older} / {cursor}");
+    assert_eq!(next(&place.to_string()), next(&cursor));
+    assert!(next(&cursor).contains("→ older: "), "{}", next(&cursor));
 }
 
 /// Paging on from a page keeps what shaped it: a search in one session stays that search, with

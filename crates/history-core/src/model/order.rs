@@ -73,6 +73,25 @@ impl Cursor {
     }
 }
 
+impl Cursor {
+    /// Reads the JSON form a recipe gives, `{time, session, seq, part}` (`time` absent or null
+    /// for no time).
+    pub fn from_json(value: &serde_json::Value) -> Option<Cursor> {
+        let session = value.get("session")?.as_str()?;
+        let (harness, id) = session.split_once(':')?;
+        let time = match value.get("time") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(t) => Some(Timestamp::parse_rfc3339(t.as_str()?)?),
+        };
+        Some(Cursor {
+            time,
+            session: SessionKey::new(harness, id),
+            seq: value.get("seq")?.as_u64()?,
+            part: u32::try_from(value.get("part")?.as_u64()?).ok()?,
+        })
+    }
+}
+
 impl std::fmt::Display for Cursor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.time {
@@ -120,7 +139,12 @@ mod tests {
         ] {
             let place = Cursor::parse(text).unwrap();
             assert_eq!(place.to_string(), text);
+            // Its JSON form reads back too.
+            let json = serde_json::to_value(&place).unwrap();
+            assert_eq!(Cursor::from_json(&json), Some(place), "{json}");
         }
+        let json = serde_json::json!({"session": "claude:x", "seq": 1});
+        assert_eq!(Cursor::from_json(&json), None);
         let place = Cursor::parse("untimed,other:a,b,7,2").unwrap();
         assert_eq!(
             (place.session.id.as_str(), place.seq, place.part),
