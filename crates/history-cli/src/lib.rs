@@ -206,7 +206,10 @@ where
             let history = history.with_projection(search.then(|| index.projection()).flatten());
             let page = history.list(&req, printer)?;
             stale = index.updates_in_background() && page.coverage.is_some_and(|c| c.stale());
-            let (results, said) = printer.list_streams(&page);
+            let (results, mut said) = printer.list_streams(&page);
+            if page.items.is_empty() && !json {
+                said.push_str(&phrase_hint(&req.queries));
+            }
             Ok((results, said, found(!page.items.is_empty())))
         }
         Command::Find(a) => {
@@ -263,6 +266,25 @@ fn failed(json: bool, error: &HistoryError) -> Output {
     }
 }
 
+/// What a search that found nothing adds when a query holds several words: that each is one
+/// literal phrase, how to ask for any of them, and `find`, which ranks sessions by the words.
+fn phrase_hint(queries: &[String]) -> String {
+    let Some(phrase) = queries
+        .iter()
+        .find(|q| q.split_whitespace().nth(1).is_some())
+    else {
+        return String::new();
+    };
+    let words: Vec<String> = phrase.split_whitespace().map(command_line::quote).collect();
+    format!(
+        "hint: --query {} is one literal phrase; repeat --query for any of several words, or \
+         rank sessions by the words: {} find {}\n",
+        command_line::quote(phrase),
+        command_line::PROGRAM,
+        words.join(" ")
+    )
+}
+
 /// The exit code of a request that found items (0) or none (1).
 fn found(any: bool) -> u8 {
     if any {
@@ -288,7 +310,7 @@ fn sessions_answer(
     let found = !page.sessions.is_empty();
     let said = match json || found || page.no_sessions {
         true => said,
-        false => said + "no matching sessions\n",
+        false => said + "no matching sessions\n" + &phrase_hint(&req.queries),
     };
     Ok((render.sessions(&page), said, self::found(found)))
 }

@@ -441,7 +441,8 @@ impl Text {
                 "→ more {side} sessions: narrow with --session, --role, --since/--until, or raise --limit"
             );
         }
-        if doc.session.is_some() {
+        // A session's page ends with its resume command, unless nothing matched.
+        if doc.session.is_some() && empty_line(doc).is_empty() {
             s.push_str(&self.trailer(doc.resume.as_ref(), None, None));
         }
         s

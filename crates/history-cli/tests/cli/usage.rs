@@ -173,6 +173,32 @@ fn notices_and_no_matching_events_go_to_stderr() {
     assert_eq!(none.code, 1);
     assert_eq!(none.stdout, "");
     assert_eq!(none.stderr, "no matching events\n");
+    // A phrase that is nowhere: how to ask for any of its words, or rank by them.
+    let phrase = r.run(&["list", "--session", "*", "--query", "zqxj fix the deploy"]);
+    assert_eq!(phrase.code, 1);
+    assert_eq!(
+        phrase.stderr,
+        "no matching events\nhint: --query 'zqxj fix the deploy' is one literal phrase; repeat \
+         --query for any of several words, or rank sessions by the words: notesoup-history find \
+         zqxj fix the deploy\n"
+    );
+    let sessions = r.run(&["list", "--sessions", "--query", "zqxj fix"]);
+    assert!(
+        sessions
+            .stderr
+            .contains("\nhint: --query 'zqxj fix' is one"),
+        "{sessions:?}"
+    );
+    // The same in one session: nothing on stdout, not even its resume command.
+    let none = r.run(&[
+        "list",
+        "--session",
+        "claude:70fc",
+        "--query",
+        "zqxj-not-anywhere",
+    ]);
+    assert_eq!((none.code, none.stdout.as_str()), (1, ""), "{none:?}");
+    assert_eq!(none.stderr, "no matching events\n");
     let damaged = r.run_only("claude", &["list", "--session", "non-json-line"]);
     assert_eq!(damaged.code, 0);
     assert!(
