@@ -441,8 +441,7 @@ impl Text {
                 "→ more {side} sessions: narrow with --session, --role, --since/--until, or raise --limit"
             );
         }
-        // A session's page ends with its resume command, unless nothing matched.
-        if doc.session.is_some() && empty_line(doc).is_empty() {
+        if doc.session.is_some() {
             s.push_str(&self.trailer(doc.resume.as_ref(), None, None));
         }
         s
@@ -737,8 +736,13 @@ impl Printer for Text {
 
     fn list_streams(&self, doc: &ListPage) -> (String, String) {
         let mut said = notice_line(doc.notice.as_deref());
-        said.push_str(empty_line(doc));
-        (self.list_results(doc), said)
+        let nothing = empty_line(doc);
+        said.push_str(nothing);
+        // Nothing matched: nothing for standard output, not even a session's resume command.
+        match nothing.is_empty() {
+            true => (self.list_results(doc), said),
+            false => (String::new(), said),
+        }
     }
 
     fn read_streams(&self, doc: &ReadPage) -> (String, String) {

@@ -735,7 +735,13 @@ fn session_level_search_refuses_what_it_cannot_do() {
     let none = r.run(&["list", "--sessions", "--query", "no such text anywhere"]);
     assert_eq!(
         (none.code, none.stdout.as_str(), none.stderr.as_str()),
-        (1, "", "no matching sessions\n"),
+        (
+            1,
+            "",
+            "no matching sessions\nhint: --query 'no such text anywhere' is one literal phrase; \
+             repeat --query for any of several words, or rank sessions by the words: \
+             notesoup-history find no such text anywhere\n"
+        ),
         "what is said of the results goes to standard error"
     );
     let no_query = r.run(&["list", "--sessions"]);

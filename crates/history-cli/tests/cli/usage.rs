@@ -386,3 +386,22 @@ fn cwd_gives_the_same_hits_with_the_search_index() {
     assert_eq!(indexed["items"], plain["items"]);
     assert_eq!(indexed["older"], plain["older"]);
 }
+
+#[test]
+fn a_session_is_named_in_either_case() {
+    let r = Roots::new();
+    let lower = r.run(&["list", "--session", "claude:70fc", "--limit", "1"]);
+    let upper = r.run(&["list", "--session", "CLAUDE:70FC", "--limit", "1"]);
+    assert_eq!(lower.code, 0, "{lower:?}");
+    assert_eq!(upper.stdout, lower.stdout);
+    let many = r.run(&[
+        "list",
+        "--session",
+        "Claude:70FC*",
+        "--query",
+        "the",
+        "--limit",
+        "1",
+    ]);
+    assert_eq!(many.code, 0, "{many:?}");
+}

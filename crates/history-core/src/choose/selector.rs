@@ -24,18 +24,22 @@ pub enum Selector {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pattern {
     text: String,
+    /// The text in lower case, which a session's key is matched against in lower case.
+    folded: String,
 }
 
 impl Pattern {
     /// Whether the pattern selects this session.
+    /// Letters match either case.
     pub fn matches(&self, key: &SessionKey) -> bool {
-        match self.text.split_once(':') {
-            None => glob(&self.text, &key.id),
+        let (harness, id) = (key.harness.to_lowercase(), key.id.to_lowercase());
+        match self.folded.split_once(':') {
+            None => glob(&self.folded, &id),
             // A harness named literally: no harness holds a `:`, so the rest is the id's.
-            Some((harness, id)) if !harness.contains('*') => {
-                harness == key.harness && glob(id, &key.id)
+            Some((named, pattern)) if !named.contains('*') => {
+                named == harness && glob(pattern, &id)
             }
-            Some(_) => glob(&self.text, &key.to_string()),
+            Some(_) => glob(&self.folded, &format!("{harness}:{id}")),
         }
     }
 
@@ -46,7 +50,7 @@ impl Pattern {
 
     /// The one harness the pattern can select, when it names it literally (`pi:*`).
     pub fn harness(&self) -> Option<&str> {
-        let (harness, _) = self.text.split_once(':')?;
+        let (harness, _) = self.folded.split_once(':')?;
         (!harness.contains('*')).then_some(harness)
     }
 }
@@ -81,11 +85,17 @@ impl Selector {
                 message: "the session selector is empty".into(),
             });
         }
+        // Harness names and ids are matched in either case (`CLAUDE:4F2A`).
         if text.contains('*') {
-            return Ok(Selector::Many(Pattern { text: text.into() }));
+            return Ok(Selector::Many(Pattern {
+                text: text.into(),
+                folded: text.to_lowercase(),
+            }));
         }
         match text.split_once(':') {
             Some((harness, id)) => {
+                let harness = harness.to_ascii_lowercase();
+                let harness = harness.as_str();
                 if harness != HOST_ONLY_HARNESS && !harnesses.contains(&harness) {
                     return Err(HistoryError::InvalidSession {
                         message: format!(
@@ -131,15 +141,19 @@ pub fn resolve<'a>(
     let in_harness = |h: &str| -> Vec<&'a SessionFile> {
         sessions.iter().filter(|s| s.key.harness == h).collect()
     };
+    // The id as written, else in either case, else a prefix in either case.
+    let lower = id.to_lowercase();
     let pick = |pool: Vec<&'a SessionFile>| -> Option<Result<&'a SessionFile, HistoryError>> {
-        let exact: Vec<&SessionFile> = pool.iter().copied().filter(|s| s.key.id == id).collect();
-        let chosen = if exact.is_empty() {
-            pool.into_iter()
-                .filter(|s| s.key.id.starts_with(id))
-                .collect()
-        } else {
-            exact
+        let kept = |test: &dyn Fn(&str) -> bool| -> Vec<&'a SessionFile> {
+            pool.iter().copied().filter(|s| test(&s.key.id)).collect()
         };
+        let mut chosen = kept(&|k| k == id);
+        if chosen.is_empty() {
+            chosen = kept(&|k| k.to_lowercase() == lower);
+        }
+        if chosen.is_empty() {
+            chosen = kept(&|k| k.to_lowercase().starts_with(&lower));
+        }
         match chosen.len() {
             0 => None,
             1 => Some(Ok(chosen[0])),
@@ -211,6 +225,34 @@ mod tests {
         assert_eq!(p("claude:4f*").harness(), Some("claude"));
         assert_eq!(p("*:4f*").harness(), None);
         assert_eq!(p("4f*").harness(), None);
+        // Either case.
+        assert!(p("CLAUDE:4F2*").matches(&k) && p("*ABC").matches(&k));
+        assert!(p("pi:abc*").matches(&SessionKey::new("pi", "AbCd")));
+        assert_eq!(p("Claude:4F*").harness(), Some("claude"));
+    }
+
+    #[test]
+    fn one_session_is_named_in_either_case() {
+        assert_eq!(
+            Selector::parse("CLAUDE:4F2A", H).unwrap(),
+            Selector::One {
+                harness: Some("claude".into()),
+                id: "4F2A".into()
+            }
+        );
+        let all = vec![
+            file("pi", "Ab", 1),
+            file("pi", "ab", 2),
+            file("claude", "4f2abc", 3),
+        ];
+        let r = |id: &str| resolve(None, id, &all, None, id).map(|s| s.key.to_string());
+        assert_eq!(
+            r("4F2A").unwrap(),
+            "claude:4f2abc",
+            "a prefix in either case"
+        );
+        assert_eq!(r("Ab").unwrap(), "pi:Ab", "the id as written first");
+        assert_eq!(r("aB").unwrap_err().code(), "ambiguous_session");
     }
 
     #[test]
