@@ -321,7 +321,7 @@ impl Text {
                 .location
                 .map(|l| format!("{p}:{}", l.line))
                 .unwrap_or_else(|| p.into());
-            tail = [tail, self.paint(Paint::Dim, &at)]
+            tail = [tail, self.paint(Paint::Dim, &format!("file: {at}"))]
                 .join(" ")
                 .trim()
                 .to_string();
@@ -533,7 +533,7 @@ impl RenderSessions for Text {
                     tail = self.paint(Paint::Recipe, &format!("→ {}", resume_here(r)));
                 }
                 if let Some(p) = m.path.as_deref().filter(|_| self.show_path) {
-                    tail = [tail, self.paint(Paint::Dim, p)]
+                    tail = [tail, self.paint(Paint::Dim, &format!("file: {p}"))]
                         .join(" ")
                         .trim()
                         .to_string();

@@ -323,6 +323,21 @@ fn under_a_pseudo_terminal_the_binary_colors_and_piped_it_does_not() {
         .count();
     let blocks = piped.stdout.matches("\n→ resume: ").count();
     assert_eq!(lines, blocks, "a line per session: {tty}");
+    // With --show-path each row names its file, labelled.
+    let shown = under_pty(
+        &r,
+        "list --session 'claude:*' --show-path",
+        &[("NO_COLOR", "1")],
+    )
+    .unwrap_or_default();
+    let rows: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.contains("→ claude --resume"))
+        .collect();
+    assert!(
+        rows.len() == lines && rows.iter().all(|l| l.contains(" file: ")),
+        "{shown}"
+    );
     let no_color =
         under_pty(&r, "list --session 'claude:*'", &[("NO_COLOR", "1")]).unwrap_or_default();
     assert!(
