@@ -89,11 +89,11 @@ pub struct FindArgs {
     #[arg(help_heading = "Filters")]
     #[arg(long = "role")]
     pub roles: Vec<String>,
-    /// Only events at or after this time (RFC 3339, a date, or an age like 7d, 3h).
+    /// Only events at or after this time (RFC 3339, a date, today, yesterday, or an age: 3h, 7d, 6mo).
     #[arg(help_heading = "Filters")]
     #[arg(long)]
     pub since: Option<String>,
-    /// Only events before this time (RFC 3339, a date, or an age like 7d, 3h).
+    /// Only events before this time (RFC 3339, a date, today, yesterday, or an age: 3h, 7d, 6mo).
     #[arg(help_heading = "Filters")]
     #[arg(long)]
     pub until: Option<String>,
@@ -162,11 +162,11 @@ pub struct ListArgs {
     #[arg(help_heading = "Filters")]
     #[arg(long = "role")]
     pub roles: Vec<String>,
-    /// Only events at or after this time (RFC 3339, a date, or an age like 7d, 3h).
+    /// Only events at or after this time (RFC 3339, a date, today, yesterday, or an age: 3h, 7d, 6mo).
     #[arg(help_heading = "Filters")]
     #[arg(long)]
     pub since: Option<String>,
-    /// Only events before this time (RFC 3339, a date, or an age like 7d, 3h).
+    /// Only events before this time (RFC 3339, a date, today, yesterday, or an age: 3h, 7d, 6mo).
     #[arg(help_heading = "Filters")]
     #[arg(long)]
     pub until: Option<String>,

@@ -623,7 +623,7 @@ Many sessions, no query: one representative event per recent session. With query
 every role (tool input/output and context too), merged by time; limit counts from the newest.
 
 query is literal and case-insensitive; a list matches any. roles: user, assistant, tool, context. \
-since (inclusive) and until (exclusive): RFC 3339, YYYY-MM-DD or an age like 7d, 3h.
+since (inclusive) and until (exclusive): RFC 3339, YYYY-MM-DD, today, yesterday or an age like 3h, 7d, 6mo, 1y.
 
 seqs are per session: keep the session with its seq. To page, copy a returned recipe \
 (→ older: {...}, → newer: {...}, expand: {...}) as the next call's arguments; before_seq and \

@@ -37,7 +37,7 @@ fn bound(
         .map(|s| {
             parse_bound(s, now).ok_or_else(|| {
                 HistoryError::usage(format!(
-                    "--{flag} {s:?} is not a time (use RFC 3339, YYYY-MM-DD, or an age like 7d, 3h, 30m)"
+                    "--{flag} {s:?} is not a time (use RFC 3339, YYYY-MM-DD, today, yesterday, or an age like 7d, 3h, 30m, 6mo, 1y)"
                 ))
             })
         })

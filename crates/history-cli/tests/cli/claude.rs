@@ -384,7 +384,7 @@ fn bounds_and_usage_errors() {
             ],
             "invalid_bounds",
         ),
-        (&["list", "--since", "yesterday"], "usage"),
+        (&["list", "--since", "last tuesday"], "usage"),
         (&["list", "--limit", "-1"], "usage"),
         (&["list", "--role", "robot"], "usage"),
         (&["list", "--from", "middle"], "usage"),

@@ -361,7 +361,7 @@ fn errors_are_tool_results_with_their_codes() {
         json!({"limit": "1e3"}),
         json!({"roles": ["robot"]}),
         json!({"roles": [1]}),
-        json!({"since": "yesterday"}),
+        json!({"since": "last tuesday"}),
         json!({"from": "middle"}),
         json!({"session": 7}),
         json!({"sesion": "*"}),

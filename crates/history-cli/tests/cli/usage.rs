@@ -405,3 +405,41 @@ fn a_session_is_named_in_either_case() {
     ]);
     assert_eq!(many.code, 0, "{many:?}");
 }
+
+#[test]
+fn times_by_the_calendar_and_by_name_are_taken() {
+    let r = Roots::new();
+    for (flag, value) in [
+        ("--since", "6mo"),
+        ("--since", "1y"),
+        ("--until", "today"),
+        ("--since", "yesterday"),
+    ] {
+        let run = r.run(&["list", "--session", "*", "--query", "the", flag, value]);
+        assert_ne!(run.code, 2, "{flag} {value}: {run:?}");
+    }
+    // The fixtures are of 2026: a year before them holds them all, tomorrow none.
+    let all = r.run(&[
+        "list",
+        "--session",
+        "*",
+        "--query",
+        "the",
+        "--since",
+        "2025-01-01",
+        "--json",
+    ]);
+    let until_today = r.run(&[
+        "list",
+        "--session",
+        "*",
+        "--query",
+        "the",
+        "--since",
+        "2025-01-01",
+        "--until",
+        "today",
+        "--json",
+    ]);
+    assert_eq!(all.json()["items"], until_today.json()["items"]);
+}

@@ -197,12 +197,35 @@ impl<'de> serde::Deserialize<'de> for Timestamp {
     }
 }
 
-/// Parses a user-supplied time bound: RFC 3339, a date, or a relative age (`90s`, `30m`, `3h`,
-/// `7d`, `2w`) counted back from `now`.
+/// Parses a user-supplied time bound: RFC 3339, a date (midnight UTC), `today` or `yesterday`
+/// (their midnight, UTC), or a relative age counted back from `now`: `90s`, `30m`, `3h`, `7d`,
+/// `2w`, and by the calendar `6mo` and `1y` (the same day and time that many months back, or the
+/// month's last day when it has no such day).
 pub fn parse_bound(s: &str, now: Timestamp) -> Option<Timestamp> {
     let s = s.trim();
     if let Some(t) = Timestamp::parse_rfc3339(s).or_else(|| Timestamp::parse_date(s)) {
         return Some(t);
+    }
+    const DAY: i64 = 86_400 * 1_000_000_000;
+    let midnight = || now.0.checked_sub(now.0.rem_euclid(DAY));
+    match s.to_ascii_lowercase().as_str() {
+        "today" => return midnight().map(Timestamp),
+        "yesterday" => return midnight()?.checked_sub(DAY).map(Timestamp),
+        _ => {}
+    }
+    let calendar = [("mo", 1), ("y", 12)]
+        .into_iter()
+        .find_map(|(unit, months)| Some((s.strip_suffix(unit)?.parse::<i64>().ok()?, months)));
+    if let Some((n, months)) = calendar {
+        let back = u32::try_from(n.checked_mul(months)?).ok()?;
+        let (y, m, d) = civil_from_days(now.0.div_euclid(DAY));
+        let index = (y * 12 + i64::from(m) - 1).checked_sub(i64::from(back))?;
+        let (y, m) = (index.div_euclid(12), (index.rem_euclid(12) + 1) as u32);
+        let day = days_from_civil(y, m, d.min(days_in_month(y, m)));
+        return day
+            .checked_mul(DAY)?
+            .checked_add(now.0.rem_euclid(DAY))
+            .map(Timestamp);
     }
     let unit = s.chars().last()?;
     let n: i64 = s[..s.len() - unit.len_utf8()].parse().ok()?;
@@ -323,5 +346,29 @@ mod tests {
         );
         assert!(parse_bound("-3h", now).is_none());
         assert!(parse_bound("soon", now).is_none());
+        let at = |s: &str, now: &str| {
+            let now = Timestamp::parse_rfc3339(now).unwrap();
+            parse_bound(s, now).map(|t| t.to_string())
+        };
+        let now = "2026-03-31T15:30:00Z";
+        assert_eq!(at("6mo", now).unwrap(), "2025-09-30T15:30:00.000Z");
+        assert_eq!(at("1mo", now).unwrap(), "2026-02-28T15:30:00.000Z");
+        assert_eq!(at("14mo", now).unwrap(), "2025-01-31T15:30:00.000Z");
+        assert_eq!(
+            at("1y", "2028-02-29T01:00:00Z").unwrap(),
+            "2027-02-28T01:00:00.000Z"
+        );
+        assert_eq!(at("today", now).unwrap(), "2026-03-31T00:00:00.000Z");
+        assert_eq!(at("Yesterday", now).unwrap(), "2026-03-30T00:00:00.000Z");
+        assert_eq!(at("0mo", now).unwrap(), "2026-03-31T15:30:00.000Z");
+        assert_eq!(at("-1y", now), None);
+        assert_eq!(at("99999999999y", now), None);
+        // At the ends of the range of times: none, and no overflow.
+        for end in [i64::MIN, i64::MAX] {
+            for s in ["today", "yesterday", "6mo", "1y"] {
+                let back = parse_bound(s, Timestamp(end));
+                assert!(back.is_none_or(|t| t.0 <= end), "{s} at {end}: {back:?}");
+            }
+        }
     }
 }
