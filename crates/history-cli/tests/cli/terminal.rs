@@ -413,18 +413,11 @@ fn recipes_are_command_lines_that_run() {
         "{older}"
     );
     // A JSON recipe's place is taken back as it is given, the same as its command-line form.
-    let json = r
-        .run(&[
-            "list",
-            "--session",
-            "*",
-            "--query",
-            "the",
-            "--limit",
-            "1",
-            "--json",
-        ])
-        .json();
+    let search = |extra: &[&str]| {
+        let base = ["list", "--session", "*", "--query", "the", "--limit", "1"];
+        r.run(&[&base[..], extra].concat())
+    };
+    let json = search(&["--json"]).json();
     let place = &json["older"]["before"];
     let cursor = format!(
         "{},{},{},{}",
@@ -433,20 +426,7 @@ fn recipes_are_command_lines_that_run() {
         place["seq"],
         place["part"]
     );
-    let next = |before: &str| {
-        r.run(&[
-            "list",
-            "--session",
-            "*",
-            "--query",
-            "the",
-            "--limit",
-            "1",
-            "--before",
-            before,
-        ])
-        .stdout
-    };
+    let next = |before: &str| search(&["--before", before]).stdout;
     assert!(older.contains(&cursor), "{older} / {cursor}");
     assert_eq!(next(&place.to_string()), next(&cursor));
     assert!(next(&cursor).contains("→ older: "), "{}", next(&cursor));
