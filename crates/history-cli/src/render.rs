@@ -326,7 +326,16 @@ impl Text {
                 .trim()
                 .to_string();
         }
-        self.fit_line(&lead, &item.event.text, item.focus, &tail)
+        // A session's row is described by its title where the transcript gives one, else by
+        // its representative event.
+        let title = item
+            .title
+            .as_deref()
+            .filter(|t| item.representative && !t.trim().is_empty());
+        match title {
+            Some(title) => self.fit_line(&lead, title, None, &tail),
+            None => self.fit_line(&lead, &item.event.text, item.focus, &tail),
+        }
     }
 }
 

@@ -323,6 +323,12 @@ fn under_a_pseudo_terminal_the_binary_colors_and_piped_it_does_not() {
         .count();
     let blocks = piped.stdout.matches("\n→ resume: ").count();
     assert_eq!(lines, blocks, "a line per session: {tty}");
+    // A session with a title is described by it, one without by its first prompt.
+    let pi = under_pty(&r, "list --session 'pi:*'", &[("NO_COLOR", "1")]).unwrap_or_default();
+    let row = |id: &str| pi.lines().find(|l| l.contains(id)).unwrap_or_default();
+    assert!(row("metadata").contains("Refactor auth"), "{pi}");
+    assert!(!row("metadata").contains("screenshot"), "{pi}");
+    assert!(row("branched").contains("→ pi --session"), "{pi}");
     // With --show-path each row names its file, labelled.
     let shown = under_pty(
         &r,
