@@ -214,11 +214,16 @@ pub struct ListArgs {
     #[arg(long)]
     pub sessions: bool,
     /// The text layout: a block per item, or a line per item (per session in the overview).
-    /// Default: on a terminal, lines for the overview and --sessions and blocks for events;
-    /// piped, blocks.
+    /// Default: on a terminal, lines for a search, the overview and --sessions, and blocks for
+    /// browsing a session; piped, blocks.
     #[arg(help_heading = "Output")]
     #[arg(long, value_enum, value_name = "LAYOUT")]
     pub format: Option<FormatArg>,
+    /// With each hit of a search, N lines of its text before and after the matching line
+    /// (a line per hit otherwise).
+    #[arg(help_heading = "Output")]
+    #[arg(short = 'C', long = "context", value_name = "N")]
+    pub context: Option<usize>,
 }
 
 /// A count of items: a page of none would answer nothing.

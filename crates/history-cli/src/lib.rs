@@ -490,16 +490,23 @@ fn text_printer(
     let people = terminal.is_terminal || color == ColorArg::Always;
     let no_color = env("NO_COLOR").is_some_and(|v| !v.is_empty());
     let dumb = env("TERM").is_some_and(|t| t == "dumb");
-    let (format, queries) = match &cli.command {
-        Command::List(a) => (a.format, a.queries.as_slice()),
+    let (format, queries, context) = match &cli.command {
+        // Lines around a match are a line per hit with more of it.
+        Command::List(a) => (
+            a.format.or(a.context.map(|_| FormatArg::Lines)),
+            a.queries.as_slice(),
+            a.context,
+        ),
         // A ranking is read top down, its hits with it: blocks unless asked.
-        Command::Find(a) => (a.format.or(Some(FormatArg::Blocks)), &[][..]),
-        _ => (None, &[][..]),
+        Command::Find(a) => (a.format.or(Some(FormatArg::Blocks)), &[][..], None),
+        _ => (None, &[][..], None),
     };
     let (layout, sessions_layout) = match format {
         Some(FormatArg::Lines) => (Layout::Lines, Layout::Lines),
         Some(FormatArg::Blocks) => (Layout::Blocks, Layout::Blocks),
-        // Events are read whole; what stands for a session is skimmed.
+        // Hits are skimmed, a hit at a time, and so is what stands for a session; the events
+        // of a session being browsed are read whole.
+        None if people && !queries.is_empty() => (Layout::Lines, Layout::Lines),
         None if people => (Layout::Blocks, Layout::Lines),
         None => (Layout::Blocks, Layout::Blocks),
     };
@@ -517,6 +524,9 @@ fn text_printer(
             zone: terminal.zone.clone(),
         }),
         width: terminal.width,
+        // A block on a terminal takes one screen at most; `read` shows an event whole.
+        height: terminal.is_terminal.then_some(terminal.height).flatten(),
+        context,
         show_path: cli.common.show_path,
         filter: Some(history_core::Filter::new(queries, Vec::new(), None, None)),
         home: env("HOME")

@@ -56,15 +56,18 @@ fn main() -> ExitCode {
 fn terminal(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> history_cli::Terminal {
     let stdout = std::io::stdout();
     let is_terminal = stdout.is_terminal();
-    let width = is_terminal
+    let size = is_terminal
         .then(|| rustix::termios::tcgetwinsize(&stdout).ok())
-        .flatten()
-        .map(|size| usize::from(size.ws_col))
-        .filter(|w| *w > 0)
-        .or_else(|| env("COLUMNS")?.to_str()?.parse().ok());
+        .flatten();
+    let measure = |from: Option<u16>, name: &str| {
+        from.map(usize::from)
+            .filter(|n| *n > 0)
+            .or_else(|| env(name)?.to_str()?.parse().ok())
+    };
     history_cli::Terminal {
         is_terminal,
-        width,
+        width: measure(size.map(|s| s.ws_col), "COLUMNS"),
+        height: measure(size.map(|s| s.ws_row), "LINES"),
         ..history_cli::Terminal::piped()
     }
 }

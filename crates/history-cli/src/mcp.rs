@@ -286,6 +286,7 @@ impl<'a> Server<'a> {
             cwd: args.string("cwd")?.map(Into::into),
             sessions: false,
             format: None,
+            context: None,
         };
         let req = crate::request::list_request(&list, budget)?;
         let search = req.is_search();

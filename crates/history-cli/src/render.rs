@@ -60,6 +60,10 @@ pub struct Text {
     pub clock: Option<Clock>,
     /// How many columns a line may take, where known.
     pub width: Option<usize>,
+    /// How many rows a block's text may take (a terminal's height), where it is cut to them.
+    pub height: Option<usize>,
+    /// How many lines of a hit's text to show before and after its match, in lines.
+    pub context: Option<usize>,
     /// Whether every item and session also names its transcript file.
     pub show_path: bool,
     /// The search whose matches are highlighted.
@@ -224,13 +228,35 @@ impl Text {
 
     fn block(&self, item: &Item, implicit: bool) -> String {
         let mut s = String::new();
-        let _ = write!(
-            s,
-            "{}\n{}\n{}\n",
-            self.header(item, implicit),
-            self.detail(item),
-            self.text(&item.event.text)
-        );
+        let _ = writeln!(s, "{}\n{}", self.header(item, implicit), self.detail(item));
+        // On a terminal a block takes a screen at most, with room for the page's last lines.
+        let rows = self.height.map(|h| h.saturating_sub(6).max(8));
+        let width = self.width.unwrap_or(DEFAULT_WIDTH);
+        match rows.map(|r| screen::screenful(&item.event.text, item.focus, r, width)) {
+            Some(Some(cut)) => {
+                let _ = writeln!(s, "{}", self.text(&cut.text));
+                let what = match cut.hidden {
+                    0 => "⋯ the line goes on".to_string(),
+                    n => format!("⋯ {n} more line{}", plural(n)),
+                };
+                let read = Recipe {
+                    session: (!implicit).then(|| item.session.clone()),
+                    seq: Some(item.event.seq),
+                    part: Some(item.event.part),
+                    ..Recipe::default()
+                };
+                let _ = writeln!(
+                    s,
+                    "{} {} {}",
+                    self.paint(Paint::Dim, &what),
+                    self.paint(Paint::Recipe, "→ read:"),
+                    self.recipe(&read)
+                );
+            }
+            _ => {
+                let _ = writeln!(s, "{}", self.text(&item.event.text));
+            }
+        }
         let resume = item.resume.as_ref().filter(|_| item.representative);
         s.push_str(&self.trailer(resume, item.path.as_deref(), item.location.map(|l| l.line)));
         s.push('\n');
@@ -285,10 +311,12 @@ impl Text {
     }
 
     fn line(&self, item: &Item, implicit: bool) -> String {
-        let mut lead = self.paint(
-            Paint::Dim,
-            &format!("{:>8}", self.short_when(item.event.timestamp)),
-        );
+        // A session's row is as old as its last activity.
+        let when = match item.representative {
+            true => item.last_activity.or(item.event.timestamp),
+            false => item.event.timestamp,
+        };
+        let mut lead = self.paint(Paint::Dim, &format!("{:>8}", self.short_when(when)));
         if !implicit {
             let _ = write!(lead, "  {}", self.short_session(&item.session));
         }
@@ -315,6 +343,9 @@ impl Text {
                 self.paint(Paint::Number, &item.event.seq.to_string()),
                 self.paint(Paint::Role(role), role.as_str())
             );
+            if let Some(n) = self.context {
+                return self.lines_around(&lead, item, n);
+            }
         }
         if let Some(p) = item.path.as_deref().filter(|_| self.show_path) {
             let at = item
@@ -336,6 +367,36 @@ impl Text {
             Some(title) => self.fit_line(&lead, title, None, &tail),
             None => self.fit_line(&lead, &item.event.text, item.focus, &tail),
         }
+    }
+}
+
+impl Text {
+    /// A hit as its lead and then the lines of its text around its match, `n` before and `n`
+    /// after, each cut to the line's width (`-C N`).
+    fn lines_around(&self, lead: &str, item: &Item, n: usize) -> String {
+        let mut s = format!("{lead}\n");
+        let width = self
+            .width
+            .unwrap_or(DEFAULT_WIDTH)
+            .saturating_sub(4)
+            .max(24);
+        for (line, focus) in screen::around(&item.event.text, item.focus, n) {
+            let _ = writeln!(
+                s,
+                "    {}",
+                self.text(&screen::one_line(line, focus, width))
+            );
+        }
+        s
+    }
+}
+
+/// The `s` of a plural count.
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
     }
 }
 

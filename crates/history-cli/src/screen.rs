@@ -13,6 +13,8 @@ pub struct Terminal {
     pub is_terminal: bool,
     /// Its width in columns, where known.
     pub width: Option<usize>,
+    /// Its height in rows, where known.
+    pub height: Option<usize>,
     /// The time ages are counted to.
     pub now: Timestamp,
     /// The time zone local times are shown in.
@@ -25,6 +27,7 @@ impl Terminal {
         Terminal {
             is_terminal: false,
             width: None,
+            height: None,
             now: Timestamp::now(),
             zone: jiff::tz::TimeZone::system(),
         }
@@ -229,6 +232,88 @@ pub fn one_line(text: &str, focus: Option<usize>, width: usize) -> String {
     out
 }
 
+/// The lines of `text` around the one that holds byte `focus` (the first line without one):
+/// `n` before it and `n` after, each with where the focus lies in it.
+pub fn around(text: &str, focus: Option<usize>, n: usize) -> Vec<(&str, Option<usize>)> {
+    let mut starts = Vec::new();
+    let mut at = 0;
+    for line in text.split('\n') {
+        starts.push((at, line));
+        at += line.len() + 1;
+    }
+    let hit = focus.map_or(0, |f| starts.partition_point(|(s, _)| *s <= f) - 1);
+    let from = hit.saturating_sub(n);
+    let to = hit.saturating_add(n).min(starts.len() - 1);
+    starts[from..=to]
+        .iter()
+        .enumerate()
+        .map(|(i, (start, line))| {
+            let focus = focus.filter(|_| from + i == hit).map(|f| f - start);
+            (*line, focus)
+        })
+        .collect()
+}
+
+/// What of a text fits a screen: its lines from a little before the focus on.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Screenful {
+    /// The lines shown.
+    pub text: String,
+    /// How many lines were left out.
+    pub hidden: usize,
+}
+
+/// `text` cut to `rows` rows of `width` columns (a line wider than the screen takes several),
+/// with the line that holds byte `focus` in view; `None` when it fits whole.
+pub fn screenful(text: &str, focus: Option<usize>, rows: usize, width: usize) -> Option<Screenful> {
+    let width = width.max(1);
+    let rows_of = |line: &str| columns(line).div_ceil(width).max(1);
+    let mut total = 0;
+    let lines: Vec<(&str, usize)> = text
+        .split('\n')
+        .map(|l| {
+            let r = rows_of(l);
+            total += r;
+            (l, r)
+        })
+        .collect();
+    if total <= rows {
+        return None;
+    }
+    // The focus's line, a quarter of a screen below the top.
+    let hit = match focus {
+        Some(f) => text[..f.min(text.len())].matches('\n').count(),
+        None => 0,
+    };
+    let mut start = hit;
+    let mut above = 0;
+    while start > 0 && above + lines[start - 1].1 <= rows / 4 {
+        start -= 1;
+        above += lines[start].1;
+    }
+    let mut shown = Vec::new();
+    let mut used = 0;
+    for (i, (line, r)) in lines.iter().enumerate().skip(start) {
+        if used + r > rows {
+            if shown.is_empty() {
+                // One line wider than the screen: as much of it as fills it, the match in view.
+                let f = focus.filter(|_| i == hit).map(|f| {
+                    let line_start = text[..f].rfind('\n').map_or(0, |p| p + 1);
+                    f - line_start
+                });
+                shown.push(one_line(line, f, rows * width - 1));
+            }
+            break;
+        }
+        used += r;
+        shown.push(line.to_string());
+    }
+    Some(Screenful {
+        hidden: lines.len() - shown.len(),
+        text: shown.join("\n"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,6 +345,38 @@ mod tests {
         let lit = highlight(true, Some(&f), "x ab y");
         assert_eq!(lit, "x \x1b[1;31mab\x1b[0m y");
         assert_eq!(highlight(false, Some(&f), "x ab y"), "x ab y");
+    }
+
+    #[test]
+    fn a_screenful_keeps_the_match_in_view_and_counts_what_it_leaves_out() {
+        let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let text = text.trim_end();
+        assert_eq!(screenful(text, None, 200, 80), None, "it fits");
+        let at = text.find("line 50").unwrap();
+        let cut = screenful(text, Some(at), 20, 80).unwrap();
+        assert_eq!(cut.text.lines().count(), 20);
+        assert_eq!(cut.hidden, 80);
+        assert!(cut.text.starts_with("line 45\n"), "{}", cut.text);
+        // A line three screens wide is cut to one, its match in view.
+        let long = format!("{} needle {}", "a ".repeat(1000), "b ".repeat(1000));
+        let cut = screenful(&long, long.find("needle"), 10, 40).unwrap();
+        assert!(
+            cut.text.contains("needle") && columns(&cut.text) < 400,
+            "{}",
+            cut.text
+        );
+        assert_eq!(cut.hidden, 0);
+        // Wide characters take two columns each.
+        assert!(screenful(&"日".repeat(50), None, 2, 40).is_some());
+    }
+
+    #[test]
+    fn lines_around_a_match() {
+        let text = "a\nb\nc needle\nd\ne";
+        let got = around(text, text.find("needle"), 1);
+        assert_eq!(got, [("b", None), ("c needle", Some(2)), ("d", None)]);
+        assert_eq!(around(text, None, 0), [("a", None)]);
+        assert_eq!(around(text, text.find('e'), 5).len(), 5);
     }
 
     #[test]

@@ -264,7 +264,7 @@ fn a_list_is_the_cli_page() {
             ],
         ),
         (
-            json!({"session": "pi:*", "since": "2026-01-01", "until": "2027-01-01", "from": "oldest"}),
+            json!({"session": "pi:*", "since": "2026-01-01", "until": "2027-01-01", "from": "oldest", "limit": 12}),
             vec![
                 "list",
                 "--session",
@@ -275,6 +275,8 @@ fn a_list_is_the_cli_page() {
                 "2027-01-01",
                 "--from",
                 "oldest",
+                "--limit",
+                "12",
             ],
         ),
     ];

@@ -75,10 +75,18 @@ async def main_session(args):
             with open(args.out, "w", encoding="utf-8") as out:
                 json.dump(tools, out, indent=2, ensure_ascii=False)
 
-            # The overview names sessions of all three harnesses.
+            # The overview, paged on by its `older` recipes, names sessions of all three harnesses,
+            # each once.
             _, overview = await call(session, "history_list", {"session": "*", "limit": 100})
             calls += 1
             sessions = [i["session"] for i in overview["items"]]
+            page = overview
+            while "older" in page:
+                check(page["older"]["limit"] == 100, f"the recipe keeps the limit: {page['older']}")
+                _, page = await call(session, "history_list", page["older"])
+                calls += 1
+                sessions += [i["session"] for i in page["items"]]
+            check(len(sessions) == len(set(sessions)), "no session twice")
             harnesses = {s.split(":")[0] for s in sessions}
             check(harnesses == {"claude", "codex", "pi"}, f"harnesses {harnesses}")
             for item in overview["items"]:

@@ -3,7 +3,7 @@
 use crate::common::Roots;
 
 #[test]
-fn one_overview_mixes_every_harness_sorted_by_time() {
+fn one_overview_mixes_every_harness_sorted_by_last_activity() {
     let r = Roots::new();
     let run = r.run(&["list", "--limit", "200", "--json"]).json();
     let items = run["items"].as_array().unwrap();
@@ -15,18 +15,28 @@ fn one_overview_mixes_every_harness_sorted_by_time() {
             "no {h}"
         );
     }
-    let times: Vec<&str> = items
-        .iter()
-        .map(|i| i["timestamp"].as_str().unwrap_or(""))
-        .collect();
-    let mut sorted = times.clone();
-    sorted.sort();
-    assert_eq!(times, sorted);
+    assert_sorted_by_last_activity(items);
     // Skipped sessions (the Claude file without a leaf) are counted, not fatal.
     assert!(run["notice"]
         .as_str()
         .unwrap()
         .contains("could not be loaded"));
+}
+
+/// An overview's sessions come oldest activity first; a session's last activity is no earlier
+/// than the event that stands for it.
+fn assert_sorted_by_last_activity(items: &[serde_json::Value]) {
+    let times: Vec<&str> = items
+        .iter()
+        .map(|i| i["last_activity"].as_str().unwrap_or(""))
+        .collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    assert_eq!(times, sorted);
+    for i in items {
+        let at = i["timestamp"].as_str().unwrap_or("");
+        assert!(i["last_activity"].as_str().unwrap_or("") >= at, "{i}");
+    }
 }
 
 #[test]
@@ -223,13 +233,7 @@ fn the_overview_and_a_search_over_old_and_new_versions() {
     ] {
         assert!(items.iter().any(|i| i["session"] == old), "{old}");
     }
-    let times: Vec<&str> = items
-        .iter()
-        .map(|i| i["timestamp"].as_str().unwrap_or(""))
-        .collect();
-    let mut sorted = times.clone();
-    sorted.sort();
-    assert_eq!(times, sorted);
+    assert_sorted_by_last_activity(items);
 
     // One query with hits in old and new files of both harnesses.
     let run = r

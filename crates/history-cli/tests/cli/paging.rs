@@ -154,12 +154,93 @@ fn pages_followed_from_either_end_hold_exactly_the_big_page() {
     }
 }
 
+/// The sessions of an overview page, in its order.
+fn sessions_of(page: &Value) -> Vec<String> {
+    places(page).into_iter().map(|(s, ..)| s).collect()
+}
+
+#[test]
+fn the_overview_pages_on_through_every_session_once() {
+    let roots = Roots::new();
+    // Sessions taken in the same nanosecond are taken in the order of their ids.
+    for (i, path) in roots.files().keys().enumerate() {
+        roots.set_mtime(path, (i % 3) as u64);
+    }
+    let run = |args: &[&str]| -> Value { roots.run(args).json() };
+    let mut every = sessions_of(&run(&[
+        "list",
+        "--session",
+        "*",
+        "--json",
+        "--limit",
+        "500",
+        "--budget",
+        "10000000",
+    ]));
+    every.sort();
+    assert!(every.len() > 20, "{every:?}");
+    for (limit, budget) in [("1", "100000"), ("4", "100000"), ("20", "2500")] {
+        for (from, side, flag, key) in [
+            ("newest", "older", "--before", "before"),
+            ("oldest", "newer", "--after", "after"),
+        ] {
+            let args = [
+                "list",
+                "--session",
+                "*",
+                "--json",
+                "--limit",
+                limit,
+                "--budget",
+                budget,
+                "--from",
+                from,
+            ];
+            let mut page = run(&args);
+            let mut pages = vec![sessions_of(&page)];
+            while let Some(recipe) = page.get(side).cloned() {
+                assert!(pages.len() < 100, "paging does not end");
+                assert_eq!(recipe["session"], "*", "{recipe}");
+                let at = place(&recipe[key]);
+                let mut next = args.to_vec();
+                next.extend([flag, at.as_str()]);
+                page = run(&next);
+                pages.push(sessions_of(&page));
+                // From a page a recipe asked for, the other recipe goes back to the one before.
+                let back = if side == "older" { "newer" } else { "older" };
+                let recipe = page[back].clone();
+                let (flag, key) = match back {
+                    "older" => ("--before", "before"),
+                    _ => ("--after", "after"),
+                };
+                assert!(
+                    recipe.is_object(),
+                    "{limit}/{budget} from {from}: no {back}"
+                );
+                if budget == "100000" {
+                    let at = place(&recipe[key]);
+                    let mut back_args = args.to_vec();
+                    back_args.retain(|a| *a != "--from" && *a != from);
+                    back_args.extend([flag, at.as_str()]);
+                    let mut got = sessions_of(&run(&back_args));
+                    let mut want = pages[pages.len() - 2].clone();
+                    got.sort();
+                    want.sort();
+                    assert_eq!(got, want, "{limit} from {from}: back to the page before");
+                }
+            }
+            let mut seen: Vec<String> = pages.concat();
+            seen.sort();
+            assert_eq!(seen, every, "limit {limit}, budget {budget}, from {from}");
+        }
+    }
+}
+
 #[test]
 fn a_place_outside_a_search_of_many_sessions_is_refused() {
     let roots = Roots::new();
     let at = "2026-05-01T10:00:00.000Z,claude:x,1,0";
     for args in [
-        vec!["list", "--session", "*", "--before", at],
         vec![
             "list",
             "--session",

@@ -83,7 +83,8 @@ fn pi_items_carry_the_header_cwd_and_the_session_name_as_title() {
 #[test]
 fn overview_and_search_items_carry_them_too() {
     let r = Roots::new();
-    let overview = items(&r.run(&["list", "--json", "--limit", "100"]));
+    let args = ["list", "--json", "--limit", "100", "--budget", "1000000"];
+    let overview = items(&r.run(&args));
     let by_session = |id: &str| {
         overview
             .iter()
@@ -96,7 +97,7 @@ fn overview_and_search_items_carry_them_too() {
         place(&claude),
         (Some("/w/app"), Some("main"), Some("Login test fix"))
     );
-    let cached = items(&r.run(&["list", "--json", "--limit", "100"]));
+    let cached = items(&r.run(&args));
     assert_eq!(cached, overview, "the overview cache keeps them");
     let codex = by_session("codex:019c8a4c-ed82-79a1-aa28-7738fc5ab61a");
     assert_eq!(place(&codex).1, Some("main"));

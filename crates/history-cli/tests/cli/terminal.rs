@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 use crate::common::Roots;
+use history_cli::screen;
 use history_cli::{run_on, Io, Terminal, HARNESSES};
 use history_core::Timestamp;
 use insta::assert_snapshot;
@@ -57,6 +58,7 @@ fn on_terminal(
         &Terminal {
             is_terminal: terminal,
             width: Some(width),
+            height: Some(40),
             now: NOW,
             zone: jiff::tz::TimeZone::UTC,
         },
@@ -170,6 +172,8 @@ fn a_search_on_a_terminal_highlights_every_match_and_shows_local_times() {
                 "login",
                 "--limit",
                 "3",
+                "--format",
+                "blocks",
             ],
             snapshot: "terminal_search_blocks",
             more: |r, row, _| {
@@ -234,6 +238,62 @@ fn a_search_in_lines_is_a_line_per_hit_with_its_match_in_view() {
             ..SEEN
         },
     );
+}
+
+#[test]
+fn a_search_on_a_terminal_is_a_line_per_hit_and_a_block_one_screen_at_most() {
+    let r = Roots::new();
+    let (id, text) = r.big_session(20_000);
+    let search = ["list", "--session", "*", "--query", "login", "--limit", "5"];
+    let (out, code) = on_terminal(&r, true, 100, &search, &[("NO_COLOR", "1")]);
+    assert_eq!(code, 0, "{out}");
+    let hits: Vec<&str> = out.lines().filter(|l| l.contains(" seq ")).collect();
+    assert_eq!(hits.len(), 5, "{out}");
+    for line in &hits {
+        assert!(screen::columns(line) <= 100, "{line}");
+        assert!(line.to_lowercase().contains("login"), "{line}");
+    }
+    assert!(out.contains("→ older:"), "{out}");
+    // -C 1: a hit's lead, then its matching line with one line before and after it.
+    let around = [
+        "list",
+        "--session",
+        "claude:sidechain-lines",
+        "-q",
+        "login",
+        "-C",
+        "1",
+    ];
+    let (out, _) = on_terminal(&r, true, 100, &around, &[("NO_COLOR", "1")]);
+    let lines: Vec<&str> = out.lines().collect();
+    let lead = lines.iter().position(|l| l.contains(" seq ")).unwrap();
+    let body: Vec<&&str> = lines[lead + 1..]
+        .iter()
+        .take_while(|l| l.starts_with("    "))
+        .collect();
+    assert!(!body.is_empty() && body.len() <= 3, "{out}");
+    assert!(body.iter().any(|l| l.contains("login")), "{out}");
+    // A block on a 40-row terminal takes a screen at most and says how to read the rest.
+    let session = format!("claude:{id}");
+    let blocks = [
+        "list",
+        "--session",
+        &session,
+        "--format",
+        "blocks",
+        "--budget",
+        "60000",
+    ];
+    let (out, _) = on_terminal(&r, true, 100, &blocks, &[("NO_COLOR", "1")]);
+    assert!(out.lines().count() <= 40, "{}", out.lines().count());
+    let more = out.lines().find(|l| l.contains("more lines")).expect("cut");
+    let read = more.split("→ read: ").nth(1).unwrap();
+    assert!(
+        read.contains(&format!("--session {session} --seq 1")),
+        "{read}"
+    );
+    let (piped, _) = on_terminal(&r, false, 100, &blocks, &[]);
+    assert!(piped.contains(&text), "piped, the text is whole");
 }
 
 #[test]

@@ -171,9 +171,6 @@ impl History {
             Target::One { .. } if cursors => Err(HistoryError::InvalidBounds {
                 message: "--before/--after continue a search of many sessions; within one session use --before-seq/--after-seq".into(),
             }),
-            Target::Many(_) if cursors && !filter.is_search() => Err(HistoryError::InvalidBounds {
-                message: "--before/--after continue a search (--query); the overview of sessions has no such places".into(),
-            }),
             Target::One { file, implicit } => {
                 if req.before_seq.is_some() && req.after_seq.is_some() {
                     return Err(HistoryError::InvalidBounds {
@@ -192,7 +189,15 @@ impl History {
                 let listing = listing(&scope, req, &filter, &sessions);
                 let none = sessions.is_empty() && req.session.is_none() && req.cwd.is_none();
                 let no_sessions = none.then(|| self.no_sessions_notice());
-                Ok(across_page(&scope, listing, &filter, req, render, no_sessions, said))
+                Ok(across_page(
+                    &scope,
+                    (listing, &sessions),
+                    &filter,
+                    req,
+                    render,
+                    no_sessions,
+                    said,
+                ))
             }
         }
     }

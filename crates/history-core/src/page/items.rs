@@ -184,6 +184,10 @@ pub struct Item {
     /// representatives only): a person tells a one-question session from a long one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_events: Option<usize>,
+    /// The time of the session's latest event (the overview's representatives only): its age
+    /// and its place on the page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_activity: Option<Timestamp>,
     /// Where in the text the query matched: a cut text keeps the match in view.
     #[serde(skip)]
     pub focus: Option<usize>,
@@ -209,6 +213,7 @@ impl Item {
             resume: None,
             folded_before: None,
             session_events: None,
+            last_activity: None,
             focus: None,
             representative: false,
         }

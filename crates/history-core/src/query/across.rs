@@ -2,6 +2,8 @@
 //! search's hits merged by time, or with no query the recent-sessions overview of one
 //! representative event per session, fitted to the budget, with the recipes that page on.
 
+use std::cmp::Reverse;
+
 use crate::choose::Filter;
 use crate::model::{Bound, Cursor, End, SessionFile, SessionKey, Timestamp};
 use crate::page::budget::{fit_list_widest, FRAME_SLACK};
@@ -35,6 +37,7 @@ pub(crate) fn listing(
             },
         );
     }
+    let sessions = beyond_place(sessions, req);
     match (scope.cache, filter.is_empty()) {
         (Some(cache), true) => {
             let choose = |file: &SessionFile| cache.representative(scope.corpus, file);
@@ -47,12 +50,37 @@ pub(crate) fn listing(
     }
 }
 
+/// The sessions an overview asked for from a place (`--before`/`--after`, an overview's
+/// recipe) goes on with: those after it in the order sessions are taken (newest modified first,
+/// then by id), or before it. A place is a session's modification time and id.
+fn beyond_place<'s>(sessions: &'s [SessionFile], req: &ListRequest) -> &'s [SessionFile] {
+    let order = |f: &SessionFile, c: &Cursor| {
+        let time = c.time.map_or(i64::MIN, |t| t.0);
+        (Reverse(f.modified), &f.key).cmp(&(Reverse(time), &c.session))
+    };
+    match (&req.before, &req.after) {
+        (Some(c), _) => &sessions[sessions.partition_point(|f| order(f, c).is_le())..],
+        (None, Some(c)) => &sessions[..sessions.partition_point(|f| order(f, c).is_lt())],
+        (None, None) => sessions,
+    }
+}
+
+/// An overview's place: where `file` lies in the order sessions are taken.
+fn session_place(file: &SessionFile) -> Cursor {
+    Cursor {
+        time: Some(Timestamp(file.modified)),
+        session: file.key.clone(),
+        seq: 0,
+        part: 0,
+    }
+}
+
 /// The page of `listing`, fitted to the budget as `render` renders it. `no_sessions`: the notice
 /// that there are no sessions at all, when there are none; `said`: what to say of how the
 /// sessions were chosen.
 pub(crate) fn across_page(
     scope: &Scope<'_>,
-    listing: Listing,
+    (listing, files): (Listing, &[SessionFile]),
     filter: &Filter,
     req: &ListRequest,
     render: &dyn Render,
@@ -81,7 +109,9 @@ pub(crate) fn across_page(
             shown.push(notice::unindexed(listing.scanned));
         }
     }
+    let visited = listing.visited;
     let mut page = unfitted(scope, listing, filter, is_empty);
+    let representatives: Vec<String> = page.items.iter().map(|i| i.session.clone()).collect();
     page.notice = notice::joined(&widest);
     page.coverage = coverage.map(|_| Coverage {
         from_index: sessions,
@@ -89,7 +119,10 @@ pub(crate) fn across_page(
         unindexable: 0,
         appended: 0,
     });
-    let recipes = filter.is_search().then(|| widest_recipes(&page, req, from));
+    let recipes = match filter.is_search() {
+        true => widest_recipes(&page, req, from, false),
+        false => widest_recipes(&page, req, from, true),
+    };
     fit_list_widest(
         &mut page,
         render,
@@ -97,10 +130,23 @@ pub(crate) fn across_page(
         from,
         true,
         FRAME_SLACK,
-        recipes,
+        Some(recipes),
     );
-    if filter.is_search() {
-        page_on(&mut page, req);
+    match filter.is_search() {
+        true => page_on(&mut page, req),
+        false => {
+            page_on_sessions(
+                &mut page,
+                req,
+                beyond_place(files, req),
+                visited,
+                &representatives,
+            );
+            // A session's place on the page is its last activity.
+            let activity = |i: &Item| i.last_activity.or(i.event.timestamp);
+            page.items
+                .sort_by(|a, b| (activity(a), &a.session).cmp(&(activity(b), &b.session)));
+        }
     }
     page.notice = notice::joined(&shown);
     page.coverage = coverage;
@@ -135,6 +181,7 @@ fn unfitted(scope: &Scope<'_>, listing: Listing, filter: &Filter, no_sessions: b
                 .about(&hit.meta);
                 item.location = hit.location;
                 item.session_events = hit.session_events;
+                item.last_activity = hit.last_activity;
                 if filter.is_search() {
                     item.focus = filter.first_match(&item.event.text);
                 } else {
@@ -167,17 +214,19 @@ fn widest_recipes(
     page: &ListPage,
     req: &ListRequest,
     from: End,
+    overview: bool,
 ) -> (Option<Recipe>, Option<Recipe>) {
     let longest = page
         .items
         .iter()
         .map(item_key)
         .max_by_key(|k| k.to_string().len());
+    // An event's place, or an overview's (a modification time to the nanosecond).
     let widest = Cursor {
-        time: Some(Timestamp(0)),
+        time: Some(Timestamp(if overview { 1 } else { 0 })),
         session: longest.unwrap_or_else(|| SessionKey::new("", "")),
-        seq: u64::MAX,
-        part: u32::MAX,
+        seq: if overview { 0 } else { u64::MAX },
+        part: if overview { 0 } else { u32::MAX },
     };
     let recipe = Recipe {
         before: Some(widest),
@@ -219,6 +268,60 @@ fn page_on(page: &mut ListPage, req: &ListRequest) {
             ..base
         });
     }
+}
+
+/// The recipes of an overview: the sessions taken after the last one whose representative is
+/// on the page (or that had none), or before the first; `sessions` are those the page was
+/// taken from, in the order they were taken, `visited` of them looked at, `representatives`
+/// the sessions that gave one before the budget left some out.
+fn page_on_sessions(
+    page: &mut ListPage,
+    req: &ListRequest,
+    sessions: &[SessionFile],
+    visited: usize,
+    representatives: &[String],
+) {
+    let from = req.many_from();
+    let ordered: Vec<&SessionFile> = match from {
+        End::Newest => sessions.iter().collect(),
+        End::Oldest => sessions.iter().rev().collect(),
+    };
+    let shown: Vec<&str> = page.items.iter().map(|i| i.session.as_str()).collect();
+    let left_out = |f: &SessionFile| {
+        let key = f.key.to_string();
+        representatives.contains(&key) && !shown.contains(&key.as_str())
+    };
+    // The page goes up to the first session whose representative the budget left out.
+    let last = ordered[..visited.min(ordered.len())]
+        .iter()
+        .take_while(|f| !left_out(f))
+        .last()
+        .map(|f| session_place(f));
+    let first = ordered.first().map(|f| session_place(f));
+    let base = Recipe {
+        limit: req.paged_limit(),
+        ..req.recipe()
+    };
+    let (onward, back) = match from {
+        End::Newest => (page.has_older, req.before.is_some()),
+        End::Oldest => (page.has_newer, req.after.is_some()),
+    };
+    let onward = last.filter(|_| onward);
+    let back = first.filter(|_| back);
+    let (older, newer) = match from {
+        End::Newest => (onward, back),
+        End::Oldest => (back, onward),
+    };
+    page.has_older |= older.is_some();
+    page.has_newer |= newer.is_some();
+    page.older = older.map(|c| Recipe {
+        before: Some(c),
+        ..base.clone()
+    });
+    page.newer = newer.map(|c| Recipe {
+        after: Some(c),
+        ..base
+    });
 }
 
 /// The session an item of a page across sessions names.

@@ -6,7 +6,7 @@ use crate::choose::Filter;
 use crate::corpus::parallel::ordered_map;
 use crate::corpus::{Corpus, Keep};
 use crate::error::HistoryError;
-use crate::model::End;
+use crate::model::{End, Timestamp};
 use crate::model::{Event, SessionFile, SessionMeta};
 use crate::query::{Hit, Listing};
 
@@ -29,6 +29,10 @@ pub struct Representative {
     /// How many events of the session's branch the filter admits.
     #[serde(default)]
     pub events: usize,
+    /// The time of the latest event the filter admits, on any branch: the session's last
+    /// activity.
+    #[serde(default)]
+    pub last_activity: Option<Timestamp>,
     /// The files decoding read (the session's own first), to compare with a cache's witnesses.
     #[serde(skip)]
     pub lineage: Vec<std::path::PathBuf>,
@@ -92,6 +96,7 @@ pub fn representative(
     };
     Ok(Representative {
         event,
+        last_activity: loaded.events.iter().filter_map(|e| e.timestamp).max(),
         events: loaded.events.len(),
         notices: loaded.notices,
         meta: loaded.meta,
@@ -100,7 +105,9 @@ pub fn representative(
 }
 
 /// Builds the overview: sessions are visited in `from` order of modification until `limit` of
-/// them produced a representative; the representatives are returned sorted by event time.
+/// them produced a representative; the representatives are returned in the order they were
+/// taken, the first at `from`'s end (the page sorts them by last activity once the budget has
+/// chosen).
 pub fn overview(
     sessions: &[SessionFile],
     limit: usize,
@@ -124,10 +131,12 @@ pub fn overview(
                         event: Some(event),
                         meta,
                         events,
+                        last_activity,
                         ..
                     }) => listing.items.push(Hit {
                         session: file.key.clone(),
                         path: file.path.clone(),
+                        last_activity: last_activity.max(event.timestamp),
                         event,
                         meta,
                         location: None,
@@ -145,9 +154,11 @@ pub fn overview(
         End::Newest => listing.has_older = more,
         End::Oldest => listing.has_newer = more,
     }
-    listing
-        .items
-        .sort_by(|a, b| a.order_key().cmp(&b.order_key()));
+    listing.visited = visited;
+    // From the end the page starts at: the budget leaves out the sessions taken last.
+    if from == End::Newest {
+        listing.items.reverse();
+    }
     listing
 }
 

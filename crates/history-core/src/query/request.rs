@@ -119,7 +119,7 @@ impl ListRequest {
     pub(crate) fn recipe(&self) -> Recipe {
         Recipe {
             session: Some(self.session.clone().unwrap_or_else(|| "*".into())),
-            queries: Some(self.queries.clone()),
+            queries: (!self.queries.is_empty()).then(|| self.queries.clone()),
             roles: (!self.roles.is_empty()).then(|| self.roles.clone()),
             since: self.since,
             until: self.until,

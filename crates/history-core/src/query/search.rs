@@ -34,6 +34,10 @@ pub struct Hit {
     /// filter admits.
     #[serde(skip)]
     pub session_events: Option<usize>,
+    /// For an overview's representative: the time of its session's latest event that the
+    /// overview's filter admits.
+    #[serde(skip)]
+    pub last_activity: Option<Timestamp>,
 }
 
 impl Hit {
@@ -72,6 +76,9 @@ pub struct Listing {
     /// How many sessions it answered for had been appended to since it took them in: updating
     /// it would spare reading the appended lines.
     pub appended: usize,
+    /// For an overview: how many sessions, in the order they were taken, it visited (the
+    /// page's representatives came from them; the rest lie beyond it).
+    pub visited: usize,
 }
 
 /// What a search asks for.
@@ -569,6 +576,7 @@ impl HitsSoFar {
                         meta: meta.clone(),
                         location,
                         session_events: None,
+                        last_activity: None,
                     }));
                 // Only the best `limit` + 1 can matter (the page, and whether there is more):
                 // the others go, so that what is held does not grow with the sessions read.

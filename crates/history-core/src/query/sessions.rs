@@ -458,6 +458,7 @@ mod tests {
             meta: SessionMeta::default(),
             location: None,
             session_events: None,
+            last_activity: None,
         }
     }
 
