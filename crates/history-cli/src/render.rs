@@ -78,8 +78,44 @@ const DEFAULT_WIDTH: usize = 120;
 /// How many characters of a session id a line shows.
 const SHORT_ID: usize = 8;
 
-/// How many columns of a working directory a line shows.
-const PLACE: usize = 32;
+/// How many columns a row keeps for its description at least.
+const MIN_TEXT: usize = 20;
+
+/// How many columns a next step must leave the description to share its line.
+const SHARED_TEXT: usize = 30;
+
+/// A next step a row standing for a session ends with.
+enum Step {
+    /// The command that reopens the session in its agent.
+    Resume(String),
+    /// A recipe, by name.
+    Recipe(&'static str, String),
+    /// The session's transcript file.
+    File(String),
+}
+
+impl Step {
+    /// The step as text.
+    fn plain(&self) -> String {
+        match self {
+            Step::Resume(cmd) => format!("→ {cmd}"),
+            Step::Recipe(name, cmd) => format!("→ {name}: {cmd}"),
+            Step::File(path) => format!("file: {path}"),
+        }
+    }
+}
+
+/// The start of `text` that takes at most `width` columns.
+fn head_columns(text: &str, width: usize) -> &str {
+    let mut cols = 0;
+    for (i, c) in text.char_indices() {
+        cols += screen::columns(&c.to_string());
+        if cols > width {
+            return &text[..i];
+        }
+    }
+    text
+}
 
 /// The end of `text` that takes at most `width` columns.
 fn tail_columns(text: &str, width: usize) -> &str {
@@ -270,19 +306,86 @@ impl Text {
         format!("{harness} {}", self.paint(Paint::Session, &short))
     }
 
-    /// Where a session ran, as a line shows it: its directory's last components (a line has
-    /// no room for a long one) and its branch.
-    fn short_place(&self, cwd: Option<&str>, branch: Option<&str>) -> String {
-        let home = |c: &str| {
-            let rest = self.home.as_deref().and_then(|h| c.strip_prefix(h))?;
-            (rest.is_empty() || rest.starts_with('/')).then(|| format!("~{rest}"))
-        };
-        let cwd = cwd.map(|c| home(c).unwrap_or_else(|| c.to_string()));
-        let cwd = cwd.map(|c| match screen::columns(&c) > PLACE {
-            true => format!("…{}", tail_columns(&c, PLACE - 1)),
+    /// Where a session ran, as a line shows it in `cols` columns: its directory's last
+    /// components (a line has no room for a long one) and its branch.
+    fn short_place(&self, cwd: Option<&str>, branch: Option<&str>, cols: usize) -> String {
+        let cwd = cwd.map(|c| self.tilde(c));
+        let whole = Text::place(cwd.as_deref(), branch);
+        if screen::columns(&whole) <= cols {
+            return whole;
+        }
+        // The branch takes a third at most, the directory's end the rest.
+        let branch = branch.map(|b| match screen::columns(b) > cols / 3 {
+            true => format!("{}…", head_columns(b, (cols / 3).saturating_sub(1))),
+            false => b.to_string(),
+        });
+        let left = cols.saturating_sub(branch.as_deref().map_or(0, |b| screen::columns(b) + 3));
+        let cwd = cwd.map(|c| match screen::columns(&c) > left {
+            true => format!("…{}", tail_columns(&c, left.saturating_sub(1))),
             false => c,
         });
-        Text::place(cwd.as_deref(), branch)
+        Text::place(cwd.as_deref(), branch.as_deref())
+    }
+
+    /// `path` with the home directory written `~`.
+    fn tilde(&self, path: &str) -> String {
+        let rest = self.home.as_deref().and_then(|h| path.strip_prefix(h));
+        match rest.filter(|r| r.is_empty() || r.starts_with('/')) {
+            Some(rest) => format!("~{rest}"),
+            None => path.to_string(),
+        }
+    }
+
+    /// How many columns a row's place may take beside the rest of its lead (`others`), leaving
+    /// its description room.
+    fn place_room(&self, others: &[&str]) -> usize {
+        let width = self.width.unwrap_or(DEFAULT_WIDTH);
+        let used: usize = others.iter().map(|p| screen::columns(&strip(p)) + 2).sum();
+        width.saturating_sub(used + 2 + MIN_TEXT).clamp(8, 48)
+    }
+
+    /// A row standing for a session: `lead` and as much of `text` as fits, then its next steps
+    /// (`→ resume: …`, `→ hits: …`, `file: …`), the first on the same line where it leaves the
+    /// text room, the others on lines of their own, indented. On a terminal a step is
+    /// shortened to the width (`~`, the middle of long paths, the ends of session ids); with
+    /// `--show-path` steps are whole, to be pasted.
+    fn row(&self, lead: &str, text: &str, focus: Option<usize>, steps: &[Step]) -> String {
+        let width = self.width.unwrap_or(DEFAULT_WIDTH);
+        let lead_cols = screen::columns(&strip(lead));
+        let mut rest = steps;
+        let mut tail = String::new();
+        if let Some((first, more)) = steps.split_first() {
+            if lead_cols + 2 + SHARED_TEXT + 2 + screen::columns(&first.plain()) <= width {
+                tail = self.paint_step(first, &first.plain());
+                rest = more;
+            }
+        }
+        let mut s = self.fit_line(lead, text, focus, &tail);
+        let room = width.saturating_sub(4);
+        let home = self.home.as_deref();
+        for step in rest {
+            let plain = step.plain();
+            // A recipe is pasted as it stands, over several lines if need be; a resume command
+            // or a file loses the middle of its paths (whole with --show-path).
+            let lines = match (self.show_path, step) {
+                (true, _) => vec![plain],
+                (false, Step::Recipe(..)) => screen::wrap_command(&plain, room, home),
+                (false, _) => vec![screen::shorten(&plain, room, home)],
+            };
+            for (i, line) in lines.iter().enumerate() {
+                let indent = if i == 0 { "    " } else { "      " };
+                let _ = writeln!(s, "{indent}{}", self.paint_step(step, line));
+            }
+        }
+        s
+    }
+
+    fn paint_step(&self, step: &Step, shown: &str) -> String {
+        let paint = match step {
+            Step::File(_) => Paint::Dim,
+            _ => Paint::Recipe,
+        };
+        self.paint(paint, shown)
     }
 
     /// Where a session ran: its directory and branch.
@@ -299,8 +402,11 @@ impl Text {
     /// within the line's width; at least a few words of it.
     fn fit_line(&self, lead: &str, text: &str, focus: Option<usize>, tail: &str) -> String {
         let width = self.width.unwrap_or(DEFAULT_WIDTH);
-        let used = screen::columns(&strip(lead)) + screen::columns(&strip(tail)) + 2;
-        let room = width.saturating_sub(used).max(24);
+        let mut used = screen::columns(&strip(lead)) + 2;
+        if !tail.is_empty() {
+            used += screen::columns(&strip(tail)) + 2;
+        }
+        let room = width.saturating_sub(used).max(8);
         let shown = screen::one_line(text, focus, room);
         let mut line = format!("{lead}  {}", self.text(&shown));
         if !tail.is_empty() {
@@ -320,20 +426,23 @@ impl Text {
         if !implicit {
             let _ = write!(lead, "  {}", self.short_session(&item.session));
         }
-        let mut tail = String::new();
+        let mut steps = Vec::new();
         if item.representative {
-            let place = self.short_place(item.cwd.as_deref(), item.git_branch.as_deref());
-            let _ = write!(lead, "  {}", self.paint(Paint::Dim, &place));
-            if let Some(n) = item.session_events {
-                let _ = write!(
-                    lead,
-                    "  {} event{}",
+            let events = item.session_events.map(|n| {
+                format!(
+                    "{} event{}",
                     self.paint(Paint::Number, &n.to_string()),
-                    if n == 1 { "" } else { "s" }
-                );
+                    plural(n)
+                )
+            });
+            let room = self.place_room(&[&lead, events.as_deref().unwrap_or("")]);
+            let place = self.short_place(item.cwd.as_deref(), item.git_branch.as_deref(), room);
+            let _ = write!(lead, "  {}", self.paint(Paint::Dim, &place));
+            if let Some(events) = events {
+                let _ = write!(lead, "  {events}");
             }
             if let Some(r) = item.resume.as_ref() {
-                tail = self.paint(Paint::Recipe, &format!("→ {}", resume_here(r)));
+                steps.push(Step::Resume(command_line::resume(r)));
             }
         } else {
             let role = item.event.role;
@@ -352,10 +461,7 @@ impl Text {
                 .location
                 .map(|l| format!("{p}:{}", l.line))
                 .unwrap_or_else(|| p.into());
-            tail = [tail, self.paint(Paint::Dim, &format!("file: {at}"))]
-                .join(" ")
-                .trim()
-                .to_string();
+            steps.push(Step::File(at));
         }
         // A session's row is described by its title where the transcript gives one, else by
         // its representative event.
@@ -364,8 +470,8 @@ impl Text {
             .as_deref()
             .filter(|t| item.representative && !t.trim().is_empty());
         match title {
-            Some(title) => self.fit_line(&lead, title, None, &tail),
-            None => self.fit_line(&lead, &item.event.text, item.focus, &tail),
+            Some(title) => self.row(&lead, title, None, &steps),
+            None => self.row(&lead, &item.event.text, item.focus, &steps),
         }
     }
 }
@@ -398,15 +504,6 @@ fn plural(n: usize) -> &'static str {
     } else {
         "s"
     }
-}
-
-/// A resume command as a line shows it: the line names the directory already.
-fn resume_here(r: &Resume) -> String {
-    r.argv
-        .iter()
-        .map(|w| command_line::quote(w))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// `text` without its SGR color codes, to count the columns it takes.
@@ -581,34 +678,30 @@ impl RenderSessions for Text {
                 s
             }
             Layout::Lines => {
-                let place = self.short_place(m.cwd.as_deref(), m.git_branch.as_deref());
                 let mut lead =
                     self.paint(Paint::Dim, &format!("{:>8}", self.short_when(m.last_hit)));
-                let _ = write!(
-                    lead,
-                    "  {}  {}  {hits}",
-                    self.short_session(&m.session),
-                    self.paint(Paint::Dim, &place)
-                );
+                let _ = write!(lead, "  {}", self.short_session(&m.session));
                 let (first, last) = (self.short_when(m.first_hit), self.short_when(m.last_hit));
+                let mut count = hits;
                 if m.first_hit.is_some() && first != last {
                     let _ = write!(
-                        lead,
+                        count,
                         " {}",
                         self.paint(Paint::Dim, &format!("since {first}"))
                     );
                 }
-                let mut tail = String::new();
+                let room = self.place_room(&[&lead, &count]);
+                let place = self.short_place(m.cwd.as_deref(), m.git_branch.as_deref(), room);
+                let _ = write!(lead, "  {}  {count}", self.paint(Paint::Dim, &place));
+                let mut steps = Vec::new();
                 if let Some(r) = m.resume.as_ref() {
-                    tail = self.paint(Paint::Recipe, &format!("→ {}", resume_here(r)));
+                    steps.push(Step::Resume(command_line::resume(r)));
                 }
+                steps.push(Step::Recipe("hits", self.recipe(&m.list)));
                 if let Some(p) = m.path.as_deref().filter(|_| self.show_path) {
-                    tail = [tail, self.paint(Paint::Dim, &format!("file: {p}"))]
-                        .join(" ")
-                        .trim()
-                        .to_string();
+                    steps.push(Step::File(p.to_string()));
                 }
-                self.fit_line(&lead, &m.best.event.text, m.best.focus, &tail)
+                self.row(&lead, &m.best.event.text, m.best.focus, &steps)
             }
         }
     }
@@ -723,25 +816,31 @@ impl RenderFind for Text {
                 s
             }
             Layout::Lines => {
-                let place = self.short_place(f.cwd.as_deref(), f.git_branch.as_deref());
                 let mut lead = format!("{:>2}. ", f.rank);
                 let _ = write!(
                     lead,
-                    "{}  {}  {}  {}",
+                    "{}  {}  {}",
                     self.paint(Paint::Number, &format!("{:>6.2}", f.score)),
                     self.paint(Paint::Dim, &format!("{:>8}", self.short_when(f.last_hit))),
                     self.short_session(&f.session),
-                    self.paint(Paint::Dim, &place)
                 );
+                let place = self.short_place(
+                    f.cwd.as_deref(),
+                    f.git_branch.as_deref(),
+                    self.place_room(&[&lead]),
+                );
+                let _ = write!(lead, "  {}", self.paint(Paint::Dim, &place));
                 let (text, focus) = match f.best.first() {
                     Some(hit) => (hit.item.event.text.as_str(), hit.item.focus),
                     None => (about, None),
                 };
-                let mut tail = String::new();
-                if let Some(r) = f.resume.as_ref() {
-                    tail = self.paint(Paint::Recipe, &format!("→ {}", resume_here(r)));
-                }
-                let mut s = self.fit_line(&lead, text, focus, &tail);
+                let steps: Vec<Step> = f
+                    .resume
+                    .as_ref()
+                    .map(|r| Step::Resume(command_line::resume(r)))
+                    .into_iter()
+                    .collect();
+                let mut s = self.row(&lead, text, focus, &steps);
                 if let Some(e) = &f.explain {
                     s.push_str("    ");
                     s.push_str(&self.explain(e));

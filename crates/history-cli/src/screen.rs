@@ -232,6 +232,131 @@ pub fn one_line(text: &str, focus: Option<usize>, width: usize) -> String {
     out
 }
 
+/// A command line shortened to `room` columns for a person to read: the home directory as
+/// `~`, a session id after `--session` to its first eight characters (a prefix still names it),
+/// the middle of long paths left out (longest first), and at last its end.
+pub fn shorten(command: &str, room: usize, home: Option<&str>) -> String {
+    let total = |words: &[String]| {
+        words.iter().map(|w| columns(w)).sum::<usize>() + words.len().saturating_sub(1)
+    };
+    let mut words = shorten_words(command, room, home);
+    let mut paths: Vec<usize> = (0..words.len())
+        .filter(|&i| words[i].contains('/'))
+        .collect();
+    paths.sort_by_key(|&i| std::cmp::Reverse(columns(&words[i])));
+    for i in paths {
+        let over = total(&words).saturating_sub(room);
+        if over == 0 {
+            break;
+        }
+        words[i] = middle_out(&words[i], columns(&words[i]).saturating_sub(over));
+    }
+    let line = words.join(" ");
+    match columns(&line) > room {
+        true => one_line(&line, None, room),
+        false => line,
+    }
+}
+
+/// A command line in lines of at most `room` columns that a POSIX shell still reads as one
+/// (each but the last ends with ` \\`; the caller indents the others by two more): the home
+/// directory as `~` and session ids after `--session` cut to eight characters where it does
+/// not fit on one; a word wider than a line alone loses its middle.
+pub fn wrap_command(command: &str, room: usize, home: Option<&str>) -> Vec<String> {
+    let shortened = shorten_words(command, room, home);
+    if columns(&shortened.join(" ")) <= room {
+        return vec![shortened.join(" ")];
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in shortened {
+        // Room on this line for the word and, after it, ` \`.
+        let here = if lines.is_empty() {
+            room
+        } else {
+            room.saturating_sub(2)
+        };
+        let word = middle_out(&word, here.saturating_sub(2));
+        if !line.is_empty() && columns(&line) + 1 + columns(&word) + 2 > here {
+            lines.push(std::mem::take(&mut line) + " \\");
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    lines.push(line);
+    lines
+}
+
+/// The words of `command` with the home directory as `~`, and, where they do not fit in
+/// `room`, session ids after `--session` cut to their first eight characters.
+fn shorten_words(command: &str, room: usize, home: Option<&str>) -> Vec<String> {
+    let total = |words: &[String]| {
+        words.iter().map(|w| columns(w)).sum::<usize>() + words.len().saturating_sub(1)
+    };
+    let home = home.filter(|h| h.len() > 1);
+    let mut words: Vec<String> = command
+        .split(' ')
+        .map(|w| match home.and_then(|h| w.strip_prefix(h)) {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("~{rest}"),
+            _ => w.to_string(),
+        })
+        .collect();
+    for i in 1..words.len() {
+        if total(&words) <= room {
+            break;
+        }
+        if words[i - 1] != "--session" || words[i].contains('*') {
+            continue;
+        }
+        if let Some((harness, id)) = words[i].split_once(':') {
+            if id.chars().count() > 12 {
+                words[i] = format!("{harness}:{}", id.chars().take(8).collect::<String>());
+            }
+        }
+    }
+    words
+}
+
+/// `path` in at most `cols` columns (twelve at least): its start up to its first component and
+/// its end, with `…` for what lies between.
+fn middle_out(path: &str, cols: usize) -> String {
+    let cols = cols.max(12);
+    if columns(path) <= cols {
+        return path.to_string();
+    }
+    let chars: Vec<char> = path.chars().collect();
+    // The start: up to the second `/` (`~/.pi/`, `/home/`), a third of the room at most.
+    let mut head = 0;
+    let mut slashes = 0;
+    for (i, c) in chars.iter().enumerate() {
+        if i >= cols / 3 {
+            break;
+        }
+        head = i + 1;
+        if *c == '/' {
+            slashes += 1;
+            if slashes == 2 && i > 0 {
+                break;
+            }
+        }
+    }
+    let mut tail = chars.len();
+    let mut used = columns(&chars[..head].iter().collect::<String>()) + 1;
+    while tail > head {
+        let w = chars[tail - 1].to_string();
+        if used + columns(&w) > cols {
+            break;
+        }
+        used += columns(&w);
+        tail -= 1;
+    }
+    let start: String = chars[..head].iter().collect();
+    let end: String = chars[tail..].iter().collect();
+    format!("{start}…{end}")
+}
+
 /// The lines of `text` around the one that holds byte `focus` (the first line without one):
 /// `n` before it and `n` after, each with where the focus lies in it.
 pub fn around(text: &str, focus: Option<usize>, n: usize) -> Vec<(&str, Option<usize>)> {
@@ -368,6 +493,59 @@ mod tests {
         assert_eq!(cut.hidden, 0);
         // Wide characters take two columns each.
         assert!(screenful(&"日".repeat(50), None, 2, 40).is_some());
+    }
+
+    #[test]
+    fn commands_shortened_to_the_room_they_have() {
+        let pi = "pi --session /home/ben/.pi/agent/sessions/--Users-ben-tui-pi--/2026-07-21T22-33-37-367Z_019f86d0-2b56-72c1-b90f-60a707fde7d7.jsonl";
+        let short = shorten(pi, 76, Some("/home/ben"));
+        assert!(columns(&short) <= 76, "{short}");
+        assert!(short.starts_with("pi --session ~/.pi/…"), "{short}");
+        assert!(
+            short.ends_with("019f86d0-2b56-72c1-b90f-60a707fde7d7.jsonl"),
+            "{short}"
+        );
+        assert_eq!(shorten(pi, 500, None), pi, "room enough: whole");
+        let hits = "notesoup-history list --session claude:70fc6d83-147d-4fdf-b015-bd67eeb11883 --query 'git diff'";
+        assert_eq!(
+            shorten(hits, 76, None),
+            "notesoup-history list --session claude:70fc6d83 --query 'git diff'"
+        );
+        let resume = "cd /home/ben/Work/entire/devenv/cli && claude --resume 70fc6d83-147d-4fdf-b015-bd67eeb11883";
+        let short = shorten(resume, 72, Some("/home/ben"));
+        assert!(
+            columns(&short) <= 72 && short.starts_with("cd ~/"),
+            "{short}"
+        );
+        assert!(
+            short.ends_with("--resume 70fc6d83-147d-4fdf-b015-bd67eeb11883"),
+            "{short}"
+        );
+        // Whatever is left is cut at its end.
+        assert!(columns(&shorten(&"x".repeat(300), 40, None)) <= 40);
+        assert_eq!(
+            middle_out("~/a/b/c/d/e/f/g/h/i/jjjjjjjj", 16),
+            "~/a/…/i/jjjjjjjj"
+        );
+    }
+
+    #[test]
+    fn a_long_command_wraps_as_a_shell_reads_it() {
+        let hits = "notesoup-history list --claude-root /very/long/root/of/claude --codex-root /very/long/root/of/codex --session claude:70fc6d83-147d-4fdf-b015-bd67eeb11883 --query 'git diff'";
+        let lines = wrap_command(hits, 60, None);
+        assert!(lines.len() > 1, "{lines:?}");
+        for (i, line) in lines.iter().enumerate() {
+            let room = if i == 0 { 60 } else { 58 };
+            assert!(columns(line) <= room, "{line}");
+            assert_eq!(line.ends_with(" \\"), i + 1 < lines.len(), "{line}");
+        }
+        let joined = lines.join(" ").replace(" \\ ", " ");
+        assert_eq!(
+            joined,
+            hits.replace("70fc6d83-147d-4fdf-b015-bd67eeb11883", "70fc6d83"),
+            "the same words: pasted, the same command"
+        );
+        assert_eq!(wrap_command("a b", 60, None), ["a b"]);
     }
 
     #[test]
