@@ -183,7 +183,10 @@ impl Settings {
             failures: s.failures,
             lines: s.lines,
             bytes_covered: s.bytes_covered,
-            last_update: s.last_update.map(|t| t.to_string()),
+            // To the millisecond, as every other time is written.
+            last_update: s
+                .last_update
+                .map(|t| history_core::Timestamp(t.0 - t.0.rem_euclid(1_000_000)).to_string()),
             quarantined: s.quarantined,
             moved_aside: store.moved_aside().map(|p| p.display().to_string()),
         };

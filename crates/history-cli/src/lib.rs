@@ -34,7 +34,7 @@ use history_core::{History, HistoryError};
 
 use args::{Cli, ColorArg, Command, FormatArg};
 use render::{Json, Layout, Printer, Text};
-use request::{cache_version, find_request, list_request, read_request};
+use request::{cache_version, find_request, list_request, read_request, Times};
 
 /// The harnesses the command reads, in the order they are tried.
 pub const HARNESSES: [&Harness; 3] = [
@@ -183,12 +183,25 @@ where
         };
     }
     let text = text_printer(registry, &matches, &cli, env, terminal);
+    // Times are taken in the zone they are shown in: local on a terminal, else UTC.
+    let times = Times {
+        now: terminal.now,
+        zone: match terminal.is_terminal && !json {
+            true => terminal.zone.clone(),
+            false => jiff::tz::TimeZone::UTC,
+        },
+    };
+    let zone_said = match &cli.command {
+        Command::List(a) => times.said(&a.since, &a.until),
+        Command::Find(a) => times.said(&a.since, &a.until),
+        _ => String::new(),
+    };
     let printer: &dyn Printer = if json { &Json } else { &text };
     let mut stale = false;
     let budget = cli.common.budget;
     let result = open(registry, &matches, &cli, env).and_then(|history| match &cli.command {
         Command::List(a) if a.sessions => {
-            let req = list_request(a, budget)?;
+            let req = list_request(a, budget, &times)?;
             let render: &dyn history_core::RenderSessions = if json { &Json } else { &text };
             sessions_answer(
                 history.with_projection(index.projection()),
@@ -200,7 +213,7 @@ where
             )
         }
         Command::List(a) => {
-            let req = list_request(a, budget)?;
+            let req = list_request(a, budget, &times)?;
             // Only a search consults the index: other pages need not open it.
             let search = req.is_search();
             let history = history.with_projection(search.then(|| index.projection()).flatten());
@@ -213,7 +226,7 @@ where
             Ok((results, said, found(!page.items.is_empty())))
         }
         Command::Find(a) => {
-            let req = find_request(a, budget)?;
+            let req = find_request(a, budget, &times)?;
             let render: &dyn history_core::RenderFind = if json { &Json } else { &text };
             find_answer(
                 history.with_projection(index.projection()),
@@ -240,7 +253,7 @@ where
     match result {
         Ok((stdout, stderr, code)) => Output {
             stdout,
-            stderr,
+            stderr: zone_said + &stderr,
             code,
             wants_index,
         },

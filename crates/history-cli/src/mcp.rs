@@ -288,7 +288,7 @@ impl<'a> Server<'a> {
             format: None,
             context: None,
         };
-        let req = crate::request::list_request(&list, budget)?;
+        let req = crate::request::list_request(&list, budget, &crate::request::Times::utc())?;
         let search = req.is_search();
         let page = (self.backend.history)(search)?.list(&req, render)?;
         self.index_if_stale(page.coverage.as_ref());
@@ -336,7 +336,7 @@ impl<'a> Server<'a> {
         if find.limit == 0 {
             return Err(HistoryError::usage("limit must be at least 1"));
         }
-        let req = crate::request::find_request(&find, budget)?;
+        let req = crate::request::find_request(&find, budget, &crate::request::Times::utc())?;
         let page = (self.backend.history)(true)?.find(&req, render)?;
         self.index_if_stale(Some(&page.coverage));
         Ok(render.find(&page))

@@ -185,15 +185,13 @@ impl Text {
         }
     }
 
-    /// A time as short as a line wants it: its age, or the UTC minute without a clock.
+    /// A time as short as a line wants it: its age for a person, else as every time is written
+    /// where it is not for a person (RFC 3339, UTC).
     fn short_when(&self, t: Option<Timestamp>) -> String {
         match (t, &self.clock) {
             (None, _) => "untimed".to_string(),
             (Some(t), Some(clock)) => clock.age(t),
-            (Some(t), None) => {
-                let s = t.to_string();
-                format!("{}Z", s.get(..16).unwrap_or(&s).replace('T', " "))
-            }
+            (Some(t), None) => t.to_string(),
         }
     }
 

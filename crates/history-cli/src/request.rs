@@ -27,21 +27,83 @@ pub(crate) fn cache_version() -> String {
     format!("{DECODER_VERSION} build {build}")
 }
 
-/// A time bound a flag names.
-fn bound(
-    flag: &str,
-    v: &Option<String>,
-    now: Timestamp,
-) -> Result<Option<Timestamp>, HistoryError> {
-    v.as_deref()
-        .map(|s| {
-            parse_bound(s, now).ok_or_else(|| {
-                HistoryError::usage(format!(
-                    "--{flag} {s:?} is not a time (use RFC 3339, YYYY-MM-DD, today, yesterday, or an age like 7d, 3h, 30m, 6mo, 1y)"
-                ))
+/// How the command reads the times it is given: the time ages count back from, and the zone
+/// a date or a time without an offset is in (local on a terminal, else UTC, as times are shown).
+#[derive(Clone, Debug)]
+pub(crate) struct Times {
+    /// Now.
+    pub now: Timestamp,
+    /// The zone of dates and times without an offset, and of `today` and `yesterday`.
+    pub zone: jiff::tz::TimeZone,
+}
+
+impl Times {
+    /// UTC, now: what a program reading JSON expects.
+    pub(crate) fn utc() -> Times {
+        Times {
+            now: Timestamp::now(),
+            zone: jiff::tz::TimeZone::UTC,
+        }
+    }
+
+    /// A time bound a flag names.
+    fn bound(&self, flag: &str, v: &Option<String>) -> Result<Option<Timestamp>, HistoryError> {
+        v.as_deref()
+            .map(|s| {
+                self.civil(s)
+                    .map(|(t, _)| t)
+                    .or_else(|| parse_bound(s, self.now))
+                    .ok_or_else(|| {
+                        HistoryError::usage(format!(
+                            "--{flag} {s:?} is not a time (use RFC 3339, a date, a date and time such as 2026-06-05T10:00, today, yesterday, or an age like 7d, 3h, 30m, 6mo, 1y)"
+                        ))
+                    })
             })
-        })
-        .transpose()
+            .transpose()
+    }
+
+    /// A date, a date and time without an offset, `today` or `yesterday`, in the zone: the
+    /// time it names and how it reads there.
+    fn civil(&self, text: &str) -> Option<(Timestamp, String)> {
+        use jiff::civil::{Date, DateTime};
+        let text = text.trim();
+        let today = || self.zoned(self.now).map(|z| z.date());
+        let start = match text.to_ascii_lowercase().as_str() {
+            "today" => today()?.to_datetime(jiff::civil::Time::midnight()),
+            "yesterday" => today()?
+                .yesterday()
+                .ok()?
+                .to_datetime(jiff::civil::Time::midnight()),
+            _ if text.len() == 10 => text
+                .parse::<Date>()
+                .ok()?
+                .to_datetime(jiff::civil::Time::midnight()),
+            _ if text.ends_with(['Z', 'z']) || text.get(10..)?.contains(['+', '-']) => return None,
+            _ => text.replacen(' ', "T", 1).parse::<DateTime>().ok()?,
+        };
+        let zoned = start.to_zoned(self.zone.clone()).ok()?;
+        let at = Timestamp(i64::try_from(zoned.timestamp().as_nanosecond()).ok()?);
+        Some((at, zoned.strftime("%Y-%m-%d %H:%M").to_string()))
+    }
+
+    fn zoned(&self, t: Timestamp) -> Option<jiff::Zoned> {
+        let at = jiff::Timestamp::from_nanosecond(i128::from(t.0)).ok()?;
+        Some(at.to_zoned(self.zone.clone()))
+    }
+
+    /// What the command says of the zone it read `--since`/`--until` in, where one of them
+    /// named a date or a time without an offset.
+    pub(crate) fn said(&self, since: &Option<String>, until: &Option<String>) -> String {
+        let zone = self.zone.iana_name().unwrap_or("the local time zone");
+        [("since", since), ("until", until)]
+            .into_iter()
+            .filter_map(|(flag, text)| {
+                let text = text.as_deref()?;
+                let (at, local) = self.civil(text)?;
+                Some(format!("note: --{flag} {text} is {local} {zone} ({at})\n"))
+            })
+            .collect()
+    }
 }
 
 /// The roles `--role` names.
@@ -59,14 +121,17 @@ fn roles(names: &[String]) -> Result<Vec<Role>, HistoryError> {
 }
 
 /// The core's request for `find`, from its arguments.
-pub(crate) fn find_request(args: &FindArgs, budget: usize) -> Result<FindRequest, HistoryError> {
-    let now = Timestamp::now();
+pub(crate) fn find_request(
+    args: &FindArgs,
+    budget: usize,
+    times: &Times,
+) -> Result<FindRequest, HistoryError> {
     Ok(FindRequest {
         text: args.text.join(" "),
         session: args.session.clone(),
         roles: roles(&args.roles)?,
-        since: bound("since", &args.since, now)?,
-        until: bound("until", &args.until, now)?,
+        since: times.bound("since", &args.since)?,
+        until: times.bound("until", &args.until)?,
         cwd: args.cwd.as_deref().map(directory).transpose()?,
         limit: args.limit,
         budget,
@@ -78,14 +143,17 @@ pub(crate) fn find_request(args: &FindArgs, budget: usize) -> Result<FindRequest
 
 /// The core's request for `list`, from its arguments: times, roles and places parsed, `--cwd`
 /// taken relative to the directory the command runs in.
-pub(crate) fn list_request(args: &ListArgs, budget: usize) -> Result<ListRequest, HistoryError> {
-    let now = Timestamp::now();
+pub(crate) fn list_request(
+    args: &ListArgs,
+    budget: usize,
+    times: &Times,
+) -> Result<ListRequest, HistoryError> {
     Ok(ListRequest {
         session: args.session.clone(),
         queries: args.queries.clone(),
         roles: roles(&args.roles)?,
-        since: bound("since", &args.since, now)?,
-        until: bound("until", &args.until, now)?,
+        since: times.bound("since", &args.since)?,
+        until: times.bound("until", &args.until)?,
         before_seq: args.before_seq,
         after_seq: args.after_seq,
         from: args.from.map(Into::into),

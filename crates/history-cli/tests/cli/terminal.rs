@@ -24,6 +24,19 @@ fn on_terminal(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> (String, u8) {
+    let out = on_terminal_full(r, terminal, width, args, env);
+    (out.stdout, out.code)
+}
+
+/// [`on_terminal`], with all the command's output; `TZ` in `env` names the time zone (UTC
+/// without it).
+fn on_terminal_full(
+    r: &Roots,
+    terminal: bool,
+    width: usize,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> history_cli::Output {
     let home = r.dir.path().join("home").display().to_string();
     let cache = r.cache_home().display().to_string();
     let roots: Vec<(String, String)> = r
@@ -60,11 +73,19 @@ fn on_terminal(
             width: Some(width),
             height: Some(40),
             now: NOW,
-            zone: jiff::tz::TimeZone::UTC,
+            zone: env
+                .iter()
+                .find(|(k, _)| *k == "TZ")
+                .map_or(jiff::tz::TimeZone::UTC, |(_, z)| {
+                    jiff::tz::TimeZone::get(z).unwrap()
+                }),
         },
     );
     let root = r.dir.path().display().to_string();
-    (out.stdout.replace(&root, "[ROOT]"), out.code)
+    history_cli::Output {
+        stdout: out.stdout.replace(&root, "[ROOT]"),
+        ..out
+    }
 }
 
 /// SGR escapes shown as `<1;31>` … `</>`, so that a snapshot shows where color goes.
@@ -233,6 +254,82 @@ fn a_search_in_lines_is_a_line_per_hit_with_its_match_in_view() {
             },
             ..SEEN
         },
+    );
+}
+
+#[test]
+fn times_are_taken_in_the_zone_they_are_shown_in_and_say_it() {
+    let r = Roots::new();
+    let berlin = [("TZ", "Europe/Berlin"), ("NO_COLOR", "1")];
+    let search = |since: &str, terminal: bool, env: &[(&str, &str)]| {
+        let args = [
+            "list",
+            "--session",
+            "*",
+            "-q",
+            "the",
+            "--since",
+            since,
+            "--limit",
+            "200",
+        ];
+        let out = on_terminal_full(&r, terminal, 200, &args, env);
+        assert!(out.code < 2, "{since}: {}", out.stderr);
+        let (piped, _) = on_terminal(&r, false, 200, &args, &[]);
+        (out, piped)
+    };
+    // On a terminal in Berlin, 10:00 on the 1st of March is 09:00 UTC; piped, it is UTC.
+    let (local, utc) = search("2026-03-01T10:00", true, &berlin);
+    assert!(local.stdout.contains(" seq "), "{}", local.stdout);
+    let (_, also) = search("2026-03-01 09:00", false, &[]);
+    assert_ne!(utc, also, "piped, 10:00 is UTC");
+    let (_, nine) = search("2026-03-01T09:00:00Z", false, &[]);
+    assert_eq!(nine, also, "piped, a time without an offset is UTC");
+    assert!(
+        local.stderr.contains(
+            "--since 2026-03-01T10:00 is 2026-03-01 10:00 Europe/Berlin (2026-03-01T09:00:00.000Z)"
+        ),
+        "{}",
+        local.stderr
+    );
+    // A date is local midnight, and so is today: 2026-03-02 00:00 in Berlin is 23:00 UTC.
+    let (today, _) = search("today", true, &berlin);
+    assert!(
+        today.stderr.contains("(2026-03-01T23:00:00.000Z)"),
+        "{}",
+        today.stderr
+    );
+    let (date, _) = search("2026-03-02", true, &berlin);
+    assert!(
+        date.stderr.contains("is 2026-03-02 00:00 Europe/Berlin"),
+        "{}",
+        date.stderr
+    );
+    // An offset or an age needs no zone, and nothing is said.
+    let (plain, _) = search("2026-03-01T09:00:00Z", true, &berlin);
+    assert!(!plain.stderr.contains("note:"), "{}", plain.stderr);
+    assert_eq!(plain.stdout, local.stdout);
+    // JSON is UTC wherever it goes.
+    let json = on_terminal_full(
+        &r,
+        true,
+        200,
+        &[
+            "list",
+            "--session",
+            "*",
+            "-q",
+            "the",
+            "--since",
+            "2026-03-01",
+            "--json",
+        ],
+        &berlin,
+    );
+    assert!(
+        json.stderr.contains("2026-03-01 00:00 UTC"),
+        "{}",
+        json.stderr
     );
 }
 
