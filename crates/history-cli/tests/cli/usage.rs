@@ -260,6 +260,38 @@ fn cwd_selects_sessions_by_directory_in_every_mode() {
     assert!(above.contains(&PAG[0].to_string()));
     let prefix = r.run(&["list", "--cwd", "/home/u/pa"]);
     assert_eq!(prefix.code, 1, "/home/u/pa is not /home/u/pag: {prefix:?}");
+    // Where no session ran, it says the directory it took and where sessions did run, those
+    // named like it first: in the overview, a search, --sessions and find.
+    for args in [
+        &["list", "--cwd", "/elsewhere/pag"][..],
+        &[
+            "list",
+            "--cwd",
+            "/elsewhere/pag",
+            "-q",
+            "e",
+            "--session",
+            "*",
+        ],
+        &["list", "--cwd", "/elsewhere/pag", "-q", "e", "--sessions"],
+        &["find", "--cwd", "/elsewhere/pag", "summarise"],
+    ] {
+        let run = r.run(args);
+        assert_eq!(run.code, 1, "{args:?}: {run:?}");
+        assert!(
+            run.stderr.contains(
+                "no session ran in /elsewhere/pag or below; sessions ran in /home/u/pag ("
+            ),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+    }
+    let json = r.run(&["list", "--cwd", "/elsewhere/pag", "--json"]).json();
+    assert!(
+        json["notice"].as_str().unwrap().contains("/home/u/pag"),
+        "{json}"
+    );
     // A search.
     let search = r.run(&[
         "list",

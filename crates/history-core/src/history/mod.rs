@@ -3,7 +3,7 @@
 //! request to the query that builds its page ([`crate::query`]). The CLI, an MCP server or an
 //! embedder differ only in how they parse requests and render pages.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::choose::{resolve, Place, Selector};
 use crate::corpus::Corpus;
@@ -231,12 +231,12 @@ impl History {
         }
         check_window(req.since, req.until)?;
         let selector = req.session.as_deref().unwrap_or("*");
-        let sessions = match self.target(Some(selector), req.cwd.as_ref())?.0 {
-            Target::Many(sessions) => sessions,
-            Target::One { file, .. } => vec![file],
+        let (sessions, said) = match self.target(Some(selector), req.cwd.as_ref())? {
+            (Target::Many(sessions), said) => (sessions, said),
+            (Target::One { file, .. }, said) => (vec![file], said),
         };
-        let none = sessions.is_empty() && req.session.is_none();
-        let no_sessions = none.then(|| self.no_sessions_notice());
+        let none = sessions.is_empty() && req.session.is_none() && req.cwd.is_none();
+        let no_sessions = none.then(|| self.no_sessions_notice()).or(said);
         let filter = req.filter();
         Ok(sessions_page(
             &self.scope(),
@@ -264,12 +264,12 @@ impl History {
         }
         check_window(req.since, req.until)?;
         let selector = req.session.as_deref().unwrap_or("*");
-        let sessions = match self.select(selector, false, req.cwd.as_ref())? {
-            Target::Many(sessions) => sessions,
-            Target::One { file, .. } => vec![file],
+        let (sessions, said) = match self.select_said(selector, req.cwd.as_ref())? {
+            (Target::Many(sessions), said) => (sessions, said),
+            (Target::One { file, .. }, said) => (vec![file], said),
         };
         let none = sessions.is_empty() && req.session.is_none() && req.cwd.is_none();
-        let no_sessions = none.then(|| self.no_sessions_notice());
+        let no_sessions = none.then(|| self.no_sessions_notice()).or(said);
         find_page(&self.scope(), req, &sessions, no_sessions, render)
     }
 
@@ -362,11 +362,9 @@ impl History {
         place: Option<&Place>,
     ) -> Result<(Target, Option<String>), HistoryError> {
         let current = match (selector, &self.current, place) {
-            (Some(s), _, _) => return Ok((self.select(s, false, place)?, None)),
+            (Some(s), _, _) => return self.select_said(s, place),
             // Sessions asked for by place are every session there, not the caller's own.
-            (None, None, _) | (None, Some(_), Some(_)) => {
-                return Ok((self.select("*", false, place)?, None))
-            }
+            (None, None, _) | (None, Some(_), Some(_)) => return self.select_said("*", place),
             (None, Some(current), None) => current.to_string(),
         };
         let Some(var) = &self.current_source else {
@@ -387,6 +385,67 @@ impl History {
             )),
             Err(e) => Err(e),
         }
+    }
+
+    /// [`History::select`], saying where sessions did run when none ran at `place`.
+    fn select_said(
+        &self,
+        text: &str,
+        place: Option<&Place>,
+    ) -> Result<(Target, Option<String>), HistoryError> {
+        let target = self.select(text, false, place)?;
+        let said = match (&target, place) {
+            (Target::Many(none), Some(place)) if none.is_empty() => Some(self.nowhere(place)),
+            _ => None,
+        };
+        Ok((target, said))
+    }
+
+    /// What to say when no session ran at `place`: the directory it was taken as, and the
+    /// directories sessions ran in, those whose name is closest to its own first.
+    fn nowhere(&self, place: &Place) -> String {
+        let sessions = self.corpus.discover_in(None);
+        let cwds = crate::corpus::parallel::map(&sessions, |file| {
+            self.corpus
+                .source(&file.key.harness)
+                .and_then(|source| source.cwd(file))
+        });
+        let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+        for cwd in cwds.into_iter().flatten() {
+            *counts.entry(cwd).or_default() += 1;
+        }
+        let asked = place.path();
+        let name = |p: &str| {
+            let p = Path::new(p);
+            p.file_name()
+                .map(|n| n.to_string_lossy().to_lowercase())
+                .unwrap_or_default()
+        };
+        let wanted = name(&asked.to_string_lossy());
+        let mut dirs: Vec<(String, usize)> = counts.into_iter().collect();
+        dirs.sort_by_key(|(dir, n)| {
+            let here = name(dir);
+            let distance = strsim::levenshtein(&here, &wanted);
+            (!here.contains(&wanted), distance, std::cmp::Reverse(*n))
+        });
+        let shown: Vec<String> = dirs
+            .iter()
+            .take(5)
+            .map(|(dir, n)| format!("{dir} ({n})"))
+            .collect();
+        let mut said = format!("no session ran in {} or below", asked.display());
+        match shown.is_empty() {
+            true => said.push_str("; no session records a directory"),
+            false => {
+                said.push_str("; sessions ran in ");
+                said.push_str(&shown.join(", "));
+                if dirs.len() > shown.len() {
+                    said.push_str(&format!(" and {} more", dirs.len() - shown.len()));
+                }
+                said.push_str(" (closest first; --cwd takes a path, relative to here)");
+            }
+        }
+        said
     }
 
     /// What a selector is about: one session, or many; with `place`, only sessions there.
