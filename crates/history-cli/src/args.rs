@@ -8,6 +8,8 @@ use clap::{Arg, ArgMatches, Args, CommandFactory, Parser, Subcommand, ValueEnum,
 use clap_complete::engine::ArgValueCompleter;
 use history_core::{Harness, Role};
 
+use crate::epilogue::Epilogue;
+
 /// List, search and read the local session transcripts of Claude Code, Codex CLI and pi.
 #[derive(Parser, Debug)]
 #[command(name = "notesoup-history", version, long_about = None)]
@@ -116,7 +118,6 @@ const MAN_AFTER_HELP: &str = "\
 Examples:
   notesoup-history man --dir ~/.local/share/man/man1    install every page: man notesoup-history-list
   notesoup-history man > notesoup-history.1              the main page only";
-
 
 /// What `list --help` ends with: what a person does first, and what the exit code says.
 const LIST_AFTER_HELP: &str = "\
@@ -442,14 +443,36 @@ const UNUSED_GLOBALS: &[(&str, &[&str])] = &[
     ),
     (
         "color",
-        &["export", "index", "doctor", "reindex", "mcp", "completions", "man"],
+        &[
+            "export",
+            "index",
+            "doctor",
+            "reindex",
+            "mcp",
+            "completions",
+            "man",
+        ],
     ),
     (
         "show_path",
-        &["export", "index", "doctor", "reindex", "mcp", "completions", "man"],
+        &[
+            "export",
+            "index",
+            "doctor",
+            "reindex",
+            "mcp",
+            "completions",
+            "man",
+        ],
     ),
-    ("current", &["index", "doctor", "reindex", "completions", "man"]),
-    ("host", &["index", "doctor", "reindex", "completions", "man"]),
+    (
+        "current",
+        &["index", "doctor", "reindex", "completions", "man"],
+    ),
+    (
+        "host",
+        &["index", "doctor", "reindex", "completions", "man"],
+    ),
     ("no_index", &["read", "export", "completions", "man"]),
     (ROOTS, &["doctor", "completions", "man"]),
 ];
@@ -465,7 +488,8 @@ pub fn command(registry: &[&Harness]) -> clap::Command {
 
 /// [`command`], its help wrapped to `width` columns (at most [`MAX_HELP_WIDTH`]).
 pub fn command_for_width(registry: &[&Harness], width: usize) -> clap::Command {
-    let mut cmd = with_roots(registry).term_width(width.min(MAX_HELP_WIDTH));
+    let width = width.min(MAX_HELP_WIDTH);
+    let mut cmd = fit_epilogues(with_roots(registry).term_width(width), width);
     let globals: Vec<Arg> = cmd
         .get_arguments()
         .filter(|a| a.is_global_set())
@@ -476,7 +500,10 @@ pub fn command_for_width(registry: &[&Harness], width: usize) -> clap::Command {
             ROOTS => registry.iter().map(|h| h.root_flag).collect(),
             id => vec![id],
         };
-        for arg in globals.iter().filter(|a| ids.contains(&a.get_id().as_str())) {
+        for arg in globals
+            .iter()
+            .filter(|a| ids.contains(&a.get_id().as_str()))
+        {
             // A subcommand's own flag of the same id is not overridden by the global one when
             // the command is built, and its value still reaches the global one's.
             let hidden = arg.clone().global(false).hide(true);
@@ -486,6 +513,22 @@ pub fn command_for_width(registry: &[&Harness], width: usize) -> clap::Command {
         }
     }
     cmd
+}
+
+/// `cmd` with the text each help ends with laid out for `width` columns: clap would wrap an
+/// example's explanation under its command.
+fn fit_epilogues(cmd: clap::Command, width: usize) -> clap::Command {
+    let fit = |c: clap::Command| match c.get_after_help().map(|t| t.to_string()) {
+        Some(text) => c.after_help(Epilogue::parse(&text).layout(width)),
+        None => c,
+    };
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    names
+        .iter()
+        .fold(fit(cmd), |cmd, name| cmd.mut_subcommand(name, fit))
 }
 
 /// The command with a root flag for every harness of `registry`.

@@ -15,6 +15,7 @@
 mod args;
 mod command_line;
 pub mod completion;
+mod epilogue;
 mod export;
 mod index;
 mod manual;
@@ -104,10 +105,7 @@ fn documents(registry: &[&Harness], command: &Command, json: bool) -> Option<Out
             .unwrap_or_default(),
         Command::Man(args::ManArgs { dir: Some(dir) }) => {
             match manual::write_pages(registry, dir) {
-                Ok(files) => files
-                    .iter()
-                    .map(|f| format!("{}\n", f.display()))
-                    .collect(),
+                Ok(files) => files.iter().map(|f| format!("{}\n", f.display())).collect(),
                 Err(e) => return Some(failed(json, &e)),
             }
         }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use history_core::{Harness, HistoryError};
 
 use crate::command_line::PROGRAM;
+use crate::epilogue::Epilogue;
 
 /// The manual's section: user commands.
 const SECTION: &str = "1";
@@ -92,7 +93,11 @@ fn page(registry: &[&Harness], cmd: &clap::Command, name: &str, all: &[String]) 
         .section(SECTION)
         .source(format!("{PROGRAM} {}", env!("CARGO_PKG_VERSION")))
         .manual("User Commands");
-    let help = AfterHelp::parse(cmd);
+    let text = cmd
+        .get_after_help()
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+    let help = Epilogue::parse(&text);
     let mut out = rendered(|w| man.render_title(w), true);
     out += &format!(".SH NAME\n{} \\- {}\n", escape(name), escape(&about(cmd)));
     out += &rendered(|w| man.render_synopsis_section(w), false);
@@ -133,12 +138,17 @@ fn about(cmd: &clap::Command) -> String {
 
 /// DESCRIPTION: what help says first, then what its epilogue explains besides examples and
 /// exit codes.
-fn description(cmd: &clap::Command, help: &AfterHelp) -> String {
+fn description(cmd: &clap::Command, help: &Epilogue) -> String {
     let mut out = format!(".SH DESCRIPTION\n{}\n", escape(&sentence(&about(cmd))));
     if cmd.get_name() == PROGRAM {
         out += &subcommands(cmd);
     }
-    for paragraph in &help.paragraphs {
+    // EXIT STATUS says what the exit codes are.
+    let paragraphs = help
+        .paragraphs
+        .iter()
+        .filter(|p| !p.starts_with("Exit codes:"));
+    for paragraph in paragraphs {
         out += &format!(".PP\n{}\n", escape(paragraph));
     }
     out
@@ -322,59 +332,6 @@ $XDG_CACHE_HOME/notesoup/history\\-walks, else ~/.cache/notesoup/history\\-walks
 What the last walk of each root found, to walk it again quickly.
 ";
     out
-}
-
-/// A subcommand's `after_help`: its examples (command, what it does) and its other
-/// paragraphs, without the exit codes (EXIT STATUS says them).
-#[derive(Default)]
-struct AfterHelp {
-    examples: Vec<(String, String)>,
-    paragraphs: Vec<String>,
-}
-
-impl AfterHelp {
-    /// Reads `cmd`'s `after_help`: paragraphs separated by blank lines; the one headed
-    /// `Examples:` holds a command a line, what it does after a run of spaces (or on the next
-    /// line, indented under it).
-    fn parse(cmd: &clap::Command) -> AfterHelp {
-        let mut help = AfterHelp::default();
-        let Some(text) = cmd.get_after_help().map(|t| t.to_string()) else {
-            return help;
-        };
-        for paragraph in text.split("\n\n") {
-            match paragraph.strip_prefix("Examples:\n") {
-                Some(lines) => help.read_examples(lines),
-                None if paragraph.starts_with("Exit codes:") => {}
-                None => help.paragraphs.push(one_line(paragraph)),
-            }
-        }
-        help
-    }
-
-    /// The lines of an `Examples:` paragraph: a command indented by two spaces, what it does
-    /// after a run of spaces or on the next line, indented further.
-    fn read_examples(&mut self, lines: &str) {
-        for line in lines.lines() {
-            let indent = line.len() - line.trim_start().len();
-            let line = line.trim();
-            if line.is_empty() {
-                continue;
-            }
-            match self.examples.last_mut() {
-                Some((_, what)) if indent > 4 && what.is_empty() => *what = line.to_string(),
-                _ => {
-                    let (command, what) = line.split_once("  ").unwrap_or((line, ""));
-                    self.examples
-                        .push((command.trim().to_string(), what.trim().to_string()));
-                }
-            }
-        }
-    }
-}
-
-/// A paragraph's lines as one.
-fn one_line(paragraph: &str) -> String {
-    paragraph.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `text` as roff text: backslashes and hyphens escaped, and a line that would start with a

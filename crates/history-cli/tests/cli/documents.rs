@@ -20,7 +20,12 @@ fn bin_dir() -> PathBuf {
 /// `program` run with the environment of `r`'s binary (its roots, a private home and cache, no
 /// index) and the binary on $PATH; `None`, with a note, when `program` is not installed.
 fn shell(r: &Roots, program: &str) -> Option<Command> {
-    if Command::new(program).arg("-c").arg("exit 0").output().is_err() {
+    if Command::new(program)
+        .arg("-c")
+        .arg("exit 0")
+        .output()
+        .is_err()
+    {
         eprintln!("note: {program} is not installed: its completion test is skipped");
         return None;
     }
@@ -84,7 +89,11 @@ fn bash_words(line: &str) -> (Vec<String>, String) {
         }
         words.extend(parts);
     }
-    let current = line.rsplit([' ', ':', '=']).next().unwrap_or("").to_string();
+    let current = line
+        .rsplit([' ', ':', '='])
+        .next()
+        .unwrap_or("")
+        .to_string();
     (words, current)
 }
 
@@ -217,7 +226,10 @@ fn check_shell(name: &str, ask: &dyn Fn(&str) -> Option<Vec<String>>) {
             "{name}: no {flag} in {flags:?}"
         );
     }
-    assert!(flags.iter().all(|w| w.starts_with("--")), "{name}: {flags:?}");
+    assert!(
+        flags.iter().all(|w| w.starts_with("--")),
+        "{name}: {flags:?}"
+    );
     let roles = ask("notesoup-history list --role ").unwrap();
     assert_eq!(
         sorted(&roles),
@@ -239,7 +251,10 @@ fn check_shell(name: &str, ask: &dyn Fn(&str) -> Option<Vec<String>>) {
     let mcp = ask("notesoup-history mcp --").unwrap();
     assert!(mcp.iter().any(|w| w == "--budget"), "{name}: {mcp:?}");
     for unused in ["--json", "--color", "--show-path"] {
-        assert!(!mcp.iter().any(|w| w == unused), "{name}: {unused} in {mcp:?}");
+        assert!(
+            !mcp.iter().any(|w| w == unused),
+            "{name}: {unused} in {mcp:?}"
+        );
     }
     // Session ids from the roots the environment names: the 50 newest (pi's fixtures are the
     // newest, then Codex's; Claude's are older).
@@ -277,15 +292,22 @@ fn bash_completes_subcommands_flags_values_and_sessions() {
         after_colon.iter().any(|s| s == "abandoned-branch"),
         "{after_colon:?}"
     );
-    assert!(after_colon.iter().all(|s| !s.contains(':')), "{after_colon:?}");
+    assert!(
+        after_colon.iter().all(|s| !s.contains(':')),
+        "{after_colon:?}"
+    );
     let equals = bash(&r, &script, "notesoup-history list --role=as").unwrap();
     assert_eq!(equals, ["assistant"]);
     // An unqualified start completes unqualified ids.
     let bare = bash(&r, &script, "notesoup-history export --session abandoned-b").unwrap();
     assert_eq!(bare, ["abandoned-branch"]);
     // A directory flag completes directories.
-    let dirs = bash(&r, &script, &format!("notesoup-history list --cwd {}/", r.dir.path().display()))
-        .unwrap();
+    let dirs = bash(
+        &r,
+        &script,
+        &format!("notesoup-history list --cwd {}/", r.dir.path().display()),
+    )
+    .unwrap();
     assert!(dirs.iter().any(|d| d.ends_with("/claude/")), "{dirs:?}");
     // Completing wrote nothing: no cache, no changed transcript.
     assert!(!r.dir.path().join("cache").exists());
@@ -319,7 +341,10 @@ fn every_shell_has_a_script_and_an_unknown_one_is_refused() {
         let run = r.run(&["completions", shell]);
         assert_eq!(run.code, 0, "{shell}: {run:?}");
         assert!(run.stdout.contains("notesoup-history"), "{shell}");
-        assert!(run.stdout.contains("COMPLETE"), "{shell}: calls the binary back");
+        assert!(
+            run.stdout.contains("COMPLETE"),
+            "{shell}: calls the binary back"
+        );
     }
     // The bash script is one bash reads.
     let bash = r.run(&["completions", "bash"]).stdout;
@@ -376,9 +401,16 @@ fn man_prints_the_main_page() {
         "{}",
         &run.stdout[..80]
     );
-    let titles: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with(".TH ")).collect();
+    let titles: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with(".TH "))
+        .collect();
     assert_eq!(titles.len(), 1, "{titles:?}");
-    assert!(titles[0].starts_with(".TH NOTESOUP-HISTORY 1 "), "{titles:?}");
+    assert!(
+        titles[0].starts_with(".TH NOTESOUP-HISTORY 1 "),
+        "{titles:?}"
+    );
     assert_eq!(
         name_line(&run.stdout),
         "notesoup\\-history \\- List, search and read the local session transcripts of Claude \
@@ -420,7 +452,10 @@ fn man_dir_writes_a_page_per_subcommand_with_every_section() {
         // NAME: the page's name once, then what it does.
         let line = name_line(&page);
         let escaped = name.replace('-', "\\-");
-        assert!(line.starts_with(&format!("{escaped} \\- ")), "{name}: {line}");
+        assert!(
+            line.starts_with(&format!("{escaped} \\- ")),
+            "{name}: {line}"
+        );
         assert_eq!(line.matches(&escaped).count(), 1, "{name}: {line}");
         for var in [
             "NOTESOUP_CURRENT_SESSION",
@@ -442,9 +477,15 @@ fn man_dir_writes_a_page_per_subcommand_with_every_section() {
         "notesoup\\-history\\-list \\- Browse one session, search sessions, or show the \
          recent\\-sessions overview"
     );
-    assert!(list.contains("\\-\\-after\\-seq"), "list's options are described");
+    assert!(
+        list.contains("\\-\\-after\\-seq"),
+        "list's options are described"
+    );
     assert!(list.contains(".SS Paging"), "options under their headings");
-    assert!(list.contains("\\fB\\-\\-json\\fR"), "and the global flags it uses");
+    assert!(
+        list.contains("\\fB\\-\\-json\\fR"),
+        "and the global flags it uses"
+    );
     assert!(
         list.contains("\\fBnotesoup\\-history list \\-\\-session claude:4f2a\\fR"),
         "examples from list --help"
