@@ -106,9 +106,10 @@ Examples:
 /// What `completions --help` ends with: how each shell loads the script.
 const COMPLETIONS_AFTER_HELP: &str = "\
 Examples:
-  source <(notesoup-history completions bash)                   bash, in ~/.bashrc
-  notesoup-history completions zsh > ~/.zfunc/_notesoup-history  zsh, with ~/.zfunc in $fpath
+  source <(notesoup-history completions bash)    bash, in ~/.bashrc
+  source <(notesoup-history completions zsh)     zsh, in ~/.zshrc after compinit
   notesoup-history completions fish > ~/.config/fish/completions/notesoup-history.fish
+                                                 fish
 
 The script calls notesoup-history back for each completion, so that it offers what this version
 takes, and the ids of your recent sessions after --session. It needs notesoup-history on $PATH.";
