@@ -134,17 +134,18 @@ Exit codes: 0 a result with items, 1 a valid request with none.";
     #[test]
     fn explanations_stand_in_a_column_where_they_fit() {
         let wide = Epilogue::parse(TEXT).layout(100);
-        assert!(wide.contains("--before-seq 27\n                                                          page back\n"), "{wide}");
-        assert!(
-            wide.contains("  prog list                                                 the recent"),
-            "{wide}"
-        );
+        let column = 2 + "prog list --session a-long-session-id --before-seq 27".len() + 3;
+        assert!(wide.contains("--before-seq 27   page back\n"), "{wide}");
+        let first = format!("{:column$}the recent sessions\n", "  prog list");
+        assert!(wide.contains(&first), "{wide}");
+        // At 60 columns the column moves left so that the widest explanation fits.
         let medium = Epilogue::parse(TEXT).layout(60);
         assert!(medium.lines().all(|l| l.len() <= 60), "{medium}");
-        assert!(
-            medium.contains("  prog list                           the recent sessions\n"),
-            "{medium}"
-        );
+        let column = 60 - "the recent sessions".len();
+        let first = format!("{:column$}the recent sessions\n", "  prog list");
+        assert!(medium.contains(&first), "{medium}");
+        let below = format!("--before-seq 27\n{:column$}page back\n", "");
+        assert!(medium.contains(&below), "{medium}");
         assert!(medium
             .ends_with("\n\nExit codes: 0 a result with items, 1 a valid request with\nnone."));
     }
