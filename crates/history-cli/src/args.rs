@@ -3,18 +3,33 @@
 
 use std::path::PathBuf;
 
-use clap::{Arg, ArgMatches, Args, CommandFactory, Parser, Subcommand, ValueEnum};
-use history_core::Harness;
+use clap::builder::PossibleValuesParser;
+use clap::{Arg, ArgMatches, Args, CommandFactory, Parser, Subcommand, ValueEnum, ValueHint};
+use clap_complete::engine::ArgValueCompleter;
+use history_core::{Harness, Role};
+
+use crate::epilogue::Epilogue;
 
 /// List, search and read the local session transcripts of Claude Code, Codex CLI and pi.
 #[derive(Parser, Debug)]
-#[command(name = "notesoup-history", version, about, long_about = None)]
+#[command(name = "notesoup-history", version, long_about = None)]
+#[command(after_help = ROOT_AFTER_HELP)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     #[command(flatten)]
     pub common: Common,
 }
+
+/// What `notesoup-history --help` ends with: where to start.
+const ROOT_AFTER_HELP: &str = "\
+Examples:
+  notesoup-history list                          the recent sessions, each by its first prompt
+  notesoup-history find flaky login test         the sessions where it happened, best first
+  notesoup-history list --session claude:4f2a    browse one session
+  notesoup-history man --dir ~/.local/share/man/man1
+                                                 install the manual: man notesoup-history-list
+  source <(notesoup-history completions bash)    complete subcommands, flags and session ids";
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -25,22 +40,85 @@ pub enum Command {
     #[command(after_help = FIND_AFTER_HELP)]
     Find(FindArgs),
     /// Show one event in full.
+    #[command(after_help = READ_AFTER_HELP)]
     Read(ReadArgs),
     /// Write a whole session as a document (Markdown, or JSON Lines), with no budget.
+    #[command(after_help = EXPORT_AFTER_HELP)]
     Export(ExportArgs),
     /// Bring the search index up to date (searches also start this in the background).
+    #[command(after_help = INDEX_AFTER_HELP)]
     Index(IndexArgs),
     /// Say where the search index is and what it holds.
+    #[command(after_help = DOCTOR_AFTER_HELP)]
     Doctor,
     /// Rebuild the search index, or only the sessions under the given directories.
+    #[command(after_help = REINDEX_AFTER_HELP)]
     Reindex(ReindexArgs),
     /// Serve history_list, history_find and history_read to agents over MCP, on stdin and stdout.
+    #[command(after_help = MCP_AFTER_HELP)]
     Mcp,
     /// Print a shell's completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = COMPLETIONS_AFTER_HELP)]
     Completions(CompletionsArgs),
-    /// Print the manual page (roff): `notesoup-history man > notesoup-history.1`.
-    Man,
+    /// Print the manual: this page in roff, or with --dir every page, one file each.
+    #[command(after_help = MAN_AFTER_HELP)]
+    Man(ManArgs),
 }
+
+/// What `read --help` ends with.
+const READ_AFTER_HELP: &str = "\
+Examples:
+  notesoup-history read --session claude:4f2a --seq 31    one event in full
+  notesoup-history read --seq 31 --part 1                 the second event at seq 31 of the current session
+  notesoup-history read --session claude:4f2a --seq 31 --offset-chars 30000
+                                                          the text where the page before cut it";
+
+/// What `export --help` ends with.
+const EXPORT_AFTER_HELP: &str = "\
+Examples:
+  notesoup-history export --session claude:4f2a > s.md          the session as Markdown
+  notesoup-history export --session claude:4f2a --format json   the session, then an event a line";
+
+/// What `index --help` ends with.
+const INDEX_AFTER_HELP: &str = "\
+Examples:
+  notesoup-history index           bring the index up to date (Ctrl-C stops it, keeping what it stored)
+  notesoup-history index --json    the same, saying what it did as one JSON object";
+
+/// What `doctor --help` ends with.
+const DOCTOR_AFTER_HELP: &str = "\
+Examples:
+  notesoup-history doctor          where the index is, how big, and what it holds
+  notesoup-history doctor --json   the same as one JSON object";
+
+/// What `reindex --help` ends with.
+const REINDEX_AFTER_HELP: &str = "\
+Examples:
+  notesoup-history reindex                                   index every session again
+  notesoup-history reindex --dir ~/.claude/projects/-w-app   only the sessions under this directory";
+
+/// What `mcp --help` ends with: how agents start it.
+const MCP_AFTER_HELP: &str = "\
+Examples:
+  claude mcp add -s user notesoup-history -- notesoup-history mcp    Claude Code
+  codex mcp add notesoup-history -- notesoup-history mcp             Codex";
+
+/// What `completions --help` ends with: how each shell loads the script.
+const COMPLETIONS_AFTER_HELP: &str = "\
+Examples:
+  source <(notesoup-history completions bash)    bash, in ~/.bashrc
+  source <(notesoup-history completions zsh)     zsh, in ~/.zshrc after compinit
+  notesoup-history completions fish > ~/.config/fish/completions/notesoup-history.fish
+                                                 fish
+
+The script calls notesoup-history back for each completion, so that it offers what this version
+takes, and the ids of your recent sessions after --session. It needs notesoup-history on $PATH.";
+
+/// What `man --help` ends with.
+const MAN_AFTER_HELP: &str = "\
+Examples:
+  notesoup-history man --dir ~/.local/share/man/man1    install every page: man notesoup-history-list
+  notesoup-history man > notesoup-history.1              the main page only";
 
 /// What `list --help` ends with: what a person does first, and what the exit code says.
 const LIST_AFTER_HELP: &str = "\
@@ -79,15 +157,15 @@ pub struct FindArgs {
     /// Only these sessions: an id or prefix, or a pattern with `*` (`pi:*`). Default: every
     /// session.
     #[arg(help_heading = "Selection")]
-    #[arg(long)]
+    #[arg(long, add = session_completer())]
     pub session: Option<String>,
     /// Only sessions that ran in this directory or below it (`.`: here).
     #[arg(help_heading = "Selection")]
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::DirPath)]
     pub cwd: Option<PathBuf>,
-    /// Only events of this role (user, assistant, tool, context); repeatable.
+    /// Only events of this role; repeatable.
     #[arg(help_heading = "Filters")]
-    #[arg(long = "role")]
+    #[arg(long = "role", value_name = "ROLE", value_parser = role_names())]
     pub roles: Vec<String>,
     /// Only events at or after this time (RFC 3339, a date, today, yesterday, or an age: 3h, 7d, 6mo).
     #[arg(help_heading = "Filters")]
@@ -132,6 +210,14 @@ pub struct CompletionsArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write every page (notesoup-history.1, notesoup-history-list.1, …) into this directory,
+    /// creating it, rather than print the main page.
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
 pub struct IndexArgs {
     /// Run as the background update a search starts: quietly, at a low priority, and not at all
     /// when another update holds the lock.
@@ -142,7 +228,7 @@ pub struct IndexArgs {
 #[derive(Args, Debug)]
 pub struct ReindexArgs {
     /// Only the sessions whose files lie under this directory; repeatable.
-    #[arg(long = "dir")]
+    #[arg(long = "dir", value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub dirs: Vec<PathBuf>,
 }
 
@@ -152,15 +238,15 @@ pub struct ListArgs {
     /// anything with `*` selects many (`*`, `pi:*`, `claude:4f2*`). Default: the current session,
     /// else `*`.
     #[arg(help_heading = "Selection")]
-    #[arg(long)]
+    #[arg(long, add = session_completer())]
     pub session: Option<String>,
     /// Literal, case-insensitive text to find; repeat for any of several.
     #[arg(help_heading = "Filters")]
     #[arg(long = "query", short = 'q')]
     pub queries: Vec<String>,
-    /// Only events of this role (user, assistant, tool, context); repeatable.
+    /// Only events of this role; repeatable.
     #[arg(help_heading = "Filters")]
-    #[arg(long = "role")]
+    #[arg(long = "role", value_name = "ROLE", value_parser = role_names())]
     pub roles: Vec<String>,
     /// Only events at or after this time (RFC 3339, a date, today, yesterday, or an age: 3h, 7d, 6mo).
     #[arg(help_heading = "Filters")]
@@ -205,7 +291,7 @@ pub struct ListArgs {
     /// Only sessions that ran in this directory or below it (`.`: here); without --session,
     /// every such session rather than the current one.
     #[arg(help_heading = "Selection")]
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::DirPath)]
     pub cwd: Option<PathBuf>,
     /// One entry per session with a hit of --query: its hit count, first and last hit, best
     /// hit and resume command, by the latest hit; --limit counts sessions. Without --session it
@@ -224,6 +310,17 @@ pub struct ListArgs {
     #[arg(help_heading = "Output")]
     #[arg(short = 'C', long = "context", value_name = "N")]
     pub context: Option<usize>,
+}
+
+/// The names `--role` takes, as clap offers them to a shell's completion and lists them in an
+/// error.
+fn role_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(Role::ALL.map(Role::as_str))
+}
+
+/// What completes a `--session` (and `--current`): the ids of the user's recent sessions.
+fn session_completer() -> ArgValueCompleter {
+    ArgValueCompleter::new(crate::completion::sessions)
 }
 
 /// A count of items: a page of none would answer nothing.
@@ -253,7 +350,7 @@ pub enum ColorArg {
 #[derive(Args, Debug)]
 pub struct ReadArgs {
     /// The session: an id or unique prefix, optionally qualified. Default: the current session.
-    #[arg(long)]
+    #[arg(long, add = session_completer())]
     pub session: Option<String>,
     /// The event's seq.
     #[arg(long)]
@@ -269,7 +366,7 @@ pub struct ReadArgs {
 #[derive(Args, Debug)]
 pub struct ExportArgs {
     /// The session: an id or unique prefix, optionally qualified. Default: the current session.
-    #[arg(long)]
+    #[arg(long, add = session_completer())]
     pub session: Option<String>,
     /// The document: Markdown to read, or JSON Lines (the session, then one item per event).
     #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
@@ -301,7 +398,7 @@ pub struct Common {
     /// The session you are working in, as HARNESS:ID (default: $NOTESOUP_CURRENT_SESSION, or
     /// what the agent sets, such as $CLAUDE_CODE_SESSION_ID for Claude Code).
     #[arg(help_heading = "Selection")]
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_name = "HARNESS:ID", add = session_completer())]
     pub current: Option<String>,
     /// The harness you are working in, tried first for unqualified ids (default: $NOTESOUP_HOST).
     #[arg(help_heading = "Selection")]
@@ -338,8 +435,110 @@ impl From<FromArg> for history_core::End {
     }
 }
 
-/// The command with a root flag for every harness of `registry`.
+/// The widest help clap wraps to, however wide the terminal: longer lines are hard to read.
+pub const MAX_HELP_WIDTH: usize = 100;
+
+/// The global flags each subcommand has no use for: accepted there as everywhere, so that no
+/// command line breaks, but left out of its help, its manual page and its completions (as a
+/// hidden flag of its own). `ROOTS` stands for every harness's root flag.
+const UNUSED_GLOBALS: &[(&str, &[&str])] = &[
+    ("json", &["mcp", "completions", "man"]),
+    (
+        "budget",
+        &["export", "index", "doctor", "reindex", "completions", "man"],
+    ),
+    (
+        "color",
+        &[
+            "export",
+            "index",
+            "doctor",
+            "reindex",
+            "mcp",
+            "completions",
+            "man",
+        ],
+    ),
+    (
+        "show_path",
+        &[
+            "export",
+            "index",
+            "doctor",
+            "reindex",
+            "mcp",
+            "completions",
+            "man",
+        ],
+    ),
+    (
+        "current",
+        &["index", "doctor", "reindex", "completions", "man"],
+    ),
+    (
+        "host",
+        &["index", "doctor", "reindex", "completions", "man"],
+    ),
+    ("no_index", &["read", "export", "completions", "man"]),
+    (ROOTS, &["doctor", "completions", "man"]),
+];
+
+/// What [`UNUSED_GLOBALS`] names every root flag by.
+const ROOTS: &str = "ROOTS";
+
+/// The command with a root flag for every harness of `registry`, each subcommand's help showing
+/// the global flags it uses, wrapped to [`MAX_HELP_WIDTH`].
 pub fn command(registry: &[&Harness]) -> clap::Command {
+    command_for_width(registry, MAX_HELP_WIDTH)
+}
+
+/// [`command`], its help wrapped to `width` columns (at most [`MAX_HELP_WIDTH`]).
+pub fn command_for_width(registry: &[&Harness], width: usize) -> clap::Command {
+    let width = width.min(MAX_HELP_WIDTH);
+    let mut cmd = fit_epilogues(with_roots(registry).term_width(width), width);
+    let globals: Vec<Arg> = cmd
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .cloned()
+        .collect();
+    for (id, unused) in UNUSED_GLOBALS {
+        let ids: Vec<&str> = match *id {
+            ROOTS => registry.iter().map(|h| h.root_flag).collect(),
+            id => vec![id],
+        };
+        for arg in globals
+            .iter()
+            .filter(|a| ids.contains(&a.get_id().as_str()))
+        {
+            // A subcommand's own flag of the same id is not overridden by the global one when
+            // the command is built, and its value still reaches the global one's.
+            let hidden = arg.clone().global(false).hide(true);
+            for name in *unused {
+                cmd = cmd.mut_subcommand(name, |sub| sub.arg(hidden.clone()));
+            }
+        }
+    }
+    cmd
+}
+
+/// `cmd` with the text each help ends with laid out for `width` columns: clap would wrap an
+/// example's explanation under its command.
+fn fit_epilogues(cmd: clap::Command, width: usize) -> clap::Command {
+    let fit = |c: clap::Command| match c.get_after_help().map(|t| t.to_string()) {
+        Some(text) => c.after_help(Epilogue::parse(&text).layout(width)),
+        None => c,
+    };
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    names
+        .iter()
+        .fold(fit(cmd), |cmd, name| cmd.mut_subcommand(name, fit))
+}
+
+/// The command with a root flag for every harness of `registry`.
+fn with_roots(registry: &[&Harness]) -> clap::Command {
     registry.iter().fold(Cli::command(), |cmd, h| {
         cmd.arg(
             Arg::new(h.root_flag)
@@ -347,6 +546,7 @@ pub fn command(registry: &[&Harness]) -> clap::Command {
                 .global(true)
                 .value_name("DIR")
                 .value_parser(clap::value_parser!(PathBuf))
+                .value_hint(ValueHint::DirPath)
                 .help_heading("Sources")
                 .help(format!(
                     "{} (default: ${}, {})",

@@ -14,8 +14,11 @@
 
 mod args;
 mod command_line;
+pub mod completion;
+mod epilogue;
 mod export;
 mod index;
+mod manual;
 pub mod mcp;
 pub mod render;
 mod request;
@@ -90,28 +93,28 @@ where
     out
 }
 
-/// What `completions` and `man` print: documents of the command line itself, which need no
-/// transcripts.
-fn documents(registry: &[&Harness], command: &Command) -> Option<String> {
-    let mut out = Vec::new();
-    let mut cmd = args::command(registry);
-    match command {
-        Command::Completions(a) => {
-            clap_complete::generate(a.shell, &mut cmd, "notesoup-history", &mut out);
-        }
-        Command::Man => {
-            let man = clap_mangen::Man::new(cmd.clone());
-            man.render(&mut out).ok()?;
-            // A section per subcommand, so that `man` says what each one takes.
-            for sub in cmd.get_subcommands_mut() {
-                let name = format!("notesoup-history-{}", sub.get_name());
-                let sub = sub.clone().display_name(name);
-                clap_mangen::Man::new(sub).render(&mut out).ok()?;
+/// What `completions` and `man` answer: documents of the command line itself, which need no
+/// transcripts. `man --dir` writes the pages and prints the files it wrote.
+fn documents(registry: &[&Harness], command: &Command, json: bool) -> Option<Output> {
+    let stdout = match command {
+        Command::Completions(a) => completion::script(a.shell),
+        Command::Man(args::ManArgs { dir: None }) => manual::pages(registry)
+            .into_iter()
+            .next()
+            .map(|page| page.roff)
+            .unwrap_or_default(),
+        Command::Man(args::ManArgs { dir: Some(dir) }) => {
+            match manual::write_pages(registry, dir) {
+                Ok(files) => files.iter().map(|f| format!("{}\n", f.display())).collect(),
+                Err(e) => return Some(failed(json, &e)),
             }
         }
         _ => return None,
-    }
-    String::from_utf8(out).ok()
+    };
+    Some(Output {
+        stdout,
+        ..Output::default()
+    })
 }
 
 /// [`run`], with the streams that `mcp` serves on.
@@ -140,7 +143,9 @@ where
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
     let json = argv.iter().any(|a| a == "--json");
     let fail = |error: &HistoryError| failed(json, error);
-    let matches = match args::command(registry).try_get_matches_from(&argv) {
+    // Help wraps to the terminal's width; piped, to the widest it takes.
+    let width = terminal.width.unwrap_or(args::MAX_HELP_WIDTH);
+    let matches = match args::command_for_width(registry, width).try_get_matches_from(&argv) {
         Ok(m) => m,
         Err(e) => return clap_error(e, &fail),
     };
@@ -148,11 +153,8 @@ where
         Ok(cli) => cli,
         Err(e) => return clap_error(e, &fail),
     };
-    if let Some(stdout) = documents(registry, &cli.command) {
-        return Output {
-            stdout,
-            ..Output::default()
-        };
+    if let Some(out) = documents(registry, &cli.command, json) {
+        return out;
     }
     let index = index::Settings::new(cli.common.no_index, env);
     if let Command::Mcp = cli.command {
@@ -245,7 +247,7 @@ where
         Command::Index(a) => index.update(history.corpus(), a.background, json),
         Command::Doctor => index.doctor(json),
         Command::Reindex(a) => index.reindex(history.corpus(), &a.dirs, json),
-        Command::Mcp | Command::Completions(_) | Command::Man | Command::Export(_) => {
+        Command::Mcp | Command::Completions(_) | Command::Man(_) | Command::Export(_) => {
             unreachable!("answered above")
         }
     });

@@ -467,3 +467,107 @@ fn times_by_the_calendar_and_by_name_are_taken() {
     assert!(!all.json()["items"].as_array().unwrap().is_empty());
     assert_eq!(all.json()["items"], until_today.json()["items"]);
 }
+
+/// The long flags a subcommand's help shows.
+fn help_flags(r: &Roots, sub: &str) -> Vec<String> {
+    let run = r.run(&[sub, "--help"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    run.stdout
+        .split_whitespace()
+        .filter(|w| w.starts_with("--"))
+        .map(|w| w.trim_end_matches([',', ')', ';', '.']).to_string())
+        .collect()
+}
+
+#[test]
+fn help_shows_the_global_flags_a_subcommand_uses() {
+    let r = Roots::new();
+    let shown = |sub: &str, flag: &str| help_flags(&r, sub).iter().any(|f| f == flag);
+    for sub in ["list", "find", "read"] {
+        for flag in ["--json", "--budget", "--color", "--show-path"] {
+            assert!(shown(sub, flag), "{sub} --help: no {flag}");
+        }
+    }
+    for sub in ["export", "index", "doctor", "reindex"] {
+        assert!(shown(sub, "--json"), "{sub}");
+        for flag in ["--budget", "--color", "--show-path"] {
+            assert!(!shown(sub, flag), "{sub} --help: {flag}");
+        }
+    }
+    assert!(shown("mcp", "--budget"));
+    for flag in ["--json", "--color", "--show-path"] {
+        assert!(!shown("mcp", flag), "mcp --help: {flag}");
+    }
+    for sub in ["completions", "man"] {
+        for flag in [
+            "--json",
+            "--budget",
+            "--color",
+            "--show-path",
+            "--claude-root",
+            "--no-index",
+        ] {
+            assert!(!shown(sub, flag), "{sub} --help: {flag}");
+        }
+    }
+    // Hidden, not removed: every command line that worked still works.
+    let export = r.run(&[
+        "export",
+        "--session",
+        "abandoned-branch",
+        "--budget",
+        "10",
+        "--color",
+        "always",
+        "--show-path",
+    ]);
+    assert_eq!(export.code, 0, "{export:?}");
+    let plain = r.run(&["export", "--session", "abandoned-branch"]);
+    assert_eq!(export.stdout, plain.stdout);
+    let man = r.run(&[
+        "man",
+        "--json",
+        "--budget",
+        "5",
+        "--no-index",
+        "--current",
+        "claude:x",
+    ]);
+    assert_eq!(man.code, 0, "{man:?}");
+    let completions = r.run(&["completions", "bash", "--show-path", "--color", "never"]);
+    assert_eq!(completions.code, 0, "{completions:?}");
+    let hidden_value = r.run(&["export", "--session", "abandoned-branch", "--budget", "x"]);
+    assert_eq!(
+        hidden_value.code, 2,
+        "a hidden flag's value is still checked"
+    );
+}
+
+#[test]
+fn help_wraps_to_the_terminal_width_up_to_100_columns() {
+    let r = Roots::new();
+    for (columns, widest) in [(None, 100), (Some("60"), 60), (Some("250"), 100)] {
+        let mut cmd = r.cmd();
+        if let Some(c) = columns {
+            cmd.env("COLUMNS", c);
+        }
+        let out = cmd.args(["list", "--help"]).output().unwrap();
+        let help = String::from_utf8(out.stdout).unwrap();
+        let longest = help.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(longest <= widest, "{columns:?}: {longest}\n{help}");
+        assert!(longest > widest - 10, "{columns:?}: {longest}\n{help}");
+    }
+}
+
+#[test]
+fn a_role_that_is_not_one_is_refused_in_one_line() {
+    let r = Roots::new();
+    let err = usage_error(&r.run(&["list", "--role", "robot"]));
+    assert_eq!(
+        err,
+        "error: invalid value 'robot' for '--role <ROLE>'; [possible values: user, assistant, \
+         tool, context] (usage)\n"
+    );
+    let find = usage_error(&r.run(&["find", "x", "--role", "User"]));
+    assert!(find.contains("[possible values: user, assistant"), "{find}");
+}
