@@ -361,6 +361,9 @@ pub struct ReadArgs {
     /// Start the text this many characters in (to continue a cut text).
     #[arg(long, default_value_t = 0)]
     pub offset_chars: usize,
+    /// Print to the terminal directly rather than through $PAGER (else `less -FRX`).
+    #[arg(long)]
+    pub no_pager: bool,
 }
 
 #[derive(Args, Debug)]
@@ -374,6 +377,9 @@ pub struct ExportArgs {
     /// Every branch of a branched session, each event marked with whether it is on the active one.
     #[arg(long)]
     pub all_branches: bool,
+    /// Print to the terminal directly rather than through $PAGER (else `less -FRX`).
+    #[arg(long)]
+    pub no_pager: bool,
 }
 
 /// What `export` writes.

@@ -117,6 +117,37 @@ fn documents(registry: &[&Harness], command: &Command, json: bool) -> Option<Out
     })
 }
 
+/// The pager the output of `argv` goes through, as a shell command: for `read` and `export`
+/// to a terminal, `$PAGER` (none when it is empty or `cat`), else `less -FRX` (which quits at
+/// once when the text fits a screen); none with `--no-pager`.
+pub fn pager<T>(
+    registry: &[&Harness],
+    argv: &[T],
+    env: Env<'_>,
+    terminal: &Terminal,
+) -> Option<String>
+where
+    T: Into<OsString> + Clone,
+{
+    if !terminal.is_terminal {
+        return None;
+    }
+    let matches = args::command(registry)
+        .try_get_matches_from(argv.iter().cloned())
+        .ok()?;
+    let cli = Cli::from_arg_matches(&matches).ok()?;
+    let paged = match &cli.command {
+        Command::Read(a) => !a.no_pager,
+        Command::Export(a) => !a.no_pager,
+        _ => false,
+    };
+    let pager = match env("PAGER") {
+        Some(p) => p.into_string().ok()?,
+        None => "less -FRX".to_string(),
+    };
+    (paged && !pager.trim().is_empty() && pager.trim() != "cat").then_some(pager)
+}
+
 /// [`run`], with the streams that `mcp` serves on.
 pub fn run_io<I, T>(registry: &[&Harness], argv: I, env: Env<'_>, io: Io<'_>) -> Output
 where

@@ -22,30 +22,48 @@ fn main() -> ExitCode {
         // A completion script asking for candidates is answered here, and the run ends.
         history_cli::completion::answer_if_asked(&history_cli::HARNESSES);
         let env = |k: &str| std::env::var_os(k);
-        let io = history_cli::Io {
-            input: &mut std::io::stdin().lock(),
-            output: &mut std::io::stdout().lock(),
-            start_index: &start_background_index,
-        };
+        let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
         let terminal = terminal(&env);
-        let out = history_cli::run_on(
-            &history_cli::HARNESSES,
-            std::env::args_os(),
-            &env,
-            io,
-            &terminal,
-        );
+        let mut pager = history_cli::pager(&history_cli::HARNESSES, &argv, &env, &terminal)
+            .and_then(|command| start_pager(&command));
+        let mut stdout = std::io::stdout().lock();
+        let (out, written) = {
+            let output: &mut dyn Write = match pager.as_mut().and_then(|p| p.stdin.as_mut()) {
+                Some(stdin) => stdin,
+                None => &mut stdout,
+            };
+            let io = history_cli::Io {
+                input: &mut std::io::stdin().lock(),
+                output,
+                start_index: &start_background_index,
+            };
+            let out = history_cli::run_on(&history_cli::HARNESSES, argv, &env, io, &terminal);
+            let written = {
+                let output: &mut dyn Write = match pager.as_mut().and_then(|p| p.stdin.as_mut()) {
+                    Some(stdin) => stdin,
+                    None => {
+                        let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+                        &mut stdout
+                    }
+                };
+                output
+                    .write_all(out.stdout.as_bytes())
+                    .and_then(|_| output.flush())
+            };
+            (out, written)
+        };
         if let Some(argv) = &out.wants_index {
             start_background_index(argv);
         }
-        let _ = std::io::stderr().write_all(out.stderr.as_bytes());
-        let mut stdout = std::io::stdout().lock();
-        if stdout
-            .write_all(out.stdout.as_bytes())
-            .and_then(|_| stdout.flush())
-            .is_err()
-        {
-            // A closed pipe (`| head`) is not an error worth a message.
+        // Through a pager, what the command says of its answer comes after it, where it stays
+        // in view.
+        if let Some(mut pager) = pager {
+            drop(pager.stdin.take());
+            let _ = pager.wait();
+            let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+        }
+        if written.is_err() {
+            // A closed pipe (`| head`, or a pager quit early) is not an error worth a message.
             return ExitCode::from(if out.code == 2 { 2 } else { 0 });
         }
         ExitCode::from(out.code)
@@ -72,6 +90,16 @@ fn terminal(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> history_cli::Te
         height: measure(size.map(|s| s.ws_row), "LINES"),
         ..history_cli::Terminal::piped()
     }
+}
+
+/// Starts `command` (a shell command line, as `$PAGER` is) reading what the run prints.
+fn start_pager(command: &str) -> Option<std::process::Child> {
+    use std::process::{Command, Stdio};
+    Command::new("sh")
+        .args(["-c", command])
+        .stdin(Stdio::piped())
+        .spawn()
+        .ok()
 }
 
 /// Starts one detached `notesoup-history index --background` (as git starts its auto gc): the

@@ -362,6 +362,7 @@ impl<'a> Server<'a> {
                 .number("offset_chars")?
                 .map_or(Ok(0), usize::try_from)
                 .map_err(|_| HistoryError::usage("offset_chars is too large"))?,
+            no_pager: true,
         };
         let req = crate::request::read_request(&read, budget);
         let page = (self.backend.history)(false)?.read(&req, render)?;

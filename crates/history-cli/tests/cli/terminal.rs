@@ -500,6 +500,34 @@ fn under_pty(r: &Roots, args: &str, env: &[(&str, &str)]) -> Option<String> {
 }
 
 #[test]
+fn read_and_export_on_a_terminal_go_through_the_pager() {
+    let r = Roots::new();
+    let pager = [("PAGER", "sed s/^/PAGED:/")];
+    let read = "read --session claude:70fc6d83 --seq 2";
+    let Some(paged) = under_pty(&r, read, &pager) else {
+        eprintln!("no script(1): skipped");
+        return;
+    };
+    assert!(paged.lines().count() > 2, "{paged}");
+    assert!(paged.lines().all(|l| l.starts_with("PAGED:")), "{paged}");
+    let export = under_pty(&r, "export --session claude:70fc6d83", &pager).unwrap();
+    assert!(export.starts_with("PAGED:# "), "{export}");
+    for direct in [
+        under_pty(&r, &format!("{read} --no-pager"), &pager).unwrap(),
+        under_pty(&r, "export --session claude:70fc6d83 --no-pager", &pager).unwrap(),
+        under_pty(&r, read, &[("PAGER", "")]).unwrap(),
+        under_pty(&r, "list --session claude:70fc6d83", &pager).unwrap(),
+    ] {
+        assert!(!direct.is_empty() && !direct.contains("PAGED:"), "{direct}");
+    }
+    let piped = r.run_with(
+        &["read", "--session", "claude:70fc6d83", "--seq", "2"],
+        &pager,
+    );
+    assert!(!piped.stdout.contains("PAGED:"), "{}", piped.stdout);
+}
+
+#[test]
 fn under_a_pseudo_terminal_the_binary_colors_and_piped_it_does_not() {
     let r = Roots::new();
     let Some(tty) = under_pty(&r, "list --session 'claude:*'", &[]) else {
