@@ -415,6 +415,11 @@ pub struct Common {
     #[arg(help_heading = "Sources")]
     #[arg(long, global = true)]
     pub no_index: bool,
+    /// Read the demo sessions the binary carries (a few real ones of each agent) instead of
+    /// yours, without the search index.
+    #[arg(help_heading = "Sources")]
+    #[arg(long, global = true)]
+    pub demo: bool,
     /// Color, highlighted matches, local times with their age and one line per session: on a
     /// terminal (auto, unless NO_COLOR is set), always, or never.
     #[arg(help_heading = "Output")]
@@ -486,6 +491,10 @@ const UNUSED_GLOBALS: &[(&str, &[&str])] = &[
         &["index", "doctor", "reindex", "completions", "man"],
     ),
     ("no_index", &["read", "export", "completions", "man"]),
+    (
+        "demo",
+        &["doctor", "index", "reindex", "completions", "man"],
+    ),
     (ROOTS, &["doctor", "completions", "man"]),
 ];
 

@@ -15,6 +15,7 @@
 mod args;
 mod command_line;
 pub mod completion;
+mod demo;
 mod epilogue;
 mod export;
 mod index;
@@ -187,7 +188,7 @@ where
     if let Some(out) = documents(registry, &cli.command, json) {
         return out;
     }
-    let index = index::Settings::new(cli.common.no_index, env);
+    let index = index::Settings::new(cli.common.no_index || cli.common.demo, env);
     if let Command::Mcp = cli.command {
         return match open(registry, &matches, &cli, env) {
             Ok(_) => {
@@ -585,7 +586,10 @@ fn text_printer(
 /// session and the budget this run was given.
 fn recipe_prefix(registry: &[&Harness], matches: &clap::ArgMatches, cli: &Cli) -> Vec<String> {
     let mut prefix = vec![command_line::PROGRAM.to_string()];
-    for h in registry {
+    if cli.common.demo {
+        prefix.push("--demo".into());
+    }
+    for h in registry.iter().filter(|_| !cli.common.demo) {
         if let Some(root) = args::root_flag(matches, h) {
             prefix.push(format!("--{}", h.root_flag));
             prefix.push(root.display().to_string());
@@ -611,8 +615,20 @@ fn open(
     cli: &Cli,
     env: Env<'_>,
 ) -> Result<History, HistoryError> {
+    let demo = match cli.common.demo {
+        true => {
+            let base = history_cache::cache_root(env)
+                .unwrap_or_else(|| std::env::temp_dir().join("notesoup"));
+            Some(demo::written(&base, registry)?)
+        }
+        false => None,
+    };
+    let root = |h: &Harness| match &demo {
+        Some(dir) => Some(dir.join(h.name)),
+        None => args::root_flag(matches, h),
+    };
     for h in registry {
-        h.check_named_root(args::root_flag(matches, h).as_deref(), env)?;
+        h.check_named_root(root(h).as_deref(), env)?;
     }
     let current = current_session(cli.common.current.as_deref(), registry, env)?;
     let source = current_source(cli.common.current.as_deref(), registry, env);
@@ -627,22 +643,16 @@ fn open(
         Box::new(history_cache::WalkMemoDir::new(root.join("history-walks")))
             as Box<dyn history_core::WalkMemos>
     });
-    let demo: Vec<String> = registry
-        .iter()
-        .map(|h| format!("--{} fixtures/demo/{}", h.root_flag, h.name))
-        .collect();
-    Ok(
-        History::from_registry(registry, &|h| args::root_flag(matches, h), env)
-            .with_current(current, host)
-            .with_current_source(source.map(str::to_owned))
-            .with_cache(cache)
-            .with_walk_memos(walks)
-            // Only JSON and --show-path show where items' lines are; text shows how to reopen
-            // sessions, which takes no such read.
-            .with_locations(cli.common.json || cli.common.show_path)
-            .with_empty_hint(format!(
-                "To try the bundled demo, from the repository: cargo run --release -- list {}",
-                demo.join(" ")
-            )),
-    )
+    Ok(History::from_registry(registry, &root, env)
+        .with_current(current, host)
+        .with_current_source(source.map(str::to_owned))
+        .with_cache(cache)
+        .with_walk_memos(walks)
+        // Only JSON and --show-path show where items' lines are; text shows how to reopen
+        // sessions, which takes no such read.
+        .with_locations(cli.common.json || cli.common.show_path)
+        .with_empty_hint(format!(
+            "To try the demo sessions this program carries: {} list --demo",
+            command_line::PROGRAM
+        )))
 }

@@ -933,20 +933,50 @@ fn symlinked_directories_are_not_followed() {
 }
 
 #[test]
-fn no_sessions_points_at_the_demo() {
+fn no_sessions_names_the_roots_and_points_at_the_demo_the_binary_carries() {
     let empty = tempfile::tempdir().unwrap();
-    let out = assert_cmd::Command::cargo_bin("notesoup-history")
-        .unwrap()
-        .env_clear()
-        .env("HOME", empty.path())
-        .arg("list")
-        .output()
+    let run = |args: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("notesoup-history")
+            .unwrap()
+            .env_clear()
+            .env("HOME", empty.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).to_string();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let (code, stdout, stderr) = run(&["list"]);
+    assert_eq!(code, Some(1));
+    assert!(stdout.is_empty(), "{stdout}");
+    let home = empty.path().display();
+    assert!(
+        stderr.contains(&format!(
+            "no sessions found (claude: {home}/.claude/projects"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("notesoup-history list --demo"), "{stderr}");
+    // The demo: sessions of every agent, from any directory, with recipes that stay in it.
+    let (code, stdout, stderr) = run(&["list", "--demo", "--limit", "4", "--json"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let page: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(page["items"].as_array().unwrap().len(), 4, "{page}");
+    let (_, text, _) = run(&["list", "--demo", "--limit", "4"]);
+    let older = text
+        .lines()
+        .find_map(|l| l.strip_prefix("→ older: "))
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(out.stdout.is_empty(), "{out:?}");
-    assert!(stderr.contains("no sessions found"), "{stderr}");
-    assert!(stderr.contains("fixtures/demo"), "{stderr}");
+    assert!(
+        older.starts_with("notesoup-history list --demo "),
+        "{older}"
+    );
+    let (code, found, _) = run(&["list", "--demo", "--session", "*", "--query", "git diff"]);
+    assert_eq!(code, Some(0), "{found}");
+    for harness in ["claude", "codex", "pi"] {
+        let (code, _, stderr) = run(&["list", "--demo", "--session", &format!("{harness}:*")]);
+        assert_eq!(code, Some(0), "{harness}: {stderr}");
+    }
 }
 
 #[test]
