@@ -695,6 +695,7 @@ impl RenderSessions for Text {
                 if let Some(r) = m.resume.as_ref() {
                     steps.push(Step::Resume(command_line::resume(r)));
                 }
+                steps.push(Step::Recipe("read", self.recipe(&m.read)));
                 steps.push(Step::Recipe("hits", self.recipe(&m.list)));
                 if let Some(p) = m.path.as_deref().filter(|_| self.show_path) {
                     steps.push(Step::File(p.to_string()));

@@ -358,7 +358,13 @@ fn rows_fit_the_terminal_at_every_width_and_say_what_to_do_next() {
             assert!(out.contains("→ cd /w/app && claude --resume "), "{out}");
         }
         let (out, _) = on_terminal(&r, true, width, &sessions, &no_color);
-        let hits = out.lines().filter(|l| l.contains("→ hits: ")).count();
+        let count = |what: &str| out.lines().filter(|l| l.contains(what)).count();
+        let (hits, reads) = (count("→ hits: "), count("→ read: "));
+        let rows = count(" hit") - hits;
+        assert!(
+            hits > 3 && hits == rows && reads == rows,
+            "{width}: read and hits: {out}"
+        );
         let rows = out.lines().filter(|l| l.contains(" hit")).count();
         assert!(
             hits > 3 && hits == rows - hits,
