@@ -225,9 +225,10 @@ where
             false => jiff::tz::TimeZone::UTC,
         },
     };
+    // A person is told which zone a time was read in; a script reads UTC, as documented.
     let zone_said = match &cli.command {
-        Command::List(a) => times.said(&a.since, &a.until),
-        Command::Find(a) => times.said(&a.since, &a.until),
+        Command::List(a) if terminal.is_terminal => times.said(&a.since, &a.until),
+        Command::Find(a) if terminal.is_terminal => times.said(&a.since, &a.until),
         _ => String::new(),
     };
     let printer: &dyn Printer = if json { &Json } else { &text };
