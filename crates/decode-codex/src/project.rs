@@ -597,7 +597,31 @@ impl<'s> Projection<'s> {
             self.push(at.event(Role::Context, "meta", text));
         }
         for text in summaries(payload) {
+            self.summarized(text);
             self.push(at.event(Role::Context, "summary", text));
+        }
+    }
+
+    /// A compaction Codex ran on its own wrote the summarizer's reply as an assistant message
+    /// item first, and its summary is that reply after [`render::SUMMARY_PREFIX`]'s paragraph:
+    /// the reply was never the conversation's, and is shown once, as the summary.
+    fn summarized(&mut self, summary: &str) {
+        let Some((_, reply)) = summary
+            .split_once('\n')
+            .filter(|_| render::is_summary(summary))
+        else {
+            return;
+        };
+        let reply = reply.trim();
+        if reply.is_empty() {
+            return;
+        }
+        let waiting = self.s.queue.iter().rposition(
+            |slot| matches!(slot, Slot::Waiting(c) if c.twin == Twin::Assistant && c.key == reply),
+        );
+        if let Some(i) = waiting {
+            self.s.queue[i] = Slot::Dropped;
+            self.flush();
         }
     }
 

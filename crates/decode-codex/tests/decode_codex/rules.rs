@@ -706,3 +706,114 @@ fn real_0142_sample_shows_typed_text_as_user_and_the_rest_in_its_place() {
     );
     assert_eq!(decoded.meta.parent, None);
 }
+
+#[test]
+fn an_automatic_compaction_shows_the_summarizer_s_reply_once_as_its_summary() {
+    let dir = common::temp_dir("auto-compaction");
+    let day = dir.join("2026/12/01");
+    std::fs::create_dir_all(&day).unwrap();
+    let id = "019f9000-0000-7000-8000-0000000000aa";
+    let path = day.join(format!("rollout-2026-12-01T10-00-00-{id}.jsonl"));
+    let prefix = "Another language model started to solve this problem and produced a summary of its thinking process. Here is the summary produced by the other language model:";
+    let reply = "SUMMARYMARK: the parser is split into lexer and reader; tests remain.";
+    let line = |n: u32, kind: &str, payload: serde_json::Value| {
+        serde_json::json!({
+            "timestamp": format!("2026-12-01T10:00:{n:02}.000Z"),
+            "ordinal": n,
+            "type": kind,
+            "payload": payload,
+        })
+        .to_string()
+    };
+    let message = |role: &str, kind: &str, text: &str| serde_json::json!({"type": "message", "role": role, "content": [{"type": kind, "text": text}]});
+    let completed = |item: serde_json::Value| serde_json::json!({"type": "item_completed", "thread_id": id, "turn_id": "t", "item": item});
+    let lines = [
+        line(
+            0,
+            "session_meta",
+            serde_json::json!({"id": id, "timestamp": "2026-12-01T10:00:00.000Z", "cwd": "/w/p", "originator": "codex_exec", "cli_version": "0.171.0", "source": "exec", "history_mode": "paginated"}),
+        ),
+        line(
+            1,
+            "response_item",
+            message("user", "input_text", "refactor the parser"),
+        ),
+        line(
+            2,
+            "event_msg",
+            completed(
+                serde_json::json!({"type": "UserMessage", "id": "u", "content": [{"type": "text", "text": "refactor the parser"}]}),
+            ),
+        ),
+        line(
+            3,
+            "response_item",
+            message("assistant", "output_text", "Splitting it now."),
+        ),
+        line(
+            4,
+            "event_msg",
+            completed(
+                serde_json::json!({"type": "AgentMessage", "id": "a", "content": [{"type": "Text", "text": "Splitting it now."}]}),
+            ),
+        ),
+        // The context fills up: Codex asks for a summary, and writes the reply as an item.
+        line(
+            5,
+            "response_item",
+            message("assistant", "output_text", reply),
+        ),
+        line(
+            6,
+            "compacted",
+            serde_json::json!({"message": format!("{prefix}\n{reply}"), "replacement_history": [message("user", "input_text", "refactor the parser")], "window_number": 2}),
+        ),
+        line(
+            7,
+            "event_msg",
+            serde_json::json!({"type": "context_compacted"}),
+        ),
+        line(
+            8,
+            "response_item",
+            message("assistant", "output_text", "Done: lexer.rs and reader.rs."),
+        ),
+        line(
+            9,
+            "event_msg",
+            completed(
+                serde_json::json!({"type": "AgentMessage", "id": "b", "content": [{"type": "Text", "text": "Done: lexer.rs and reader.rs."}]}),
+            ),
+        ),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let codex = decode_codex::Codex::new(dir.clone());
+    let (events, decoded) = common::try_decode(&codex, &path);
+    decoded.unwrap();
+    let marked: Vec<&Event> = events
+        .iter()
+        .filter(|e| e.text.contains("SUMMARYMARK"))
+        .collect();
+    assert_eq!(marked.len(), 1, "{events:#?}");
+    assert_eq!(
+        (marked[0].role, marked[0].kind.as_str()),
+        (Role::Context, "summary")
+    );
+    let said: Vec<&str> = events
+        .iter()
+        .filter(|e| e.role == Role::Assistant)
+        .map(|e| e.text.as_str())
+        .collect();
+    assert_eq!(said, ["Splitting it now.", "Done: lexer.rs and reader.rs."]);
+    // A search that reads only some lines whole gets the same events of those lines.
+    let full = (events.clone(), Ok(decoded_again(&codex, &path)));
+    for word in ["SUMMARYMARK", "lexer", "compacted", "parser", "Done"] {
+        let test = |line: &[u8]| line.windows(word.len()).any(|w| w == word.as_bytes());
+        common::check_matching(&codex, &path, &full, &test, word);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn decoded_again(codex: &decode_codex::Codex, path: &std::path::Path) -> history_core::Decoded {
+    common::try_decode(codex, path).1.unwrap()
+}
