@@ -20,6 +20,30 @@ pub fn quote(word: &str) -> String {
     }
 }
 
+/// The tool call that asks for what `recipe` selects, for an agent over MCP:
+/// `history_read({…})` for a recipe that names an event, `history_find({…})` for one of ranked
+/// words, `history_list({…})` otherwise; its arguments the recipe's, with `extra` added.
+pub fn call(recipe: &Recipe, extra: &serde_json::Map<String, serde_json::Value>) -> String {
+    let mut arguments = match serde_json::to_value(recipe) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    for (k, v) in extra {
+        arguments.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    let arguments = serde_json::to_string(&arguments).unwrap_or_default();
+    format!("{}({arguments})", tool_of(recipe))
+}
+
+/// The tool a recipe is a call of.
+pub fn tool_of(recipe: &Recipe) -> &'static str {
+    match (recipe.seq.is_some(), recipe.text.is_some()) {
+        (true, _) => "history_read",
+        (false, true) => "history_find",
+        (false, false) => "history_list",
+    }
+}
+
 /// The command line that asks for what `recipe` selects, after `prefix` (the program and the
 /// flags of this run that every recipe repeats, such as the roots): `read` for a recipe that
 /// names an event, `list` otherwise.

@@ -441,9 +441,11 @@ fn serve_mcp(
     io: Io<'_>,
     text: &Text,
 ) {
-    let history = |search: bool| {
+    // Where items' lines are takes a read up to them: only a verbose answer shows it.
+    let history = |search: bool, locations: bool| {
         open(registry, matches, cli, env).map(|h| {
-            h.with_locations(true)
+            h.with_locations(locations)
+                .with_resumes(true)
                 .with_projection(search.then(|| index.projection()).flatten())
         })
     };
@@ -458,6 +460,8 @@ fn serve_mcp(
         start_index: &start_index,
         budget: cli.common.budget,
         text,
+        content: env("NOTESOUP_MCP_CONTENT")
+            .and_then(|v| mcp::Content::named(&v.to_string_lossy())),
     };
     mcp::serve(&backend, io.input, io.output);
 }
@@ -580,6 +584,7 @@ fn text_printer(
         home: env("HOME")
             .and_then(|h| h.into_string().ok())
             .filter(|h| h.len() > 1),
+        calls: None,
     }
 }
 

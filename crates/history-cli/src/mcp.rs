@@ -3,8 +3,11 @@
 //!
 //! It is as thin as the rest of the command: a tool's arguments become the very
 //! `ListRequest`/`ReadRequest` the flags would make, history-core answers with its page, and the
-//! page is rendered twice, as the CLI's text and as its JSON, both inside the one result that the
-//! budget measures. Only protocol messages go to stdout; a request that fails, or a bug, is
+//! page is rendered once, inside the one result that the budget measures: as structured content
+//! for the clients that show a model that part ([`Content::Structured`]: Claude Code, Codex),
+//! else as text ([`Content::Text`]). Either way an item carries what a model goes on (session,
+//! seq, part, role, time, text), what belongs to its session once per session, and recipes are
+//! the tool calls to make next. Only protocol messages go to stdout; a request that fails, or a bug, is
 //! answered with an error and the server reads on; the end of stdin ends it.
 //!
 //! A small synchronous loop over serde_json rather than the Rust SDK: a request is one core call
@@ -18,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use history_core::{FindPage, FoundHit, FoundSession, ListPage, ReadPage, Render, RenderFind};
-use history_core::{History, HistoryError};
+use history_core::{History, HistoryError, RenderSessions, SessionMatch, SessionsPage};
 
 use crate::args::{FindArgs, FromArg, ListArgs, ReadArgs};
 use crate::render::{Json, Printer, Text};
@@ -33,19 +36,56 @@ const STRUCTURED_SINCE: &str = "2025-06-18";
 /// another (the update's own lock keeps them to one at a time anyway).
 const INDEX_EVERY: Duration = Duration::from_secs(60);
 
+/// How a tool result carries its page, once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// As the text content: the rendered page, its recipes tool calls. What every client shows
+    /// a model when there is no structured content; the only form before 2025-06-18, and the
+    /// one for clients that show the text first (pi's adapter) or are not known.
+    Text,
+    /// As the structured content, the text content one line that says so: for the clients that
+    /// show a model only the structured content when there is one (Claude Code, Codex).
+    Structured,
+}
+
+impl Content {
+    /// The form `NOTESOUP_MCP_CONTENT` names: `text` or `structured`.
+    pub fn named(name: &str) -> Option<Content> {
+        match name.trim() {
+            "text" => Some(Content::Text),
+            "structured" => Some(Content::Structured),
+            _ => None,
+        }
+    }
+
+    /// The form for a client, by the name it gives itself in `initialize`: those whose source
+    /// shows a model the structured content alone when a result has one (Claude Code's
+    /// `claude-code`, Codex's `codex-mcp-client`) get it; every other client gets the text,
+    /// which every client shows.
+    pub fn for_client(name: Option<&str>) -> Content {
+        match name {
+            Some(n) if n == "claude-code" || n.starts_with("codex") => Content::Structured,
+            _ => Content::Text,
+        }
+    }
+}
+
 /// What the server answers from.
 pub struct Backend<'a> {
-    /// A history to answer one request with; `true`: for a search, with the search index.
-    pub history: &'a dyn Fn(bool) -> Result<History, HistoryError>,
+    /// A history to answer one request with: for a search (`true`), with the search index; and
+    /// whether items say where their lines are (a verbose answer).
+    pub history: &'a dyn Fn(bool, bool) -> Result<History, HistoryError>,
     /// Whether a search that read sessions the index does not hold should update it.
     pub wants_index: &'a dyn Fn(Option<&history_core::Coverage>) -> bool,
     /// Starts the background index update.
     pub start_index: &'a dyn Fn(),
     /// The budget of one whole response, in bytes.
     pub budget: usize,
-    /// The text that answers carry: the CLI's plain text, its recipes command lines that repeat
-    /// the roots the server was given.
+    /// The text printer answers start from (its recipes become tool calls).
     pub text: &'a Text,
+    /// The form every answer takes, whatever the client (`NOTESOUP_MCP_CONTENT`); `None`: by
+    /// the client ([`Content::for_client`]).
+    pub content: Option<Content>,
 }
 
 /// Serves requests from `input` until it ends, writing responses to `output`.
@@ -73,10 +113,11 @@ pub fn serve(backend: &Backend<'_>, input: &mut dyn BufRead, output: &mut dyn Wr
     }
 }
 
-/// One connection's state: the negotiated revision.
+/// One connection's state: the negotiated revision and the client's name.
 pub struct Server<'a> {
     backend: &'a Backend<'a>,
     version: Option<&'static str>,
+    client: Option<String>,
     indexed_at: Option<Instant>,
 }
 
@@ -95,6 +136,7 @@ impl<'a> Server<'a> {
         Server {
             backend,
             version: None,
+            client: None,
             indexed_at: None,
         }
     }
@@ -209,6 +251,11 @@ impl<'a> Server<'a> {
             .find(|v| Some(*v) == asked)
             .unwrap_or(PROTOCOL_VERSIONS[PROTOCOL_VERSIONS.len() - 1]);
         self.version = Some(version);
+        self.client = params
+            .get("clientInfo")
+            .and_then(|c| c.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         json!({
             "protocolVersion": version,
             "capabilities": { "tools": { "listChanged": false } },
@@ -225,39 +272,103 @@ impl<'a> Server<'a> {
         self.version.is_none_or(|v| v >= STRUCTURED_SINCE)
     }
 
+    /// The form this connection's answers take.
+    fn content(&self) -> Content {
+        if !self.structured() {
+            return Content::Text;
+        }
+        self.backend
+            .content
+            .unwrap_or_else(|| Content::for_client(self.client.as_deref()))
+    }
+
     fn call(&mut self, params: &Map<String, Value>, id: &Value) -> Result<String, RpcError> {
-        let name = params
+        let mut name = params
             .get("name")
             .and_then(Value::as_str)
             .ok_or((INVALID_PARAMS, "tools/call needs the tool's name".into()))?;
-        let arguments = match params.get("arguments") {
+        let mut arguments = match params.get("arguments") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(a)) => a.clone(),
             Some(_) => return Err((INVALID_PARAMS, "arguments must be an object".into())),
         };
-        let render = Mcp {
-            structured: self.structured(),
-            text: self.backend.text,
+        // A structured recipe passed whole (`{"history_list": {…}}`) is that call.
+        let whole = match arguments.iter().next() {
+            Some((tool, Value::Object(inner))) if arguments.len() == 1 => TOOLS
+                .iter()
+                .copied()
+                .find(|t| *t == tool.as_str())
+                .map(|t| (t, inner.clone())),
+            _ => None,
         };
-        // The page fits the budget that the response's frame leaves, its text sent twice.
+        if let Some((tool, inner)) = whole {
+            name = tool;
+            arguments = inner;
+        }
+        // The page fits the budget that the response's frame leaves.
         let frame = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":}}", compact(id));
-        let budget = history_core::budget::within_envelope(self.backend.budget, frame.len());
+        let content = self.content();
         let answer = match name {
-            "history_list" => self.list(&arguments, budget, &render),
-            "history_read" => self.read(&arguments, budget, &render),
-            "history_find" => self.find(&arguments, budget, &render),
+            "history_list" => self.list(&arguments, frame.len(), content),
+            "history_read" => self.read(&arguments, frame.len(), content),
+            "history_find" => self.find(&arguments, frame.len(), content),
             _ => return Err((INVALID_PARAMS, format!("unknown tool: {name}"))),
         };
-        Ok(answer.unwrap_or_else(|e| render.error(&e)))
+        Ok(answer.unwrap_or_else(|e| self.render(content, false, Map::new()).error(&e)))
+    }
+
+    /// The renderer of one answer: its form, whether it is verbose, and the arguments every
+    /// recipe on it repeats (the budget and verbosity it was asked with).
+    fn render(&self, content: Content, verbose: bool, extra: Map<String, Value>) -> Mcp {
+        let mut text = self.backend.text.clone();
+        text.show_path = verbose;
+        text.calls = Some(extra.clone());
+        Mcp {
+            content,
+            verbose,
+            text,
+            extra,
+            hint: None,
+        }
+    }
+
+    /// The page budget and the renderer of a call: `budget` (the whole answer's bytes, kept
+    /// between [`history_core::MIN_BUDGET`] and the server's budget) less the response's frame,
+    /// and `verbose`.
+    fn setup(
+        &self,
+        args: &Arguments<'_>,
+        frame: usize,
+        content: Content,
+    ) -> Result<(usize, Mcp), HistoryError> {
+        let verbose = args.flag("verbose")?;
+        let most = self.backend.budget.max(history_core::MIN_BUDGET);
+        let asked = args.number("budget")?.map(|b| {
+            usize::try_from(b)
+                .unwrap_or(usize::MAX)
+                .clamp(history_core::MIN_BUDGET, most)
+        });
+        let total = asked.unwrap_or(most);
+        let budget = total.saturating_sub(frame).max(history_core::MIN_BUDGET);
+        let mut extra = Map::new();
+        if let Some(b) = asked {
+            extra.insert("budget".into(), b.into());
+        }
+        if verbose {
+            extra.insert("verbose".into(), true.into());
+        }
+        Ok((budget, self.render(content, verbose, extra)))
     }
 
     fn list(
         &mut self,
         arguments: &Map<String, Value>,
-        budget: usize,
-        render: &Mcp<'_>,
+        frame: usize,
+        content: Content,
     ) -> Result<String, HistoryError> {
         let args = Arguments::new(arguments, LIST_PARAMS)?;
+        let (budget, mut render) = self.setup(&args, frame, content)?;
+        let sessions = args.flag("sessions")?;
         let list = ListArgs {
             session: args.string("session")?,
             queries: args.strings("query")?,
@@ -284,14 +395,32 @@ impl<'a> Server<'a> {
                 .map_err(|_| HistoryError::usage("limit is too large"))?,
             all_branches: false,
             cwd: args.string("cwd")?.map(Into::into),
-            sessions: false,
+            sessions,
             format: None,
             context: None,
         };
         let req = crate::request::list_request(&list, budget, &crate::request::Times::utc())?;
         let search = req.is_search();
-        let page = (self.backend.history)(search)?.list(&req, render)?;
+        let history = (self.backend.history)(search, render.verbose)?;
+        if sessions {
+            let page = history.sessions(&req, &render)?;
+            self.index_if_stale(Some(&page.coverage));
+            return Ok(render.sessions(&page));
+        }
+        let mut page = history.list(&req, &render)?;
         self.index_if_stale(page.coverage.as_ref());
+        // Nothing in the current session: what every session holds, and the call that lists it.
+        if page.implicit && search && page.items.is_empty() && page.folded_after.is_none() {
+            let here = page.session.clone().unwrap_or_default();
+            let (said, hint) = elsewhere(&history, &req, arguments, &here);
+            // It says which session that was: the notice that named it would only repeat it.
+            page.notice = Some(match page.notice.take() {
+                Some(n) if !n.starts_with("listing the current session") => format!("{n}; {said}"),
+                _ => said,
+            });
+            page.resume = None;
+            render.hint = hint;
+        }
         Ok(render.list(&page))
     }
 
@@ -309,10 +438,11 @@ impl<'a> Server<'a> {
     fn find(
         &mut self,
         arguments: &Map<String, Value>,
-        budget: usize,
-        render: &Mcp<'_>,
+        frame: usize,
+        content: Content,
     ) -> Result<String, HistoryError> {
         let args = Arguments::new(arguments, FIND_PARAMS)?;
+        let (budget, render) = self.setup(&args, frame, content)?;
         let count = |name: &str, default: usize| -> Result<usize, HistoryError> {
             args.number(name)?
                 .map_or(Ok(default), usize::try_from)
@@ -337,7 +467,7 @@ impl<'a> Server<'a> {
             return Err(HistoryError::usage("limit must be at least 1"));
         }
         let req = crate::request::find_request(&find, budget, &crate::request::Times::utc())?;
-        let page = (self.backend.history)(true)?.find(&req, render)?;
+        let page = (self.backend.history)(true, render.verbose)?.find(&req, &render)?;
         self.index_if_stale(Some(&page.coverage));
         Ok(render.find(&page))
     }
@@ -345,10 +475,11 @@ impl<'a> Server<'a> {
     fn read(
         &mut self,
         arguments: &Map<String, Value>,
-        budget: usize,
-        render: &Mcp<'_>,
+        frame: usize,
+        content: Content,
     ) -> Result<String, HistoryError> {
         let args = Arguments::new(arguments, READ_PARAMS)?;
+        let (budget, render) = self.setup(&args, frame, content)?;
         let read = ReadArgs {
             session: args.string("session")?,
             seq: args
@@ -365,7 +496,7 @@ impl<'a> Server<'a> {
             no_pager: true,
         };
         let req = crate::request::read_request(&read, budget);
-        let page = (self.backend.history)(false)?.read(&req, render)?;
+        let page = (self.backend.history)(false, render.verbose)?.read(&req, &render)?;
         Ok(render.read(&page))
     }
 }
@@ -385,6 +516,9 @@ fn error(id: &Value, (code, message): RpcError) -> String {
 /// A tool's arguments, checked against its parameter names.
 struct Arguments<'a>(&'a Map<String, Value>);
 
+/// The tools, by name.
+const TOOLS: [&str; 3] = ["history_list", "history_find", "history_read"];
+
 const LIST_PARAMS: &[&str] = &[
     "session",
     "query",
@@ -398,8 +532,18 @@ const LIST_PARAMS: &[&str] = &[
     "from",
     "limit",
     "cwd",
+    "sessions",
+    "budget",
+    "verbose",
 ];
-const READ_PARAMS: &[&str] = &["session", "seq", "part", "offset_chars"];
+const READ_PARAMS: &[&str] = &[
+    "session",
+    "seq",
+    "part",
+    "offset_chars",
+    "budget",
+    "verbose",
+];
 
 const FIND_PARAMS: &[&str] = &[
     "text",
@@ -412,6 +556,8 @@ const FIND_PARAMS: &[&str] = &[
     "after_rank",
     "events",
     "explain",
+    "budget",
+    "verbose",
 ];
 
 impl<'a> Arguments<'a> {
@@ -520,15 +666,25 @@ fn whole(value: &Value) -> Option<u64> {
     }
 }
 
-/// The MCP rendering of a page: one tool result whose text content is the CLI's text and whose
-/// structured content (from 2025-06-18 on) is the CLI's JSON with that text in a `text` field.
-/// What it measures is what it sends, so the core fits the whole result to the budget.
-pub struct Mcp<'a> {
-    /// Whether the result carries `structuredContent`.
-    pub structured: bool,
-    /// The text printer.
-    pub text: &'a Text,
+/// The MCP rendering of a page: one tool result that carries the page once, in the form of
+/// [`Content`]. What it measures is what it sends, so the core fits the whole result to the
+/// budget.
+pub struct Mcp {
+    /// The form of the result.
+    content: Content,
+    /// Every field of every item, as the CLI's `--json` has them.
+    verbose: bool,
+    /// The text printer, its recipes tool calls.
+    text: Text,
+    /// The arguments every recipe repeats (budget, verbose).
+    extra: Map<String, Value>,
+    /// A next step the page ends with besides its recipes: its name and arguments (the call
+    /// that searches every session when the current one had nothing).
+    hint: Option<Step>,
 }
+
+/// A next step a page ends with: its name and the arguments of its call.
+type Step = (&'static str, Map<String, Value>);
 
 /// A string's bytes inside a JSON string literal.
 fn escaped(s: &str) -> String {
@@ -536,115 +692,535 @@ fn escaped(s: &str) -> String {
     quoted[1..quoted.len() - 1].to_string()
 }
 
-impl Mcp<'_> {
-    fn result(&self, text: String, structured: Value, is_error: bool) -> String {
-        let mut result = Map::new();
-        result.insert("content".into(), json!([{ "type": "text", "text": text }]));
-        if self.structured {
-            let mut structured = structured;
-            if let Some(object) = structured.as_object_mut() {
-                object.insert("text".into(), Value::String(text));
-            }
-            result.insert("structuredContent".into(), structured);
+/// The keys under which pages hold recipes.
+const RECIPES: [&str; 9] = [
+    "older",
+    "newer",
+    "expand",
+    "next",
+    "neighborhood",
+    "read",
+    "list",
+    "more",
+    "everywhere",
+];
+
+/// What an item says only once per session in a compact answer.
+const PER_SESSION: [&str; 8] = [
+    "cwd",
+    "git_branch",
+    "title",
+    "parent",
+    "prompt",
+    "resume",
+    "session_events",
+    "last_activity",
+];
+
+/// What a compact answer leaves out of an item: where its bytes are (`verbose` gives them).
+const LOCATION: [&str; 4] = ["path", "line", "byte_offset", "byte_len"];
+
+/// `{key: value}`.
+fn one(key: &str, value: Value) -> Value {
+    let mut map = Map::new();
+    map.insert(key.into(), value);
+    Value::Object(map)
+}
+
+/// The tool a recipe's arguments are a call of.
+fn tool_for(arguments: &Map<String, Value>) -> &'static str {
+    match (
+        arguments.contains_key("seq"),
+        arguments.contains_key("text"),
+    ) {
+        (true, _) => "history_read",
+        (false, true) => "history_find",
+        (false, false) => "history_list",
+    }
+}
+
+/// A page's JSON made compact: recipes as `{tool: arguments}`, items cut to what a model goes
+/// on, and what they said of their sessions gathered once per session into `sessions` (unless
+/// `inline`: the page's entries are sessions already and say it themselves).
+struct Slim<'a> {
+    verbose: bool,
+    extra: &'a Map<String, Value>,
+    inline: bool,
+    sessions: Map<String, Value>,
+}
+
+impl Slim<'_> {
+    fn value(&mut self, v: &mut Value) {
+        match v {
+            Value::Object(o) => self.object(o),
+            Value::Array(a) => a.iter_mut().for_each(|x| self.value(x)),
+            _ => {}
         }
-        result.insert("isError".into(), Value::Bool(is_error));
+    }
+
+    fn object(&mut self, o: &mut Map<String, Value>) {
+        for key in RECIPES {
+            if let Some(Value::Object(arguments)) = o.get_mut(key) {
+                let mut arguments = std::mem::take(arguments);
+                for (k, v) in self.extra {
+                    arguments.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+                let tool = tool_for(&arguments);
+                o.insert(key.into(), one(tool, Value::Object(arguments)));
+            }
+        }
+        let item = o.contains_key("seq") && o.contains_key("role") && o.contains_key("text");
+        let entry = !item && o.contains_key("session") && o.contains_key("hits");
+        for (k, child) in o.iter_mut() {
+            if !RECIPES.contains(&k.as_str()) {
+                self.value(child);
+            }
+        }
+        if self.verbose {
+            return;
+        }
+        if entry {
+            o.shift_remove("path");
+        }
+        if item {
+            *o = self.item(std::mem::take(o));
+        }
+    }
+
+    /// An item with what a model goes on first (session, seq, part, role, tool, time, text),
+    /// `truncated` and `on_active_branch` only where they say something, and without where its
+    /// bytes are and what its session says.
+    fn item(&mut self, mut o: Map<String, Value>) -> Map<String, Value> {
+        let mut out = Map::new();
+        for key in ["session", "seq", "part", "role", "tool"] {
+            if let Some(v) = o.shift_remove(key).filter(|v| !v.is_null()) {
+                out.insert(key.into(), v);
+            }
+        }
+        out.insert(
+            "time".into(),
+            o.shift_remove("timestamp").unwrap_or(Value::Null),
+        );
+        if let Some(text) = o.shift_remove("text") {
+            out.insert("text".into(), text);
+        }
+        if o.shift_remove("truncated") == Some(Value::Bool(true)) {
+            out.insert("truncated".into(), true.into());
+        }
+        if o.shift_remove("on_active_branch") == Some(Value::Bool(false)) {
+            out.insert("on_active_branch".into(), false.into());
+        }
+        for key in LOCATION.iter().chain(&["kind", "visible"]) {
+            o.shift_remove(*key);
+        }
+        let mut about = Map::new();
+        for key in PER_SESSION {
+            if let Some(v) = o.shift_remove(key).filter(|v| !v.is_null()) {
+                about.insert(key.into(), v);
+            }
+        }
+        if !self.inline && !about.is_empty() {
+            if let Some(session) = out.get("session").and_then(Value::as_str) {
+                let known = self
+                    .sessions
+                    .entry(session.to_string())
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(known) = known {
+                    for (k, v) in about {
+                        known.entry(k).or_insert(v);
+                    }
+                }
+            }
+        }
+        out.extend(o);
+        out
+    }
+}
+
+impl Mcp {
+    /// `value` made compact (unless verbose), its sessions gathered: the page, and what its
+    /// sessions say (each once).
+    fn slim(&self, value: &mut Value, inline: bool) -> Map<String, Value> {
+        let mut slim = Slim {
+            verbose: self.verbose,
+            extra: &self.extra,
+            inline,
+            sessions: Map::new(),
+        };
+        slim.value(value);
+        slim.sessions
+    }
+
+    /// A page's structured content: compact, its sessions said once, after the fields that
+    /// name the page and before its items.
+    fn page<T: serde::Serialize>(&self, page: &T, inline: bool) -> Value {
+        let mut value = serde_json::to_value(page).unwrap_or(Value::Null);
+        let sessions = self.slim(&mut value, inline);
+        let Value::Object(fields) = value else {
+            return value;
+        };
+        let mut out = Map::new();
+        let mut sessions = (!sessions.is_empty()).then_some(sessions);
+        for (k, v) in fields {
+            if matches!(k.as_str(), "items" | "item" | "events") {
+                if let Some(s) = sessions.take() {
+                    out.insert("sessions".into(), Value::Object(s));
+                }
+            }
+            out.insert(k, v);
+        }
+        if let Some(s) = sessions {
+            out.insert("sessions".into(), Value::Object(s));
+        }
+        if let Some((name, arguments)) = &self.hint {
+            let mut arguments = arguments.clone();
+            for (k, v) in &self.extra {
+                arguments.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            let tool = tool_for(&arguments);
+            out.insert((*name).into(), one(tool, Value::Object(arguments)));
+        }
+        Value::Object(out)
+    }
+
+    /// What one element of a page costs in structured content: itself made compact, and what
+    /// it says of its session (counted with every element, which can only overstate it).
+    fn element<T: serde::Serialize>(&self, element: &T, inline: bool) -> String {
+        let mut value = serde_json::to_value(element).unwrap_or(Value::Null);
+        let sessions = self.slim(&mut value, inline);
+        let mut cost = compact(&value) + ",";
+        for (k, v) in sessions {
+            cost.push_str(&compact(&one(&k, v)));
+        }
+        cost
+    }
+
+    /// The hint as a line of text.
+    fn hint_line(&self) -> String {
+        match &self.hint {
+            Some((name, arguments)) => {
+                let mut arguments = arguments.clone();
+                for (k, v) in &self.extra {
+                    arguments.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+                format!(
+                    "→ {}: {}({})\n",
+                    name.replace('_', " "),
+                    tool_for(&arguments),
+                    compact(&Value::Object(arguments))
+                )
+            }
+            None => String::new(),
+        }
+    }
+
+    /// The result: in text, `text` (the rendered page); structured, `structured` with a line
+    /// that says so, `what` the page holds.
+    fn result(
+        &self,
+        text: impl FnOnce() -> String,
+        structured: impl FnOnce() -> Value,
+        what: String,
+    ) -> String {
+        let mut result = Map::new();
+        match self.content {
+            Content::Text => {
+                result.insert(
+                    "content".into(),
+                    json!([{ "type": "text", "text": text() }]),
+                );
+            }
+            Content::Structured => {
+                let said = format!("{what} (the page is in structuredContent)");
+                result.insert("content".into(), json!([{ "type": "text", "text": said }]));
+                result.insert("structuredContent".into(), structured());
+            }
+        }
+        result.insert("isError".into(), Value::Bool(false));
         compact(&Value::Object(result))
     }
 
-    /// An error as a tool result: the CLI's line of text, and its JSON error object.
+    /// An error as a tool result: its line of text in the tools' terms (what Claude Code shows
+    /// of an error), and in structured form its JSON error object.
     pub fn error(&self, error: &HistoryError) -> String {
-        let text = self.text.error(error).trim_end().to_string();
-        let structured = serde_json::from_str(&Json.error(error)).unwrap_or(Value::Null);
-        self.result(text, structured, true)
+        let text = tool_terms(self.text.error(error).trim_end());
+        let mut result = Map::new();
+        result.insert("content".into(), json!([{ "type": "text", "text": text }]));
+        if self.content == Content::Structured {
+            let mut structured: Value =
+                serde_json::from_str(&Json.error(error)).unwrap_or(Value::Null);
+            if let Some(Value::String(m)) = structured.pointer_mut("/error/message") {
+                *m = tool_terms(m);
+            }
+            result.insert("structuredContent".into(), structured);
+        }
+        result.insert("isError".into(), Value::Bool(true));
+        compact(&Value::Object(result))
     }
 }
 
-impl Render for Mcp<'_> {
-    fn item(&self, item: &history_core::Item, implicit: bool) -> String {
-        let text = escaped(&self.text.item(item, implicit));
-        if !self.structured {
-            return text;
+/// A notice or an error message in the tools' terms rather than the command line's.
+fn tool_terms(said: &str) -> String {
+    let mut out = said.to_string();
+    for (cli, tools) in [
+        ("--session '*'", "session: \"*\""),
+        ("--sessions", "sessions: true"),
+        ("--before-seq", "before_seq"),
+        ("--after-seq", "after_seq"),
+        ("--offset-chars", "offset_chars"),
+        ("--after-rank", "after_rank"),
+        ("--session", "session"),
+        ("--query", "query"),
+        ("--role", "roles"),
+        ("--since", "since"),
+        ("--until", "until"),
+        ("--before", "before"),
+        ("--after", "after"),
+        ("--limit", "limit"),
+        ("--budget", "budget"),
+        ("--seq", "seq"),
+        ("--from", "from"),
+        ("--cwd", "cwd"),
+    ] {
+        out = out.replace(cli, tools);
+    }
+    out
+}
+
+/// `notice` in the tools' terms.
+fn said(notice: &Option<String>) -> Option<String> {
+    notice.as_deref().map(tool_terms)
+}
+
+/// How many of `n` things: `1 hit`, `2 hits`.
+fn count(n: usize, one: &str) -> String {
+    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
+}
+
+/// What every session holds for a search that found nothing in the current one, counted as the
+/// sessions view counts (from the index where it is fresh; three sessions summed up at most),
+/// and the call that lists it; or, when no session has a match, the ranked search to try.
+fn elsewhere(
+    history: &History,
+    req: &history_core::ListRequest,
+    arguments: &Map<String, Value>,
+    here: &str,
+) -> (String, Option<Step>) {
+    const SUMMED: usize = 3;
+    let everywhere = history_core::ListRequest {
+        session: Some("*".into()),
+        limit: SUMMED,
+        budget: history_core::DEFAULT_BUDGET,
+        before: None,
+        after: None,
+        before_seq: None,
+        after_seq: None,
+        ..req.clone()
+    };
+    let mut call = arguments.clone();
+    for key in [
+        "before_seq",
+        "after_seq",
+        "before",
+        "after",
+        "budget",
+        "verbose",
+    ] {
+        call.remove(key);
+    }
+    call.insert("session".into(), "*".into());
+    let found = match history.sessions(&everywhere, &Json) {
+        Ok(page) => page,
+        Err(_) => {
+            let said = format!("no match in the current session {here}; pass session: \"*\" to search every session");
+            return (said, Some(("every_session", call)));
         }
-        format!("{text}{text}{}", Json.item(item, implicit))
+    };
+    let hits: usize = found.sessions.iter().map(|s| s.hits).sum();
+    if found.sessions.is_empty() {
+        let words = req.queries.join(" ");
+        let said = format!("no match in the current session {here}, nor in any other (session: \"*\"); for what happened rather than the exact words, try history_find");
+        let mut find = Map::new();
+        find.insert("text".into(), words.into());
+        return (said, Some(("find", find)));
+    }
+    let latest = found
+        .sessions
+        .last()
+        .map(|s| s.session.clone())
+        .unwrap_or_default();
+    let said = match found.has_older {
+        false => format!(
+            "no match in the current session {here}; session: \"*\" has {} in {} (the latest in {latest})",
+            count(hits, "hit"),
+            count(found.sessions.len(), "session"),
+        ),
+        true => format!(
+            "no match in the current session {here}; session: \"*\" has {} in the {SUMMED} sessions with the latest hits (the latest in {latest}) and more in others; sessions: true lists them",
+            count(hits, "hit"),
+        ),
+    };
+    (said, Some(("every_session", call)))
+}
+
+impl Render for Mcp {
+    fn item(&self, item: &history_core::Item, implicit: bool) -> String {
+        match self.content {
+            Content::Text => escaped(&self.text.item(item, implicit)),
+            Content::Structured => self.element(item, false),
+        }
     }
 
     fn list(&self, page: &ListPage) -> String {
-        let structured = serde_json::to_value(page).unwrap_or(Value::Null);
-        self.result(self.text.list(page), structured, false)
+        let mut page = page.clone();
+        page.notice = said(&page.notice);
+        let what = format!(
+            "{}{}{}",
+            count(page.items.len(), "item"),
+            if page.has_older { ", more older" } else { "" },
+            if page.has_newer { ", more newer" } else { "" },
+        );
+        self.result(
+            || self.text.list(&page) + &self.hint_line(),
+            || self.page(&page, false),
+            what,
+        )
     }
 
     fn read(&self, page: &ReadPage) -> String {
-        let structured = serde_json::to_value(page).unwrap_or(Value::Null);
-        self.result(self.text.read(page), structured, false)
+        let mut page = page.clone();
+        page.notice = said(&page.notice);
+        let what = match &page.item {
+            Some(item) => format!(
+                "{} seq {} part {}",
+                page.session, item.event.seq, item.event.part
+            ),
+            None => "no event there".to_string(),
+        };
+        self.result(|| self.text.read(&page), || self.page(&page, false), what)
     }
 }
 
-impl RenderFind for Mcp<'_> {
-    fn found_session(&self, session: &FoundSession) -> String {
-        let text = escaped(&self.text.found_session(session));
-        if !self.structured {
-            return text;
+impl RenderSessions for Mcp {
+    fn session(&self, session: &SessionMatch) -> String {
+        match self.content {
+            Content::Text => escaped(&RenderSessions::session(&self.text, session)),
+            Content::Structured => self.element(session, true),
         }
-        format!("{text}{text}{}", Json.found_session(session))
+    }
+
+    fn sessions(&self, page: &SessionsPage) -> String {
+        let mut page = page.clone();
+        page.notice = said(&page.notice);
+        let mut what = count(page.sessions.len(), "session");
+        if page.has_older {
+            what.push_str(", more with older hits");
+        }
+        self.result(
+            || {
+                let mut s = self.text.sessions(&page);
+                if page.sessions.is_empty() && !page.no_sessions {
+                    s.push_str("no matching sessions\n");
+                }
+                s
+            },
+            || self.page(&page, true),
+            what,
+        )
+    }
+}
+
+impl RenderFind for Mcp {
+    fn found_session(&self, session: &FoundSession) -> String {
+        match self.content {
+            Content::Text => escaped(&self.text.found_session(session)),
+            Content::Structured => self.element(session, true),
+        }
     }
 
     fn found_event(&self, hit: &FoundHit) -> String {
-        let text = escaped(&self.text.found_event(hit));
-        if !self.structured {
-            return text;
+        match self.content {
+            Content::Text => escaped(&self.text.found_event(hit)),
+            Content::Structured => self.element(hit, false),
         }
-        format!("{text}{text}{}", Json.found_event(hit))
     }
 
     fn find(&self, page: &FindPage) -> String {
-        let structured = serde_json::to_value(page).unwrap_or(Value::Null);
-        self.result(self.text.find(page), structured, false)
+        let mut page = page.clone();
+        page.notice = said(&page.notice);
+        let shown =
+            page.sessions.as_ref().map_or(0, Vec::len) + page.events.as_ref().map_or(0, Vec::len);
+        let what = match page.sessions.is_some() {
+            true => count(shown, "session"),
+            false => count(shown, "event"),
+        };
+        let inline = page.sessions.is_some();
+        self.result(
+            || {
+                let mut s = String::new();
+                if let Some(n) = &page.notice {
+                    s.push_str(&format!("notice: {n}\n\n"));
+                }
+                s.push_str(&self.text.find(&page));
+                if page.matched == 0 && !page.no_sessions {
+                    s.push_str("nothing matched: no session holds these words (try other words, or history_list with query for an exact string)\n");
+                }
+                s
+            },
+            || self.page(&page, inline),
+            what,
+        )
     }
 }
 
 /// What `initialize` tells the client the server is for.
 const INSTRUCTIONS: &str = "Read-only access to the local session transcripts of Claude Code, \
-Codex and pi: history_list browses one session, searches many or shows the recent sessions; \
-history_read shows one event in full; history_find ranks sessions by how well they match a \
-description in plain words. Answers end with recipes: pass one back as the arguments \
-of the next call to page, expand or continue.";
+Codex and pi: history_list browses one session, searches many (session: \"*\") or shows the \
+recent sessions; history_read shows one event in full; history_find ranks sessions by how well \
+they match a description in plain words. An omitted session is your current one: to recall an \
+earlier session, pass session: \"*\". Answers end with recipes, each the tool call to make \
+next: history_list({...}) or, in structured answers, {\"history_list\": {...}}.";
 
 const LIST_DESCRIPTION: &str = "\
 List, search or browse local AI coding-agent session transcripts (Claude Code, Codex, pi). \
 Read-only.
 
-session selects: omit it for your current session (or every session when none is known); an id \
-or unique prefix, optionally qualified (claude:, codex:, pi:) for one session; anything with * \
-for many (*, codex:*, claude:4f2*). Ambiguous prefixes fail with ambiguous_session and up to five \
-candidates: pick one, never guess.
+session: omitted, your current session only (every session when none is known). To find \
+something from an earlier session, pass session: \"*\" (or claude:*, codex:*, pi:*). An id or \
+unique prefix, optionally qualified (claude:…), names one session; ambiguous prefixes fail with \
+ambiguous_session and up to five candidates: pick one, never guess.
 
 One session: a page of its dialogue, newest end first (oldest with after_seq); runs of tool and \
-context events fold into one line whose expand recipe lists them. query or roles list matching \
-events of every role instead.
-Many sessions, no query: one representative event per recent session. With query: hits from \
-every role (tool input/output and context too), merged by time; limit counts from the newest.
+context events fold into one line with an expand recipe. query or roles list matching events of \
+every role instead. Many sessions, no query: one event per recent session. With query: hits \
+from every role, merged by time, limit counted from the newest. sessions: true (with query) \
+gives one entry per matching session instead (hit count, first and last hit, best hit and the \
+history_read call for it): the cheapest way to learn which session to open.
 
-query is literal and case-insensitive; a list matches any. roles: user, assistant, tool, context. \
-since (inclusive) and until (exclusive): RFC 3339, YYYY-MM-DD, today, yesterday or an age like 3h, 7d, 6mo, 1y.
+query is literal, case-insensitive; a list matches any. roles: user, assistant, tool, \
+context. since (inclusive), until (exclusive): RFC 3339, YYYY-MM-DD, today, yesterday or an age \
+(3h, 7d, 6mo). seqs are per session: keep the session with its seq.
 
-seqs are per session: keep the session with its seq. To page, copy a returned recipe \
-(→ older: {...}, → newer: {...}, expand: {...}) as the next call's arguments; before_seq and \
-after_seq need one session, before and after continue a search of many. The whole answer fits 32 KiB: long texts are cut; read the event \
-with history_read for all of it. Each item names its path, line, byte_offset, byte_len and the \
-resume command of its session.";
+Answers end with recipes, each the call to make next, with every argument that shaped the page: \
+text shows → older: history_list({\"session\": …, \"before_seq\": 40}); structured content \
+{\"history_list\": {…}}. The answer fits budget bytes (default and most 32 KiB): long texts are \
+cut; history_read gives all of one. Items carry session, seq, part, role, time and text; each \
+session's directory, branch, title and resume command come once; verbose: true adds every \
+field (file paths, byte spans).";
 
 const READ_DESCRIPTION: &str = "\
 Read one event of a local AI coding-agent session (Claude Code, Codex, pi) in full: its role, \
-kind, time, text, and for a tool call the tool and its input. Read-only.
+time, text, and for a tool call the tool and its input. Read-only.
 
 session: an id or unique prefix, optionally qualified (claude:, codex:, pi:); omitted, your \
 current session. A wildcard (*) is refused with invalid_session: take session and seq from a \
-history_list item. seq is the event's number within that session (seqs of different sessions \
-are unrelated); part picks one of several events on the same line (default 0).
+history_list or history_find hit (its read recipe is this call). seq is the event's number \
+within that session; part picks one of several events on the same line (default 0).
 
-A text too long for the 32 KiB answer is cut and next_offset_chars says where it stops: call \
-again with the → continue: recipe (offset_chars set to it) for the rest. The → neighborhood: \
-recipe is the history_list call that shows the events around it.";
+A text too long for the answer's budget (default and most 32 KiB) is cut and next_offset_chars \
+says where it stops: make the → continue recipe's call (offset_chars set to it) for the rest. \
+The → neighborhood recipe is the history_list call that shows the events around it. verbose: \
+true adds the file path and byte span.";
 
 const FIND_DESCRIPTION: &str = "\
 Find the local AI coding-agent sessions (Claude Code, Codex, pi) where something happened, from \
@@ -659,10 +1235,10 @@ instead for an exact string (query), a time range or browsing.
 
 Each session comes with its score, title or first prompt, directory, branch, its best hits as \
 snippets, and recipes: read (history_read arguments for a hit), list (history_list arguments for \
-the session's hits), resume (the command that reopens it). events: true ranks events instead. \
-session, cwd, roles, since, until narrow the scope as in history_list. For the next page, pass \
-the more recipe back as the arguments (it carries after_rank). explain: true adds each word's \
-part of each score.";
+the session's hits), resume (the command that reopens it): recipes are the calls to make. \
+events: true ranks events instead. session, cwd, roles, since, until narrow the scope as in \
+history_list. For the next page make the more recipe's call (it carries after_rank). explain: \
+true adds each word's part of each score; budget and verbose as in history_list.";
 
 /// The tools, as `tools/list` describes them.
 pub fn tools() -> Value {
@@ -674,6 +1250,37 @@ pub fn tools() -> Value {
     });
     let session = |what: &str| json!({ "type": "string", "description": what });
     let seq = |what: &str| json!({ "type": "integer", "minimum": 0, "description": what });
+    // A place of a search across sessions, as an older or newer recipe gives it.
+    let place = |what: &str| {
+        json!({
+            "type": "object",
+            "description": what,
+            "properties": {
+                "time": { "type": ["string", "null"], "description": "The hit's time, RFC 3339 (null: untimed)." },
+                "session": { "type": "string", "description": "Its session, qualified (claude:…)." },
+                "seq": { "type": "integer", "minimum": 0, "description": "Its seq." },
+                "part": { "type": "integer", "minimum": 0, "description": "Its part." }
+            },
+            "required": ["session", "seq", "part"],
+            "additionalProperties": false
+        })
+    };
+    let budget = json!({
+        "type": "integer",
+        "minimum": history_core::MIN_BUDGET,
+        "maximum": history_core::DEFAULT_BUDGET,
+        "default": history_core::DEFAULT_BUDGET,
+        "description": format!(
+            "Bytes the whole answer may take, {} to {} (values outside are clamped to them).",
+            history_core::MIN_BUDGET,
+            history_core::DEFAULT_BUDGET
+        ),
+    });
+    let verbose = json!({
+        "type": "boolean",
+        "default": false,
+        "description": "Every field of every item: file path, line, byte span, kind; per-session fields on each item."
+    });
     json!([
         {
             "name": "history_list",
@@ -682,7 +1289,7 @@ pub fn tools() -> Value {
             "inputSchema": {
                 "type": "object",
                 "properties": {
-                    "session": session("Selector: omitted = current session (else *); id or unique prefix, optionally claude:/codex:/pi:-qualified; * patterns select many."),
+                    "session": session("Omitted: your current session only (else *). \"*\": every session (pass it to recall an earlier session); claude:*, codex:*, pi:* one agent's; an id or unique prefix, optionally claude:/codex:/pi:-qualified, one session."),
                     "query": {
                         "description": "Literal, case-insensitive text; a list matches any of them.",
                         "anyOf": [
@@ -699,11 +1306,14 @@ pub fn tools() -> Value {
                     "until": { "type": "string", "description": "Only events before: RFC 3339, YYYY-MM-DD, or an age." },
                     "before_seq": seq("One session: only events with a smaller seq (from an older recipe)."),
                     "after_seq": seq("One session: only events with a larger seq (from a newer or expand recipe)."),
-                    "before": { "type": "object", "description": "Many sessions: only hits before this place (from an older recipe)." },
-                    "after": { "type": "object", "description": "Many sessions: only hits after this place (from a newer recipe)." },
+                    "before": place("Many sessions: only hits before this place (from an older recipe)."),
+                    "after": place("Many sessions: only hits after this place (from a newer recipe)."),
                     "from": { "type": "string", "enum": ["newest", "oldest"], "description": "The end the page starts from." },
                     "limit": { "type": "integer", "minimum": 1, "default": history_core::DEFAULT_LIMIT, "description": "Items at most; folded runs do not count." },
-                    "cwd": { "type": "string", "description": "Only sessions that ran in this directory or below it." }
+                    "cwd": { "type": "string", "description": "Only sessions that ran in this directory or below it." },
+                    "sessions": { "type": "boolean", "default": false, "description": "With query: one entry per matching session (hits, first/last hit, best hit and its history_read call) instead of the hits; an omitted session means every session here." },
+                    "budget": budget,
+                    "verbose": verbose
                 },
                 "additionalProperties": false
             },
@@ -729,7 +1339,9 @@ pub fn tools() -> Value {
                     "limit": { "type": "integer", "minimum": 1, "default": crate::args::FIND_LIMIT, "description": "Entries at most." },
                     "after_rank": { "type": "integer", "minimum": 0, "default": 0, "description": "Only entries ranked after this one (from a more recipe)." },
                     "events": { "type": "boolean", "default": false, "description": "Rank events rather than sessions." },
-                    "explain": { "type": "boolean", "default": false, "description": "Add each word's part of each score." }
+                    "explain": { "type": "boolean", "default": false, "description": "Add each word's part of each score." },
+                    "budget": budget,
+                    "verbose": verbose
                 },
                 "required": ["text"],
                 "additionalProperties": false
@@ -746,7 +1358,9 @@ pub fn tools() -> Value {
                     "session": session("One session: id or unique prefix, optionally claude:/codex:/pi:-qualified; omitted = current session. No wildcards."),
                     "seq": seq("The event's seq within that session."),
                     "part": { "type": "integer", "minimum": 0, "default": 0, "description": "Which event of the line (several can share a seq)." },
-                    "offset_chars": { "type": "integer", "minimum": 0, "default": 0, "description": "Start this many characters in (next_offset_chars of a cut read)." }
+                    "offset_chars": { "type": "integer", "minimum": 0, "default": 0, "description": "Start this many characters in (next_offset_chars of a cut read)." },
+                    "budget": budget,
+                    "verbose": verbose
                 },
                 "required": ["seq"],
                 "additionalProperties": false

@@ -70,6 +70,10 @@ pub struct Text {
     pub filter: Option<Filter>,
     /// The home directory, which lines write as `~` where a directory lies in it.
     pub home: Option<String>,
+    /// For an agent over MCP: recipes as the tool calls to make
+    /// (`history_list({"session":…,"before_seq":40})`), with these arguments added to each (the
+    /// budget and verbosity the page was asked with), and footers in the tools' terms.
+    pub calls: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// The width lines are cut to when the terminal's is not known.
@@ -151,9 +155,21 @@ impl Text {
         screen::paint(self.color, paint, text)
     }
 
-    /// A recipe as the command line a person pastes (JSON keeps the selector objects).
+    /// A recipe as the command line a person pastes (JSON keeps the selector objects), or for
+    /// an agent the tool call to make.
     fn recipe(&self, recipe: &Recipe) -> String {
-        command_line::recipe(&self.prefix, recipe)
+        match &self.calls {
+            Some(extra) => command_line::call(recipe, extra),
+            None => command_line::recipe(&self.prefix, recipe),
+        }
+    }
+
+    /// What a footer says: in the command line's words, or for an agent in the tools'.
+    fn says<'s>(&self, cli: &'s str, tools: &'s str) -> &'s str {
+        match self.calls {
+            Some(_) => tools,
+            None => cli,
+        }
     }
 
     /// A next step: `→ name: what`, on a line of its own.
@@ -597,13 +613,21 @@ impl Text {
         if doc.budget_cut {
             let _ = writeln!(
                 s,
-                "→ the output budget ended this page: follow a recipe, or raise --budget"
+                "{}",
+                self.says(
+                    "→ the output budget ended this page: follow a recipe, or raise --budget",
+                    "→ the output budget ended this page: follow a recipe, or raise budget"
+                )
             );
         } else if doc.session.is_none() && !paged && (doc.has_older || doc.has_newer) {
             let side = if doc.has_older { "older" } else { "newer" };
             let _ = writeln!(
                 s,
-                "→ more {side} sessions: narrow with --session, --role, --since/--until, or raise --limit"
+                "→ more {side} sessions: {}",
+                self.says(
+                    "narrow with --session, --role, --since/--until, or raise --limit",
+                    "narrow with session, roles, since/until, or raise limit"
+                )
             );
         }
         if doc.session.is_some() {
@@ -717,10 +741,24 @@ impl RenderSessions for Text {
             s.push('\n');
         }
         if page.budget_cut {
-            let _ = writeln!(s, "→ the output budget ended this page: raise --budget, or narrow with --session, --role, --since/--until");
+            let _ = writeln!(
+                s,
+                "→ the output budget ended this page: {}",
+                self.says(
+                    "raise --budget, or narrow with --session, --role, --since/--until",
+                    "raise budget, or narrow with session, roles, since/until"
+                )
+            );
         } else if page.has_older || page.has_newer {
             let side = if page.has_older { "older" } else { "newer" };
-            let _ = writeln!(s, "→ more sessions with {side} hits: raise --limit, or narrow with --session, --role, --since/--until");
+            let _ = writeln!(
+                s,
+                "→ more sessions with {side} hits: {}",
+                self.says(
+                    "raise --limit, or narrow with --session, --role, --since/--until",
+                    "raise limit, or narrow with session, roles, since/until"
+                )
+            );
         }
         s
     }

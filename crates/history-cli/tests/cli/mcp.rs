@@ -1,6 +1,6 @@
 //! The MCP server's request handling, driven in-process through `run_io` over the fixtures:
 //! the protocol (negotiation, errors, notifications, batches), the tools' schemas, and that a
-//! tool answers with the very page the CLI prints, within the budget.
+//! tool answers with the page the CLI prints, made compact, once, within the budget.
 
 use std::ffi::OsString;
 use std::io::Cursor;
@@ -55,10 +55,82 @@ fn serve(r: &Roots, messages: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// `initialize` as Claude Code sends it (a client that shows a model the structured content).
 fn initialize(version: &str) -> Value {
+    initialize_as(version, "claude-code")
+}
+
+/// `initialize` from the client named `client`.
+fn initialize_as(version: &str, client: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": client, "version": "1"}
     }})
+}
+
+/// A structured page with its recipes as the CLI's JSON has them: `{tool: arguments}` made the
+/// arguments, less those only the call added (`verbose`, `budget`).
+fn unwrap_recipes(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            for key in [
+                "older",
+                "newer",
+                "expand",
+                "next",
+                "neighborhood",
+                "read",
+                "list",
+                "more",
+            ] {
+                if let Some(Value::Object(call)) = o.get_mut(key) {
+                    let (_, arguments) = call.iter().next().expect("a recipe names its tool");
+                    let mut arguments = arguments.clone();
+                    arguments.as_object_mut().unwrap().remove("verbose");
+                    arguments.as_object_mut().unwrap().remove("budget");
+                    o.insert(key.into(), arguments);
+                }
+            }
+            for (k, child) in o.iter_mut() {
+                if k != "older" && k != "newer" {
+                    unwrap_recipes(child);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(unwrap_recipes),
+        _ => {}
+    }
+}
+
+/// Every text of an event in `page` (items, a read's item, best hits).
+fn texts(page: &Value, out: &mut Vec<String>) {
+    match page {
+        Value::Object(o) => {
+            if o.contains_key("seq") && o.contains_key("role") {
+                if let Some(t) = o.get("text").and_then(Value::as_str) {
+                    out.push(t.to_string());
+                }
+            }
+            o.values().for_each(|v| texts(v, out));
+        }
+        Value::Array(a) => a.iter().for_each(|v| texts(v, out)),
+        _ => {}
+    }
+}
+
+/// Asserts that no text of an event appears twice in a whole response.
+fn each_text_once(response: &str, page: &Value) {
+    let mut all = Vec::new();
+    texts(page, &mut all);
+    for t in all.iter().filter(|t| t.len() >= 24) {
+        let needle = serde_json::to_string(t).unwrap();
+        let needle = &needle[1..needle.len() - 1];
+        // Forked sessions can hold the same event: once per event on the page.
+        assert_eq!(
+            response.matches(needle).count(),
+            all.iter().filter(|a| *a == t).count(),
+            "an event text twice in one response: {t:?}"
+        );
+    }
 }
 
 fn call(id: u64, tool: &str, arguments: Value) -> Value {
@@ -68,7 +140,18 @@ fn call(id: u64, tool: &str, arguments: Value) -> Value {
 
 /// One tool call after `initialize` at the newest revision: its result.
 fn call_one(r: &Roots, tool: &str, arguments: Value) -> Value {
-    let replies = serve(r, &[initialize("2025-11-25"), call(1, tool, arguments)]);
+    call_one_as(r, "claude-code", tool, arguments)
+}
+
+/// [`call_one`] from the client named `client`.
+fn call_one_as(r: &Roots, client: &str, tool: &str, arguments: Value) -> Value {
+    let replies = serve(
+        r,
+        &[
+            initialize_as("2025-11-25", client),
+            call(1, tool, arguments),
+        ],
+    );
     replies[1]["result"].clone()
 }
 
@@ -141,21 +224,52 @@ fn versions_are_negotiated() {
 }
 
 #[test]
-fn structured_content_from_2025_06_18_on() {
+fn the_page_is_sent_once_in_the_form_the_client_shows() {
     let r = Roots::new();
     let list = call(1, "history_list", json!({"session": "claude:parallel"}));
-    let old = serve(&r, &[initialize("2025-03-26"), list.clone()]);
-    assert!(old[1]["result"].get("structuredContent").is_none());
-    assert!(old[1]["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .contains("Check the repo in parallel"));
-    let new = serve(&r, &[initialize("2025-06-18"), list]);
-    let result = &new[1]["result"];
-    assert_eq!(
-        result["structuredContent"]["text"],
-        result["content"][0]["text"]
-    );
+    // Before 2025-06-18, and for a client that shows the text first (pi's adapter) or is not
+    // known: the text only.
+    for init in [
+        initialize("2025-03-26"),
+        initialize_as("2025-11-25", "pi-mcp-notesoup-history"),
+        initialize_as("2025-11-25", "some-client"),
+    ] {
+        let replies = serve(&r, &[init.clone(), list.clone()]);
+        let result = &replies[1]["result"];
+        assert!(result.get("structuredContent").is_none(), "{init}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("Check the repo in parallel"), "{text}");
+        assert!(!text.contains("notesoup-history list"), "{text}");
+    }
+    // Claude Code and Codex show a model the structured content: the page is there, and the
+    // text only says so.
+    for client in ["claude-code", "codex-mcp-client"] {
+        let lines = [
+            initialize_as("2025-06-18", client).to_string(),
+            list.to_string(),
+        ];
+        let raw = serve_raw(&r, &[], &lines);
+        let result: Value = serde_json::from_str(&raw[1]).unwrap();
+        let result = &result["result"];
+        let page = &result["structuredContent"];
+        assert!(page["items"].as_array().unwrap().len() > 1, "{client}");
+        assert!(page.get("text").is_none());
+        let said = result["content"][0]["text"].as_str().unwrap();
+        assert!(
+            said.ends_with("(the page is in structuredContent)"),
+            "{said}"
+        );
+        assert!(!said.contains("Check the repo"), "{said}");
+        each_text_once(&raw[1], page);
+    }
+    // NOTESOUP_MCP_CONTENT decides for every client.
+    let lines = [
+        initialize_as("2025-11-25", "some-client").to_string(),
+        list.to_string(),
+    ];
+    let raw = serve_raw(&r, &[("NOTESOUP_MCP_CONTENT", "structured")], &lines);
+    let result: Value = serde_json::from_str(&raw[1]).unwrap();
+    assert!(result["result"]["structuredContent"]["items"].is_array());
 }
 
 #[test]
@@ -281,35 +395,94 @@ fn a_list_is_the_cli_page() {
         ),
     ];
     for (arguments, args) in cases {
-        let result = call_one(&r, "history_list", arguments.clone());
-        assert_eq!(result["isError"], false, "{arguments}");
-        let text = result["content"][0]["text"].as_str().unwrap();
-        assert_eq!(text, cli(&r, &args), "{arguments}: the text");
-        let mut structured = result["structuredContent"].clone();
-        assert_eq!(structured["text"], text);
-        structured.as_object_mut().unwrap().remove("text");
         let mut json_args = args.clone();
         json_args.push("--json");
-        let page: Value = serde_json::from_str(&cli(&r, &json_args)).unwrap();
-        assert_eq!(structured, page, "{arguments}: the structured page");
+        let cli_page: Value = serde_json::from_str(&cli(&r, &json_args)).unwrap();
+        // verbose: every field of the CLI's page.
+        let mut verbose = arguments.clone();
+        verbose["verbose"] = json!(true);
+        let result = call_one(&r, "history_list", verbose.clone());
+        assert_eq!(result["isError"], false, "{arguments}");
+        let mut structured = result["structuredContent"].clone();
+        unwrap_recipes(&mut structured);
+        assert_eq!(structured, cli_page, "{arguments}: the verbose page");
+        // Compact: the same items, each with what a model goes on and no location, what its
+        // session says said once per session.
+        let result = call_one(&r, "history_list", arguments.clone());
+        let page = &result["structuredContent"];
+        let items = page["items"].as_array().unwrap();
+        let cli_items = cli_page["items"].as_array().unwrap();
+        assert_eq!(items.len(), cli_items.len(), "{arguments}");
+        for (item, cli_item) in items.iter().zip(cli_items) {
+            for key in ["session", "seq", "part", "role", "text"] {
+                assert_eq!(item[key], cli_item[key], "{arguments}: {key}");
+            }
+            assert_eq!(item["time"], cli_item["timestamp"]);
+            for gone in [
+                "path",
+                "line",
+                "byte_offset",
+                "byte_len",
+                "cwd",
+                "resume",
+                "kind",
+            ] {
+                assert!(item.get(gone).is_none(), "{arguments}: {gone} in {item}");
+            }
+            if let Some(resume) = cli_item.get("resume") {
+                let session = cli_item["session"].as_str().unwrap();
+                assert_eq!(&page["sessions"][session]["resume"], resume);
+            }
+        }
+        for key in ["older", "newer"] {
+            if let Some(recipe) = cli_page.get(key) {
+                assert_eq!(page[key]["history_list"], *recipe, "{arguments}: {key}");
+            }
+        }
+        // In text, recipes are the calls to make.
+        let text = call_one_as(&r, "some-client", "history_list", arguments.clone());
+        let text = text["content"][0]["text"].as_str().unwrap().to_string();
+        for key in ["older", "newer"] {
+            if let Some(recipe) = cli_page.get(key) {
+                let line = format!("→ {key}: history_list({recipe})");
+                assert!(text.contains(&line), "{arguments}: {line} in\n{text}");
+            }
+        }
+        assert!(!text.contains("notesoup-history"), "{text}");
     }
 }
 
 #[test]
 fn a_read_is_the_cli_page() {
     let r = Roots::new();
+    let args = ["read", "--session", "claude:parallel", "--seq", "3"];
+    let cli_page: Value =
+        serde_json::from_str(&cli(&r, &[&args[..], &["--json"]].concat())).unwrap();
+    let result = call_one(
+        &r,
+        "history_read",
+        json!({"session": "claude:parallel", "seq": 3, "verbose": true}),
+    );
+    let mut structured = result["structuredContent"].clone();
+    unwrap_recipes(&mut structured);
+    assert_eq!(structured, cli_page);
+    assert!(structured["item"]["line"].is_u64() && structured["item"]["resume"].is_object());
     let result = call_one(
         &r,
         "history_read",
         json!({"session": "claude:parallel", "seq": 3}),
     );
-    let args = ["read", "--session", "claude:parallel", "--seq", "3"];
-    assert_eq!(result["content"][0]["text"], cli(&r, &args));
-    let mut structured = result["structuredContent"].clone();
-    structured.as_object_mut().unwrap().remove("text");
-    let page: Value = serde_json::from_str(&cli(&r, &[&args[..], &["--json"]].concat())).unwrap();
-    assert_eq!(structured, page);
-    assert!(structured["item"]["line"].is_u64() && structured["item"]["resume"].is_object());
+    let page = &result["structuredContent"];
+    assert_eq!(page["item"]["text"], cli_page["item"]["text"]);
+    assert!(page["item"].get("line").is_none() && page["item"].get("resume").is_none());
+    assert_eq!(
+        page["sessions"][cli_page["session"].as_str().unwrap()]["resume"],
+        cli_page["item"]["resume"]
+    );
+    assert_eq!(
+        page["neighborhood"]["history_list"],
+        cli_page["neighborhood"]
+    );
 }
 
 #[test]
@@ -319,7 +492,6 @@ fn errors_are_tool_results_with_their_codes() {
         let result = call_one(&r, tool, arguments.clone());
         assert_eq!(result["isError"], true, "{arguments}");
         let text = result["content"][0]["text"].as_str().unwrap().to_string();
-        assert_eq!(result["structuredContent"]["text"], text.as_str());
         (result["structuredContent"]["error"].clone(), text)
     };
     let (e, text) = error("history_list", json!({"session": "claude:4f2a0c1e"}));
@@ -453,7 +625,7 @@ fn every_answer_fits_the_budget() {
             Some(next) => {
                 assert!(next > offset);
                 assert_eq!(
-                    page["next"]["offset_chars"], next,
+                    page["next"]["history_read"]["offset_chars"], next,
                     "the recipe continues there"
                 );
                 offset = next;
@@ -469,27 +641,29 @@ fn every_answer_fits_the_budget() {
 fn the_current_session_is_the_default() {
     let r = Roots::new();
     let lines = [
-        initialize("2025-11-25").to_string(),
+        initialize_as("2025-11-25", "some-client").to_string(),
         call(1, "history_list", json!({"limit": 2})).to_string(),
     ];
     let current = [("CLAUDE_CODE_SESSION_ID", "parallel-tool-results")];
     let replies = serve_raw(&r, &current, &lines);
     let result: Value = serde_json::from_str(&replies[1]).unwrap();
-    let page = &result["result"]["structuredContent"];
-    assert_eq!(page["session"], "claude:parallel-tool-results");
-    // An agent is told which session that was, and how to search every one.
-    let text = page["text"].as_str().unwrap();
+    // An agent is told which session that was, and how to search every one, in its terms.
+    let text = result["result"]["content"][0]["text"].as_str().unwrap();
     assert!(
         text.starts_with(
             "notice: listing the current session claude:parallel-tool-results (named by \
-             CLAUDE_CODE_SESSION_ID); --session '*' lists every session\n\nseq 1 | user"
+             CLAUDE_CODE_SESSION_ID); session: \"*\" lists every session\n\nseq 1 | user"
         ),
         "{text}"
     );
-    assert_eq!(
-        page["notice"],
-        text.lines().next().unwrap().trim_start_matches("notice: ")
-    );
+    let lines = [
+        initialize("2025-11-25").to_string(),
+        call(1, "history_list", json!({"limit": 2})).to_string(),
+    ];
+    let replies = serve_raw(&r, &current, &lines);
+    let result: Value = serde_json::from_str(&replies[1]).unwrap();
+    let page = &result["result"]["structuredContent"];
+    assert_eq!(page["session"], "claude:parallel-tool-results");
     // One that no longer exists: every session, with a notice that says so.
     let stale = [("CLAUDE_CODE_SESSION_ID", "gone")];
     let replies = serve_raw(&r, &stale, &lines);
@@ -506,10 +680,152 @@ fn the_current_session_is_the_default() {
     assert!(result["result"]["structuredContent"]
         .get("session")
         .is_none());
-    assert!(result["result"]["content"][0]["text"]
+}
+
+#[test]
+fn a_search_that_misses_the_current_session_says_what_every_session_has() {
+    let r = Roots::new();
+    let current = [("CLAUDE_CODE_SESSION_ID", "parallel-tool-results")];
+    let ask = |client: &str, arguments: Value| {
+        let lines = [
+            initialize_as("2025-11-25", client).to_string(),
+            call(1, "history_list", arguments).to_string(),
+        ];
+        let replies = serve_raw(&r, &current, &lines);
+        serde_json::from_str::<Value>(&replies[1]).unwrap()["result"].clone()
+    };
+    // PRECOMPACT is in another session only.
+    let arguments = json!({"query": "PRECOMPACT", "limit": 3});
+    let result = ask("claude-code", arguments.clone());
+    let page = &result["structuredContent"];
+    assert_eq!(page["items"], json!([]));
+    let notice = page["notice"].as_str().unwrap();
+    assert!(
+        notice.starts_with(
+            "no match in the current session claude:parallel-tool-results; session: \"*\" has "
+        ),
+        "{notice}"
+    );
+    let everywhere = &page["every_session"]["history_list"];
+    assert_eq!(
+        everywhere,
+        &json!({"query": "PRECOMPACT", "limit": 3, "session": "*"})
+    );
+    // Following it finds the hits it counted.
+    let found = ask("claude-code", everywhere.clone());
+    let hits = found["structuredContent"]["items"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(hits > 0);
+    assert!(
+        notice.contains(&format!(" has {hits} hit")),
+        "{notice} / {hits}"
+    );
+    // In text, the same, as the call to make.
+    let result = ask("some-client", arguments);
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains(
+            "→ every session: history_list({\"query\":\"PRECOMPACT\",\"limit\":3,\"session\":\"*\"})"
+        ),
+        "{text}"
+    );
+    // Nothing anywhere: the ranked search to try.
+    let result = ask("claude-code", json!({"query": "no such words anywhere"}));
+    let page = &result["structuredContent"];
+    assert!(page["notice"]
         .as_str()
         .unwrap()
-        .starts_with("session "));
+        .contains("nor in any other"));
+    assert_eq!(
+        page["find"]["history_find"]["text"],
+        "no such words anywhere"
+    );
+}
+
+#[test]
+fn sessions_budget_and_recipes_that_follow() {
+    let r = Roots::new();
+    // The sessions view: one entry per session, each with its hits and the call that reads
+    // its best hit.
+    let result = call_one(
+        &r,
+        "history_list",
+        json!({"query": "git", "sessions": true, "limit": 2}),
+    );
+    let page = &result["structuredContent"];
+    let sessions = page["sessions"].as_array().unwrap();
+    assert!(!sessions.is_empty() && sessions.len() <= 2, "{page}");
+    for s in sessions {
+        assert!(s["hits"].as_u64().unwrap() >= 1);
+        assert!(s.get("path").is_none());
+        let read = &s["read"]["history_read"];
+        assert_eq!(read["session"], s["session"]);
+        let got = call_one(&r, "history_read", read.clone());
+        assert_eq!(got["structuredContent"]["item"]["seq"], read["seq"]);
+        assert!(s["best"].get("cwd").is_none(), "{s}");
+    }
+    let text = call_one_as(
+        &r,
+        "some-client",
+        "history_list",
+        json!({"query": "git", "sessions": true, "limit": 2}),
+    );
+    let text = text["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("→ read: history_read({"), "{text}");
+    // A budget: the whole answer fits it, and the next page's recipe asks for it again.
+    for budget in [4096, 1500] {
+        let lines = [
+            initialize("2025-11-25").to_string(),
+            call(
+                1,
+                "history_list",
+                json!({"session": "*", "query": "e", "budget": budget, "limit": 50}),
+            )
+            .to_string(),
+        ];
+        let raw = serve_raw(&r, &[], &lines);
+        assert!(raw[1].len() <= budget, "{} > {budget}", raw[1].len());
+        let result: Value = serde_json::from_str(&raw[1]).unwrap();
+        let page = &result["result"]["structuredContent"];
+        assert_eq!(page["older"]["history_list"]["budget"], budget, "{page}");
+        assert_eq!(page["older"]["history_list"]["query"], json!(["e"]));
+        assert_eq!(page["older"]["history_list"]["limit"], 50);
+        // The recipe passed whole is the call it names.
+        let next = call_one(&r, "history_list", page["older"].clone());
+        assert!(next["structuredContent"]["items"].is_array(), "{next}");
+    }
+    // Out of bounds: clamped.
+    let lines = [
+        initialize("2025-11-25").to_string(),
+        call(
+            1,
+            "history_list",
+            json!({"session": "*", "query": "e", "budget": 10, "limit": 50}),
+        )
+        .to_string(),
+        call(
+            2,
+            "history_list",
+            json!({"session": "*", "query": "e", "budget": 10_000_000, "limit": 500}),
+        )
+        .to_string(),
+    ];
+    let raw = serve_raw(&r, &[], &lines);
+    let small: Value = serde_json::from_str(&raw[1]).unwrap();
+    assert_eq!(small["result"]["isError"], false, "{small}");
+    assert!(raw[1].len() <= 1100, "{}", raw[1].len());
+    assert!(raw[2].len() <= 32 * 1024);
+    // verbose comes back in recipes too.
+    let result = call_one(
+        &r,
+        "history_list",
+        json!({"session": "claude:parallel", "limit": 1, "verbose": true}),
+    );
+    let page = &result["structuredContent"];
+    assert_eq!(page["older"]["history_list"]["verbose"], true);
+    assert!(page["items"][0]["line"].is_u64());
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! The MCP server end to end with the official client: `mcp_client.py`, beside this file, drives
 //! the built binary through the PyPI `mcp` package (initialize, the tools, both calls, a recipe
 //! followed, errors with their codes, a read far over the budget continued, many calls on one
-//! connection), and the tools as that client lists them are the ones served.
+//! connection), and the tools as that client lists them are the ones served. It also replays,
+//! on the demo, the calls a model makes to answer a question about an earlier session, as
+//! Claude Code's model and as pi's see them, and holds the whole exchange under 12 KiB.
 //!
 //! It needs Python 3 with `mcp`. `NOTESOUP_MCP_PYTHON` names an interpreter that has it;
 //! otherwise the test makes a virtualenv of its own under the target directory on first use
@@ -89,6 +91,13 @@ fn the_official_client_lists_searches_pages_and_reads() {
         .arg(&out_file);
     for (h, root) in r.roots() {
         cmd.arg("--root").arg(h.root_flag).arg(root);
+    }
+    // The demo, for the exchange a model has to answer a question about an earlier session.
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/demo");
+    for h in history_cli::HARNESSES {
+        cmd.arg("--demo-root")
+            .arg(h.root_flag)
+            .arg(demo.join(h.name));
     }
     let out = cmd.output().unwrap();
     assert!(
