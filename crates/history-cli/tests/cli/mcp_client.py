@@ -33,6 +33,7 @@ def parse_args():
     p.add_argument("--cache", required=True)
     p.add_argument("--root", action="append", nargs=2, metavar=("FLAG", "DIR"), default=[])
     p.add_argument("--demo-root", action="append", nargs=2, metavar=("FLAG", "DIR"), default=[])
+    p.add_argument("--samples-root", action="append", nargs=2, metavar=("FLAG", "DIR"), default=[])
     p.add_argument("--big-session", required=True)
     p.add_argument("--big-text", required=True)
     p.add_argument("--current", required=True, help="a claude session id for CLAUDE_CODE_SESSION_ID")
@@ -342,6 +343,39 @@ async def agents_eye(args):
     print(json.dumps(sizes), file=sys.stderr)
 
 
+# Over the real samples: a question a person asks weeks later, in plain words, with the session
+# that answers it (fixtures/recall/questions.jsonl, q003).
+SAMPLES_QUESTION = "posthog shutdown timeout"
+SAMPLES_ANSWER = "claude:cde341db-b80a-44f5-b0f2-94db2ef7a164"
+
+
+async def samples_exchange(args):
+    """The same exchange over the real samples, from another session: the natural call finds
+    nothing here and says what every session holds; the model asks in plain words, reads the
+    best hit of the best session, and lists the events around it. Under 12 KiB, each text once."""
+    env = {"CLAUDE_CODE_SESSION_ID": "70fc6d83-147d-4fdf-b015-bd67eeb11883"}
+    samples = server(args, env, roots=args.samples_root)
+    async with stdio_client(samples) as (read, write):
+        async with ClientSession(read, write, client_info=CLAUDE) as session:
+            await session.initialize()
+            spent = []
+            result, page = await call(session, "history_list", {"query": "posthog"})
+            spent.append(size(result))
+            check(page["items"] == [] and "every_session" in page, f"nothing here, and where: {page}")
+            result, found = await call(session, "history_find", {"text": SAMPLES_QUESTION, "limit": 3})
+            spent.append(size(result))
+            best = found["sessions"][0]
+            check(best["session"] == SAMPLES_ANSWER, f"the answer first: {[s['session'] for s in found['sessions']]}")
+            result, hit = await call(session, "history_read", best["best"][0]["read"]["history_read"])
+            spent.append(size(result))
+            check("posthog" in hit["item"]["text"].lower(), "the hit holds the words")
+            result, around = await call(session, "history_list", {**hit["neighborhood"]["history_list"], "limit": 4})
+            spent.append(size(result))
+            check(around["items"], "the neighborhood lists events")
+            check(sum(spent) < EXCHANGE_BUDGET, f"samples: the exchange took {sum(spent)} bytes ({spent})")
+            print(json.dumps({"samples": spent}), file=sys.stderr)
+
+
 async def auto_negotiation(args):
     """The high-level client probes server/discover first and falls back to initialize."""
     async with Client(server(args)) as client:
@@ -357,6 +391,7 @@ async def main():
     await current_session(args)
     await auto_negotiation(args)
     await agents_eye(args)
+    await samples_exchange(args)
     print("ok")
 
 

@@ -99,6 +99,17 @@ fn the_official_client_lists_searches_pages_and_reads() {
             .arg(h.root_flag)
             .arg(demo.join(h.name));
     }
+    // The real samples, laid out as each agent stores them.
+    let recall = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/recall");
+    for (h, under) in
+        history_cli::HARNESSES
+            .iter()
+            .zip(["claude/projects", "codex/sessions", "pi/sessions"])
+    {
+        cmd.arg("--samples-root")
+            .arg(h.root_flag)
+            .arg(recall.join(under));
+    }
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
