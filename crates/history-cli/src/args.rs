@@ -154,8 +154,8 @@ pub struct FindArgs {
     /// What happened, in plain words (any order).
     #[arg(required = true, value_name = "TEXT")]
     pub text: Vec<String>,
-    /// Only these sessions: an id or prefix, or a pattern with `*` (`pi:*`). Default: every
-    /// session.
+    /// Only these sessions: an id or prefix, a pattern with `*` (`pi:*`), or the path of one
+    /// transcript file. Default: every session.
     #[arg(help_heading = "Selection")]
     #[arg(long, add = session_completer())]
     pub session: Option<String>,
@@ -234,9 +234,9 @@ pub struct ReindexArgs {
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
-    /// The session: an id or unique prefix, optionally `claude:`/`codex:`/`pi:`-qualified;
-    /// anything with `*` selects many (`*`, `pi:*`, `claude:4f2*`). Default: the current session,
-    /// else `*`.
+    /// The session: an id or unique prefix, optionally `claude:`/`codex:`/`pi:`-qualified, or
+    /// the path of its transcript file (anything with a `/`); anything else with `*` selects many
+    /// (`*`, `pi:*`, `claude:4f2*`). Default: the current session, else `*`.
     #[arg(help_heading = "Selection")]
     #[arg(long, add = session_completer())]
     pub session: Option<String>,
@@ -349,7 +349,8 @@ pub enum ColorArg {
 
 #[derive(Args, Debug)]
 pub struct ReadArgs {
-    /// The session: an id or unique prefix, optionally qualified. Default: the current session.
+    /// The session: an id or unique prefix, optionally qualified, or the path of its transcript
+    /// file. Default: the current session.
     #[arg(long, add = session_completer())]
     pub session: Option<String>,
     /// The event's seq.
@@ -368,7 +369,8 @@ pub struct ReadArgs {
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// The session: an id or unique prefix, optionally qualified. Default: the current session.
+    /// The session: an id or unique prefix, optionally qualified, or the path of its transcript
+    /// file. Default: the current session.
     #[arg(long, add = session_completer())]
     pub session: Option<String>,
     /// The document: Markdown to read, or JSON Lines (the session, then one item per event).

@@ -1289,7 +1289,7 @@ pub fn tools() -> Value {
             "inputSchema": {
                 "type": "object",
                 "properties": {
-                    "session": session("Omitted: your current session only (else *). \"*\": every session (pass it to recall an earlier session); claude:*, codex:*, pi:* one agent's; an id or unique prefix, optionally claude:/codex:/pi:-qualified, one session."),
+                    "session": session("Omitted: your current session only (else *). \"*\": every session (pass it to recall an earlier session); claude:*, codex:*, pi:* one agent's; an id or unique prefix, optionally claude:/codex:/pi:-qualified, or a transcript file's path, one session."),
                     "query": {
                         "description": "Literal, case-insensitive text; a list matches any of them.",
                         "anyOf": [
@@ -1327,7 +1327,7 @@ pub fn tools() -> Value {
                 "type": "object",
                 "properties": {
                     "text": { "type": "string", "description": "What happened, in plain words (any order)." },
-                    "session": session("Only these sessions: id, prefix or * pattern (claude:*). Default: every session."),
+                    "session": session("Only these sessions: id, prefix, * pattern (claude:*) or a transcript file's path. Default: every session."),
                     "roles": {
                         "type": "array",
                         "description": "Only events of these roles.",
@@ -1355,7 +1355,7 @@ pub fn tools() -> Value {
             "inputSchema": {
                 "type": "object",
                 "properties": {
-                    "session": session("One session: id or unique prefix, optionally claude:/codex:/pi:-qualified; omitted = current session. No wildcards."),
+                    "session": session("One session: id or unique prefix, optionally claude:/codex:/pi:-qualified, or a transcript file's path; omitted = current session. No wildcards."),
                     "seq": seq("The event's seq within that session."),
                     "part": { "type": "integer", "minimum": 0, "default": 0, "description": "Which event of the line (several can share a seq)." },
                     "offset_chars": { "type": "integer", "minimum": 0, "default": 0, "description": "Start this many characters in (next_offset_chars of a cut read)." },

@@ -6,10 +6,12 @@ use thiserror::Error;
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum HistoryError {
     /// No session matches the selector.
-    #[error("no session matches {selector:?}")]
+    #[error("no session matches {selector:?}{}", detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
     UnknownSession {
         /// The selector as given.
         selector: String,
+        /// Why, where more can be said than that nothing matched (a path that names no file).
+        detail: Option<String>,
     },
     /// Several sessions match the selector.
     #[error("{selector:?} matches several sessions: {}", candidates.join(", "))]

@@ -32,7 +32,8 @@ mod source;
 pub mod testing;
 
 pub use choose::{
-    for_each_term, literal, reduce, resolve, Filter, Pattern, Place, Selector, HOST_ONLY_HARNESS,
+    for_each_term, is_path, literal, reduce, resolve, resolve_path, transcript_path, Filter,
+    PathMiss, Pattern, Place, Selector, HOST_ONLY_HARNESS,
 };
 pub use corpus::{locate, parallel, Corpus, Keep, Loaded, Texts, WalkMemos};
 pub use error::{DecodeError, HistoryError};

@@ -52,6 +52,8 @@ mod index_faults;
 mod registry;
 // `cwd`, `git_branch` and `title` on every `--json` item of every harness.
 mod session_meta;
+// `--session` takes a transcript's path, and recipes go on naming its session by its key.
+mod session_path;
 // Output for a person: color, highlights, local times, a line a session, `--sessions`.
 mod terminal;
 // Lines torn by a writer while reads, searches and the overview run: never a half line shown.

@@ -453,6 +453,31 @@ fn a_list_is_the_cli_page() {
 }
 
 #[test]
+fn a_session_is_named_by_its_transcript_path_with_the_home_unexpanded() {
+    // A tool call's arguments meet no shell: `~` is the server's home.
+    let r = Roots::new();
+    let file = r.root("claude").join("-w-app/abandoned-branch.jsonl");
+    std::os::unix::fs::symlink(&file, r.dir.path().join("home/mine.jsonl")).unwrap();
+    let by_key = call_one(
+        &r,
+        "history_list",
+        json!({"session": "claude:abandoned-branch"}),
+    );
+    assert_eq!(by_key["isError"], false, "{by_key}");
+    for session in [file.display().to_string(), "~/mine.jsonl".into()] {
+        let by_path = call_one(&r, "history_list", json!({"session": session}));
+        assert_eq!(by_path, by_key, "{session}");
+        let read = call_one(&r, "history_read", json!({"session": session, "seq": 2}));
+        assert_eq!(read["structuredContent"]["item"]["seq"], 2, "{read}");
+    }
+    let gone = call_one(&r, "history_list", json!({"session": "~/gone.jsonl"}));
+    assert_eq!(
+        gone["structuredContent"]["error"]["code"],
+        "unknown_session"
+    );
+}
+
+#[test]
 fn a_read_is_the_cli_page() {
     let r = Roots::new();
     let args = ["read", "--session", "claude:parallel", "--seq", "3"];

@@ -1,5 +1,9 @@
-//! Selectors (`claude:4f2a`, `pi:*`, `*:abc*`) and their resolution against discovered sessions.
+//! Selectors (`claude:4f2a`, `pi:*`, `*:abc*`, `~/.claude/projects/-w-app/4f2a….jsonl`) and
+//! their resolution against discovered sessions.
 
+use std::path::{Path, PathBuf};
+
+use crate::choose::place::normalize;
 use crate::error::HistoryError;
 use crate::model::{SessionFile, SessionKey};
 
@@ -18,6 +22,96 @@ pub enum Selector {
     },
     /// Many sessions: a pattern where `*` matches any string.
     Many(Pattern),
+    /// One session, named by the path of its transcript file as given (see [`is_path`]):
+    /// [`transcript_path`] makes it absolute, [`resolve_path`] finds the session.
+    Path(PathBuf),
+}
+
+/// Whether a selector names a transcript file rather than a session id: it holds a `/` or starts
+/// with `.` or `~`, and is not `harness:id` (a known harness, or the host-only one, before its
+/// first `:`). No id holds a `/`.
+pub fn is_path(text: &str, harnesses: &[&str]) -> bool {
+    let text = text.trim();
+    let qualified = text.split_once(':').is_some_and(|(harness, _)| {
+        let harness = harness.to_ascii_lowercase();
+        harness == HOST_ONLY_HARNESS || harnesses.contains(&harness.as_str())
+    });
+    !qualified && (text.contains('/') || text.starts_with(['.', '~']))
+}
+
+/// A transcript path as given, made absolute: `~` and `~/…` are taken from `home` (a shell
+/// has expanded them already; a tool call has not), anything relative from `base` (the
+/// caller's working directory); then `.` and `..` are resolved by name, as [`crate::Place`]
+/// resolves a directory.
+pub fn transcript_path(path: &Path, base: &Path, home: Option<&Path>) -> PathBuf {
+    let path = match (path.strip_prefix("~"), home) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => path.to_path_buf(),
+    };
+    normalize(&base.join(path))
+}
+
+/// Why no session is read from a path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathMiss {
+    /// Nothing is there.
+    Missing,
+    /// A directory is there.
+    Directory,
+    /// A file is there that no discovered session has as its own transcript (a file outside
+    /// every root, a sub-agent's file, a copy another file of its session supersedes).
+    NotTranscript,
+    /// The path cannot be looked at.
+    Unreadable(String),
+}
+
+/// The session whose own transcript file is `path` (absolute and normalized, as
+/// [`transcript_path`] makes it), among `sessions`. Paths compare as named, then by their
+/// canonical forms (symbolic links followed on both sides). A path that names no file but
+/// would with its `:LINE` dropped (`file: ….jsonl:7`, as `--show-path` writes it) is that
+/// file's. The file is looked at, never opened.
+pub fn resolve_path<'a>(
+    path: &Path,
+    sessions: &'a [SessionFile],
+) -> Result<&'a SessionFile, PathMiss> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let text = path.as_os_str().to_string_lossy();
+            return match text.rsplit_once(':') {
+                Some((file, line))
+                    if !line.is_empty()
+                        && line.bytes().all(|b| b.is_ascii_digit())
+                        && Path::new(file).exists() =>
+                {
+                    resolve_path(Path::new(file), sessions)
+                }
+                _ => Err(PathMiss::Missing),
+            };
+        }
+        Err(e) => return Err(PathMiss::Unreadable(e.to_string())),
+    };
+    if meta.is_dir() {
+        return Err(PathMiss::Directory);
+    }
+    if let Some(file) = sessions.iter().find(|s| normalize(&s.path) == path) {
+        return Ok(file);
+    }
+    let real = std::fs::canonicalize(path).map_err(|e| PathMiss::Unreadable(e.to_string()))?;
+    let same = |s: &SessionFile| std::fs::canonicalize(&s.path).is_ok_and(|p| p == real);
+    // The files named alike first: one canonical form each. A discovered file that is itself
+    // a link under another name is found by the rest, all of them looked at on every core.
+    let names = [path.file_name(), real.file_name()];
+    let (alike, rest): (Vec<&SessionFile>, Vec<&SessionFile>) = sessions
+        .iter()
+        .partition(|s| names.contains(&s.path.file_name()));
+    if let Some(file) = alike.into_iter().find(|s| same(s)) {
+        return Ok(file);
+    }
+    let found = crate::corpus::parallel::map(&rest, |s| same(s));
+    (rest.into_iter().zip(found))
+        .find_map(|(file, same)| same.then_some(file))
+        .ok_or(PathMiss::NotTranscript)
 }
 
 /// A wildcard pattern; matched against `harness:id` when it has a `:`, else against the id.
@@ -85,6 +179,17 @@ impl Selector {
                 message: "the session selector is empty".into(),
             });
         }
+        if is_path(text, harnesses) {
+            if text.contains('*') {
+                return Err(HistoryError::InvalidSession {
+                    message: format!(
+                        "{text:?} is a path with a *: a path names one transcript file (let the \
+                         shell expand the pattern, or select ids with a pattern like claude:4f*)"
+                    ),
+                });
+            }
+            return Ok(Selector::Path(PathBuf::from(text)));
+        }
         // Harness names and ids are matched in either case (`CLAUDE:4F2A`).
         if text.contains('*') {
             return Ok(Selector::Many(Pattern {
@@ -136,6 +241,7 @@ pub fn resolve<'a>(
             selector: format!(
                 "{selector_text} ({HOST_ONLY_HARNESS} sessions exist only inside their host)"
             ),
+            detail: None,
         });
     }
     let in_harness = |h: &str| -> Vec<&'a SessionFile> {
@@ -169,6 +275,7 @@ pub fn resolve<'a>(
     found.unwrap_or_else(|| {
         Err(HistoryError::UnknownSession {
             selector: selector_text.into(),
+            detail: None,
         })
     })
 }
@@ -270,6 +377,126 @@ mod tests {
             "invalid_session"
         );
         assert!(Selector::parse("dsh:abc", H).is_ok());
+    }
+
+    #[test]
+    fn a_path_is_told_from_an_id() {
+        let path = |s: &str| Selector::parse(s, H).unwrap() == Selector::Path(s.into());
+        for text in [
+            "/home/u/.claude/projects/-w-app/4f2a.jsonl",
+            "-w-app/4f2a.jsonl",
+            "./4f2a.jsonl",
+            "../x",
+            ".",
+            "~/.pi/agent/sessions/x.jsonl",
+            "/c/rollout-2026-03-02T11-00-00-019c.jsonl.zst",
+            "/w/odd:name.jsonl",
+            "foo:bar/baz.jsonl",
+        ] {
+            assert!(is_path(text, H) && path(text), "{text:?} is a path");
+        }
+        for text in [
+            "4f2a",
+            "claude:4f2a",
+            "CODEX:019c",
+            "pi:x/y",
+            "dsh:a/b",
+            "*:a*",
+            "a.b",
+        ] {
+            assert!(!is_path(text, H), "{text:?} is no path");
+            assert!(!matches!(Selector::parse(text, H), Ok(Selector::Path(_))));
+        }
+        assert_eq!(
+            Selector::parse("/w/*.jsonl", H).unwrap_err().code(),
+            "invalid_session",
+            "a path names one file"
+        );
+        assert_eq!(
+            Selector::parse("*/x", H).unwrap_err().code(),
+            "invalid_session"
+        );
+    }
+
+    #[test]
+    fn a_path_is_taken_from_the_working_directory_and_home() {
+        let t = |p: &str| transcript_path(p.as_ref(), "/w/app".as_ref(), Some("/home/u".as_ref()));
+        assert_eq!(t("./a.jsonl"), Path::new("/w/app/a.jsonl"));
+        assert_eq!(t("a/../b/./c.jsonl"), Path::new("/w/app/b/c.jsonl"));
+        assert_eq!(t("../lib//x.jsonl"), Path::new("/w/lib/x.jsonl"));
+        assert_eq!(t("/abs/x.jsonl"), Path::new("/abs/x.jsonl"));
+        assert_eq!(t("~/.claude/x.jsonl"), Path::new("/home/u/.claude/x.jsonl"));
+        assert_eq!(t("~"), Path::new("/home/u"));
+        assert_eq!(
+            t("~bob/x"),
+            Path::new("/w/app/~bob/x"),
+            "only one's own home"
+        );
+        let homeless = transcript_path("~/x".as_ref(), "/w".as_ref(), None);
+        assert_eq!(homeless, Path::new("/w/~/x"));
+    }
+
+    #[test]
+    fn a_path_names_the_session_whose_own_file_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("p/s1/subagents")).unwrap();
+        let touch = |p: &Path| std::fs::write(p, "{}\n").unwrap();
+        let (one, two) = (root.join("p/s1.jsonl"), root.join("p/s2.jsonl"));
+        let sub = root.join("p/s1/subagents/agent-x.jsonl");
+        let outside = dir.path().join("notes.jsonl");
+        for p in [&one, &two, &sub, &outside] {
+            touch(p);
+        }
+        let at = |h: &str, id: &str, path: &Path| SessionFile {
+            path: path.to_path_buf(),
+            ..file(h, id, 0)
+        };
+        let all = vec![at("claude", "s1", &one), at("claude", "s2", &two)];
+        let r = |p: &Path| resolve_path(p, &all).map(|s| s.key.to_string());
+        assert_eq!(r(&one).unwrap(), "claude:s1");
+        assert_eq!(r(&two).unwrap(), "claude:s2");
+        assert_eq!(
+            r(&sub),
+            Err(PathMiss::NotTranscript),
+            "no session's own file"
+        );
+        assert_eq!(r(&outside), Err(PathMiss::NotTranscript));
+        assert_eq!(r(&root.join("p/s3.jsonl")), Err(PathMiss::Missing));
+        // A line after the file, as `file: …` says it.
+        let line = |p: &Path, n: &str| PathBuf::from(format!("{}{n}", p.display()));
+        assert_eq!(r(&line(&two, ":17")).unwrap(), "claude:s2");
+        assert_eq!(
+            r(&line(&root.join("p/s3.jsonl"), ":17")),
+            Err(PathMiss::Missing)
+        );
+        assert_eq!(r(&line(&two, ":")), Err(PathMiss::Missing));
+        assert_eq!(r(&line(&two, ":1x")), Err(PathMiss::Missing));
+        assert_eq!(
+            r(&line(&two, ":1:2")),
+            Err(PathMiss::Missing),
+            "one line, no more"
+        );
+        assert_eq!(r(&root.join("p")), Err(PathMiss::Directory));
+        // Through a link to the file, under its own name or another; through a linked directory.
+        let linked = dir.path().join("linked.jsonl");
+        std::os::unix::fs::symlink(&two, &linked).unwrap();
+        assert_eq!(r(&linked).unwrap(), "claude:s2");
+        let alias = dir.path().join("alias");
+        std::os::unix::fs::symlink(&root, &alias).unwrap();
+        assert_eq!(r(&alias.join("p/s1.jsonl")).unwrap(), "claude:s1");
+        // Discovery reading the root through a link, the path naming the real file.
+        let through = vec![at("claude", "s1", &alias.join("p/s1.jsonl"))];
+        let found = resolve_path(&one, &through).map(|s| s.key.to_string());
+        assert_eq!(found.unwrap(), "claude:s1");
+        // A discovered file that is itself a link under another name.
+        let other = vec![at("pi", "odd", &linked)];
+        let found = resolve_path(&two, &other).map(|s| s.key.to_string());
+        assert_eq!(found.unwrap(), "pi:odd");
+        // A dangling link is no file.
+        let dangling = dir.path().join("dangling.jsonl");
+        std::os::unix::fs::symlink(root.join("gone"), &dangling).unwrap();
+        assert_eq!(r(&dangling), Err(PathMiss::Missing));
     }
 
     #[test]

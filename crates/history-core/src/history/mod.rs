@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::choose::{resolve, Place, Selector};
+use crate::choose::{is_path, resolve, resolve_path, transcript_path, PathMiss, Place, Selector};
 use crate::corpus::Corpus;
 use crate::error::HistoryError;
 use crate::model::{SessionFile, SessionKey};
@@ -21,8 +21,11 @@ use crate::source::{Env, Harness};
 pub struct History {
     corpus: Corpus,
     projection: Option<Box<dyn Projection>>,
-    /// Each harness and the root it reads, for the notice when there is nothing to list.
-    roots: Vec<(String, Option<PathBuf>)>,
+    /// Each harness, the root it reads and the option that names it, for the notice when there
+    /// is nothing to list and for a path that is no session's transcript.
+    roots: Vec<Root>,
+    /// The home directory a transcript path's `~` stands for.
+    home: Option<PathBuf>,
     current: Option<SessionKey>,
     /// The variable that named `current`, when the environment named it.
     current_source: Option<String>,
@@ -38,6 +41,7 @@ impl History {
     pub fn new(corpus: Corpus) -> History {
         History {
             roots: Vec::new(),
+            home: None,
             corpus,
             projection: None,
             current: None,
@@ -68,8 +72,13 @@ impl History {
         History {
             roots: roots
                 .into_iter()
-                .map(|(h, root)| (h.name.to_string(), root))
+                .map(|(h, path)| Root {
+                    harness: h.name.to_string(),
+                    flag: h.root_flag.to_string(),
+                    path,
+                })
                 .collect(),
+            home: env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
             ..History::new(Corpus::new(sources))
         }
     }
@@ -237,6 +246,17 @@ impl History {
         };
         let none = sessions.is_empty() && req.session.is_none() && req.cwd.is_none();
         let no_sessions = none.then(|| self.no_sessions_notice()).or(said);
+        let by_key;
+        let req = match self.keyed(selector, &sessions) {
+            Some(key) => {
+                by_key = ListRequest {
+                    session: Some(key),
+                    ..req.clone()
+                };
+                &by_key
+            }
+            None => req,
+        };
         let filter = req.filter();
         Ok(sessions_page(
             &self.scope(),
@@ -270,6 +290,17 @@ impl History {
         };
         let none = sessions.is_empty() && req.session.is_none() && req.cwd.is_none();
         let no_sessions = none.then(|| self.no_sessions_notice()).or(said);
+        let by_key;
+        let req = match self.keyed(selector, &sessions) {
+            Some(key) => {
+                by_key = FindRequest {
+                    session: Some(key),
+                    ..req.clone()
+                };
+                &by_key
+            }
+            None => req,
+        };
         find_page(&self.scope(), req, &sessions, no_sessions, render)
     }
 
@@ -339,15 +370,25 @@ impl History {
         export(&self.corpus, &file, req.all_branches, doc)
     }
 
+    /// The qualified id of the one session a path selected, which the recipes of its page
+    /// repeat in its place: a path may be relative, a key reads alike from any directory.
+    fn keyed(&self, selector: &str, sessions: &[SessionFile]) -> Option<String> {
+        match sessions {
+            [file] if is_path(selector, &self.corpus.harnesses()) => Some(file.key.to_string()),
+            _ => None,
+        }
+    }
+
     /// An unknown current session that the environment named, said with its variable: the
     /// person never typed that id.
     fn explain_current(&self, e: HistoryError, implicit: bool) -> HistoryError {
         match (e, &self.current_source) {
-            (HistoryError::UnknownSession { selector }, Some(var)) if implicit => {
+            (HistoryError::UnknownSession { selector, detail }, Some(var)) if implicit => {
                 HistoryError::UnknownSession {
                     selector: format!(
                         "{selector} (the current session, named by {var}; name one with --session)"
                     ),
+                    detail,
                 }
             }
             (e, _) => e,
@@ -490,10 +531,24 @@ impl History {
                     &sessions,
                     self.host.as_deref(),
                     text,
-                )?;
+                )
+                .map_err(|e| match e {
+                    // A file's name is taken for an id: a path is told by its `/`.
+                    HistoryError::UnknownSession { selector, .. }
+                        if harness.is_none()
+                            && (id.ends_with(".jsonl") || id.ends_with(".jsonl.zst")) =>
+                    {
+                        HistoryError::UnknownSession {
+                            detail: Some(format!("a file is named by its path, as ./{selector}")),
+                            selector,
+                        }
+                    }
+                    e => e,
+                })?;
                 if let Some(place) = place.filter(|_| !there(file)) {
                     return Err(HistoryError::UnknownSession {
                         selector: format!("{text} under {}", place.path().display()),
+                        detail: None,
                     });
                 }
                 Ok(Target::One {
@@ -501,25 +556,136 @@ impl History {
                     implicit,
                 })
             }
+            Selector::Path(path) => {
+                let file = self.session_at(text, &path)?;
+                if let Some(place) = place.filter(|_| !there(&file)) {
+                    return Err(HistoryError::UnknownSession {
+                        selector: format!("{text} under {}", place.path().display()),
+                        detail: Some(format!(
+                            "{} ran in {}",
+                            file.key,
+                            (self.corpus.source(&file.key.harness))
+                                .and_then(|source| source.cwd(&file))
+                                .unwrap_or_else(|| "a directory it does not record".into())
+                        )),
+                    });
+                }
+                Ok(Target::One { file, implicit })
+            }
         }
     }
 
-    fn no_sessions_notice(&self) -> String {
+    /// The session whose own transcript is the file at `path` (as given in `text`): taken
+    /// from the working directory, compared with the files discovery lists, never opened.
+    fn session_at(&self, text: &str, path: &Path) -> Result<SessionFile, HistoryError> {
+        let unknown = |detail: String| HistoryError::UnknownSession {
+            selector: text.into(),
+            detail: Some(detail),
+        };
+        let base = match std::env::current_dir() {
+            Ok(here) => here,
+            Err(_) if path.is_absolute() => PathBuf::from("/"),
+            Err(e) => {
+                return Err(unknown(format!(
+                    "the current directory cannot be told ({e})"
+                )))
+            }
+        };
+        let named = transcript_path(path, &base, self.home.as_deref());
+        // As named, if that differs from the text.
+        let shown = match named.as_os_str() == text {
+            true => String::new(),
+            false => format!(" ({})", named.display()),
+        };
+        let sessions = self.corpus.discover_in(None);
+        match resolve_path(&named, &sessions) {
+            Ok(file) => Ok(file.clone()),
+            Err(PathMiss::Missing) => Err(unknown(format!("no such file{shown}"))),
+            Err(PathMiss::Unreadable(why)) => {
+                Err(unknown(format!("cannot look at it{shown}: {why}")))
+            }
+            Err(PathMiss::Directory) => Err(unknown(match self.roots.is_empty() {
+                true => format!("it is a directory{shown}, not a transcript file"),
+                false => format!(
+                    "it is a directory{shown}, not a transcript file; the roots searched are {}",
+                    self.roots_said()
+                ),
+            })),
+            Err(PathMiss::NotTranscript) => Err(unknown(self.not_transcript(&named, &shown))),
+        }
+    }
+
+    /// Why the file at `path` is no session's: it lies outside every root, or under one but
+    /// discovery reads no session from it.
+    fn not_transcript(&self, path: &Path, shown: &str) -> String {
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let under = self.roots.iter().find(|root| {
+            root.path.as_ref().is_some_and(|dir| {
+                let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+                path.starts_with(dir) || real.starts_with(&canonical)
+            })
+        });
+        match under {
+            Some(root) => format!(
+                "the file{shown} lies under the {} root ({}) but is not a session's own \
+                 transcript (a sub-agent's file, or a copy another file of its session \
+                 supersedes)",
+                root.harness,
+                root.path.as_deref().unwrap_or(Path::new("")).display()
+            ),
+            None if self.roots.is_empty() => {
+                format!("the file{shown} is not the transcript of a session found")
+            }
+            None => {
+                let flags: Vec<String> =
+                    self.roots.iter().map(|r| format!("--{}", r.flag)).collect();
+                let mut said = format!(
+                    "the file{shown} is not a transcript under the roots searched ({})",
+                    self.roots_said()
+                );
+                if let Some((last, rest)) = flags.split_last() {
+                    match rest.is_empty() {
+                        true => said.push_str(&format!("; pass its root with {last}")),
+                        false => said.push_str(&format!(
+                            "; pass its root with {} or {last}",
+                            rest.join(", ")
+                        )),
+                    }
+                }
+                said
+            }
+        }
+    }
+
+    /// Each harness's root, as the notices name them.
+    fn roots_said(&self) -> String {
         let roots: Vec<String> = self
             .roots
             .iter()
-            .map(|(h, r)| match r {
-                Some(r) => format!("{h}: {}", r.display()),
-                None => format!("{h}: (no root: HOME is not set)"),
+            .map(|root| match &root.path {
+                Some(path) => format!("{}: {}", root.harness, path.display()),
+                None => format!("{}: (no root: HOME is not set)", root.harness),
             })
             .collect();
-        let mut notice = format!("no sessions found ({})", roots.join(", "));
+        roots.join(", ")
+    }
+
+    fn no_sessions_notice(&self) -> String {
+        let mut notice = format!("no sessions found ({})", self.roots_said());
         if let Some(hint) = &self.empty_hint {
             notice.push_str(". ");
             notice.push_str(hint);
         }
         notice
     }
+}
+
+/// A harness's root, as the caller's notices name it.
+struct Root {
+    harness: String,
+    /// The long option that names it, without its dashes.
+    flag: String,
+    path: Option<PathBuf>,
 }
 
 /// What `list` is about, once the selector is known.

@@ -148,7 +148,7 @@ impl std::io::Read for Trickle<'_> {
 
 /// The selector and time parsers take any text without a panic, and what they give holds:
 /// - a wildcard selector keeps its text and selects the session its own text names once every
-///   `*` is filled in; a single one has a non-empty id without `*`;
+///   `*` is filled in; a single one has a non-empty id without `*`; a path has no `*`;
 /// - a time that parses prints (as RFC 3339) as text that parses back to the same instant, and a
 ///   relative bound lies at or before now.
 pub fn check_parsers(text: &str) {
@@ -173,6 +173,13 @@ pub fn check_parsers(text: &str) {
             assert!(
                 !id.is_empty() && !id.contains('*'),
                 "the selector {text:?} names the id {id:?}"
+            );
+        }
+        Ok(Selector::Path(path)) => {
+            let path = path.to_string_lossy();
+            assert!(
+                !path.contains('*') && (path.contains('/') || path.starts_with(['.', '~'])),
+                "the selector {text:?} names the path {path:?}"
             );
         }
         Err(_) => {}
