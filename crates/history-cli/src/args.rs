@@ -264,13 +264,13 @@ pub struct ListArgs {
     #[arg(help_heading = "Paging")]
     #[arg(long)]
     pub after_seq: Option<u64>,
-    /// Only hits before this place of a search across sessions, `TIME,SESSION,SEQ,PART` (an
-    /// `older` recipe's `before`).
+    /// Only hits before this place of a search across sessions, `TIME,SESSION,SEQ,PART`, or
+    /// without a query the sessions taken after it (an `older` recipe's `before`).
     #[arg(help_heading = "Paging")]
     #[arg(long, value_name = "PLACE")]
     pub before: Option<String>,
-    /// Only hits after this place of a search across sessions (a `newer` recipe's `after`); the
-    /// page then starts at the oldest end.
+    /// Only hits after this place of a search across sessions, or without a query the sessions
+    /// taken before it (a `newer` recipe's `after`); the page then starts at the oldest end.
     #[arg(help_heading = "Paging")]
     #[arg(long, value_name = "PLACE")]
     pub after: Option<String>,

@@ -75,9 +75,9 @@ fn session_place(file: &SessionFile) -> Cursor {
     }
 }
 
-/// The page of `listing`, fitted to the budget as `render` renders it. `no_sessions`: the notice
-/// that there are no sessions at all, when there are none; `said`: what to say of how the
-/// sessions were chosen.
+/// The page of `listing`, taken from `files`, fitted to the budget as `render` renders it.
+/// `no_sessions`: the notice that there are no sessions at all, when there are none; `said`: what
+/// to say of how the sessions were chosen.
 pub(crate) fn across_page(
     scope: &Scope<'_>,
     (listing, files): (Listing, &[SessionFile]),
