@@ -27,31 +27,23 @@ fn main() -> ExitCode {
         let mut pager = history_cli::pager(&history_cli::HARNESSES, &argv, &env, &terminal)
             .and_then(|command| start_pager(&command));
         let mut stdout = std::io::stdout().lock();
-        let (out, written) = {
-            let output: &mut dyn Write = match pager.as_mut().and_then(|p| p.stdin.as_mut()) {
-                Some(stdin) => stdin,
-                None => &mut stdout,
-            };
-            let io = history_cli::Io {
-                input: &mut std::io::stdin().lock(),
-                output,
-                start_index: &start_background_index,
-            };
-            let out = history_cli::run_on(&history_cli::HARNESSES, argv, &env, io, &terminal);
-            let written = {
-                let output: &mut dyn Write = match pager.as_mut().and_then(|p| p.stdin.as_mut()) {
-                    Some(stdin) => stdin,
-                    None => {
-                        let _ = std::io::stderr().write_all(out.stderr.as_bytes());
-                        &mut stdout
-                    }
-                };
-                output
-                    .write_all(out.stdout.as_bytes())
-                    .and_then(|_| output.flush())
-            };
-            (out, written)
+        let paged = pager.is_some();
+        let output: &mut dyn Write = match pager.as_mut().and_then(|p| p.stdin.as_mut()) {
+            Some(stdin) => stdin,
+            None => &mut stdout,
         };
+        let io = history_cli::Io {
+            input: &mut std::io::stdin().lock(),
+            output: &mut *output,
+            start_index: &start_background_index,
+        };
+        let out = history_cli::run_on(&history_cli::HARNESSES, argv, &env, io, &terminal);
+        if !paged {
+            let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+        }
+        let written = output
+            .write_all(out.stdout.as_bytes())
+            .and_then(|_| output.flush());
         if let Some(argv) = &out.wants_index {
             start_background_index(argv);
         }
