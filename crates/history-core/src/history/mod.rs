@@ -240,12 +240,7 @@ impl History {
         }
         check_window(req.since, req.until)?;
         let selector = req.session.as_deref().unwrap_or("*");
-        let (sessions, said) = match self.target(Some(selector), req.cwd.as_ref())? {
-            (Target::Many(sessions), said) => (sessions, said),
-            (Target::One { file, .. }, said) => (vec![file], said),
-        };
-        let none = sessions.is_empty() && req.session.is_none() && req.cwd.is_none();
-        let no_sessions = none.then(|| self.no_sessions_notice()).or(said);
+        let (sessions, no_sessions) = self.searched(req.session.as_deref(), req.cwd.as_ref())?;
         let by_key;
         let req = match self.keyed(selector, &sessions) {
             Some(key) => {
@@ -284,12 +279,7 @@ impl History {
         }
         check_window(req.since, req.until)?;
         let selector = req.session.as_deref().unwrap_or("*");
-        let (sessions, said) = match self.select_said(selector, req.cwd.as_ref())? {
-            (Target::Many(sessions), said) => (sessions, said),
-            (Target::One { file, .. }, said) => (vec![file], said),
-        };
-        let none = sessions.is_empty() && req.session.is_none() && req.cwd.is_none();
-        let no_sessions = none.then(|| self.no_sessions_notice()).or(said);
+        let (sessions, no_sessions) = self.searched(req.session.as_deref(), req.cwd.as_ref())?;
         let by_key;
         let req = match self.keyed(selector, &sessions) {
             Some(key) => {
@@ -426,6 +416,23 @@ impl History {
             )),
             Err(e) => Err(e),
         }
+    }
+
+    /// The sessions a search of many sessions reads (`list --sessions`, `find`): those
+    /// `selector` names, every session without one, at `place`; and what to say when there are
+    /// none (that there are no sessions at all, or where sessions did run).
+    fn searched(
+        &self,
+        selector: Option<&str>,
+        place: Option<&Place>,
+    ) -> Result<(Vec<SessionFile>, Option<String>), HistoryError> {
+        let (target, said) = self.select_said(selector.unwrap_or("*"), place)?;
+        let sessions = match target {
+            Target::Many(sessions) => sessions,
+            Target::One { file, .. } => vec![file],
+        };
+        let none = sessions.is_empty() && selector.is_none() && place.is_none();
+        Ok((sessions, none.then(|| self.no_sessions_notice()).or(said)))
     }
 
     /// [`History::select`], saying where sessions did run when none ran at `place`.
