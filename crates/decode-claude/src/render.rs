@@ -158,9 +158,14 @@ fn collect(v: &Value, parts: &mut Vec<String>) {
                 collect(fields.get("tool_name").unwrap_or(&Value::Null), parts)
             }
             Some(kind @ ("image" | "document")) => parts.push(placeholder(kind)),
+            // A server tool's result the API sends encrypted (the advisor's): nothing to read.
+            Some(kind) if kind.ends_with("_redacted_result") => {
+                parts.push(format!("[{kind}: encrypted, not readable]"))
+            }
+            // Encrypted content beside readable fields (a web search result's page) is not text.
             _ => fields
                 .iter()
-                .filter(|(k, _)| k.as_str() != "type")
+                .filter(|(k, _)| !matches!(k.as_str(), "type" | "encrypted_content"))
                 .for_each(|(_, v)| collect(v, parts)),
         },
     }
@@ -175,6 +180,18 @@ pub(crate) fn placeholder(kind: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn encrypted_results_say_so_and_show_no_ciphertext() {
+        let advisor =
+            json!({"type": "advisor_redacted_result", "encrypted_content": "Sl2IM/ku+9y0Uap"});
+        assert_eq!(
+            result_text(Some(&advisor)),
+            "[advisor_redacted_result: encrypted, not readable]"
+        );
+        let search = json!([{"type": "web_search_result", "title": "Docs", "url": "https://x.test", "encrypted_content": "EqwBCkYI"}]);
+        assert_eq!(result_text(Some(&search)), "Docs\nhttps://x.test");
+    }
 
     #[test]
     fn tool_calls_read_like_commands() {
