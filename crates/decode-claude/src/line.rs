@@ -36,6 +36,7 @@ pub(crate) struct Line {
     git_branch: Option<String>,
     compact_metadata: Option<Value>,
     hook_additional_context: Option<Value>,
+    origin: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -473,10 +474,19 @@ fn is_injected(text: &str) -> bool {
 
 /// Whether text on a line is what a person typed, and its kind.
 fn typed(line: &Line, text: &str) -> (Role, &'static str) {
+    // A user line another agent or a task sent (2.1.232+): the harness put it in the
+    // conversation, the person did not type it.
+    let sent = line
+        .origin
+        .as_ref()
+        .and_then(|o| o.get("kind")?.as_str())
+        .is_some_and(|kind| matches!(kind, "peer" | "task-notification"));
     if line.is_compact_summary {
         (Role::Context, "summary")
     } else if line.is_meta || is_injected(text) {
         (Role::Context, "meta")
+    } else if sent {
+        (Role::Context, "message")
     } else {
         (Role::User, "message")
     }

@@ -549,3 +549,67 @@ fn the_2_1_207_sample_decodes_with_every_event_in_its_role() {
         ..RULE
     });
 }
+
+#[test]
+fn a_message_another_agent_or_a_task_sent_is_context_not_typed() {
+    use history_core::Transcript;
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("-w-peer");
+    std::fs::create_dir_all(&project).unwrap();
+    let line = |uuid: &str,
+                parent: Option<&str>,
+                kind: &str,
+                content: Value,
+                origin: Option<Value>| {
+        let mut l = serde_json::json!({
+            "type": kind, "uuid": uuid, "parentUuid": parent, "isSidechain": false,
+            "sessionId": "peer-origin", "cwd": "/w/peer", "timestamp": "2026-10-01T10:00:00.000Z",
+            "message": {"role": kind, "content": content},
+        });
+        if let Some(origin) = origin {
+            l["origin"] = origin;
+        }
+        l.to_string()
+    };
+    let text = |t: &str| serde_json::json!([{"type": "text", "text": t}]);
+    let lines = [
+        line(
+            "u1",
+            None,
+            "user",
+            Value::from("Ship the release notes"),
+            Some(serde_json::json!({"kind": "human"})),
+        ),
+        line("a1", Some("u1"), "assistant", text("Drafting them."), None),
+        line(
+            "u2",
+            Some("a1"),
+            "user",
+            Value::from("reviewer: the changelog misses 2.3"),
+            Some(
+                serde_json::json!({"kind": "peer", "from": "reviewer", "name": "reviewer", "senderTaskId": "t9", "body": "the changelog misses 2.3"}),
+            ),
+        ),
+        line("a2", Some("u2"), "assistant", text("Adding 2.3."), None),
+        line(
+            "u3",
+            Some("a2"),
+            "user",
+            Value::from("Background task finished"),
+            Some(serde_json::json!({"kind": "task-notification"})),
+        ),
+        line("a3", Some("u3"), "assistant", text("Noted."), None),
+    ];
+    std::fs::write(project.join("peer-origin.jsonl"), lines.join("\n") + "\n").unwrap();
+    let claude = decode_claude::Claude::new(dir.path());
+    let file = claude.discover().pop().unwrap();
+    let mut events = Vec::new();
+    claude.decode(&file, &mut |e| events.push(e), None).unwrap();
+    let of = |t: &str| {
+        let e = events.iter().find(|e| e.text.contains(t)).unwrap();
+        (e.role, e.kind.as_str())
+    };
+    assert_eq!(of("Ship the release"), (Role::User, "message"));
+    assert_eq!(of("changelog misses"), (Role::Context, "message"));
+    assert_eq!(of("Background task"), (Role::Context, "message"));
+}
