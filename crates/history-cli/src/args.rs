@@ -320,7 +320,7 @@ fn role_names() -> PossibleValuesParser {
 
 /// What completes a `--session` (and `--current`): the ids of the user's recent sessions.
 fn session_completer() -> ArgValueCompleter {
-    ArgValueCompleter::new(crate::completion::sessions)
+    ArgValueCompleter::new(crate::candidates::sessions)
 }
 
 /// A count of items: a page of none would answer nothing.

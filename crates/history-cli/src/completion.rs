@@ -8,21 +8,15 @@
 //! breaks for a name with a hyphen: its states are spelled two ways, so that no subcommand's
 //! flags are ever offered.)
 
-use std::ffi::OsStr;
-
-use clap_complete::engine::CompletionCandidate;
 use clap_complete::env::Shells;
 use clap_complete::Shell;
-use history_core::{Env, Harness, History};
+use history_core::Harness;
 
 use crate::command_line::PROGRAM;
 
 /// The environment variable that tells the binary a shell's script is asking it to complete,
 /// and which shell.
 const VAR: &str = "COMPLETE";
-
-/// How many session ids a completion offers at most: the newest that match what was typed.
-const SESSIONS: usize = 50;
 
 /// What `completions SHELL` prints: the script that makes `shell` ask the binary (found on
 /// `$PATH` as `notesoup-history`) for each completion.
@@ -48,40 +42,6 @@ pub fn answer_if_asked(registry: &[&Harness]) {
         .bin(PROGRAM)
         .completer(PROGRAM)
         .complete();
-}
-
-/// The candidates for a `--session` being typed: the ids of the newest sessions that start
-/// with `typed`, qualified (`claude:70fc…`) unless `typed` is an unqualified id's start.
-pub(crate) fn sessions(typed: &OsStr) -> Vec<CompletionCandidate> {
-    let env = |name: &str| std::env::var_os(name);
-    let typed = typed.to_string_lossy();
-    recent_sessions(&crate::HARNESSES, &env, &typed)
-        .into_iter()
-        .map(CompletionCandidate::new)
-        .collect()
-}
-
-/// The ids of the newest sessions (at most [`SESSIONS`]) that start with `typed`, as the roots
-/// the environment names hold them. It only looks: no cache, memo or index is read or written,
-/// and no transcript is decoded.
-pub fn recent_sessions(registry: &[&Harness], env: Env<'_>, typed: &str) -> Vec<String> {
-    let history = History::from_registry(registry, &|_| None, env);
-    history
-        .corpus()
-        .discover()
-        .into_iter()
-        .filter_map(|file| {
-            let qualified = file.key.to_string();
-            if qualified.starts_with(typed) {
-                Some(qualified)
-            } else if !typed.is_empty() && file.key.id.starts_with(typed) {
-                Some(file.key.id)
-            } else {
-                None
-            }
-        })
-        .take(SESSIONS)
-        .collect()
 }
 
 /// The bash script. clap_complete's own sends bash's words as bash split them, at `:` and `=`

@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 mod args;
+mod candidates;
 mod command_line;
 pub mod completion;
 mod demo;
@@ -21,6 +22,7 @@ mod export;
 mod index;
 mod manual;
 pub mod mcp;
+mod registry;
 pub mod render;
 mod request;
 pub mod screen;
@@ -40,12 +42,7 @@ use args::{Cli, ColorArg, Command, FormatArg};
 use render::{Json, Layout, Printer, Text};
 use request::{cache_version, find_request, list_request, read_request, Times};
 
-/// The harnesses the command reads, in the order they are tried.
-pub const HARNESSES: [&Harness; 3] = [
-    &decode_claude::HARNESS,
-    &decode_codex::HARNESS,
-    &decode_pi::HARNESS,
-];
+pub use registry::HARNESSES;
 
 /// What one run of the command prints and how it exits.
 #[derive(Debug, Default)]

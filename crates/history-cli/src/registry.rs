@@ -1,0 +1,10 @@
+//! The harnesses the command reads.
+
+use history_core::Harness;
+
+/// The harnesses the command reads, in the order they are tried.
+pub const HARNESSES: [&Harness; 3] = [
+    &decode_claude::HARNESS,
+    &decode_codex::HARNESS,
+    &decode_pi::HARNESS,
+];
