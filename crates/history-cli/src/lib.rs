@@ -116,8 +116,8 @@ fn documents(registry: &[&Harness], command: &Command, json: bool) -> Option<Out
 }
 
 /// The pager the output of `argv` goes through, as a shell command: for `read` and `export`
-/// to a terminal, `$PAGER` (none when it is empty or `cat`), else `less -FRX` (which quits at
-/// once when the text fits a screen); none with `--no-pager`.
+/// to a terminal, `$PAGER` (none when it is empty or `cat`), else `less -FRX` where it is on
+/// `$PATH` (it quits at once when the text fits a screen); none with `--no-pager`.
 pub fn pager<T>(
     registry: &[&Harness],
     argv: &[T],
@@ -141,7 +141,13 @@ where
     };
     let pager = match env("PAGER") {
         Some(p) => p.into_string().ok()?,
-        None => "less -FRX".to_string(),
+        // Without less (a minimal image), the text goes to the terminal as it is.
+        None => {
+            let path = env("PATH")?;
+            std::env::split_paths(&path)
+                .any(|dir| dir.join("less").is_file())
+                .then(|| "less -FRX".to_string())?
+        }
     };
     (paged && !pager.trim().is_empty() && pager.trim() != "cat").then_some(pager)
 }

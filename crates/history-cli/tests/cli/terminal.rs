@@ -510,6 +510,10 @@ fn read_and_export_on_a_terminal_go_through_the_pager() {
     let r = Roots::new();
     let pager = [("PAGER", "sed s/^/PAGED:/")];
     let read = "read --session claude:70fc6d83 --seq 2";
+    let bin = r.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink("/bin/sh", bin.join("sh")).unwrap();
+    let shell_only = bin.display().to_string();
     let Some(paged) = under_pty(&r, read, &pager) else {
         eprintln!("no script(1): skipped");
         return;
@@ -522,9 +526,14 @@ fn read_and_export_on_a_terminal_go_through_the_pager() {
         under_pty(&r, &format!("{read} --no-pager"), &pager).unwrap(),
         under_pty(&r, "export --session claude:70fc6d83 --no-pager", &pager).unwrap(),
         under_pty(&r, read, &[("PAGER", "")]).unwrap(),
+        // No PAGER, and no less on a PATH that has a shell: straight to the terminal.
+        under_pty(&r, read, &[("PATH", &shell_only)]).unwrap(),
         under_pty(&r, "list --session claude:70fc6d83", &pager).unwrap(),
     ] {
-        assert!(!direct.is_empty() && !direct.contains("PAGED:"), "{direct}");
+        assert!(
+            direct.contains("70fc6d83") && !direct.contains("PAGED:"),
+            "{direct}"
+        );
     }
     let piped = r.run_with(
         &["read", "--session", "claude:70fc6d83", "--seq", "2"],
