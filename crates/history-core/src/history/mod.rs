@@ -239,18 +239,11 @@ impl History {
             });
         }
         check_window(req.since, req.until)?;
-        let selector = req.session.as_deref().unwrap_or("*");
-        let (sessions, no_sessions) = self.searched(req.session.as_deref(), req.cwd.as_ref())?;
-        let by_key;
-        let req = match self.keyed(selector, &sessions) {
-            Some(key) => {
-                by_key = ListRequest {
-                    session: Some(key),
-                    ..req.clone()
-                };
-                &by_key
-            }
-            None => req,
+        let (sessions, no_sessions, session) =
+            self.searched(req.session.as_deref(), req.cwd.as_ref())?;
+        let req = &ListRequest {
+            session,
+            ..req.clone()
         };
         let filter = req.filter();
         Ok(sessions_page(
@@ -278,18 +271,11 @@ impl History {
             ));
         }
         check_window(req.since, req.until)?;
-        let selector = req.session.as_deref().unwrap_or("*");
-        let (sessions, no_sessions) = self.searched(req.session.as_deref(), req.cwd.as_ref())?;
-        let by_key;
-        let req = match self.keyed(selector, &sessions) {
-            Some(key) => {
-                by_key = FindRequest {
-                    session: Some(key),
-                    ..req.clone()
-                };
-                &by_key
-            }
-            None => req,
+        let (sessions, no_sessions, session) =
+            self.searched(req.session.as_deref(), req.cwd.as_ref())?;
+        let req = &FindRequest {
+            session,
+            ..req.clone()
         };
         find_page(&self.scope(), req, &sessions, no_sessions, render)
     }
@@ -360,15 +346,6 @@ impl History {
         export(&self.corpus, &file, req.all_branches, doc)
     }
 
-    /// The qualified id of the one session a path selected, which the recipes of its page
-    /// repeat in its place: a path may be relative, a key reads alike from any directory.
-    fn keyed(&self, selector: &str, sessions: &[SessionFile]) -> Option<String> {
-        match sessions {
-            [file] if is_path(selector, &self.corpus.harnesses()) => Some(file.key.to_string()),
-            _ => None,
-        }
-    }
-
     /// An unknown current session that the environment named, said with its variable: the
     /// person never typed that id.
     fn explain_current(&self, e: HistoryError, implicit: bool) -> HistoryError {
@@ -421,18 +398,29 @@ impl History {
     /// The sessions a search of many sessions reads (`list --sessions`, `find`): those
     /// `selector` names, every session without one, at `place`; and what to say when there are
     /// none (that there are no sessions at all, or where sessions did run).
+    /// The selector comes back as its page's recipes repeat it: a path that selected one
+    /// session as that session's qualified id (a path may be relative; a key reads alike from
+    /// any directory).
     fn searched(
         &self,
         selector: Option<&str>,
         place: Option<&Place>,
-    ) -> Result<(Vec<SessionFile>, Option<String>), HistoryError> {
+    ) -> Result<(Vec<SessionFile>, Option<String>, Option<String>), HistoryError> {
         let (target, said) = self.select_said(selector.unwrap_or("*"), place)?;
         let sessions = match target {
             Target::Many(sessions) => sessions,
             Target::One { file, .. } => vec![file],
         };
         let none = sessions.is_empty() && selector.is_none() && place.is_none();
-        Ok((sessions, none.then(|| self.no_sessions_notice()).or(said)))
+        let repeated = match (selector, sessions.as_slice()) {
+            (Some(s), [file]) if is_path(s, &self.corpus.harnesses()) => Some(file.key.to_string()),
+            _ => selector.map(str::to_owned),
+        };
+        Ok((
+            sessions,
+            none.then(|| self.no_sessions_notice()).or(said),
+            repeated,
+        ))
     }
 
     /// [`History::select`], saying where sessions did run when none ran at `place`.
