@@ -239,8 +239,11 @@ impl History {
             });
         }
         check_window(req.since, req.until)?;
-        let (sessions, no_sessions, session) =
-            self.searched(req.session.as_deref(), req.cwd.as_ref())?;
+        let Searched {
+            sessions,
+            notice: no_sessions,
+            session,
+        } = self.searched(req.session.as_deref(), req.cwd.as_ref())?;
         let req = &ListRequest {
             session,
             ..req.clone()
@@ -271,8 +274,11 @@ impl History {
             ));
         }
         check_window(req.since, req.until)?;
-        let (sessions, no_sessions, session) =
-            self.searched(req.session.as_deref(), req.cwd.as_ref())?;
+        let Searched {
+            sessions,
+            notice: no_sessions,
+            session,
+        } = self.searched(req.session.as_deref(), req.cwd.as_ref())?;
         let req = &FindRequest {
             session,
             ..req.clone()
@@ -405,22 +411,22 @@ impl History {
         &self,
         selector: Option<&str>,
         place: Option<&Place>,
-    ) -> Result<(Vec<SessionFile>, Option<String>, Option<String>), HistoryError> {
+    ) -> Result<Searched, HistoryError> {
         let (target, said) = self.select_said(selector.unwrap_or("*"), place)?;
         let sessions = match target {
             Target::Many(sessions) => sessions,
             Target::One { file, .. } => vec![file],
         };
         let none = sessions.is_empty() && selector.is_none() && place.is_none();
-        let repeated = match (selector, sessions.as_slice()) {
+        let session = match (selector, sessions.as_slice()) {
             (Some(s), [file]) if is_path(s, &self.corpus.harnesses()) => Some(file.key.to_string()),
             _ => selector.map(str::to_owned),
         };
-        Ok((
+        Ok(Searched {
+            notice: none.then(|| self.no_sessions_notice()).or(said),
             sessions,
-            none.then(|| self.no_sessions_notice()).or(said),
-            repeated,
-        ))
+            session,
+        })
     }
 
     /// [`History::select`], saying where sessions did run when none ran at `place`.
@@ -681,6 +687,14 @@ struct Root {
     /// The long option that names it, without its dashes.
     flag: String,
     path: Option<PathBuf>,
+}
+
+/// The sessions a search of many sessions reads, what to say when there are none, and the
+/// selector its recipes repeat.
+struct Searched {
+    sessions: Vec<SessionFile>,
+    notice: Option<String>,
+    session: Option<String>,
 }
 
 /// What `list` is about, once the selector is known.
