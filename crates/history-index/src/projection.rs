@@ -17,7 +17,7 @@ use history_core::End;
 use history_core::Location;
 use history_core::Projection;
 use history_core::{
-    Corpus, Event, Filter, HistoryError, SessionFile, SessionKey, SessionMeta, Timestamp,
+    Corpus, Event, Filter, HistoryError, LineTime, SessionFile, SessionKey, SessionMeta, Timestamp,
     Transcript,
 };
 use history_core::{Known, SessionHits, Wanted};
@@ -156,19 +156,9 @@ impl Found {
         key: &SessionKey,
         row: &SessionRow,
     ) -> Option<Cow<'_, [u64]>> {
-        let row_of = |slot: usize| Some(self.census.row(self.rows[slot]?));
-        let hash = FxBuildHasher.hash_one(key);
-        let from = self.by_hash.partition_point(|&(h, _)| h < hash);
-        let slot = (self.by_hash[from..].iter())
-            .take_while(|&&(h, _)| h == hash)
-            .map(|&(_, slot)| slot)
-            .find(|&slot| row_of(slot).is_some_and(|r| r.key == *key));
-        let then = slot.and_then(row_of).map(|r| &r.witnesses);
-        if self.queries != filter.queries() || then != Some(&row.witnesses) {
-            return None;
-        }
+        let slot = self.slot(filter, key, row)?;
         let (located, ranges) = self.per_query.get(q)?;
-        let Some(range) = slot.and_then(|slot| ranges.get(&slot)) else {
+        let Some(range) = ranges.get(&slot) else {
             return Some(Cow::Borrowed(&[]));
         };
         if let Some(lists) = &located.dense {
@@ -178,6 +168,27 @@ impl Found {
         let start = ids.partition_point(|id| id < range.start());
         let end = ids.partition_point(|id| id <= range.end());
         Some(Cow::Borrowed(&ids[start..end]))
+    }
+
+    /// Whether the times of `key`'s lines never go back from one id to the next
+    /// ([`Census::time_ordered`]); `None` as for [`Found::ids`].
+    fn time_ordered(&self, filter: &Filter, key: &SessionKey, row: &SessionRow) -> Option<bool> {
+        let slot = self.slot(filter, key, row)?;
+        Some(self.census.time_ordered(self.rows[slot]?))
+    }
+
+    /// The slot of `key` among the sessions looked up, when this is what was found for
+    /// `filter` and the session's stored lines are the same since.
+    fn slot(&self, filter: &Filter, key: &SessionKey, row: &SessionRow) -> Option<usize> {
+        let row_of = |slot: usize| Some(self.census.row(self.rows[slot]?));
+        let hash = FxBuildHasher.hash_one(key);
+        let from = self.by_hash.partition_point(|&(h, _)| h < hash);
+        let slot = (self.by_hash[from..].iter())
+            .take_while(|&&(h, _)| h == hash)
+            .map(|&(_, slot)| slot)
+            .find(|&slot| row_of(slot).is_some_and(|r| r.key == *key))?;
+        let then = row_of(slot).map(|r| &r.witnesses);
+        (self.queries == filter.queries() && then == Some(&row.witnesses)).then_some(slot)
     }
 }
 
@@ -292,9 +303,14 @@ fn spans_and_appended(
 struct Stored {
     /// The session's own file, the one its lines are read from.
     path: PathBuf,
-    /// The stored lines that may hold a hit, by seq: of an appended session, those up to its
-    /// snapshot's settled line.
-    lines: BTreeMap<u64, Candidate>,
+    /// The ids, ascending, of its stored lines that may hold a hit (with, it may be, removed
+    /// lines' and other sessions' ids, which [`Store::lines_of_among`] leaves out).
+    ids: Vec<u64>,
+    /// Whether its lines' times never go back from one id to the next.
+    ordered: bool,
+    /// Of an appended session, its snapshot's settled line: the decode of its appended lines
+    /// gives the stored lines after it again. Otherwise `u64::MAX`.
+    settled: u64,
     /// What the session is about, as stored.
     meta: SessionMeta,
     /// Of an appended session, its appended lines as [`Projection::known`] decoded them, or the
@@ -384,39 +400,180 @@ impl Index {
             Some(Ok(done)) => done.settled,
             Some(Err(snapshot)) => snapshot.settled,
         };
+        let (ids, ordered) = self.candidate_ids(&store, &file.key, filter, &row)?;
         Some(Stored {
             path: witness.file.path.clone(),
-            lines: self.candidate_lines(&store, &file.key, filter, &row, settled)?,
+            ids,
+            ordered,
+            settled,
             meta,
             appended_to,
         })
     }
 
-    /// The stored lines of session `key` (stored as `row`) up to `settled` that may hold a hit
-    /// of any of `filter`'s queries, by seq: among those the last [`Projection::known`] found
-    /// for the filter, or looked up anew.
-    fn candidate_lines(
+    /// The ids, ascending, of the stored lines of session `key` (stored as `row`) that may hold
+    /// a hit of any of `filter`'s queries: among those the last [`Projection::known`] found for
+    /// the filter, or looked up anew. With whether the session's lines are in time order by
+    /// id, as far as what `known` found tells (a session looked up anew is taken not to be).
+    fn candidate_ids(
         &self,
         store: &Store,
         key: &SessionKey,
         filter: &Filter,
         row: &SessionRow,
-        settled: u64,
-    ) -> Option<BTreeMap<u64, Candidate>> {
+    ) -> Option<(Vec<u64>, bool)> {
         let found = self.located.lock().ok()?;
-        let mut lines: BTreeMap<u64, Candidate> = BTreeMap::new();
+        let found = found.as_ref();
+        let mut all: Vec<u64> = Vec::new();
         for (q, query) in filter.queries().iter().enumerate() {
-            let candidates = match found.as_ref().and_then(|f| f.ids(filter, q, key, row)) {
-                Some(ids) => store.lines_of_among(key, &ids),
-                None => store.matching_lines(key, &query_tokens(query)?),
+            let ids = match found.and_then(|f| f.ids(filter, q, key, row)) {
+                Some(ids) => ids.into_owned(),
+                None => self
+                    .damage
+                    .ok(store.candidate_ids(key, &query_tokens(query)?))?,
             };
-            for c in self.damage.ok(candidates)? {
-                if c.line.seq <= settled {
-                    lines.insert(c.line.seq, c);
-                }
+            if all.is_empty() {
+                all = ids;
+            } else {
+                all.extend(ids);
+                all.sort_unstable();
+                all.dedup();
             }
         }
-        Some(lines)
+        let ordered = found.and_then(|f| f.time_ordered(filter, key, row));
+        Some((all, ordered == Some(true)))
+    }
+
+    /// The stored lines of session `key` among `ids` up to `settled`, by seq.
+    fn lines(&self, key: &SessionKey, ids: &[u64], settled: u64) -> Option<Lines> {
+        let store = self.store.lock().ok()?;
+        let read = self.damage.ok(store.lines_of_among(key, ids))?;
+        Some(
+            (read.into_iter())
+                .filter(|c| c.line.seq <= settled)
+                .map(|c| (c.line.seq, c))
+                .collect(),
+        )
+    }
+
+    /// The hits of a session whose lines are in time order by id ([`Stored::ordered`]), read
+    /// from its candidate lines a chunk at a time from `wanted.from`'s end, until the page has
+    /// what it wants: the lines past a chunk hold no event that comes before that chunk's
+    /// own. An appended event joins the hits once the lines read reach its place. `None` when
+    /// a line cannot be read or decoded; `Some(None)` when an event's time is not its line's
+    /// stored time (the order of the ids is then not the events'): the hits are then read as
+    /// without the order.
+    fn walk(
+        &self,
+        source: &dyn Transcript,
+        key: &SessionKey,
+        stored: &Stored,
+        appended: &[(Rank, Event, bool)],
+        wanted: &Wanted<'_>,
+        branch: &Branch,
+    ) -> Option<Option<Vec<HitAt>>> {
+        let from = wanted.from;
+        let mut rest = stored.ids.as_slice();
+        let (mut hits, mut next) = (Vec::new(), 0);
+        let mut chunk = wanted.count.saturating_mul(2).max(WALK_CHUNK);
+        while hits.len() < wanted.count {
+            let n = chunk.min(rest.len());
+            let ids = match from {
+                End::Newest => {
+                    let (before, last) = rest.split_at(rest.len() - n);
+                    rest = before;
+                    last
+                }
+                End::Oldest => {
+                    let (first, after) = rest.split_at(n);
+                    rest = after;
+                    first
+                }
+            };
+            let lines = self.lines(key, ids, stored.settled)?;
+            let mut order = Vec::new();
+            if !stored_hits(lines.values(), branch, wanted, &mut order)? {
+                return Some(None);
+            }
+            // The appended events that come before every line not read yet: all of them once
+            // every line is read.
+            let reached = match from {
+                End::Newest => lines.values().next(),
+                End::Oldest => lines.values().next_back(),
+            };
+            let reached = reached.map(|c| line_rank(c, from));
+            while let Some((rank, event, on)) = appended.get(next) {
+                let now = match reached {
+                    _ if rest.is_empty() => true,
+                    None => false,
+                    Some(line) => comes_first(*rank, line, from),
+                };
+                if !now {
+                    break;
+                }
+                order.push((*rank, Hit::Appended(event.clone(), *on)));
+                next += 1;
+            }
+            sort_from(&mut order, from);
+            let want = wanted.count - hits.len();
+            hits.extend(read_hits(source, &stored.path, order, wanted, want)?);
+            if rest.is_empty() {
+                break;
+            }
+            chunk = chunk.saturating_mul(2);
+        }
+        Some(Some(hits))
+    }
+}
+
+/// A hit and where its line is (none for an appended line's).
+type HitAt = (Event, Option<Location>);
+
+/// The stored lines a query reads, by seq.
+type Lines = BTreeMap<u64, Candidate>;
+
+/// Where an event stands in a session's merge order: time, line, part.
+type Rank = (Option<Timestamp>, u64, u32);
+
+/// The fewest candidate lines a walk reads at a time ([`Index::walk`]); a session with no more
+/// than twice as many is read whole.
+const WALK_CHUNK: usize = 64;
+
+/// The rank that every line not yet read comes after (from the newest end: before), when the
+/// walk from `from` has read line `c`: they are further from `from` in seq and no nearer in
+/// time.
+fn line_rank(c: &Candidate, from: End) -> Rank {
+    let time = match c.line.time {
+        LineTime::At(t) => Some(t),
+        _ => None,
+    };
+    let part = match from {
+        End::Newest => 0,
+        End::Oldest => u32::MAX,
+    };
+    (time, c.line.seq, part)
+}
+
+/// Whether `rank` comes before `other` walking from `from` (an appended event's rank is never
+/// a stored line's: its seq is past them).
+fn comes_first(rank: Rank, other: Rank, from: End) -> bool {
+    match from {
+        End::Newest => rank > other,
+        End::Oldest => rank < other,
+    }
+}
+
+/// Which lines are on the selected branch: as each stored line is marked, or, after an
+/// appended decode, as that decode found the whole session's branch (`None`: every line).
+struct Branch(Option<Option<Vec<u64>>>);
+
+impl Branch {
+    fn on(&self, seq: u64, stored: bool) -> bool {
+        match &self.0 {
+            None => stored,
+            Some(None) => true,
+            Some(Some(b)) => b.binary_search(&seq).is_ok(),
+        }
     }
 }
 
@@ -457,61 +614,70 @@ fn known_of(
     }
 }
 
-/// The hits a page may take of a session, in the order `wanted.from` counts them: the events of
-/// its stored `lines` that pass the filter's roles and times and `wanted.admit`, and the
-/// appended lines' events it admits (those were decoded for the filter). Each is marked on the
-/// selected branch or off it, by the appended decode's branch when there is one (it is the
-/// whole session's), and those off it are left out unless every branch is wanted. With what the
-/// session is about: the appended decode's `meta` when there is one. `None` when a stored line's
-/// events do not decode.
-fn in_order<'a>(
-    lines: &'a BTreeMap<u64, Candidate>,
-    meta: SessionMeta,
-    appended: Option<Appended>,
+/// The events of stored `lines` that pass the filter's roles and times and `wanted.admit`,
+/// each with its rank, into `order`: each marked on the selected branch or off it (`branch`),
+/// those off it left out unless every branch is wanted. Whether every event's time is its
+/// line's stored time; `None` when a line's events do not decode.
+fn stored_hits<'a>(
+    lines: impl IntoIterator<Item = &'a Candidate>,
+    branch: &Branch,
     wanted: &Wanted<'_>,
-) -> Option<(Vec<Hit<'a>>, SessionMeta)> {
-    let Wanted {
-        filter,
-        admit,
-        from,
-        all_branches,
-        ..
-    } = *wanted;
-    let resumed = appended.is_some();
-    let (events, branch, meta) = match appended {
-        Some(done) => (done.events, done.branch, done.meta),
-        None => (Vec::new(), None, meta),
-    };
-    let on_branch = |seq: u64, stored: bool| match (resumed, &branch) {
-        (false, _) => stored,
-        (true, None) => true,
-        (true, Some(b)) => b.binary_search(&seq).is_ok(),
-    };
-    let mut order = Vec::new();
-    for c in lines.values() {
-        let on = on_branch(c.line.seq, c.branch);
-        if !(all_branches || on) {
+    order: &mut Vec<(Rank, Hit<'a>)>,
+) -> Option<bool> {
+    let mut agree = true;
+    for c in lines {
+        let on = branch.on(c.line.seq, c.branch);
+        if !(wanted.all_branches || on) {
             continue;
         }
+        let time = match c.line.time {
+            LineTime::At(t) => Some(Some(t)),
+            LineTime::Untimed => Some(None),
+            LineTime::AtMost(_) | LineTime::Unknown => None,
+        };
         for stored in events::decode(&c.events)? {
+            agree &= time == Some(stored.timestamp);
             let event = stored.event(c.line.seq, String::new());
-            if filter.in_time(&event) && filter.has_role(&event) && admit(&event) {
+            if wanted.filter.in_time(&event)
+                && wanted.filter.has_role(&event)
+                && (wanted.admit)(&event)
+            {
                 let rank = (stored.timestamp, c.line.seq, stored.part);
                 order.push((rank, Hit::Stored(stored, c, on)));
             }
         }
     }
-    for e in events.into_iter().filter(|e| admit(e)) {
-        let on = on_branch(e.seq, true);
-        if all_branches || on {
-            order.push(((e.timestamp, e.seq, e.part), Hit::Appended(e, on)));
-        }
+    Some(agree)
+}
+
+/// The appended events `wanted.admit` takes, each with its rank and whether it is on the
+/// selected branch (`branch`), those off it left out unless every branch is wanted; in the
+/// order `wanted.from` counts them.
+fn appended_hits(
+    events: Vec<Event>,
+    branch: &Branch,
+    wanted: &Wanted<'_>,
+) -> Vec<(Rank, Event, bool)> {
+    let mut hits: Vec<_> = (events.into_iter())
+        .filter(|e| (wanted.admit)(e))
+        .filter_map(|e| {
+            let on = branch.on(e.seq, true);
+            (wanted.all_branches || on).then_some(((e.timestamp, e.seq, e.part), e, on))
+        })
+        .collect();
+    hits.sort_by_key(|(rank, ..)| *rank);
+    if wanted.from == End::Newest {
+        hits.reverse();
     }
+    hits
+}
+
+/// Puts hits in the order `from` counts them.
+fn sort_from<T>(order: &mut [(Rank, T)], from: End) {
     order.sort_by_key(|(rank, _)| *rank);
     if from == End::Newest {
         order.reverse();
     }
-    Some((order.into_iter().map(|(_, hit)| hit).collect(), meta))
 }
 
 /// The texts of a stored line's events, read from its byte range in `path` and decoded alone:
@@ -540,22 +706,23 @@ fn replay(
         .then_some(texts)
 }
 
-/// The first `wanted.count` hits of `order` whose texts match: an appended event as it is, a
+/// The first `count` hits of `order` whose texts match: an appended event as it is, a
 /// stored one with its text, read from its line in `path` (each line read and replayed once).
 /// `None` when a line cannot be read or no longer gives a text it was indexed with.
 fn read_hits(
     source: &dyn Transcript,
     path: &Path,
-    order: Vec<Hit<'_>>,
+    order: Vec<(Rank, Hit<'_>)>,
     wanted: &Wanted<'_>,
-) -> Option<Vec<(Event, Option<Location>)>> {
+    count: usize,
+) -> Option<Vec<HitAt>> {
     let (filter, all_branches, keep_texts) = (wanted.filter, wanted.all_branches, wanted.texts);
     // Every hit wanted (a session summed up whole): each line is read and replayed on every
     // core first.
     let mut replayed: HashMap<u64, Vec<(u64, Option<String>)>> = HashMap::new();
-    if wanted.count >= order.len() {
+    if count >= order.len() {
         let mut lines: Vec<&Candidate> = (order.iter())
-            .filter_map(|hit| match hit {
+            .filter_map(|(_, hit)| match hit {
                 Hit::Stored(_, c, _) => Some(*c),
                 Hit::Appended(..) => None,
             })
@@ -569,8 +736,8 @@ fn read_hits(
         }
     }
     let mut hits = Vec::new();
-    for hit in order {
-        if hits.len() >= wanted.count {
+    for (_, hit) in order {
+        if hits.len() >= count {
             break;
         }
         let (stored, c, on) = match hit {
@@ -694,16 +861,38 @@ impl Projection for Index {
             return None;
         }
         let source = corpus.source(&file.key.harness)?;
-        let stored = self.stored(source, file, wanted.filter)?;
+        let mut stored = self.stored(source, file, wanted.filter)?;
         // An appended session: the lines after its snapshot decoded for their hits, and the
         // branch and metadata of the whole session as that decode gives them.
-        let appended = match stored.appended_to {
+        let appended = match stored.appended_to.take() {
             None => None,
             Some(Ok(done)) => Some(done),
             Some(Err(snapshot)) => Some(decode_appended(corpus, file, wanted.filter, &snapshot)?),
         };
-        let (order, meta) = in_order(&stored.lines, stored.meta, appended, wanted)?;
-        let hits = read_hits(source, &stored.path, order, wanted)?;
+        let (branch, meta, events) = match appended {
+            Some(done) => (Branch(Some(done.branch)), done.meta, done.events),
+            None => (Branch(None), std::mem::take(&mut stored.meta), Vec::new()),
+        };
+        let appended = appended_hits(events, &branch, wanted);
+        let walked = match stored.ordered && stored.ids.len() / 2 > WALK_CHUNK.max(wanted.count) {
+            true => self.walk(source, &file.key, &stored, &appended, wanted, &branch)?,
+            false => None,
+        };
+        let hits = match walked {
+            Some(hits) => hits,
+            None => {
+                let lines = self.lines(&file.key, &stored.ids, stored.settled)?;
+                let mut order = Vec::new();
+                stored_hits(lines.values(), &branch, wanted, &mut order)?;
+                order.extend(
+                    appended
+                        .into_iter()
+                        .map(|(rank, e, on)| (rank, Hit::Appended(e, on))),
+                );
+                sort_from(&mut order, wanted.from);
+                read_hits(source, &stored.path, order, wanted, wanted.count)?
+            }
+        };
         Some(Ok((hits, meta)))
     }
 }

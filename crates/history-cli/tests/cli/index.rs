@@ -1129,3 +1129,129 @@ fn a_session_that_fails_to_index_leaves_no_false_damage() {
     assert!(!PathBuf::from(marker).exists(), "damage was noted");
     assert!(quarantines(&db).is_empty());
 }
+
+/// A long Claude session whose lines' times never go back: `n` lines, a user prompt, an
+/// assistant reply with a tool call and its result in turn, two lines at each time, every line
+/// holding `word`; its last few lines are a second branch off an earlier reply, so that the
+/// lines its newest end has are off the selected branch.
+fn long_session(session: &str, word: &str, n: usize) -> String {
+    let uuid = |i: usize| format!("{session}-{i:05}")[session.len() - 12..].to_string();
+    let time = |i: usize| format!("2026-04-01T00:{:02}:{:02}.000Z", i / 2 / 60, i / 2 % 60);
+    let mut lines = String::new();
+    for i in 0..n {
+        // The last lines branch off the reply a tenth of the session back.
+        let parent = match i {
+            0 => "null".to_string(),
+            _ if i == n - 6 => format!("\"{}\"", uuid(n - 6 - n / 10)),
+            _ => format!("\"{}\"", uuid(i - 1)),
+        };
+        let (kind, message) = match i % 3 {
+            0 => (
+                "user",
+                format!(r#"{{"role":"user","content":"ask {word} {i}"}}"#),
+            ),
+            1 => (
+                "assistant",
+                format!(
+                    r#"{{"role":"assistant","content":[{{"type":"text","text":"reply {word} {i}"}},{{"type":"tool_use","id":"toolu_{i}","name":"Bash","input":{{"command":"echo {word} {i}"}}}}]}}"#
+                ),
+            ),
+            _ => (
+                "user",
+                format!(
+                    r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{}","content":"out {word} {i}"}}]}}"#,
+                    i - 1
+                ),
+            ),
+        };
+        lines += &format!(
+            r#"{{"parentUuid":{parent},"isSidechain":false,"userType":"external","cwd":"/w/long","sessionId":"{session}","version":"2.1.20","gitBranch":"main","type":"{kind}","message":{message},"uuid":"{}","timestamp":"{}"}}"#,
+            uuid(i),
+            time(i)
+        );
+        lines.push('\n');
+    }
+    lines
+}
+
+/// A session long enough that its hits are read from its candidate lines a chunk at a time
+/// from the page's end (its lines' times never go back) answers every page as a decode does:
+/// from either end, at limits that end inside the first chunk and past it, with roles that
+/// leave a third of the lines or fewer, a time window in its middle, every branch, cursors
+/// page after page, and once it is appended to. Another session ties with it on time.
+#[test]
+fn a_long_session_in_time_order_is_read_from_the_page_end_as_a_decode_reads_it() {
+    let roots = roots();
+    let _guard = Guard(&roots);
+    let rel = "claude/-w-long/4f2a0c1e-3333-4000-8000-000000000003.jsonl";
+    let session = "4f2a0c1e-3333-4000-8000-000000000003";
+    let dir = roots.dir.path().join("claude/-w-long");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        roots.dir.path().join(rel),
+        long_session(session, "walkword", 900),
+    )
+    .unwrap();
+    let twin_id = "4f2a0c1e-4444-4000-8000-000000000004";
+    fs::write(
+        dir.join(format!("{twin_id}.jsonl")),
+        long_session(twin_id, "walkword", 150),
+    )
+    .unwrap();
+    index(&roots);
+    // Each page with the index (run by `indexed`) equals the page without it, across every
+    // session and of the long one alone.
+    let check = |indexed: &dyn Fn(&[&str]) -> Run| {
+        for end in ["newest", "oldest"] {
+            for limit in ["1", "20", "200"] {
+                for filter in [
+                    &[][..],
+                    &["--role", "user"],
+                    &["--role", "tool"],
+                    &[
+                        "--since",
+                        "2026-04-01T00:02:00Z",
+                        "--until",
+                        "2026-04-01T00:03:00Z",
+                    ],
+                    // Ends a few seconds after the appended line's time.
+                    &["--until", "2026-04-01T00:04:05Z"],
+                    &["--all-branches"],
+                ] {
+                    for one in [&[][..], &["--session", session]] {
+                        let mut args = vec!["list", "--query", "walkword", "--json", "--from", end];
+                        args.extend(["--limit", limit, "--budget", "100000000"]);
+                        args.extend_from_slice(filter);
+                        args.extend_from_slice(one);
+                        let with = indexed(&args);
+                        roots.wait_background();
+                        let without = roots.run_indexed(&[&["--no-index"], &args[..]].concat());
+                        assert_eq!(comparable(&with), comparable(&without), "{args:?}");
+                        // The page of one session says nothing of coverage.
+                        if one.is_empty() {
+                            assert!(coverage(&with).0 > 0, "{args:?}: the index took no part");
+                        }
+                    }
+                }
+            }
+        }
+    };
+    check(&|args| roots.run_indexed(args));
+    for end in ["newest", "oldest"] {
+        for filter in [&[][..], &["--role", "user"]] {
+            pages_alike(&roots, "walkword", end, filter);
+        }
+    }
+    // At a time in the middle of the session: a page from either end that reaches it takes it
+    // among the stored lines' hits. The index is not updated meanwhile, so that every page
+    // reads the appended line apart.
+    let line = claude_line(
+        session,
+        "000000000003-00899",
+        "appended-walk",
+        "walkword appended",
+    )
+    .replace("2026-03-01T09:31:00.000Z", "2026-04-01T00:04:00.000Z");
+    append(&roots, rel, &format!("{line}\n"));
+    check(&|args| roots.run_reading_index(args));
+}

@@ -72,6 +72,20 @@ impl Census {
         keys.iter().map(|k| at.get(k).copied()).collect()
     }
 
+    /// Whether the times of the `i`-th stored session's lines ([`Census::rows`]) never go back
+    /// from one line id to the next, across all its writes: then a query reads its candidate
+    /// lines from either end of their ids, in the order of their events, until its page is full.
+    pub fn time_ordered(&self, i: usize) -> bool {
+        let Some(&(id, _)) = self.sessions.get(i) else {
+            return false;
+        };
+        (self.ranges.iter())
+            .filter(|(session, _)| *session == id)
+            .map(|(_, range)| *range)
+            .reduce(IdRange::join)
+            .is_some_and(|r| r.ordered())
+    }
+
     /// The row id of the session at each of `positions` ([`Census::positions`]), with the
     /// index of its first mention there.
     pub(super) fn ids_at(&self, positions: &[Option<usize>]) -> FxHashMap<i64, usize> {

@@ -17,12 +17,19 @@ use super::sum;
 /// The columns of `ranges` its sum covers.
 pub(super) const COLUMNS: &str = "first, last, session, kinds, min_at, max_time";
 
+/// The bit of [`IdRange`]'s kinds that says its lines' times never go back from one id to the
+/// next: each line is untimed or at a time, the untimed ones first, and the times do not
+/// decrease. Then the order of the ids is the order of the lines' events in time, and a query
+/// reads a session's lines from either end until its page is full.
+const ORDERED: i64 = 16;
+
 /// The ids one write of a session gave its lines, and their times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct IdRange {
     pub first: i64,
     pub last: i64,
-    /// A bit per kind of line time among them: 1 untimed, 2 at, 4 at most, 8 unknown.
+    /// A bit per kind of line time among them: 1 untimed, 2 at, 4 at most, 8 unknown; and
+    /// [`ORDERED`].
     kinds: i64,
     /// The earliest time of those at a time.
     min_at: Option<i64>,
@@ -34,8 +41,8 @@ impl IdRange {
     /// The range of the one line `id`, at `time`.
     pub(super) fn of(id: i64, time: LineTime) -> IdRange {
         let (kinds, min_at, max_time) = match time {
-            LineTime::Untimed => (1, None, None),
-            LineTime::At(t) => (2, Some(t.0), Some(t.0)),
+            LineTime::Untimed => (1 | ORDERED, None, None),
+            LineTime::At(t) => (2 | ORDERED, Some(t.0), Some(t.0)),
             LineTime::AtMost(t) => (4, None, Some(t.0)),
             LineTime::Unknown => (8, None, None),
         };
@@ -48,16 +55,35 @@ impl IdRange {
         }
     }
 
-    /// Both ranges as one (a write's lines, one after another).
+    /// Both ranges as one (a write's lines, one after another; or a session's writes).
     pub(super) fn join(self, other: IdRange) -> IdRange {
         let min = |a: Option<i64>, b: Option<i64>| a.into_iter().chain(b).min();
+        let (before, after) = match self.first <= other.first {
+            true => (self, other),
+            false => (other, self),
+        };
+        let ordered = before.ordered() && after.ordered() && before.max_time <= after.earliest();
         IdRange {
-            first: self.first.min(other.first),
+            first: before.first,
             last: self.last.max(other.last),
-            kinds: self.kinds | other.kinds,
+            kinds: (self.kinds | other.kinds) & !ORDERED | if ordered { ORDERED } else { 0 },
             min_at: min(self.min_at, other.min_at),
             max_time: self.max_time.max(other.max_time),
         }
+    }
+
+    /// Whether its lines' times never go back from one id to the next ([`ORDERED`]).
+    pub(super) fn ordered(&self) -> bool {
+        self.kinds & ORDERED != 0
+    }
+
+    /// The time of its first line when it is [`ordered`](IdRange::ordered) (`None`: untimed,
+    /// which comes first).
+    fn earliest(&self) -> Option<i64> {
+        if self.kinds & 1 != 0 {
+            return None;
+        }
+        self.min_at
     }
 
     /// How many ids it spans.
@@ -160,5 +186,26 @@ mod tests {
         assert_eq!(untimed.times(), Some((None, None)));
         assert_eq!(r.join(untimed).times(), Some((None, Some(Timestamp(30)))));
         assert_eq!(r.join(IdRange::of(9, LineTime::Unknown)).times(), None);
+    }
+
+    #[test]
+    fn a_range_is_ordered_while_its_times_never_go_back() {
+        let at = |id, ns| IdRange::of(id, LineTime::At(Timestamp(ns)));
+        let untimed = |id| IdRange::of(id, LineTime::Untimed);
+        let joined = |ranges: &[IdRange]| ranges.iter().copied().reduce(IdRange::join).unwrap();
+        assert!(joined(&[untimed(1), untimed(2), at(3, 10), at(4, 10), at(5, 11)]).ordered());
+        // Either way round: a range joins the lines before it or after it.
+        assert!(at(7, 20).join(at(6, 10)).ordered());
+        assert!(!joined(&[at(1, 10), at(2, 9)]).ordered());
+        assert!(!at(2, 10).join(at(1, 11)).ordered());
+        assert!(!joined(&[at(1, 10), untimed(2)]).ordered());
+        assert!(!joined(&[untimed(1), IdRange::of(2, LineTime::AtMost(Timestamp(5)))]).ordered());
+        assert!(!joined(&[at(1, 1), IdRange::of(2, LineTime::Unknown)]).ordered());
+        // Two writes of a session: in order when the second starts no earlier than the first
+        // ends.
+        let first = joined(&[at(1, 10), at(2, 20)]);
+        assert!(first.join(joined(&[at(8, 20), at(9, 30)])).ordered());
+        assert!(!first.join(joined(&[at(8, 19), at(9, 30)])).ordered());
+        assert!(!first.join(joined(&[untimed(8), at(9, 30)])).ordered());
     }
 }

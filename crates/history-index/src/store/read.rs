@@ -217,6 +217,17 @@ impl Store {
         key: &SessionKey,
         tokens: &[Token],
     ) -> Result<Vec<Candidate>, StoreError> {
+        let ids = self.candidate_ids(key, tokens)?;
+        self.lines_of_among(key, &ids)
+    }
+
+    /// The ids, ascending, of the lines that may be the session's and hold every one of
+    /// `tokens`: [`Store::lines_of_among`] reads those that are.
+    pub fn candidate_ids(
+        &self,
+        key: &SessionKey,
+        tokens: &[Token],
+    ) -> Result<Vec<u64>, StoreError> {
         let Some(id) = self.session_id(key)? else {
             return Ok(Vec::new());
         };
@@ -229,8 +240,7 @@ impl Store {
         let (Some(first), Some(last)) = (first, last) else {
             return Ok(Vec::new());
         };
-        let ids = candidates(&self.conn, tokens, uint(first)..=uint(last))?;
-        self.lines_among(id, &ids)
+        Ok(candidates(&self.conn, tokens, uint(first)..=uint(last))?)
     }
 
     /// The lines of session `key` among `ids` (candidates the caller already has, as

@@ -229,6 +229,15 @@ impl Roots {
         })
     }
 
+    /// Runs with the search index consulted but never updated (`NOTESOUP_HISTORY_INDEX=read`):
+    /// what a search answers from an index that lags the transcripts.
+    pub fn run_reading_index(&self, args: &[&str]) -> Run {
+        self.run_cmd(args, &mut |cmd| {
+            cmd.env("NOTESOUP_HISTORY_INDEX", "read")
+                .timeout(Duration::from_secs(30));
+        })
+    }
+
     /// The cache root the commands are given (`XDG_CACHE_HOME`).
     pub fn cache_home(&self) -> PathBuf {
         self.dir.path().join("cache")
