@@ -574,9 +574,13 @@ fn text_printer(
             ColorArg::Never => false,
             ColorArg::Auto => terminal.is_terminal && !no_color && !dumb,
         },
+        // Colored text sent down a pipe (`--color always`) is for a person too.
         clock: people.then(|| screen::Clock {
             now: terminal.now,
-            zone: terminal.zone.clone(),
+            zone: match terminal.is_terminal {
+                true => terminal.zone.clone(),
+                false => jiff::tz::TimeZone::system(),
+            },
         }),
         width: terminal.width,
         // A block on a terminal takes one screen at most; `read` shows an event whole.

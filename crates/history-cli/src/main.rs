@@ -80,6 +80,10 @@ fn terminal(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> history_cli::Te
         is_terminal,
         width: measure(size.map(|s| s.ws_col), "COLUMNS"),
         height: measure(size.map(|s| s.ws_row), "LINES"),
+        zone: match is_terminal {
+            true => jiff::tz::TimeZone::system(),
+            false => jiff::tz::TimeZone::UTC,
+        },
         ..history_cli::Terminal::piped()
     }
 }

@@ -17,19 +17,20 @@ pub struct Terminal {
     pub height: Option<usize>,
     /// The time ages are counted to.
     pub now: Timestamp,
-    /// The time zone local times are shown in.
+    /// The time zone local times are shown in on a terminal.
     pub zone: jiff::tz::TimeZone,
 }
 
 impl Terminal {
-    /// Output that is not a terminal (a pipe or a file), in the system's time zone.
+    /// Output that is not a terminal (a pipe or a file): its times are UTC, so the system's
+    /// time zone is not looked up (that reads the whole zone database).
     pub fn piped() -> Terminal {
         Terminal {
             is_terminal: false,
             width: None,
             height: None,
             now: Timestamp::now(),
-            zone: jiff::tz::TimeZone::system(),
+            zone: jiff::tz::TimeZone::UTC,
         }
     }
 }
