@@ -79,6 +79,30 @@ impl Freshness<Unread> {
         Some((now, freshness))
     }
 
+    /// What [`Freshness::of_session`] answers, with the session's files now only for an
+    /// appended session (its new lines are read from them): a search judges every session, and
+    /// most are unchanged, their files the stored witnesses.
+    pub fn judge(
+        source: &dyn Transcript,
+        file: &SessionFile,
+        row: Option<&SessionRow>,
+        version: &str,
+    ) -> Option<(Option<Files>, Self)> {
+        if let Some(row) = row.filter(|row| settled_and_unchanged(file, row)) {
+            let freshness = match (row.decoder_version == version, row.state) {
+                (false, _) => Freshness::Stale,
+                (true, SessionState::Indexed) => Freshness::Fresh,
+                (true, SessionState::Failed) => Freshness::Failed,
+            };
+            return Some((None, freshness));
+        }
+        let (now, freshness) = Freshness::of_session(source, file, row, version)?;
+        Some((
+            matches!(freshness, Freshness::Appended(_)).then_some(now),
+            freshness,
+        ))
+    }
+
     /// The same answer, an appended session's with the snapshot `read` gives (called for an
     /// appended session only).
     pub fn with_snapshot<E>(
@@ -131,19 +155,23 @@ fn current_files(
     file: &SessionFile,
     row: Option<&SessionRow>,
 ) -> Option<Files> {
-    let settled = row.filter(|r| {
-        !r.lineage_open && (r.witnesses.first()).is_some_and(|w| w.file.path == file.path)
-    });
-    if let Some(row) = settled {
-        let stored: Files = (row.witnesses.iter())
-            .map(|w| (w.file.path.clone(), w.file.fingerprint))
-            .collect();
-        let unchanged = (stored.iter()).all(|(path, f)| fingerprint_now(file, path) == Some(*f));
-        if unchanged {
-            return Some(stored);
-        }
+    match row.filter(|row| settled_and_unchanged(file, row)) {
+        Some(row) => Some(
+            (row.witnesses.iter())
+                .map(|w| (w.file.path.clone(), w.file.fingerprint))
+                .collect(),
+        ),
+        None => fingerprints(source, file),
     }
-    fingerprints(source, file)
+}
+
+/// Whether the stored session read every file it inherits from (its lineage is not open) and
+/// each of its witnesses, its own file first, still has its stored fingerprint.
+fn settled_and_unchanged(file: &SessionFile, row: &SessionRow) -> bool {
+    !row.lineage_open
+        && (row.witnesses.first()).is_some_and(|w| w.file.path == file.path)
+        && (row.witnesses.iter())
+            .all(|w| fingerprint_now(file, &w.file.path) == Some(w.file.fingerprint))
 }
 
 #[cfg(test)]

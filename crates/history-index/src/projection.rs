@@ -258,9 +258,9 @@ fn decode_appended(
 /// The earliest and latest time of the candidate lines of a session (`None` first: untimed).
 type Span = crate::store::TimeSpan;
 
-/// Each session's files now and what the index holds of it; `None` when a file cannot be
-/// stat'ed.
-type Judged = Vec<Option<(Files, Freshness<Unread>)>>;
+/// What the index holds of each session, with an appended one's files now; `None` when a
+/// file cannot be stat'ed.
+type Judged = Vec<Option<(Option<Files>, Freshness<Unread>)>>;
 
 /// What [`Projection::known`] found, for [`Found`]: the candidate spans of each looked-up
 /// session and the candidate lines of each query.
@@ -581,7 +581,7 @@ impl Branch {
 /// whether the session's appended lines were decoded (`grown`), and its index among the
 /// sessions whose candidate `spans` were looked up (`slot`).
 fn known_of(
-    judged: Option<&(Files, Freshness<Unread>)>,
+    judged: Option<&(Option<Files>, Freshness<Unread>)>,
     grown: bool,
     slot: Option<usize>,
     spans: &Spans,
@@ -802,7 +802,7 @@ impl Projection for Index {
         // inherited file) and reads the headers of changed ones again: on every core.
         let judged: Judged = history_core::parallel::map(sessions, |file| {
             let source = corpus.source(&file.key.harness)?;
-            Freshness::of_session(source, file, row(&file.key), &self.version)
+            Freshness::judge(source, file, row(&file.key), &self.version)
         });
         // The stored lines of fresh sessions are looked up, and of appended ones too, for their
         // hits: their positions in the census, and each session's slot among them.
@@ -820,7 +820,9 @@ impl Projection for Index {
             .collect();
         let appended: Vec<_> = (sessions.iter().zip(&judged).enumerate())
             .filter_map(|(i, (file, judged))| match judged {
-                Some((now, Freshness::Appended(Unread))) => Some((i, file, row(&file.key)?, now)),
+                Some((Some(now), Freshness::Appended(Unread))) => {
+                    Some((i, file, row(&file.key)?, now))
+                }
                 _ => None,
             })
             .collect();
