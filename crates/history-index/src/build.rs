@@ -81,7 +81,7 @@ pub fn rebuild(
     let live: FxHashSet<&SessionKey> = sessions.iter().map(|s| &s.key).collect();
     // Another build's entries are all stale: start from nothing rather than replace each.
     let mut rows = store.sessions()?;
-    if rows.iter().any(|r| r.decoder_version != version) {
+    if rows.iter().any(|r| *r.decoder_version != *version) {
         store.clear()?;
         rows.clear();
     }

@@ -52,7 +52,7 @@ impl Freshness<Unread> {
     /// What the index holds of a session it stored as `row` (`None`: it holds nothing of it),
     /// for decoders of `version`, whose files are `now`.
     pub fn of(row: Option<&SessionRow>, version: &str, now: &[(PathBuf, Fingerprint)]) -> Self {
-        let Some(row) = row.filter(|row| row.decoder_version == version) else {
+        let Some(row) = row.filter(|row| *row.decoder_version == *version) else {
             return Freshness::Stale;
         };
         let unchanged = same_files(row.witnesses.iter().map(|w| &w.file), now);
@@ -89,7 +89,7 @@ impl Freshness<Unread> {
         version: &str,
     ) -> Option<(Option<Files>, Self)> {
         if let Some(row) = row.filter(|row| settled_and_unchanged(file, row)) {
-            let freshness = match (row.decoder_version == version, row.state) {
+            let freshness = match (*row.decoder_version == *version, row.state) {
                 (false, _) => Freshness::Stale,
                 (true, SessionState::Indexed) => Freshness::Fresh,
                 (true, SessionState::Failed) => Freshness::Failed,

@@ -132,7 +132,7 @@ fn encode(census: &Census) -> Vec<u8> {
         out.extend_from_slice(b);
     };
     // The few decoder versions, once each.
-    let mut versions: Vec<&str> = census.rows().map(|r| r.decoder_version.as_str()).collect();
+    let mut versions: Vec<&str> = census.rows().map(|r| &*r.decoder_version).collect();
     versions.sort_unstable();
     versions.dedup();
     put(&mut out, versions.len() as u64);
@@ -153,7 +153,7 @@ fn encode(census: &Census) -> Vec<u8> {
                 bytes(&mut out, r.as_bytes());
             }
         }
-        let version = versions.binary_search(&row.decoder_version.as_str());
+        let version = versions.binary_search(&&*row.decoder_version);
         put(&mut out, version.unwrap_or(0) as u64);
         put(&mut out, row.indexed_at.0 as u64);
         put(&mut out, row.bytes);
@@ -187,7 +187,9 @@ fn encode(census: &Census) -> Vec<u8> {
 
 fn decode(body: &[u8]) -> Option<Census> {
     let mut r = Reader { body, at: 0 };
-    let versions: Vec<String> = (0..r.num()?).map(|_| r.text()).collect::<Option<_>>()?;
+    let versions: Vec<std::sync::Arc<str>> = (0..r.num()?)
+        .map(|_| r.text().map(Into::into))
+        .collect::<Option<_>>()?;
     let n = r.num()?;
     let mut sessions = Vec::with_capacity(n.min(1 << 20) as usize);
     for _ in 0..n {

@@ -171,7 +171,7 @@ impl Store {
                         _ => SessionState::Failed,
                     },
                     reason: r.get(5)?,
-                    decoder_version: r.get(6)?,
+                    decoder_version: r.get::<_, String>(6)?.into(),
                     indexed_at: Timestamp(r.get(7)?),
                     bytes: uint(r.get(8)?),
                     lineage_open: r.get(9)?,

@@ -101,8 +101,9 @@ pub struct SessionRow {
     pub state: SessionState,
     /// The reason code of a failure (`too_large`, `unreadable`, `undecodable`…).
     pub reason: Option<String>,
-    /// The decoder version it was indexed (or failed) with.
-    pub decoder_version: String,
+    /// The decoder version it was indexed (or failed) with: one value shared by every row of
+    /// a catalog ([`Census`](super::Census)), where nearly all rows have the same.
+    pub decoder_version: std::sync::Arc<str>,
     /// When it was last written.
     pub indexed_at: Timestamp,
     /// The bytes its lines cover: the sum of the witnesses' checkpoints (0 when failed).

@@ -150,7 +150,7 @@ fn a_store_is_created_private_and_reopened() {
     assert_eq!(row.state, SessionState::Indexed);
     assert_eq!(row.witnesses, rec.witnesses);
     assert_eq!(row.bytes, 30);
-    assert_eq!(row.decoder_version, "d1");
+    assert_eq!(&*row.decoder_version, "d1");
     assert_eq!(store.session(&key(2)).unwrap(), None);
 }
 
