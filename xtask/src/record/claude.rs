@@ -15,6 +15,7 @@ use super::server::{Reply, Script};
 use super::{Ctx, Markers, Recording};
 
 const MAIN: &str = "6f1c0de0-0000-4000-8000-000000000001";
+const TAIL: &str = "6f1c0de0-0000-4000-8000-000000000002";
 
 fn binary(ctx: &Ctx) -> Result<PathBuf> {
     let scope = ctx.install.join("node_modules/@anthropic-ai");
@@ -301,9 +302,71 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
         &mut claude(&["-p", &prompt(&u7, "two at once"), "--resume", MAIN]),
     )?;
 
+    // A second session: parallel calls, then /compact and a turn, which Claude Code ends with
+    // an attachment line (a `prompt_snapshot`) after the reply.
+    let mut s = Script {
+        summary_triggers: vec![
+            "summary of the conversation".into(),
+            "detailed summary".into(),
+        ],
+        ..Script::default()
+    };
+    let u8 = m.mark("tail", "user", "user prompt of the parallel calls");
+    let pwrite = m.mark("tail", "tool", "Write content of a parallel call");
+    let par = m.stem();
+    m.expect(
+        &format!("{par}in"),
+        &["tail"],
+        "tool",
+        "parallel shell call input",
+    );
+    m.expect(
+        &format!("{par}out"),
+        &["tail"],
+        "tool",
+        "parallel shell output",
+    );
+    let r8 = m.mark("tail", "assistant", "reply after the parallel calls");
+    s.on(
+        &u8,
+        Reply::call(
+            "Write",
+            json!({"file_path": format!("{work}/third.txt"), "content": format!("{pwrite}\n")}),
+        )
+        .and_call(
+            "Bash",
+            json!({"command": format!("echo {par}in | sed s/in/out/"), "description": "Echo"}),
+        ),
+    );
+    s.on(
+        &format!("{par}out"),
+        Reply::text(&format!("{r8} both calls ran.")),
+    );
+    let summary = m.mark("tail", "context", "compaction summary");
+    s.summary = Some(Reply::text(&format!(
+        "<summary>{summary} the session so far.</summary>"
+    )));
+    let u9 = m.mark("tail", "user", "user prompt after the compaction");
+    let r9 = m.mark("tail", "assistant", "reply after the compaction");
+    s.on(&u9, Reply::text(&format!("{r9} after compacting.")));
+    ctx.server.set_script(s);
+    ctx.run(
+        "second session",
+        &mut claude(&["-p", &prompt(&u8, "two at once"), "--session-id", TAIL]),
+    )?;
+    ctx.run(
+        "/compact",
+        &mut claude(&["-p", "/compact", "--resume", TAIL]),
+    )?;
+    ctx.run(
+        "second session, after /compact",
+        &mut claude(&["-p", &prompt(&u9, "go on"), "--resume", TAIL]),
+    )?;
+
     let sessions = BTreeMap::from([
         ("main".to_owned(), MAIN.to_owned()),
         ("fork".to_owned(), fork),
+        ("tail".to_owned(), TAIL.to_owned()),
     ]);
     Ok(Recording {
         tree: (ctx.home.join(".claude/projects"), "projects"),
