@@ -266,13 +266,102 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
         m.get_mut(marker).sessions = vec!["main".into()];
     }
 
-    let sessions = BTreeMap::from([("main".to_owned(), main), ("fork".to_owned(), fork)]);
+    let mut sessions = BTreeMap::from([("main".to_owned(), main), ("fork".to_owned(), fork)]);
+
+    // A sub-agent (multi_agent_v2) spawned by a session of its own that waits for it.
+    let mut notes = Vec::new();
+    let before = m.expected.len();
+    match sub_agent(ctx, &mut m, &codex) {
+        Ok((parent, child)) => {
+            sessions.insert("parent".to_owned(), parent);
+            sessions.insert("sub".to_owned(), child);
+        }
+        Err(err) => {
+            m.expected.truncate(before);
+            notes.push(format!("no sub-agent recorded: {err:#}"));
+            eprintln!("record: codex sub-agent: {err:#}");
+        }
+    }
+
     Ok(Recording {
         tree: (codex_home.join("sessions"), "sessions"),
         agent: "codex",
         version: ctx.version.clone(),
         sessions,
         markers: m,
-        notes: vec![],
+        notes,
     })
+}
+
+/// A session that spawns a sub-agent and waits for it: the two thread ids.
+fn sub_agent(
+    ctx: &Ctx,
+    m: &mut Markers,
+    codex: &dyn Fn(&[&str]) -> std::process::Command,
+) -> Result<(String, String)> {
+    let mut s = Script::default();
+    let u = m.mark("parent", "user", "user prompt that spawns a sub-agent");
+    // The sub-agent gets its task as `encrypted_content` (ciphertext from a real model), which
+    // is never shown: in its own session the task is not found.
+    let task = m.mark(
+        "parent",
+        "tool",
+        "task for the sub-agent (spawn_agent input; the sub-agent gets it encrypted)",
+    );
+    let sub = m.mark("sub", "assistant", "subagent reply");
+    m.expect(
+        &sub,
+        &["parent"],
+        "context",
+        "subagent reply (its final answer, a message to the parent)",
+    );
+    let r = m.mark("parent", "assistant", "reply after the sub-agent");
+    s.on(&task, Reply::text(&format!("{sub} the sub-agent looked.")));
+    s.on(
+        &u,
+        Reply::call(
+            "collaboration.spawn_agent",
+            json!({"task_name": "helper", "message": format!("{task} look around"),
+                   "fork_turns": "none"}),
+        ),
+    );
+    s.on(&sub, Reply::text(&format!("{r} the sub-agent is done.")));
+    s.on(
+        "helper",
+        Reply::call("collaboration.wait_agent", json!({"timeout_ms": 20000})),
+    );
+    ctx.server.set_script(s);
+    let out = ctx.run(
+        "sub-agent",
+        &mut codex(&["--enable", "multi_agent_v2", &format!("{u} ask a helper")]),
+    )?;
+    let parent = thread_id(&out)?;
+    // The sub-agent's thread: the rollout, other than the parent's, that names the parent.
+    let mut child = None;
+    for file in walk(&ctx.home.join(".codex/sessions"))? {
+        let text = std::fs::read_to_string(&file)?;
+        let Some(first) = text.lines().next() else {
+            continue;
+        };
+        let meta: Value = serde_json::from_str(first)?;
+        let id = meta["payload"]["id"].as_str().unwrap_or_default();
+        if id != parent && text.contains(&parent) {
+            child = Some(id.to_owned());
+        }
+    }
+    let child = child.context("no sub-agent rollout names the parent")?;
+    Ok((parent, child))
+}
+
+fn walk(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            out.extend(walk(&path)?);
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(out)
 }

@@ -354,7 +354,8 @@ fn collect_text(value: &Value, texts: &mut Vec<String>) {
         Value::String(s) => texts.push(s.clone()),
         Value::Array(items) => items.iter().for_each(|i| collect_text(i, texts)),
         Value::Object(map) => {
-            for key in ["text", "content", "output"] {
+            // A message between agents carries its payload as `encrypted_content`.
+            for key in ["text", "content", "output", "encrypted_content"] {
                 if let Some(v) = map.get(key) {
                     collect_text(v, texts);
                 }
@@ -511,10 +512,14 @@ fn responses_sse(reply: &Reply, model: &str) -> Vec<u8> {
                 "call_id": id("call"), "name": call.name, "input": input}),
             );
         } else {
-            items.push(
-                json!({"type": "function_call", "id": id("fc"), "status": "completed",
-                "call_id": id("call"), "name": call.name, "arguments": call.input.to_string()}),
-            );
+            let mut item = json!({"type": "function_call", "id": id("fc"), "status": "completed",
+                "call_id": id("call"), "name": call.name, "arguments": call.input.to_string()});
+            // A tool of a namespace (`collaboration.spawn_agent`) names its namespace apart.
+            if let Some((namespace, name)) = call.name.split_once('.') {
+                item["namespace"] = json!(namespace);
+                item["name"] = json!(name);
+            }
+            items.push(item);
         }
     }
     for (index, item) in items.iter().enumerate() {

@@ -148,18 +148,19 @@ impl Recording {
             .collect()
     }
 
-    /// What is wrong with one marker, if anything.
-    fn check(&self, marker: &Value) -> Option<String> {
-        let text = marker["marker"].as_str().unwrap();
-        let role = marker["role"].as_str().unwrap();
-        let count = marker["count"].as_u64().unwrap() as usize;
-        let inactive = marker["branch"] == "inactive";
-        let mut wanted: BTreeMap<String, usize> = marker["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| (self.qualified(s.as_str().unwrap()), count))
-            .collect();
+    /// What is wrong with one marker, if anything: `entries` are its rows of `expected.json`
+    /// (more than one where it is shown with another role in another session).
+    fn check(&self, entries: &[&Value]) -> Option<String> {
+        let text = entries[0]["marker"].as_str().unwrap();
+        let inactive = entries[0]["branch"] == "inactive";
+        let mut wanted: BTreeMap<String, (usize, &str)> = BTreeMap::new();
+        for entry in entries {
+            let role = entry["role"].as_str().unwrap();
+            let count = entry["count"].as_u64().unwrap() as usize;
+            for session in entry["sessions"].as_array().unwrap() {
+                wanted.insert(self.qualified(session.as_str().unwrap()), (count, role));
+            }
+        }
         let hits = self.search(text, inactive);
         let mut problems = Vec::new();
         let mut seen: BTreeMap<String, Vec<&Hit>> = BTreeMap::new();
@@ -167,7 +168,7 @@ impl Recording {
             seen.entry(hit.session.clone()).or_default().push(hit);
         }
         for (session, hits) in &seen {
-            let want = wanted.remove(session).unwrap_or(0);
+            let (want, role) = wanted.remove(session).unwrap_or((0, "none"));
             let shown: Vec<String> = hits
                 .iter()
                 .map(|h| format!("{}@{}", h.role, h.seq))
@@ -192,7 +193,7 @@ impl Recording {
                 ));
             }
         }
-        for (session, want) in wanted {
+        for (session, (want, role)) in wanted {
             if want > 0 {
                 problems.push(format!("{session}: not found, expected {want} as {role}"));
             }
@@ -215,9 +216,16 @@ fn check_agent(agent: &str) {
             "{name}: only {} markers",
             markers.len()
         );
+        let mut by_marker: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
         for marker in markers {
-            let text = marker["marker"].as_str().unwrap();
-            let problem = recording.check(marker);
+            by_marker
+                .entry(marker["marker"].as_str().unwrap())
+                .or_default()
+                .push(marker);
+        }
+        for (text, entries) in by_marker {
+            let marker = entries[0];
+            let problem = recording.check(&entries);
             let known = KNOWN_FAILURES
                 .iter()
                 .find(|(r, m, _)| *r == name && *m == text);
