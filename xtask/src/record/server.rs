@@ -308,43 +308,25 @@ fn latest_input(path: &str, body: &Value) -> String {
 /// The text of what a request newly brings: its trailing user and tool items after the
 /// model's last turn.
 fn latest(api: Api, body: &Value) -> String {
+    let empty = Vec::new();
+    let (items, is_model_turn): (&Vec<Value>, fn(&Value) -> bool) = match api {
+        // Trailing user messages, and the system notes some clients append after them.
+        Api::Messages | Api::Chat => (body["messages"].as_array().unwrap_or(&empty), |m| {
+            m["role"] == "assistant"
+        }),
+        Api::Responses => (body["input"].as_array().unwrap_or(&empty), |item| {
+            let kind = item["type"].as_str().unwrap_or("message");
+            matches!(
+                kind,
+                "function_call" | "custom_tool_call" | "local_shell_call" | "reasoning"
+            ) || (kind == "message" && item["role"] == "assistant")
+        }),
+    };
+    let start = items.iter().rposition(is_model_turn).map_or(0, |at| at + 1);
     let mut texts = Vec::new();
-    match api {
-        Api::Messages => {
-            // Trailing user messages, and the system notes some clients append after them.
-            let messages = body["messages"].as_array().cloned().unwrap_or_default();
-            for message in messages.iter().rev() {
-                if message["role"] == "assistant" {
-                    break;
-                }
-                collect_text(&message["content"], &mut texts);
-            }
-        }
-        Api::Responses => {
-            let items = body["input"].as_array().cloned().unwrap_or_default();
-            for item in items.iter().rev() {
-                let kind = item["type"].as_str().unwrap_or("message");
-                let role = item["role"].as_str().unwrap_or_default();
-                let model_turn = matches!(
-                    kind,
-                    "function_call" | "custom_tool_call" | "local_shell_call" | "reasoning"
-                ) || (kind == "message" && role == "assistant");
-                if model_turn {
-                    break;
-                }
-                collect_text(&item["content"], &mut texts);
-                collect_text(&item["output"], &mut texts);
-            }
-        }
-        Api::Chat => {
-            let messages = body["messages"].as_array().cloned().unwrap_or_default();
-            for message in messages.iter().rev() {
-                if message["role"] == "assistant" {
-                    break;
-                }
-                collect_text(&message["content"], &mut texts);
-            }
-        }
+    for item in &items[start..] {
+        collect_text(&item["content"], &mut texts);
+        collect_text(&item["output"], &mut texts);
     }
     texts.join("\n")
 }
@@ -649,4 +631,151 @@ fn chat_sse(reply: &Reply, model: &str) -> Vec<u8> {
     sse(&mut out, None, &chunk(json!([]), chat_usage(reply)));
     out.extend_from_slice(b"data: [DONE]\n\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn script() -> Script {
+        let mut s = Script {
+            summary: Some(Reply::text("the summary")),
+            summary_triggers: vec!["summarize this".into()],
+            ..Script::default()
+        };
+        s.on(
+            "mk-prompt",
+            Reply::call("Bash", json!({"command": "echo mk-in"})),
+        );
+        s.on("mk-out", Reply::text("mk-reply"));
+        s
+    }
+
+    #[test]
+    fn what_a_request_newly_brings_is_after_the_model_s_last_turn() {
+        let messages = json!({"messages": [
+            {"role": "user", "content": "old mk-prompt"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "mk-out"}]},
+            {"role": "system", "content": [{"type": "text", "text": "a note"}]},
+        ]});
+        assert_eq!(latest(Api::Messages, &messages), "mk-out\na note");
+        let responses = json!({"input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "mk-prompt"}]},
+            {"type": "function_call", "name": "exec_command", "arguments": "{}", "call_id": "c"},
+            {"type": "function_call_output", "call_id": "c", "output": "mk-out"},
+        ]});
+        assert_eq!(latest(Api::Responses, &responses), "mk-out");
+        let chat = json!({"messages": [
+            {"role": "user", "content": "mk-prompt"},
+            {"role": "assistant", "content": null, "tool_calls": []},
+            {"role": "tool", "tool_call_id": "c", "content": "mk-out"},
+        ]});
+        assert_eq!(latest(Api::Chat, &chat), "mk-out");
+    }
+
+    #[test]
+    fn each_rule_and_the_summary_answer_once() {
+        let mut s = script();
+        let ask = |text: &str| json!({"messages": [{"role": "user", "content": text}]});
+        let first = choose(&mut s, Api::Messages, &ask("mk-prompt please"));
+        assert_eq!(first.calls[0].name, "Bash");
+        let again = choose(&mut s, Api::Messages, &ask("mk-prompt please"));
+        assert_eq!(again.text.as_deref(), Some("Done."));
+        let summary = choose(&mut s, Api::Messages, &ask("Summarize this mk-out"));
+        assert_eq!(summary.text.as_deref(), Some("the summary"));
+        let reply = choose(&mut s, Api::Messages, &ask("Summarize this mk-out"));
+        assert_eq!(reply.text.as_deref(), Some("mk-reply"));
+    }
+
+    /// The events of an SSE body: (event name, data).
+    fn events(body: &[u8]) -> Vec<(Option<String>, Value)> {
+        let text = String::from_utf8(body.to_vec()).unwrap();
+        text.split("\n\n")
+            .filter(|e| !e.trim().is_empty() && !e.contains("[DONE]"))
+            .map(|e| {
+                let mut name = None;
+                let mut data = Value::Null;
+                for line in e.lines() {
+                    if let Some(n) = line.strip_prefix("event: ") {
+                        name = Some(n.to_owned());
+                    } else if let Some(d) = line.strip_prefix("data: ") {
+                        data = serde_json::from_str(d).unwrap();
+                    }
+                }
+                (name, data)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_api_streams_the_reply_as_its_clients_read_it() {
+        let reply = Reply::call("Bash", json!({"command": "ls"}))
+            .with_text("mk-text")
+            .with_thinking("mk-think");
+        let anthropic = events(&messages_sse(&reply, "m"));
+        let names: Vec<&str> = anthropic
+            .iter()
+            .map(|(n, _)| n.as_deref().unwrap())
+            .collect();
+        assert_eq!(names.first(), Some(&"message_start"));
+        assert_eq!(names.last(), Some(&"message_stop"));
+        assert_eq!(
+            names
+                .iter()
+                .filter(|n| **n == "content_block_start")
+                .count(),
+            3
+        );
+        let delta = anthropic
+            .iter()
+            .find(|(_, d)| d["delta"]["type"] == "input_json_delta")
+            .unwrap();
+        assert_eq!(delta.1["delta"]["partial_json"], r#"{"command":"ls"}"#);
+
+        let responses = events(&responses_sse(&reply, "m"));
+        let done: Vec<&Value> = responses
+            .iter()
+            .filter(|(n, _)| n.as_deref() == Some("response.output_item.done"))
+            .map(|(_, d)| &d["item"])
+            .collect();
+        let kinds: Vec<&str> = done.iter().map(|i| i["type"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["reasoning", "message", "function_call"]);
+        assert_eq!(
+            responses.last().unwrap().0.as_deref(),
+            Some("response.completed")
+        );
+
+        let chat = events(&chat_sse(&reply, "m"));
+        assert!(chat
+            .iter()
+            .any(|(_, d)| d["choices"][0]["delta"]["tool_calls"][0]["function"]["name"] == "Bash"));
+        assert!(chat
+            .iter()
+            .any(|(_, d)| d["choices"][0]["finish_reason"] == "tool_calls"));
+    }
+
+    #[test]
+    fn the_server_answers_over_http() {
+        let dir = std::env::temp_dir().join(format!("record-server-test-{}", std::process::id()));
+        let server = Server::start(dir.clone()).unwrap();
+        server.set_script(script());
+        let body = json!({"model": "m", "stream": true,
+                          "messages": [{"role": "user", "content": "mk-prompt"}]})
+        .to_string();
+        let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        write!(
+            stream,
+            "POST /v1/messages?beta=true HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+        assert!(answer.contains("text/event-stream"));
+        assert!(answer.contains(r#"\"command\":\"echo mk-in\""#), "{answer}");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }
