@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 
+use super::kit::{Ctx, Markers, Recording};
 use super::server::{Reply, Script};
-use super::{Ctx, Markers, Recording};
 
 const MAIN: &str = "6f1c0de0-0000-4000-8000-000000000001";
 const TAIL: &str = "6f1c0de0-0000-4000-8000-000000000002";

@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 
+use super::kit::{Ctx, Markers, Recording};
 use super::server::{Reply, Script};
-use super::{Ctx, Markers, Recording};
 
 fn binary(ctx: &Ctx) -> Result<PathBuf> {
     let scope = ctx.install.join("node_modules/@openai");

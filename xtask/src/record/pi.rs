@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
+use super::kit::{Ctx, Markers, Recording};
 use super::server::{Reply, Script};
-use super::{Ctx, Markers, Recording};
 
 const PROVIDER: &str = "scripted";
 const MODEL: &str = "scripted-model";

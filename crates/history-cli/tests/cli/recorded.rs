@@ -17,10 +17,10 @@ use crate::common::fixtures;
 const KNOWN_FAILURES: &[(&str, &str, &str)] = &[
     // Session `tail`: parallel Write and Bash calls, a reply, /compact, a turn. Claude Code ends the
     // file with a `prompt_snapshot` attachment after the last reply, so the only other leaves are
-    // the Write call's result (a parallel sibling, line 24) and the line before the compact
-    // boundary; the decoder takes the sibling result as the session's end and drops everything
-    // after the parallel calls. CONTRACT §4: parallel results are not branches; the last reply
-    // (line 66), under the attachment, ends the session.
+    // the Write call's result (a parallel sibling) and the last line before the compact boundary;
+    // the decoder takes the sibling result as the session's end and drops everything after the
+    // parallel calls. CONTRACT §4: parallel results are not branches; the last reply, under the
+    // attachment, ends the session.
     (
         "claude-2.1.332",
         "qzc31reply",
