@@ -24,6 +24,10 @@
 //!   question's answer session first: hit@1, hit@5 and MRR@10, overall and per kind (see
 //!   [`recall`]).
 //!
+//! - `record`: install Claude Code, Codex and pi from npm and drive each, offline, against a
+//!   scripted model server, so that each writes real transcripts with planted markers and an
+//!   `expected.json` of where each must be found (see [`record`]).
+//!
 //! - `peak-rss`: run one command and print its exit code, peak RSS and time; `bench` measures
 //!   every command through it.
 //!
@@ -34,6 +38,7 @@
 
 mod bench;
 mod recall;
+mod record;
 use xtask::{corpus, layers};
 
 use std::process::ExitCode;
@@ -79,7 +84,13 @@ commands:
       overall and per kind (query-or, a search per distinct word, takes about a minute);
       --show-misses lists the questions whose answer is not first
   peak-rss PROGRAM [ARGS...]
-      run PROGRAM with no output and print its exit code, peak RSS (KiB) and time (s)";
+      run PROGRAM with no output and print its exit code, peak RSS (KiB) and time (s)
+  record [--claude VERSION] [--codex VERSION] [--pi VERSION] [--only AGENT,...]
+         [--scratch DIR] [--out DIR]
+      install Claude Code, Codex and pi from npm (the current release, or VERSION) into the
+      scratch directory (default /tmp/record-<pid>), drive each offline against a scripted
+      model server on 127.0.0.1, and copy the transcripts each wrote, with expected.json, into
+      DIR/<agent>-<version> (default fixtures/recorded)";
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1).collect()) {
@@ -101,6 +112,7 @@ fn run(args: Vec<String>) -> Result<()> {
         "bench-raw" => xtask::bench_raw::command(rest),
         "peak-rss" => bench::peak_rss_command(rest),
         "recall" => recall::command(rest),
+        "record" => record::command(rest),
         "layers" => layers_command(rest),
         "faults" => faults_command(rest),
         "help" | "-h" | "--help" => {

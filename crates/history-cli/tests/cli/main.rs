@@ -43,6 +43,9 @@ mod mutations;
 mod paging;
 // pi through the CLI: the active branch, `--all-branches`, versions, forks, damage, roots.
 mod pi;
+// Real transcripts the agents wrote (`cargo xtask record`): every marker in its session, with
+// its role, once, on its branch.
+mod recorded;
 // The raw prefilter never loses a hit: results with it equal results with full decoding.
 mod prefilter;
 // The index when things go wrong: access times, the update lock, errors naming their cause,
