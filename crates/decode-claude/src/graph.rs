@@ -406,28 +406,57 @@ impl Graph {
         };
     }
 
-    /// Chooses the leaf (not an attachment/progress line when another exists; the last in file
-    /// order among the rest), walks its ancestors across compaction boundaries, and adds the
-    /// tool results that hang off the branch's tool calls.
-    /// Kept whole: the walk and the tool results share its marks of the lines on the branch.
-    pub(crate) fn select(&self) -> Result<Branch, String> {
-        let leaves: Vec<usize> = (0..self.nodes.len())
+    /// The line the conversation ends at: of the lines that end a chain, the one whose last
+    /// message or system line is last in the file. Attachment and progress lines (hook
+    /// callbacks, streaming, the prompt snapshot Claude Code writes after a reply) end a chain
+    /// where the message they hang off does; so a parallel tool call's result that the
+    /// conversation did not go on from never outranks the reply an attachment follows.
+    fn leaf(&self) -> Option<usize> {
+        // Per node, the seq of its nearest ancestor-or-self that is no aside line (`None`: none
+        // is present), found once per node however many leaves share a chain of asides.
+        let mut anchor: Vec<Option<Option<u64>>> = vec![None; self.nodes.len()];
+        let mut path = Vec::new();
+        let mut anchor_of = |leaf: usize| {
+            let mut at = Some(leaf);
+            let found = loop {
+                let Some(i) = at else { break None };
+                if let Some(known) = anchor[i] {
+                    break known;
+                }
+                let n = &self.nodes[i];
+                if !n.present {
+                    break None;
+                }
+                if n.kind != NodeKind::Aside {
+                    break Some(n.seq);
+                }
+                // A loop of asides ends the walk: it has no anchor.
+                if path.len() > self.nodes.len() {
+                    break None;
+                }
+                path.push(i);
+                at = n.parent.map(|p| p as usize);
+            };
+            for i in path.drain(..) {
+                anchor[i] = Some(found);
+            }
+            found
+        };
+        (0..self.nodes.len())
             .filter(|&i| {
                 let n = &self.nodes[i];
                 n.present && !n.foreign && !n.has_child
             })
-            .collect();
-        let last = |candidates: &mut dyn Iterator<Item = usize>| {
-            candidates.max_by_key(|&i| self.nodes[i].seq)
-        };
-        let leaf = last(
-            &mut leaves
-                .iter()
-                .copied()
-                .filter(|&i| self.nodes[i].kind != NodeKind::Aside),
-        )
-        .or_else(|| last(&mut leaves.iter().copied()))
-        .ok_or("the conversation has no leaf (no line that ends a chain)")?;
+            .max_by_key(|&i| (anchor_of(i), self.nodes[i].seq))
+    }
+
+    /// Chooses the leaf ([`Graph::leaf`]), walks its ancestors across compaction boundaries,
+    /// and adds the tool results that hang off the branch's tool calls.
+    /// Kept whole: the walk and the tool results share its marks of the lines on the branch.
+    pub(crate) fn select(&self) -> Result<Branch, String> {
+        let leaf = self
+            .leaf()
+            .ok_or("the conversation has no leaf (no line that ends a chain)")?;
         let mut notices = Vec::new();
         let mut on = vec![false; self.nodes.len()];
         let mut seqs = Vec::new();
@@ -674,6 +703,56 @@ mod tests {
         );
         assert_eq!(names.intern(uuid), (0, false));
         assert_eq!(names.intern("u1"), (2, true));
+    }
+
+    #[test]
+    fn an_aside_leaf_ends_the_chain_where_its_message_does() {
+        let aside = |seq, parent| Link {
+            kind: NodeKind::Aside,
+            ..line(seq, Some(parent), None)
+        };
+        let call = |seq, parent, id: &str| Link {
+            response: Some("r1".into()),
+            tool_uses: vec![id.into()],
+            ..line(seq, Some(parent), None)
+        };
+        let result = |seq, parent, id: &str| Link {
+            tool_results: vec![id.into()],
+            ..line(seq, Some(parent), None)
+        };
+        // Two parallel calls; the conversation goes on from the second one's result, and the
+        // reply after it is followed by an attachment (the prompt snapshot): the first call's
+        // result, a leaf as well, is not the end.
+        let mut g = Graph::default();
+        g.add("u1", line(1, None, None));
+        g.add("c1", call(2, "u1", "t1"));
+        g.add("c2", call(3, "c1", "t2"));
+        g.add("r1", result(4, "c1", "t1"));
+        g.add("r2", result(5, "c2", "t2"));
+        g.add("a1", aside(6, "r2"));
+        g.add("re", line(7, Some("a1"), None));
+        g.add("a2", aside(8, "re"));
+        assert_eq!(g.select().unwrap().seqs, [1, 2, 3, 4, 5, 6, 7, 8]);
+        // A hook's aside line hanging off an older message still does not outrank the later
+        // message that ends another chain.
+        let mut g = Graph::default();
+        g.add("u1", line(1, None, None));
+        g.add("u2", line(2, Some("u1"), None));
+        g.add("h1", aside(3, "u1"));
+        g.add("h2", aside(4, "h1"));
+        assert_eq!(g.select().unwrap().seqs, [1, 2]);
+        // Asides only: the last of them.
+        let mut g = Graph::default();
+        g.add(
+            "a1",
+            Link {
+                kind: NodeKind::Aside,
+                ..line(1, None, None)
+            },
+        );
+        g.add("a2", aside(2, "a1"));
+        g.add("a3", aside(3, "a1"));
+        assert_eq!(g.select().unwrap().seqs, [1, 3]);
     }
 
     #[test]

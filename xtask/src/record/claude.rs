@@ -313,6 +313,13 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
     };
     let u8 = m.mark("tail", "user", "user prompt of the parallel calls");
     let pwrite = m.mark("tail", "tool", "Write content of a parallel call");
+    // After /compact, Claude Code attaches the file it wrote again: injected context.
+    m.expect(
+        &pwrite,
+        &["tail"],
+        "context",
+        "the file written in parallel, attached again after /compact",
+    );
     let par = m.stem();
     m.expect(
         &format!("{par}in"),
