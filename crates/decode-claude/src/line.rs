@@ -668,7 +668,9 @@ fn attachment(line: &Line, out: &mut Emitter<'_>) {
         Some("queued_command") => queued(line, att, out),
         Some(kind) => {
             // What the harness put before the model: hook output, an edited file's snippet,
-            // the bodies of invoked skills, and a mentioned file's body one level down.
+            // the bodies of invoked skills, a mentioned file's body one level down, a
+            // reminder's text, and the text 2.1.232+ renders for an attachment (whatever role
+            // it is rendered in, the harness wrote it).
             let file = att
                 .pointer("/content/file/content")
                 .filter(|_| kind == "file");
@@ -679,6 +681,8 @@ fn attachment(line: &Line, out: &mut Emitter<'_>) {
                 "blockingError",
                 "snippet",
                 "skills",
+                "text",
+                "rendered",
             ];
             let text = file
                 .into_iter()
