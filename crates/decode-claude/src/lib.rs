@@ -266,10 +266,11 @@ fn decode(
     };
     let mut stop = snapshot::Stop::new(keep);
     while let Some(l) = lines.next_line()? {
+        // A last line without its newline may be written on, blank so far or not.
+        stop.before(&l, &state, None);
         if l.bytes.trim_ascii().is_empty() {
             continue;
         }
-        stop.before(&l, &state, None);
         let State {
             graph,
             damage,

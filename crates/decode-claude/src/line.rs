@@ -472,7 +472,39 @@ fn is_injected(text: &str) -> bool {
     INJECTED_PREFIXES.iter().any(|p| t.starts_with(p))
 }
 
-/// Whether text on a line is what a person typed, and its kind.
+/// What a user line's text is: who put it there, its kind, and its text as shown.
+fn said(line: &Line, text: &str) -> (Role, &'static str, String) {
+    match typed(line, text) {
+        (Role::User, _) if is_injected(text) => match slash_command(text) {
+            Some(command) => (Role::User, "command", command),
+            None => (Role::Context, "meta", text.to_string()),
+        },
+        (role, kind) => (role, kind, text.to_string()),
+    }
+}
+
+/// The slash command a command envelope holds, as the person typed it (`/model opus`): the
+/// envelope is `<command-name>`, `<command-message>` and `<command-args>` in any order.
+fn slash_command(text: &str) -> Option<String> {
+    let inner = |tag: &str| {
+        let open = format!("<{tag}>");
+        let start = text.find(&open)? + open.len();
+        let end = start + text[start..].find(&format!("</{tag}>"))?;
+        Some(text[start..end].trim())
+    };
+    let t = text.trim_start();
+    if !(t.starts_with("<command-name>") || t.starts_with("<command-message>")) {
+        return None;
+    }
+    let name = inner("command-name").filter(|n| !n.is_empty())?;
+    Some(match inner("command-args").filter(|a| !a.is_empty()) {
+        Some(args) => format!("{name} {args}"),
+        None => name.to_string(),
+    })
+}
+
+/// Whether text on a line is what a person typed, and its kind; a command envelope counts as
+/// typed here, [`said`] tells it apart.
 fn typed(line: &Line, text: &str) -> (Role, &'static str) {
     // A user line another agent or a task sent (2.1.232+): the harness put it in the
     // conversation, the person did not type it.
@@ -483,7 +515,7 @@ fn typed(line: &Line, text: &str) -> (Role, &'static str) {
         .is_some_and(|kind| matches!(kind, "peer" | "task-notification"));
     if line.is_compact_summary {
         (Role::Context, "summary")
-    } else if line.is_meta || is_injected(text) {
+    } else if line.is_meta || (is_injected(text) && slash_command(text).is_none()) {
         (Role::Context, "meta")
     } else if sent {
         (Role::Context, "message")
@@ -496,11 +528,10 @@ fn user(line: &Line, tools: &mut ToolNames, out: &mut Emitter<'_>) {
     let Some(content) = line.message.as_ref().and_then(|m| m.content.as_ref()) else {
         return;
     };
-    let typed = |text: &str| typed(line, text);
     match content {
         Value::String(text) => {
-            let (role, kind) = typed(text);
-            out.emit(role, kind, text.clone(), None);
+            let (role, kind, text) = said(line, text);
+            out.emit(role, kind, text, None);
         }
         Value::Array(blocks) => {
             for block in blocks {
@@ -518,11 +549,11 @@ fn user(line: &Line, tools: &mut ToolNames, out: &mut Emitter<'_>) {
                     }
                     Some("text") => {
                         let text = block.get("text").and_then(Value::as_str).unwrap_or("");
-                        let (role, kind) = typed(text);
-                        out.emit(role, kind, text.to_string(), None);
+                        let (role, kind, text) = said(line, text);
+                        out.emit(role, kind, text, None);
                     }
                     Some(other) => {
-                        let (role, kind) = typed("");
+                        let (role, kind) = typed(line, "");
                         out.emit(role, kind, render::placeholder(other), None);
                     }
                     None => {}
@@ -601,6 +632,12 @@ fn system(line: &Line, out: &mut Emitter<'_>) {
     };
     let kind = match line.subtype.as_deref() {
         Some("compact_boundary" | "microcompact_boundary") => "summary",
+        // A slash command the person typed (2.1.x writes it here rather than as a user line);
+        // its output is what the command printed, context.
+        Some("local_command") if !line.is_meta => match slash_command(&text) {
+            Some(command) => return out.emit(Role::User, "command", command, None),
+            None => "meta",
+        },
         _ => "meta",
     };
     out.emit(Role::Context, kind, text, None);
@@ -615,9 +652,9 @@ fn queued(line: &Line, att: &Value, out: &mut Emitter<'_>) {
     let origin = att.pointer("/origin/kind").and_then(Value::as_str);
     let injected = origin.is_some_and(|o| o != "human")
         || att.get("isMeta").and_then(Value::as_bool) == Some(true);
-    let (role, kind) = match att.get("commandMode").and_then(Value::as_str) {
-        Some("prompt") if !injected => typed(line, &text),
-        _ => (Role::Context, "meta"),
+    let (role, kind, text) = match att.get("commandMode").and_then(Value::as_str) {
+        Some("prompt") if !injected => said(line, &text),
+        _ => (Role::Context, "meta", text),
     };
     out.emit(role, kind, text, None);
 }
@@ -631,7 +668,9 @@ fn attachment(line: &Line, out: &mut Emitter<'_>) {
         Some("queued_command") => queued(line, att, out),
         Some(kind) => {
             // What the harness put before the model: hook output, an edited file's snippet,
-            // the bodies of invoked skills, and a mentioned file's body one level down.
+            // the bodies of invoked skills, a mentioned file's body one level down, a
+            // reminder's text, and the text 2.1.232+ renders for an attachment (whatever role
+            // it is rendered in, the harness wrote it).
             let file = att
                 .pointer("/content/file/content")
                 .filter(|_| kind == "file");
@@ -642,6 +681,8 @@ fn attachment(line: &Line, out: &mut Emitter<'_>) {
                 "blockingError",
                 "snippet",
                 "skills",
+                "text",
+                "rendered",
             ];
             let text = file
                 .into_iter()

@@ -159,8 +159,9 @@ fn collect(v: &Value, parts: &mut Vec<String>) {
             }
             Some(kind @ ("image" | "document")) => parts.push(placeholder(kind)),
             // A server tool's result the API sends encrypted (the advisor's): nothing to read.
+            // Its words are the line's own (`encrypted_content`), as a raw prefilter needs.
             Some(kind) if kind.ends_with("_redacted_result") => {
-                parts.push(format!("[{kind}: encrypted, not readable]"))
+                parts.push(format!("[{kind}: encrypted content]"))
             }
             // Encrypted content beside readable fields (a web search result's page) is not text.
             _ => fields
@@ -187,7 +188,7 @@ mod tests {
             json!({"type": "advisor_redacted_result", "encrypted_content": "Sl2IM/ku+9y0Uap"});
         assert_eq!(
             result_text(Some(&advisor)),
-            "[advisor_redacted_result: encrypted, not readable]"
+            "[advisor_redacted_result: encrypted content]"
         );
         let search = json!([{"type": "web_search_result", "title": "Docs", "url": "https://x.test", "encrypted_content": "EqwBCkYI"}]);
         assert_eq!(result_text(Some(&search)), "Docs\nhttps://x.test");

@@ -39,3 +39,11 @@ fn the_2026_fixture_sessions_keep_the_transcript_rules() {
 fn damaged_2026_fixtures_keep_the_transcript_rules() {
     check_damage(&decode_claude::HARNESS, &root_2026(), &options());
 }
+
+/// The newest real sample (Claude Code 2.1.232), a root of its own.
+#[test]
+fn the_newest_sample_keeps_the_transcript_rules() {
+    let samples = root().join("../../samples/claude");
+    check_sessions(&decode_claude::HARNESS, &samples, &options());
+    check_damage(&decode_claude::HARNESS, &samples, &options());
+}

@@ -365,12 +365,12 @@ fn a_compaction_whose_logical_parent_is_an_away_summary_keeps_the_history_before
             "4 context:meta",
             "5 context:summary",
             "6 context:summary",
-            "7 context:meta",
+            "7 user:command",
             "8 context:meta",
             "9 user:message",
             "10 assistant:message",
         ],
-        why: "the turn_duration line (3) has no text; the /compact wrapper is context",
+        why: "the turn_duration line (3) has no text; the /compact the person typed is a command, its output context",
         more: |s| {
             assert!(s.branch[2].text.starts_with("Goal: pick an AWAYSUM option"));
             all_on_branch(s);

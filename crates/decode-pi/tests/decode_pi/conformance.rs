@@ -25,3 +25,10 @@ fn the_newest_sample_keeps_the_transcript_rules() {
 fn damaged_fixtures_keep_the_transcript_rules() {
     check_damage(&decode_pi::HARNESS, &root(), &Options::default());
 }
+
+#[test]
+fn the_0_73_fixtures_keep_the_transcript_rules() {
+    let newer = root().join("../../pi-2026/sessions");
+    check_sessions(&decode_pi::HARNESS, &newer, &Options::default());
+    check_damage(&decode_pi::HARNESS, &newer, &Options::default());
+}

@@ -509,7 +509,8 @@ fn browse_pages_and_recipes_round_trip() {
             "--json",
         ],
     );
-    assert_eq!(after.positions(), vec![(6, 0)]);
+    // The oldest visible event is the /model the person typed (a slash command is typed).
+    assert_eq!(after.positions(), vec![(4, 0)]);
     let explicit = claude(
         &r,
         &[
@@ -525,9 +526,10 @@ fn browse_pages_and_recipes_round_trip() {
             "--json",
         ],
     );
-    assert_eq!(explicit.positions(), vec![(10, 0)]);
-    // An expand recipe lists exactly its run.
-    let fold = &newest["items"][1]["folded_before"];
+    // The newest is the /mcp the person typed.
+    assert_eq!(explicit.positions(), vec![(12, 0)]);
+    // An expand recipe lists exactly its run (the tool calls before seq 10).
+    let fold = &newest["items"][0]["folded_before"];
     let expand = &fold["expand"];
     let mut args = vec![
         "list".to_string(),

@@ -1,6 +1,6 @@
 //! Codex through the CLI: generations, `.zst`, inherited history, rollbacks, context, damage.
 
-use crate::common::{every_role, Roots, Run};
+use crate::common::{every_role, fixtures, Roots, Run};
 use insta::assert_snapshot;
 
 fn codex(roots: &Roots, args: &[&str]) -> Run {
@@ -478,4 +478,212 @@ fn a_last_line_without_its_newline_is_read_and_the_file_left_alone() {
     );
     let read = codex(&r, &["read", "--session", id, "--seq", "6"]);
     assert_eq!(read.code, 0, "{}", read.stderr);
+}
+
+// ----- Codex 0.144–0.171 (formats/codex.md §12), fixtures under `fixtures/codex-2026` ---------
+
+/// The fixture roots with `fixtures/codex-2026` copied into Codex's, old and new versions mixed.
+fn roots_2026() -> Roots {
+    Roots::with_extra("codex", &fixtures().join("codex-2026/sessions"))
+}
+
+const PAGED: &str = "codex:01a0a000-0000-7000-8000-000000000001";
+const MAV2_PARENT: &str = "codex:01a0a000-0000-7000-8000-000000000002";
+const MAV2_CHILD: &str = "codex:01a0a000-0000-7000-8000-000000000003";
+const AUTOCOMPACT: &str = "codex:01a0a000-0000-7000-8000-000000000004";
+
+/// `(session, role, kind)` of every hit of `query` in every session, with `--role` where given.
+fn found(r: &Roots, query: &str, role: Option<&str>) -> Vec<(String, String, String)> {
+    let mut args = vec!["list", "--session", "codex:*", "--query", query, "--json"];
+    if let Some(role) = role {
+        args.extend(["--role", role]);
+    }
+    let run = codex(r, &args);
+    if run.code == 1 {
+        return Vec::new();
+    }
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.json()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["session"].as_str().unwrap().to_string(),
+                i["role"].as_str().unwrap().to_string(),
+                i["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn hit(session: &str, role: &str, kind: &str) -> (String, String, String) {
+    (session.to_string(), role.to_string(), kind.to_string())
+}
+
+#[test]
+fn paginated_history_shows_each_message_once_beside_the_item_completed_copies() {
+    let r = roots_2026();
+    assert_eq!(
+        found(&r, "Find the PAGED flaky test", None),
+        [hit(PAGED, "user", "message")],
+        "the UserMessage item repeats the prompt"
+    );
+    assert_eq!(
+        found(&r, "Looking for the PAGED flaky test", None),
+        [hit(PAGED, "assistant", "message")],
+        "the AgentMessage item repeats the reply (same msg_ id)"
+    );
+    assert_eq!(
+        found(&r, "PAGED retry", None),
+        [hit(PAGED, "tool", "tool_output")],
+        "the CommandExecution item repeats what the exec call's output holds"
+    );
+    assert_eq!(
+        found(&r, "rg PAGED tests", None),
+        [hit(PAGED, "tool", "tool_call")],
+        "a code-mode exec call is a tool call"
+    );
+    let users = codex(
+        &r,
+        &["list", "--session", PAGED, "--role", "user", "--json"],
+    );
+    assert_eq!(users.texts(), ["Find the PAGED flaky test"]);
+    let assistant = codex(
+        &r,
+        &["list", "--session", PAGED, "--role", "assistant", "--json"],
+    );
+    assert_eq!(
+        assistant.texts(),
+        [
+            "Looking for the PAGED flaky test.",
+            "The PAGED flaky test is tests/net.rs."
+        ]
+    );
+}
+
+#[test]
+fn world_state_and_labelled_injections_are_context_and_usage_records_nothing() {
+    let r = roots_2026();
+    assert_eq!(
+        found(&r, "PAGED world agents text", None),
+        [hit(PAGED, "context", "meta")]
+    );
+    assert_eq!(
+        found(&r, "PAGED agents rules", None),
+        [hit(PAGED, "context", "message")],
+        "content_item_kinds agents_md.instructions"
+    );
+    for record in [
+        "cache_write_input_tokens",
+        "trigger_turn",
+        "permission_profile",
+    ] {
+        assert_eq!(found(&r, record, None), [], "{record} shows nothing");
+    }
+    let overview = codex(
+        &r,
+        &["list", "--session", "codex:*", "--limit", "100", "--json"],
+    );
+    let listed = overview.json()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["session"] == PAGED)
+        .count();
+    assert_eq!(
+        listed, 1,
+        "a session_meta written again mid-file is the same session"
+    );
+}
+
+#[test]
+fn a_sub_agent_s_messages_to_its_parent_are_context_and_its_tools_tools() {
+    let r = roots_2026();
+    let mut reviewer = found(&r, "MAV2 reviewer: two bugs", None);
+    reviewer.sort();
+    assert_eq!(
+        reviewer,
+        [
+            hit(MAV2_PARENT, "context", "message"),
+            hit(MAV2_CHILD, "assistant", "message")
+        ],
+        "in the parent, an agent_message from /root/reviewer is another agent's; in the child, its own reply"
+    );
+    for call in ["spawn_agent", "wait_agent", "send_message"] {
+        let calls: Vec<_> = found(&r, &format!("{call}:"), None)
+            .into_iter()
+            .filter(|h| h.0 == MAV2_PARENT)
+            .collect();
+        assert_eq!(
+            calls,
+            [hit(MAV2_PARENT, "tool", "tool_call")],
+            "{call}, under a namespace or not, is a tool call"
+        );
+    }
+    assert_eq!(
+        found(&r, "MAV2 wait done", None),
+        [hit(MAV2_PARENT, "tool", "tool_output")]
+    );
+    let users = codex(
+        &r,
+        &["list", "--session", MAV2_PARENT, "--role", "user", "--json"],
+    );
+    assert_eq!(users.texts(), ["Review the MAV2 branch with a helper"]);
+}
+
+#[test]
+fn a_sub_agent_whose_source_is_a_string_names_its_parent() {
+    let r = roots_2026();
+    let child = codex(&r, &["list", "--session", MAV2_CHILD, "--json"]);
+    assert_eq!(
+        child.json()["session"],
+        MAV2_CHILD,
+        "its own id, not the root's session_id"
+    );
+    for item in child.json()["items"].as_array().unwrap() {
+        assert_eq!(item["parent"], MAV2_PARENT, "{item}");
+    }
+    let users = codex(
+        &r,
+        &["list", "--session", MAV2_CHILD, "--role", "user", "--json"],
+    );
+    assert_eq!(
+        users.texts(),
+        ["Review MAV2 for bugs"],
+        "what its parent sent it"
+    );
+}
+
+#[test]
+fn an_automatic_compaction_with_its_window_fields_shows_its_summary_once() {
+    let r = roots_2026();
+    assert_eq!(
+        found(&r, "AUTOCOMPACT summary", None),
+        [hit(AUTOCOMPACT, "context", "summary")],
+        "the summarizer's reply is the compaction's summary, not a message"
+    );
+    assert_eq!(
+        found(&r, "gAAAAB-AUTOCOMPACT", None),
+        [],
+        "the compaction item of the replacement history is encrypted"
+    );
+    let assistant = codex(
+        &r,
+        &[
+            "list",
+            "--session",
+            AUTOCOMPACT,
+            "--role",
+            "assistant",
+            "--json",
+        ],
+    );
+    assert_eq!(
+        assistant.texts(),
+        [
+            "Splitting the AUTOCOMPACT parser now.",
+            "AUTOCOMPACT done: lexer.rs and reader.rs."
+        ]
+    );
 }

@@ -119,6 +119,25 @@ fn the_real_samples_outlined() {
     }
 }
 
+/// The newest real samples (Claude Code 2.1.232, Codex 0.153.4) in their roots of
+/// `fixtures/samples`.
+fn newest() -> [PathBuf; 3] {
+    let samples = fixtures().join("samples");
+    ["claude", "codex", "pi"].map(|h| samples.join(h))
+}
+
+#[test]
+fn the_newest_real_samples_outlined() {
+    for (name, session) in [
+        ("claude_sample_2_1_232", "claude:da81b1d5"),
+        ("codex_sample_0_153", "codex:01a07c89"),
+    ] {
+        let (doc, err, code) = export(newest(), &["--session", session]);
+        assert_eq!((code, err.as_str()), (0, ""), "{session}");
+        insta::assert_snapshot!(name, outline(&doc));
+    }
+}
+
 #[test]
 fn json_lines_hold_the_events_list_gives_in_its_order() {
     let r = Roots::with_samples();

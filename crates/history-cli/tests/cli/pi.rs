@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use crate::common::{every_role, Roots, Run};
+use crate::common::{every_role, fixtures, Roots, Run};
 use insta::assert_snapshot;
 
 fn pi(roots: &Roots, args: &[&str]) -> Run {
@@ -504,4 +504,93 @@ fn discovery_reads_again_only_what_changed_since_the_last_walk() {
     let added = dir.join("2026-07-22T00-00-00-000Z_added.jsonl");
     fs::write(added, text.replacen(old, "added", 1)).unwrap();
     assert_eq!(ids(&r), renamed(&["added", "rewritten"]));
+}
+
+// ----- pi 0.73 (formats/pi.md §14), fixtures under `fixtures/pi-2026` --------------------------
+
+/// The fixture roots with `fixtures/pi-2026` copied into pi's.
+fn roots_073() -> Roots {
+    Roots::with_extra("pi", &fixtures().join("pi-2026/sessions"))
+}
+
+#[test]
+fn an_assistant_s_diagnostics_are_no_text_and_a_compaction_s_usage_changes_nothing() {
+    let r = roots_073();
+    let id = "pi:assistant-diagnostics";
+    let all = items(&pi(&r, &every_role(id, &[])));
+    let shown: Vec<(u64, &str, &str)> = all
+        .iter()
+        .map(|i| (i.0, i.2.as_str(), i.3.as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (2, "user", "message"),
+            (3, "assistant", "message"),
+            (4, "context", "summary"),
+            (5, "user", "message"),
+            (6, "assistant", "message")
+        ]
+    );
+    assert_eq!(all[1].4, "The DIAG073 log shows two restarts.");
+    let diagnosed = pi(&r, &["list", "--session", "pi:*", "--query", "DIAGNOSED"]);
+    assert_eq!(diagnosed.code, 1, "{}", diagnosed.stdout);
+    assert!(
+        all[2].4.contains("Turn Context (split turn)"),
+        "{}",
+        all[2].4
+    );
+}
+
+#[test]
+fn a_fork_that_copies_the_whole_tree_keeps_the_parent_chain_of_its_last_entry() {
+    let r = roots_073();
+    let child = "pi:fork-copies-whole-tree";
+    let seqs: Vec<u64> = pi(&r, &every_role(child, &[]))
+        .positions()
+        .iter()
+        .map(|p| p.0)
+        .collect();
+    assert_eq!(
+        seqs,
+        [2, 3, 6, 7, 8, 9],
+        "lines 4–5, the copied abandoned branch, are holes"
+    );
+    let abandoned = pi(
+        &r,
+        &["list", "--session", "pi:*", "--query", "FORK073 abandoned"],
+    );
+    assert_eq!(abandoned.code, 1, "{}", abandoned.stdout);
+    let kept = pi(
+        &r,
+        &[
+            "list",
+            "--session",
+            "pi:*",
+            "--query",
+            "FORK073 kept question",
+            "--json",
+        ],
+    )
+    .json();
+    let sessions: Vec<&str> = kept["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["session"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sessions.len(),
+        2,
+        "the parent's and the fork's copy, each in its session: {sessions:?}"
+    );
+    let all = pi(&r, &every_role(child, &["--all-branches"])).json();
+    let off: Vec<u64> = all["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["on_active_branch"] == false)
+        .map(|i| i["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(off, [4, 5]);
 }

@@ -86,6 +86,7 @@ pub fn export(
         .find(|e| {
             e.visible
                 && e.role == Role::User
+                && e.kind != "command"
                 && !e.text.trim().is_empty()
                 && e.on_active_branch != Some(false)
         })
