@@ -475,12 +475,26 @@ fn is_injected(text: &str) -> bool {
 /// What a user line's text is: who put it there, its kind, and its text as shown.
 fn said(line: &Line, text: &str) -> (Role, &'static str, String) {
     match typed(line, text) {
-        (Role::User, _) if is_injected(text) => match slash_command(text) {
-            Some(command) => (Role::User, "command", command),
+        (Role::User, _) if is_injected(text) => match typed_command(text) {
+            Some((kind, command)) => (Role::User, kind, command),
             None => (Role::Context, "meta", text.to_string()),
         },
         (role, kind) => (role, kind, text.to_string()),
     }
+}
+
+/// A command the person typed, its kind and its text: a slash command (`command`), or a shell
+/// command run with `!` in bash mode (`shell`, its text as the envelope holds it, without the
+/// `!`, so that every word of it is in the line).
+fn typed_command(text: &str) -> Option<(&'static str, String)> {
+    if let Some(command) = slash_command(text) {
+        return Some(("command", command));
+    }
+    let t = text.trim();
+    let command = t
+        .strip_prefix("<bash-input>")?
+        .strip_suffix("</bash-input>")?;
+    (!command.trim().is_empty()).then(|| ("shell", command.to_string()))
 }
 
 /// The slash command a command envelope holds, as the person typed it (`/model opus`): the
@@ -515,7 +529,7 @@ fn typed(line: &Line, text: &str) -> (Role, &'static str) {
         .is_some_and(|kind| matches!(kind, "peer" | "task-notification"));
     if line.is_compact_summary {
         (Role::Context, "summary")
-    } else if line.is_meta || (is_injected(text) && slash_command(text).is_none()) {
+    } else if line.is_meta || (is_injected(text) && typed_command(text).is_none()) {
         (Role::Context, "meta")
     } else if sent {
         (Role::Context, "message")

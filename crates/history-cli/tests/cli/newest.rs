@@ -138,10 +138,14 @@ fn searching_the_newest_samples() {
 #[test]
 fn the_2_1_232_sample_shows_typed_text_and_commands_as_user_and_nothing_twice() {
     let all = events(CLAUDE);
-    let users: Vec<(u64, &str, &str)> = all
+    // Each one's first line, up to 50 characters.
+    let users: Vec<(u64, &str, String)> = all
         .iter()
         .filter(|e| e.1 == "user")
-        .map(|e| (e.0, e.2.as_str(), e.3.as_str()))
+        .map(|e| {
+            let first = e.3.lines().next().unwrap_or_default();
+            (e.0, e.2.as_str(), first.chars().take(50).collect())
+        })
         .collect();
     assert_eq!(
         users,
@@ -153,8 +157,33 @@ fn the_2_1_232_sample_shows_typed_text_and_commands_as_user_and_nothing_twice() 
             (426, "message", "proceed"),
             (817, "command", "/lore-commit"),
             (878, "command", "/compact"),
+            // Shell commands the person ran with `!` (bash mode).
+            (
+                896,
+                "shell",
+                "git commit -m \"feat(decisions): add verify-docs ga"
+            ),
+            (
+                1083,
+                "shell",
+                "git commit -m \"chore(release): v0.16.0\" \\"
+            ),
+            (1105, "shell", "git tag v0.16.0"),
+            (1112, "shell", "git push origin main --tags"),
+            (1122, "shell", "git pull --rebase origin main"),
+            (
+                1134,
+                "shell",
+                "git tag -d v0.16.0 && git push origin :refs/tags/v"
+            ),
+            (
+                1146,
+                "shell",
+                "git checkout -b release/v0.16.0 && git push origin"
+            ),
             (1154, "message", "리뷰 스레드 확인해주세요"),
         ]
+        .map(|(seq, kind, text)| (seq, kind, text.to_string()))
     );
     let advisor: Vec<&str> = all
         .iter()

@@ -104,6 +104,13 @@ impl Event {
     pub fn position(&self) -> (u64, u32) {
         (self.seq, self.part)
     }
+
+    /// Whether it is a prompt the person wrote: a `user` event that is not a command they ran
+    /// (a slash command, kind `command`; a shell command in bash mode, kind `shell`), which says
+    /// less of what a session is about than the prompt after it.
+    pub fn is_prompt(&self) -> bool {
+        self.role == crate::Role::User && !matches!(self.kind.as_str(), "command" | "shell")
+    }
 }
 
 /// A transcript file found by discovery.

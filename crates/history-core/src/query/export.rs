@@ -85,8 +85,7 @@ pub fn export(
         .iter()
         .find(|e| {
             e.visible
-                && e.role == Role::User
-                && e.kind != "command"
+                && e.is_prompt()
                 && !e.text.trim().is_empty()
                 && e.on_active_branch != Some(false)
         })

@@ -71,10 +71,8 @@ pub fn representative(
     let loaded = corpus.load(file, &keep, false, None)?;
     let visible = || loaded.events.iter().filter(|e| e.visible);
     let chosen = if filter.roles.is_empty() {
-        // A slash command (`/clear`) says less of a session than the first prompt after it.
-        let prompt = |e: &&Event| e.role == crate::Role::User && e.kind != "command";
         visible()
-            .find(prompt)
+            .find(|e| e.is_prompt())
             .or_else(|| visible().find(|e| e.role == crate::Role::User))
             .or_else(|| visible().next_back())
     } else {
