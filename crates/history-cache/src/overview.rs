@@ -8,7 +8,7 @@ use crate::{fingerprints, Cache, Key};
 
 /// The version of what an entry holds: bump it whenever a decoder, the event model or the choice
 /// of representative changes, so that entries written by an older build are misses.
-pub const DECODER_VERSION: &str = concat!("notesoup-history ", env!("CARGO_PKG_VERSION"), " rep/4");
+pub const DECODER_VERSION: &str = concat!("notesoup-history ", env!("CARGO_PKG_VERSION"), " rep/5");
 
 /// The session's representative for the unfiltered overview. A hit needs the entry's witness
 /// list (the session's own file and every ancestor, as the source's lineage discovery finds them
