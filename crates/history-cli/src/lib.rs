@@ -22,6 +22,7 @@ mod export;
 mod index;
 mod manual;
 pub mod mcp;
+pub mod pick;
 mod registry;
 pub mod render;
 mod request;
@@ -96,6 +97,7 @@ where
 fn documents(registry: &[&Harness], command: &Command, json: bool) -> Option<Output> {
     let stdout = match command {
         Command::Completions(a) => completion::script(a.shell),
+        Command::Init(a) => pick::shell::snippet(a.shell),
         Command::Man(args::ManArgs { dir: None }) => manual::pages(registry)
             .into_iter()
             .next()
@@ -182,6 +184,18 @@ where
     let width = terminal.width.unwrap_or(args::MAX_HELP_WIDTH);
     let matches = match args::command_for_width(registry, width).try_get_matches_from(&argv) {
         Ok(m) => m,
+        // No subcommand, for a person at a terminal: the picker.
+        Err(e)
+            if terminal.is_terminal
+                && e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            let mut argv = argv.clone();
+            argv.push("pick".into());
+            match args::command_for_width(registry, width).try_get_matches_from(&argv) {
+                Ok(m) => m,
+                Err(_) => return clap_error(e, &fail),
+            }
+        }
         Err(e) => return clap_error(e, &fail),
     };
     let cli = match Cli::from_arg_matches(&matches) {
@@ -212,6 +226,9 @@ where
             }
             Err(e) => fail(&e),
         };
+    }
+    if let Command::Pick(a) = &cli.command {
+        return pick::run(registry, &matches, &cli, a, env, terminal);
     }
     if let Command::Export(a) = &cli.command {
         return match open(registry, &matches, &cli, env) {
@@ -283,7 +300,12 @@ where
         Command::Index(a) => index.update(history.corpus(), a.background, json),
         Command::Doctor => index.doctor(json),
         Command::Reindex(a) => index.reindex(history.corpus(), &a.dirs, json),
-        Command::Mcp | Command::Completions(_) | Command::Man(_) | Command::Export(_) => {
+        Command::Mcp
+        | Command::Completions(_)
+        | Command::Man(_)
+        | Command::Export(_)
+        | Command::Pick(_)
+        | Command::Init(_) => {
             unreachable!("answered above")
         }
     });

@@ -41,6 +41,8 @@ mod mixed;
 mod mutations;
 // Paging a search of many sessions by its recipes: every hit once, in order, from either end.
 mod paging;
+// `pick` under a pseudo-terminal: type, move, Enter prints the resume command; Esc nothing.
+mod pick;
 // pi through the CLI: the active branch, `--all-branches`, versions, forks, damage, roots.
 mod pi;
 // The raw prefilter never loses a hit: results with it equal results with full decoding.
