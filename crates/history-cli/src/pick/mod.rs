@@ -19,7 +19,7 @@ mod tty;
 use std::collections::VecDeque;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Instant;
 
 use crossterm::event::KeyEvent;
@@ -266,7 +266,9 @@ fn page(
 }
 
 /// Serves the screen's thread: answers its searches, newest first (a search a later one
-/// superseded is dropped unasked), and its pager requests, until it hangs up. Whether the index
+/// superseded is dropped unasked), and its pager requests, until it hangs up. The quick part of
+/// a search (the first results) runs here, the whole answer on a thread of its own, so that a
+/// ranking still stopping never holds up the next keystroke's first results. Whether the index
 /// wants an update.
 pub(crate) fn serve(
     searcher: &Searcher,
@@ -283,43 +285,80 @@ pub(crate) fn serve(
         }
     }
     let bye = Bye(events);
-    let mut stale = false;
-    let mut queue: VecDeque<Job> = VecDeque::new();
-    loop {
-        if queue.is_empty() {
-            match jobs.recv() {
-                Ok(job) => queue.push_back(job),
-                Err(_) => break,
-            }
-        }
-        queue.extend(jobs.try_iter());
-        // Only the newest search is still wanted.
-        let newest = queue.iter().rposition(|j| matches!(j, Job::Search(_)));
-        let mut i = 0;
-        queue.retain(|j| {
-            let keep = !matches!(j, Job::Search(_)) || Some(i) == newest;
-            i += 1;
-            keep
-        });
-        let Some(job) = queue.pop_front() else {
-            continue;
-        };
-        match job {
-            Job::Search(ask) => {
-                if latest.load(Ordering::Relaxed) != ask.generation {
+    let ranker = searcher.ranker();
+    std::thread::scope(|s| {
+        let (whole_to, wholes) = mpsc::channel::<(Ask, history_core::History)>();
+        let answers = bye.0.clone();
+        let ranking = s.spawn(move || {
+            let mut stale = false;
+            while let Ok(mut next) = wholes.recv() {
+                // Only the newest search is still wanted.
+                next = wholes.try_iter().last().unwrap_or(next);
+                let (ask, history) = next;
+                let stop = || latest.load(Ordering::Relaxed) != ask.generation;
+                if stop() {
                     continue;
                 }
-                stale |= searcher.answer(&ask, latest, &mut |a| {
-                    let _ = bye.0.send(Event::Answer(a));
+                stale |= ranker.whole(history, &ask, &stop, &mut |a| {
+                    let _ = answers.send(Event::Answer(a));
                 });
             }
-            Job::Page(session) => {
-                let _ = pager(&session);
-                let _ = bye.0.send(Event::Paged);
+            stale
+        });
+        let mut stale = false;
+        let mut queue: VecDeque<Job> = VecDeque::new();
+        loop {
+            if queue.is_empty() {
+                match jobs.recv() {
+                    Ok(job) => queue.push_back(job),
+                    Err(_) => break,
+                }
+            }
+            queue.extend(jobs.try_iter());
+            let newest = queue.iter().rposition(|j| matches!(j, Job::Search(_)));
+            let mut i = 0;
+            queue.retain(|j| {
+                let keep = !matches!(j, Job::Search(_)) || Some(i) == newest;
+                i += 1;
+                keep
+            });
+            let Some(job) = queue.pop_front() else {
+                continue;
+            };
+            match job {
+                Job::Search(ask) => {
+                    if latest.load(Ordering::Relaxed) != ask.generation {
+                        continue;
+                    }
+                    let (more, met) = searcher.first(&ask, &mut |a| {
+                        let _ = bye.0.send(Event::Answer(a));
+                    });
+                    stale |= met;
+                    if more && latest.load(Ordering::Relaxed) == ask.generation {
+                        match searcher.history(true) {
+                            Ok(history) => {
+                                let _ = whole_to.send((ask, history));
+                            }
+                            Err(e) => {
+                                let _ = bye.0.send(Event::Answer(Answer {
+                                    generation: ask.generation,
+                                    rows: Vec::new(),
+                                    done: true,
+                                    status: format!("error: {e}"),
+                                }));
+                            }
+                        }
+                    }
+                }
+                Job::Page(session) => {
+                    let _ = pager(&session);
+                    let _ = bye.0.send(Event::Paged);
+                }
             }
         }
-    }
-    stale
+        drop(whole_to);
+        stale | ranking.join().unwrap_or(false)
+    })
 }
 
 /// The screen's loop, on any backend: keys and answers in, a frame drawn after each, until a

@@ -50,6 +50,14 @@ impl Searcher<'_> {
             send(self.overview(ask).unwrap_or_else(said));
             return false;
         }
+        // A word the index cannot locate (`ci`) would be a scan of every session for each
+        // keystroke: the recent sessions stay until a word is long enough.
+        if !ask.text.split_whitespace().any(searchable) {
+            let mut answer = self.overview(ask).unwrap_or_else(said);
+            answer.status = format!("{} · type a longer word to search", answer.status);
+            send(answer);
+            return false;
+        }
         let first_queries: Vec<String> = match ask.mode {
             Mode::Literal => vec![ask.text.clone()],
             // The literal search of each word is quick, through the index; the ranking waits
@@ -57,7 +65,7 @@ impl Searcher<'_> {
             Mode::Ranked => ask
                 .text
                 .split_whitespace()
-                .filter(|w| w.chars().count() >= 3)
+                .filter(|w| searchable(w))
                 .map(str::to_string)
                 .collect(),
         };
@@ -74,19 +82,60 @@ impl Searcher<'_> {
         if stop() {
             return stale;
         }
-        let whole = match ask.mode {
-            Mode::Ranked => self.ranked(ask, &stop, &mut stale),
-            Mode::Literal => self.literal(ask, &mut stale).map(Some),
-        };
-        match whole {
-            Ok(Some(a)) if !stop() => send(a),
-            Ok(_) => {}
+        match self.history(true) {
+            Ok(history) => stale |= self.ranker().whole(history, ask, &stop, send),
             Err(e) => send(said(e)),
         }
         stale
     }
 
-    fn history(&self, search: bool) -> Result<History, HistoryError> {
+    /// What answers the whole of a search, on a thread of its own.
+    pub fn ranker(&self) -> Ranker<'_> {
+        Ranker { index: self.index }
+    }
+
+    /// Answers `ask` as far as it is quick: the recent sessions for an empty query (or one too
+    /// short to search), else the first results. Whether the whole answer is still to come.
+    pub fn first(&self, ask: &Ask, send: &mut dyn FnMut(Answer)) -> (bool, bool) {
+        let mut stale = false;
+        let said = |e: HistoryError| Answer {
+            generation: ask.generation,
+            rows: Vec::new(),
+            done: true,
+            status: format!("error: {e}"),
+        };
+        if ask.text.is_empty() {
+            send(self.overview(ask).unwrap_or_else(said));
+            return (false, false);
+        }
+        if !ask.text.split_whitespace().any(searchable) {
+            let mut answer = self.overview(ask).unwrap_or_else(said);
+            answer.status = format!("{} · type a longer word to search", answer.status);
+            send(answer);
+            return (false, false);
+        }
+        let first_queries: Vec<String> = match ask.mode {
+            Mode::Literal => vec![ask.text.clone()],
+            Mode::Ranked => ask
+                .text
+                .split_whitespace()
+                .filter(|w| searchable(w))
+                .map(str::to_string)
+                .collect(),
+        };
+        match self.first_results(ask, first_queries, &mut stale) {
+            Ok(Some(a)) => send(a),
+            Ok(None) => {}
+            Err(e) => {
+                send(said(e));
+                return (false, stale);
+            }
+        }
+        (true, stale)
+    }
+
+    /// A history over every source, with the index for a search.
+    pub fn history(&self, search: bool) -> Result<History, HistoryError> {
         let projection = search.then(|| self.index.projection()).flatten();
         Ok((self.open)()?
             .with_locations(false)
@@ -94,30 +143,11 @@ impl Searcher<'_> {
             .with_projection(projection))
     }
 
-    fn request(&self, ask: &Ask, queries: Vec<String>, limit: usize) -> ListRequest {
-        ListRequest {
-            session: Some(ask.scope.session.clone()),
-            queries,
-            roles: Vec::new(),
-            since: None,
-            until: None,
-            before_seq: None,
-            after_seq: None,
-            from: None,
-            limit,
-            budget: BUDGET,
-            all_branches: false,
-            before: None,
-            after: None,
-            cwd: place(ask),
-        }
-    }
-
     /// The recent sessions, newest first.
     fn overview(&self, ask: &Ask) -> Result<Answer, HistoryError> {
         let page = self
             .history(false)?
-            .list(&self.request(ask, vec![], ROWS), &Json)?;
+            .list(&request(ask, vec![], ROWS), &Json)?;
         let rows: Vec<Row> = page.items.iter().rev().map(overview_row).collect();
         Ok(Answer {
             generation: ask.generation,
@@ -136,7 +166,7 @@ impl Searcher<'_> {
         stale: &mut bool,
     ) -> Result<Option<Answer>, HistoryError> {
         let filter = Filter::new(&queries, Vec::new(), None, None);
-        let req = self.request(ask, queries, FIRST_HITS);
+        let req = request(ask, queries, FIRST_HITS);
         let page = self.history(true)?.list(&req, &Json)?;
         *stale |= page.coverage.is_some_and(|c| c.stale());
         if page.items.is_empty() {
@@ -179,16 +209,53 @@ impl Searcher<'_> {
                     Mode::Ranked => "ranking",
                     Mode::Literal => "counting",
                 },
-                self.source(&coverage)
+                self.ranker().source(&coverage)
             ),
             rows,
             done: false,
         }))
     }
+}
+
+/// What answers the whole of a search (the ranking, or every literal hit counted): given a
+/// history, it needs nothing that stays on the searching thread.
+pub struct Ranker<'a> {
+    /// Whether and where the search index is.
+    pub index: &'a index::Settings,
+}
+
+impl Ranker<'_> {
+    /// Answers the whole of `ask` over `history`, unless `stop` says a newer search superseded
+    /// it. Whether the index wants an update.
+    pub fn whole(
+        &self,
+        history: History,
+        ask: &Ask,
+        stop: &(dyn Fn() -> bool + Sync),
+        send: &mut dyn FnMut(Answer),
+    ) -> bool {
+        let mut stale = false;
+        let whole = match ask.mode {
+            Mode::Ranked => self.ranked(history, ask, stop, &mut stale),
+            Mode::Literal => self.literal(history, ask, &mut stale).map(Some),
+        };
+        match whole {
+            Ok(Some(a)) if !stop() => send(a),
+            Ok(_) => {}
+            Err(e) => send(Answer {
+                generation: ask.generation,
+                rows: Vec::new(),
+                done: true,
+                status: format!("error: {e}"),
+            }),
+        }
+        stale
+    }
 
     /// Every session that holds some of the words, ranked as `find` ranks them.
     fn ranked(
         &self,
+        history: History,
         ask: &Ask,
         stop: &(dyn Fn() -> bool + Sync),
         stale: &mut bool,
@@ -206,7 +273,7 @@ impl Searcher<'_> {
             explain: false,
             after_rank: 0,
         };
-        let page = match self.history(true)?.find_unless(&req, &Json, stop) {
+        let page = match history.find_unless(&req, &Json, stop) {
             Ok(Some(page)) => page,
             Ok(None) => return Ok(None),
             // A question of stop words alone ranks nothing: nothing matches it.
@@ -266,10 +333,15 @@ impl Searcher<'_> {
     }
 
     /// Every session with a literal hit, newest hit first, each hit counted.
-    fn literal(&self, ask: &Ask, stale: &mut bool) -> Result<Answer, HistoryError> {
+    fn literal(
+        &self,
+        history: History,
+        ask: &Ask,
+        stale: &mut bool,
+    ) -> Result<Answer, HistoryError> {
         let filter = Filter::new(std::slice::from_ref(&ask.text), Vec::new(), None, None);
-        let req = self.request(ask, vec![ask.text.clone()], ROWS);
-        let page = self.history(true)?.sessions(&req, &Json)?;
+        let req = request(ask, vec![ask.text.clone()], ROWS);
+        let page = history.sessions(&req, &Json)?;
         *stale |= page.coverage.stale();
         let rows: Vec<Row> = page
             .sessions
@@ -306,7 +378,7 @@ impl Searcher<'_> {
     }
 
     /// Where a search's answer came from, as the status line says it.
-    fn source(&self, coverage: &history_core::Coverage) -> String {
+    pub(crate) fn source(&self, coverage: &history_core::Coverage) -> String {
         if !self.index.is_on() {
             return " · scanning (index off)".into();
         }
@@ -316,6 +388,32 @@ impl Searcher<'_> {
             (_, n) => format!(" · {n} session{} scanned, not yet indexed", plural(n)),
         }
     }
+}
+
+fn request(ask: &Ask, queries: Vec<String>, limit: usize) -> ListRequest {
+    ListRequest {
+        session: Some(ask.scope.session.clone()),
+        queries,
+        roles: Vec::new(),
+        since: None,
+        until: None,
+        before_seq: None,
+        after_seq: None,
+        from: None,
+        limit,
+        budget: BUDGET,
+        all_branches: false,
+        before: None,
+        after: None,
+        cwd: place(ask),
+    }
+}
+
+/// Whether a word is long enough for the index to locate: three characters, or two of a
+/// script written without spaces (CJK).
+fn searchable(word: &str) -> bool {
+    let n = word.chars().count();
+    n >= 3 || (n == 2 && word.chars().all(|c| c >= '\u{2E80}'))
 }
 
 /// The scope's directory, as `--cwd` takes it.

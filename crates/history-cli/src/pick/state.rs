@@ -194,7 +194,8 @@ impl Picker {
     /// Takes in an answer; one to a search that a later one superseded is dropped. Whether it
     /// was taken.
     pub fn answer(&mut self, answer: Answer) -> bool {
-        if answer.generation != self.generation {
+        // First results that come after the whole answer are already in it.
+        if answer.generation != self.generation || (self.done && !answer.done) {
             return false;
         }
         // A selection the person moved stays on its session where that is still there.

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use portable_pty::{native_pty_system, Child, CommandBuilder, PtySize};
+use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize};
 
 use crate::common::Roots;
 
@@ -16,6 +16,7 @@ struct Picking {
     screen: Arc<Mutex<vt100::Parser>>,
     keys: Box<dyn Write + Send>,
     child: Box<dyn Child + Send + Sync>,
+    master: Box<dyn MasterPty + Send>,
     dir: tempfile::TempDir,
 }
 
@@ -67,14 +68,28 @@ impl Picking {
                 }
                 parsed.lock().unwrap().process(&buf[..n]);
             }
-            drop(pty.master);
         });
         Some(Picking {
             screen,
             keys,
             child,
+            master: pty.master,
             dir,
         })
+    }
+
+    /// The terminal takes a new size, as a window resized.
+    fn resize(&mut self, rows: u16, cols: u16) {
+        let size = |n| std::num::NonZeroU16::new(n).unwrap();
+        self.screen.lock().unwrap().set_size(size(rows), size(cols));
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
     }
 
     fn contents(&self) -> String {
@@ -161,8 +176,8 @@ fn type_move_enter_prints_the_resume_command() {
     };
     p.wait_for("recent session");
     p.press("login");
-    p.wait_for("ranked");
-    let shown = p.wait_for("abandone");
+    // The ranking's status, not the first results'.
+    let shown = p.wait_for(", ranked");
     assert!(shown.contains("Why does the login test fail?"), "{shown}");
     p.key(b"\x1b[B");
     let moved = p.contents();
@@ -182,13 +197,20 @@ fn type_move_enter_prints_the_resume_command() {
 }
 
 #[test]
-fn esc_prints_nothing_and_exits_1() {
+fn a_resize_redraws_and_esc_prints_nothing_and_exits_1() {
     let r = Roots::new();
     let Some(mut p) = Picking::start(&r, &["--query", "login"]) else {
         eprintln!("no pseudo-terminal here: skipped");
         return;
     };
-    p.wait_for("abandone");
+    let narrow = p.wait_for("abandone");
+    assert!(
+        !narrow.contains("Esc quit"),
+        "100 columns name the first keys"
+    );
+    // A wider window is drawn again at its width.
+    p.resize(30, 140);
+    p.wait_for("C-y copy · Esc quit");
     p.key(b"\x1b");
     let (out, code, alternate) = p.finish();
     assert_eq!((out.as_str(), code), ("", 1));
@@ -204,8 +226,7 @@ fn print_json_prints_the_sessions_entry() {
     };
     p.wait_for("ranked · claude:*");
     p.press("login");
-    p.wait_for("abandone");
-    p.wait_for("ranked");
+    p.wait_for(", ranked");
     p.key(b"\r");
     let (out, code, _) = p.finish();
     assert_eq!(code, 0, "{out}");
