@@ -187,7 +187,11 @@ where
         // No subcommand, for a person at a terminal: the picker.
         Err(e)
             if terminal.is_terminal
-                && e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+                && matches!(
+                    e.kind(),
+                    clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                        | clap::error::ErrorKind::MissingSubcommand
+                ) =>
         {
             let mut argv = argv.clone();
             argv.push("pick".into());
