@@ -14,8 +14,9 @@ use ratatui::style::Modifier;
 use super::search::Searcher;
 use super::state::{Action, Answer, Mode, Picker, Row, Scope, Snippet};
 use super::view::{draw, Look};
+use crate::index;
+use crate::registry::HARNESSES;
 use crate::screen::Clock;
-use crate::{index, HARNESSES};
 
 /// 2026-03-02T12:00:00Z: a day or so after the demo's newest sessions but one.
 const NOW: Timestamp = Timestamp(1_772_452_800 * 1_000_000_000);

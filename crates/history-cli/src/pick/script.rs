@@ -19,9 +19,8 @@ use ratatui::backend::TestBackend;
 
 use super::search::Searcher;
 use super::state::Picker;
+use super::ui::{serve, Drawn, Event, Outcome, Ui};
 use super::view::Look;
-use super::{serve, Drawn, Event, Outcome, Ui};
-use crate::Output;
 
 /// The size of the buffer the picker draws into.
 const WIDTH: u16 = 120;
@@ -115,18 +114,17 @@ struct Timing {
 }
 
 /// Replays the script in `file` and prints what it measured.
-pub(crate) fn run(searcher: &Searcher, picker: Picker, look: Look, file: &Path) -> Output {
-    let steps = match std::fs::read_to_string(file)
+pub(crate) fn run(
+    searcher: &Searcher,
+    picker: Picker,
+    look: Look,
+    file: &Path,
+) -> Result<String, String> {
+    let steps = std::fs::read_to_string(file)
         .map_err(|e| format!("{}: {e}", file.display()))
-        .and_then(|t| parse(&t))
-    {
-        Ok(steps) => steps,
-        Err(e) => return crate::failed(false, &history_core::HistoryError::usage(e)),
-    };
-    let screen = match ratatui::Terminal::new(TestBackend::new(WIDTH, HEIGHT)) {
-        Ok(s) => s,
-        Err(e) => return crate::failed(false, &history_core::HistoryError::usage(e.to_string())),
-    };
+        .and_then(|t| parse(&t))?;
+    let screen =
+        ratatui::Terminal::new(TestBackend::new(WIDTH, HEIGHT)).map_err(|e| e.to_string())?;
     let (jobs_to, jobs) = mpsc::channel();
     let (events_to, events) = mpsc::channel();
     let latest = Arc::new(AtomicU64::new(0));
@@ -196,10 +194,7 @@ pub(crate) fn run(searcher: &Searcher, picker: Picker, look: Look, file: &Path) 
         .unwrap_or_else(|e| e.into_inner())
         .into_values()
         .collect();
-    Output {
-        stdout: report(&timings, chosen),
-        ..Output::default()
-    }
+    Ok(report(&timings, chosen))
 }
 
 /// Plays `steps` as keys into `events`, then ends the picker. `latest` is the newest search

@@ -14,8 +14,8 @@ use ratatui::backend::CrosstermBackend;
 
 use super::search::Searcher;
 use super::state::Picker;
+use super::ui::{serve, Event, Outcome, Ui};
 use super::view::Look;
-use super::{serve, Event, Outcome, Ui};
 
 /// The terminal the picker draws on.
 fn open() -> std::io::Result<File> {
