@@ -54,6 +54,12 @@ pub enum Command {
     /// Rebuild the search index, or only the sessions under the given directories.
     #[command(after_help = REINDEX_AFTER_HELP)]
     Reindex(ReindexArgs),
+    /// Pick a session full-screen: type to search, Enter prints its resume command.
+    #[command(after_help = PICK_AFTER_HELP)]
+    Pick(PickArgs),
+    /// Print a shell snippet that binds Ctrl-G to the picker (bash, zsh, fish).
+    #[command(after_help = INIT_AFTER_HELP)]
+    Init(InitArgs),
     /// Serve history_list, history_find and history_read to agents over MCP, on stdin and stdout.
     #[command(after_help = MCP_AFTER_HELP)]
     Mcp,
@@ -64,6 +70,33 @@ pub enum Command {
     #[command(after_help = MAN_AFTER_HELP)]
     Man(ManArgs),
 }
+
+/// What `pick --help` ends with.
+const PICK_AFTER_HELP: &str = "\
+Examples:
+  notesoup-history pick                          pick from the recent sessions, type to search
+  notesoup-history pick --cwd . --query deploy   start with a search of the sessions that ran here
+  $(notesoup-history pick)                       run the chosen session's resume command
+  eval \"$(notesoup-history init bash)\"           Ctrl-G opens the picker at the prompt
+
+Keys: type to search (ranked as find ranks; Ctrl-T: literal hits, newest first), Up/Down or
+Ctrl-P/Ctrl-N move, PgUp/PgDn scroll the preview, Tab the scope (every session, this
+directory, one agent), Enter choose, Ctrl-O read the session in the pager, Ctrl-Y copy the resume
+command, Esc or Ctrl-C leave.
+
+The screen is drawn on the terminal (/dev/tty): standard output gets only the chosen session's
+resume command (or with --print json its JSON entry). Exit codes: 0 a session chosen, 1 none,
+2 an error.";
+
+/// What `init --help` ends with.
+const INIT_AFTER_HELP: &str = "\
+Examples:
+  eval \"$(notesoup-history init bash)\"                    bash, in ~/.bashrc
+  eval \"$(notesoup-history init zsh)\"                     zsh, in ~/.zshrc
+  notesoup-history init fish | source                     fish, in ~/.config/fish/config.fish
+
+Ctrl-G opens the picker with what the command line holds as its query; the session chosen puts
+its resume command on the command line, to run with Enter.";
 
 /// What `read --help` ends with.
 const READ_AFTER_HELP: &str = "\
@@ -201,6 +234,56 @@ pub struct FindArgs {
 
 /// How many entries `find` shows when not told: a ranking's first page, read top down.
 pub const FIND_LIMIT: usize = 10;
+
+#[derive(Args, Debug)]
+pub struct PickArgs {
+    /// The first query (empty: the recent sessions).
+    #[arg(long = "query", short = 'q', value_name = "TEXT", default_value = "")]
+    pub query: String,
+    /// Start in this scope: an id pattern (`claude:*`) or a prefix. Tab cycles the scopes.
+    #[arg(long, add = session_completer())]
+    pub session: Option<String>,
+    /// Start with the sessions that ran in this directory or below it (`.`: here).
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::DirPath)]
+    pub cwd: Option<PathBuf>,
+    /// Start with literal hits, newest first (as `list --query`), rather than ranked.
+    #[arg(long)]
+    pub literal: bool,
+    /// Run the chosen session's resume command rather than print it.
+    #[arg(long)]
+    pub exec: bool,
+    /// What choosing prints: the resume command, or the session's JSON entry.
+    #[arg(long, value_enum, default_value_t = PrintArg::Command, value_name = "WHAT")]
+    pub print: PrintArg,
+    /// Replay the keys of this file without a terminal and print how long each keystroke took
+    /// to show results (for measuring).
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+}
+
+/// What choosing a session prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PrintArg {
+    /// Its resume command.
+    Command,
+    /// Its JSON entry, as the page's `--json` gives it.
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: InitShell,
+}
+
+/// The shells `init` binds the picker in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InitShell {
+    Bash,
+    Zsh,
+    Fish,
+}
 
 #[derive(Args, Debug)]
 pub struct CompletionsArgs {
@@ -455,10 +538,19 @@ pub const MAX_HELP_WIDTH: usize = 100;
 /// command line breaks, but left out of its help, its manual page and its completions (as a
 /// hidden flag of its own). `ROOTS` stands for every harness's root flag.
 const UNUSED_GLOBALS: &[(&str, &[&str])] = &[
-    ("json", &["mcp", "completions", "man"]),
+    ("json", &["mcp", "completions", "man", "pick", "init"]),
     (
         "budget",
-        &["export", "index", "doctor", "reindex", "completions", "man"],
+        &[
+            "export",
+            "index",
+            "doctor",
+            "reindex",
+            "completions",
+            "man",
+            "pick",
+            "init",
+        ],
     ),
     (
         "color",
@@ -470,6 +562,7 @@ const UNUSED_GLOBALS: &[(&str, &[&str])] = &[
             "mcp",
             "completions",
             "man",
+            "init",
         ],
     ),
     (
@@ -482,22 +575,27 @@ const UNUSED_GLOBALS: &[(&str, &[&str])] = &[
             "mcp",
             "completions",
             "man",
+            "pick",
+            "init",
         ],
     ),
     (
         "current",
-        &["index", "doctor", "reindex", "completions", "man"],
+        &["index", "doctor", "reindex", "completions", "man", "init"],
     ),
     (
         "host",
-        &["index", "doctor", "reindex", "completions", "man"],
+        &["index", "doctor", "reindex", "completions", "man", "init"],
     ),
-    ("no_index", &["read", "export", "completions", "man"]),
+    (
+        "no_index",
+        &["read", "export", "completions", "man", "init"],
+    ),
     (
         "demo",
-        &["doctor", "index", "reindex", "completions", "man"],
+        &["doctor", "index", "reindex", "completions", "man", "init"],
     ),
-    (ROOTS, &["doctor", "completions", "man"]),
+    (ROOTS, &["doctor", "completions", "man", "init"]),
 ];
 
 /// What [`UNUSED_GLOBALS`] names every root flag by.

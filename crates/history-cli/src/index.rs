@@ -45,6 +45,11 @@ impl Settings {
         }
     }
 
+    /// Whether searches consult the index (it may not have been built yet).
+    pub fn is_on(&self) -> bool {
+        self.path.is_some()
+    }
+
     /// Whether a search that met unindexed sessions starts a background update.
     pub fn updates_in_background(&self) -> bool {
         self.path.is_some() && self.updates

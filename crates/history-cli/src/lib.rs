@@ -22,6 +22,7 @@ mod export;
 mod index;
 mod manual;
 pub mod mcp;
+pub mod pick;
 mod registry;
 pub mod render;
 mod request;
@@ -38,7 +39,7 @@ use history_core::RepresentativeCache;
 use history_core::{current_session, current_source, Env, Harness};
 use history_core::{History, HistoryError};
 
-use args::{Cli, ColorArg, Command, FormatArg};
+use args::{Cli, ColorArg, Command, FormatArg, PickArgs};
 use render::{Json, Layout, Printer, Text};
 use request::{cache_version, find_request, list_request, read_request, Times};
 
@@ -96,6 +97,7 @@ where
 fn documents(registry: &[&Harness], command: &Command, json: bool) -> Option<Output> {
     let stdout = match command {
         Command::Completions(a) => completion::script(a.shell),
+        Command::Init(a) => pick::shell::snippet(a.shell),
         Command::Man(args::ManArgs { dir: None }) => manual::pages(registry)
             .into_iter()
             .next()
@@ -182,6 +184,22 @@ where
     let width = terminal.width.unwrap_or(args::MAX_HELP_WIDTH);
     let matches = match args::command_for_width(registry, width).try_get_matches_from(&argv) {
         Ok(m) => m,
+        // No subcommand, for a person at a terminal: the picker.
+        Err(e)
+            if terminal.is_terminal
+                && matches!(
+                    e.kind(),
+                    clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                        | clap::error::ErrorKind::MissingSubcommand
+                ) =>
+        {
+            let mut argv = argv.clone();
+            argv.push("pick".into());
+            match args::command_for_width(registry, width).try_get_matches_from(&argv) {
+                Ok(m) => m,
+                Err(_) => return clap_error(e, &fail),
+            }
+        }
         Err(e) => return clap_error(e, &fail),
     };
     let cli = match Cli::from_arg_matches(&matches) {
@@ -212,6 +230,9 @@ where
             }
             Err(e) => fail(&e),
         };
+    }
+    if let Command::Pick(a) = &cli.command {
+        return pick_answer(registry, &matches, &cli, a, env, terminal);
     }
     if let Command::Export(a) = &cli.command {
         return match open(registry, &matches, &cli, env) {
@@ -283,7 +304,12 @@ where
         Command::Index(a) => index.update(history.corpus(), a.background, json),
         Command::Doctor => index.doctor(json),
         Command::Reindex(a) => index.reindex(history.corpus(), &a.dirs, json),
-        Command::Mcp | Command::Completions(_) | Command::Man(_) | Command::Export(_) => {
+        Command::Mcp
+        | Command::Completions(_)
+        | Command::Man(_)
+        | Command::Export(_)
+        | Command::Pick(_)
+        | Command::Init(_) => {
             unreachable!("answered above")
         }
     });
@@ -297,6 +323,157 @@ where
         },
         Err(e) => fail(&e),
     }
+}
+
+/// Runs the picker for `notesoup-history pick` (or no subcommand on a terminal): what the
+/// chosen session's command is, or what replayed keys measured.
+fn pick_answer(
+    registry: &[&Harness],
+    matches: &clap::ArgMatches,
+    cli: &Cli,
+    args: &PickArgs,
+    env: Env<'_>,
+    terminal: &Terminal,
+) -> Output {
+    let index = index::Settings::new(cli.common.no_index || cli.common.demo, env);
+    let open = || open(registry, matches, cli, env);
+    let searcher = pick::search::Searcher {
+        open: &open,
+        index: &index,
+    };
+    let mode = match args.literal {
+        true => pick::state::Mode::Literal,
+        false => pick::state::Mode::Ranked,
+    };
+    let picker = pick::state::Picker::new(&args.query, mode, pick::scopes(registry, args));
+    let no_color = env("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let dumb = env("TERM").is_some_and(|t| t == "dumb");
+    let look = pick::view::Look {
+        color: cli.common.color != ColorArg::Never && !no_color && !dumb,
+        clock: screen::Clock {
+            now: terminal.now,
+            zone: terminal.zone.clone(),
+        },
+        home: env("HOME")
+            .and_then(|h| h.into_string().ok())
+            .filter(|h| h.len() > 1),
+    };
+    let pager = |session: &str| page(registry, matches, cli, env, session);
+    let script = args.script.as_deref();
+    match pick::run(&searcher, picker, look, script, &pager) {
+        Err(e) => failed(false, &HistoryError::usage(e)),
+        Ok(pick::Ended::Measured(report)) => Output {
+            stdout: report,
+            ..Output::default()
+        },
+        Ok(pick::Ended::Picked(outcome, stale)) => {
+            let mut out = chosen(outcome, args);
+            if stale && index.updates_in_background() {
+                out.wants_index = Some(background_argv(registry, matches));
+            }
+            out
+        }
+    }
+}
+
+/// What the run prints for `outcome`, or runs (`--exec`).
+fn chosen(outcome: pick::Outcome, args: &args::PickArgs) -> Output {
+    let row = match outcome {
+        pick::Outcome::Left => {
+            return Output {
+                code: 1,
+                ..Output::default()
+            }
+        }
+        pick::Outcome::Chose(row) => row,
+    };
+    if args.print == args::PrintArg::Json {
+        return Output {
+            stdout: format!("{}\n", serde_json::to_string(&row.json).unwrap_or_default()),
+            ..Output::default()
+        };
+    }
+    let Some(command) = row.resume.clone() else {
+        return Output {
+            stderr: format!(
+                "{} cannot be resumed: its agent names no command\n",
+                row.session
+            ),
+            code: 1,
+            ..Output::default()
+        };
+    };
+    if args.exec {
+        let status = std::process::Command::new("sh")
+            .args(["-c", &command])
+            .status();
+        return match status {
+            Ok(s) => Output {
+                code: s.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1),
+                ..Output::default()
+            },
+            Err(e) => Output {
+                stderr: format!("error: could not run {command}: {e}\n"),
+                code: 2,
+                ..Output::default()
+            },
+        };
+    }
+    Output {
+        stdout: format!("{command}\n"),
+        ..Output::default()
+    }
+}
+
+/// Shows `session` as Markdown in the pager (`$PAGER`, else `less -R`), on the terminal; where
+/// there is no pager, on the terminal until Enter.
+fn page(
+    registry: &[&Harness],
+    matches: &clap::ArgMatches,
+    cli: &Cli,
+    env: Env<'_>,
+    session: &str,
+) -> std::io::Result<()> {
+    use std::process::{Command, Stdio};
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")?;
+    let argv = [command_line::PROGRAM, "export", "--session", session];
+    let terminal = Terminal {
+        is_terminal: true,
+        ..Terminal::piped()
+    };
+    let history = open(registry, matches, cli, env).map_err(std::io::Error::other)?;
+    let args = args::ExportArgs {
+        session: Some(session.to_string()),
+        format: args::ExportFormat::Markdown,
+        all_branches: false,
+        no_pager: false,
+    };
+    match pager(registry, &argv, env, &terminal) {
+        Some(pager) => {
+            let mut child = Command::new("sh")
+                .args(["-c", &pager])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::from(tty.try_clone()?))
+                .stderr(Stdio::from(tty.try_clone()?))
+                .spawn()?;
+            if let Some(mut stdin) = child.stdin.take() {
+                export(&history, &args, false, &mut stdin);
+            }
+            child.wait()?;
+        }
+        None => {
+            let mut out = tty.try_clone()?;
+            export(&history, &args, false, &mut out);
+            out.write_all(b"\n(Enter to go back)")?;
+            out.flush()?;
+            let mut line = String::new();
+            std::io::BufRead::read_line(&mut std::io::BufReader::new(tty), &mut line)?;
+        }
+    }
+    Ok(())
 }
 
 /// The output of a command that failed with `error`: on standard output as JSON, else on

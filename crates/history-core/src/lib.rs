@@ -51,7 +51,7 @@ pub use page::{
 pub use query::{
     browse, export, overview, representative, search, BrowseRequest, Browsed, BrowsedItem,
     Document, ExportRequest, FindRequest, Head, Hit, Known, ListRequest, Listing, Projection,
-    ReadRequest, Representative, RepresentativeCache, SearchRequest, SessionHits, Wanted,
+    ReadRequest, Representative, RepresentativeCache, SearchRequest, SessionHits, Stop, Wanted,
     DEFAULT_LIMIT,
 };
 pub use source::{

@@ -371,7 +371,7 @@ const SECTIONS: [&str; 9] = [
 ];
 
 /// The pages `man --dir` writes.
-const PAGES: [&str; 11] = [
+const PAGES: [&str; 13] = [
     "notesoup-history",
     "notesoup-history-list",
     "notesoup-history-find",
@@ -380,6 +380,8 @@ const PAGES: [&str; 11] = [
     "notesoup-history-index",
     "notesoup-history-doctor",
     "notesoup-history-reindex",
+    "notesoup-history-pick",
+    "notesoup-history-init",
     "notesoup-history-mcp",
     "notesoup-history-completions",
     "notesoup-history-man",

@@ -43,6 +43,8 @@ mod newest;
 mod mutations;
 // Paging a search of many sessions by its recipes: every hit once, in order, from either end.
 mod paging;
+// `pick` under a pseudo-terminal: type, move, Enter prints the resume command; Esc nothing.
+mod pick;
 // pi through the CLI: the active branch, `--all-branches`, versions, forks, damage, roots.
 mod pi;
 // Real transcripts the agents wrote (`cargo xtask record`): every marker in its session, with

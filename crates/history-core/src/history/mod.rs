@@ -267,6 +267,19 @@ impl History {
         req: &FindRequest,
         render: &dyn RenderFind,
     ) -> Result<FindPage, HistoryError> {
+        let page = self.find_unless(req, render, &|| false)?;
+        page.ok_or_else(|| HistoryError::usage("the search was stopped"))
+    }
+
+    /// [`History::find`] for a search that may stop being wanted while it runs (a picker's
+    /// query that the next keystroke replaced): `stop` is asked before each session is read,
+    /// and once it says so the search ends with `None`, its cores free for the next one.
+    pub fn find_unless(
+        &self,
+        req: &FindRequest,
+        render: &dyn RenderFind,
+        stop: crate::query::Stop<'_>,
+    ) -> Result<Option<FindPage>, HistoryError> {
         check_budget(req.budget)?;
         if req.limit == 0 {
             return Err(HistoryError::usage(
@@ -283,7 +296,7 @@ impl History {
             session,
             ..req.clone()
         };
-        find_page(&self.scope(), req, &sessions, no_sessions, render)
+        find_page(&self.scope(), req, &sessions, no_sessions, render, stop)
     }
 
     /// Answers `read`: one event from `offset_chars` on, cut to the budget as `render` renders

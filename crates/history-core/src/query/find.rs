@@ -601,8 +601,19 @@ impl Likely {
     }
 }
 
-/// Gathers what every session of `sessions` holds of `q`, on every core.
-fn gather(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionFile]) -> Gathered {
+/// Whether a search that is under way is no longer wanted (a picker's query that the next
+/// keystroke replaced): asked before each session is read.
+pub type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
+
+/// Gathers what every session of `sessions` holds of `q`, on every core; the sessions not yet
+/// read when `stop` says so are left out.
+fn gather(
+    scope: &Scope<'_>,
+    q: &Question,
+    filter: &Filter,
+    sessions: &[SessionFile],
+    stop: Stop<'_>,
+) -> Gathered {
     let raw = RawFilter::new(filter.queries());
     let known: Option<Vec<Known>> = scope
         .projection
@@ -611,6 +622,9 @@ fn gather(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionF
     let indices: Vec<usize> = (0..sessions.len()).collect();
     let results = filter_map(&indices, |&i| {
         let file = &sessions[i];
+        if stop() {
+            return None;
+        }
         if known(i).is_none() && !scope.corpus.may_match(file, &raw) {
             return None;
         }
@@ -684,17 +698,22 @@ fn gather(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionF
     gathered
 }
 
-/// The page of a ranked search over `sessions`, fitted to the budget as `render` renders it.
+/// The page of a ranked search over `sessions`, fitted to the budget as `render` renders it;
+/// `None` when `stop` said the search is no longer wanted.
 pub(crate) fn find_page(
     scope: &Scope<'_>,
     req: &FindRequest,
     sessions: &[SessionFile],
     no_sessions: Option<String>,
     render: &dyn RenderFind,
-) -> Result<FindPage, HistoryError> {
+    stop: Stop<'_>,
+) -> Result<Option<FindPage>, HistoryError> {
     let q = Question::parse(&req.text)?;
     let filter = Filter::new(&q.literals(), req.roles.clone(), req.since, req.until);
-    let gathered = gather(scope, &q, &filter, sessions);
+    let gathered = gather(scope, &q, &filter, sessions, stop);
+    if stop() {
+        return Ok(None);
+    }
     let mut holders = vec![0usize; q.terms.len()];
     for h in &gathered.held {
         for (t, n) in holders.iter_mut().enumerate() {
@@ -781,7 +800,7 @@ pub(crate) fn find_page(
         page.more = page
             .has_more
             .then(|| more_recipe(req, req.after_rank + admitted));
-        return Ok(page);
+        return Ok(Some(page));
     }
     page.matched = ranked.len();
     let window: Vec<&Ranked> = ranked.iter().skip(req.after_rank).take(req.limit).collect();
@@ -795,7 +814,7 @@ pub(crate) fn find_page(
     page.more = page
         .has_more
         .then(|| more_recipe(req, req.after_rank + admitted));
-    Ok(page)
+    Ok(Some(page))
 }
 
 /// The recipe that asks for the entries after `rank`.

@@ -28,7 +28,7 @@ pub(crate) use sessions::sessions_page;
 pub use browse::{browse, BrowseRequest, Browsed, BrowsedItem};
 pub use export::{export, Document, ExportRequest, Head};
 pub(crate) use find::find_page;
-pub use find::FindRequest;
+pub use find::{FindRequest, Stop};
 pub use overview::{overview, representative, Representative, RepresentativeCache};
 pub(crate) use projection::coverage;
 pub use projection::{Known, Projection, SessionHits, Wanted};
