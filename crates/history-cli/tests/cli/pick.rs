@@ -23,6 +23,11 @@ struct Picking {
 impl Picking {
     /// `notesoup-history pick ARGS` on the fixtures, 100×30, its standard output to a file.
     fn start(r: &Roots, args: &[&str]) -> Option<Picking> {
+        Picking::start_with(r, args, &[])
+    }
+
+    /// The same, with the variables `env` set over those it sets.
+    fn start_with(r: &Roots, args: &[&str], env: &[(&str, String)]) -> Option<Picking> {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows: 30,
@@ -52,6 +57,9 @@ impl Picking {
         cmd.env("TZ", "UTC");
         for (h, root) in r.roots() {
             cmd.env(h.root_env, root);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
         }
         let child = pty.slave.spawn_command(cmd).ok()?;
         drop(pty.slave);
@@ -233,6 +241,42 @@ fn print_json_prints_the_sessions_entry() {
     let entry: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(entry["session"], "claude:abandoned-branch", "{entry}");
     assert!(entry["resume"]["argv"].is_array(), "{entry}");
+}
+
+#[test]
+fn exec_runs_the_resume_command_and_exits_with_its_code() {
+    use std::os::unix::fs::PermissionsExt;
+    let r = Roots::new();
+    // A `codex` of our own on the PATH, which says how it was run.
+    let bin = r.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("codex");
+    std::fs::write(&fake, "#!/bin/sh\necho \"$@\" > \"$RAN\"\nexit 7\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ran = r.dir.path().join("ran");
+    let env = [
+        ("PATH", format!("{}:/usr/bin:/bin", bin.display())),
+        ("RAN", ran.display().to_string()),
+    ];
+    let Some(mut p) = Picking::start_with(&r, &["--exec", "--session", "codex:*"], &env) else {
+        eprintln!("no pseudo-terminal here: skipped");
+        return;
+    };
+    let shown = p.wait_for("▌");
+    let id = selected(&shown);
+    p.key(b"\r");
+    let (out, code, alternate) = p.finish();
+    assert_eq!(
+        (out.as_str(), code),
+        ("", 7),
+        "the command's exit code, nothing printed"
+    );
+    assert!(!alternate);
+    let ran = std::fs::read_to_string(&ran).unwrap_or_default();
+    assert!(
+        ran.starts_with("resume ") && ran.contains(&id),
+        "{ran:?} for {id}"
+    );
 }
 
 #[test]
