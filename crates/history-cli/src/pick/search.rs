@@ -39,52 +39,18 @@ impl Searcher<'_> {
     /// first. Whether the index wants an update.
     pub fn answer(&self, ask: &Ask, latest: &AtomicU64, send: &mut dyn FnMut(Answer)) -> bool {
         let stop = || latest.load(Ordering::Relaxed) != ask.generation;
-        let mut stale = false;
-        let said = |e: HistoryError| Answer {
-            generation: ask.generation,
-            rows: Vec::new(),
-            done: true,
-            status: format!("error: {e}"),
-        };
-        if ask.text.is_empty() {
-            send(self.overview(ask).unwrap_or_else(said));
-            return false;
-        }
-        // A word the index cannot locate (`ci`) would be a scan of every session for each
-        // keystroke: the recent sessions stay until a word is long enough.
-        if !ask.text.split_whitespace().any(searchable) {
-            let mut answer = self.overview(ask).unwrap_or_else(said);
-            answer.status = format!("{} · type a longer word to search", answer.status);
-            send(answer);
-            return false;
-        }
-        let first_queries: Vec<String> = match ask.mode {
-            Mode::Literal => vec![ask.text.clone()],
-            // The literal search of each word is quick, through the index; the ranking waits
-            // for every hit.
-            Mode::Ranked => ask
-                .text
-                .split_whitespace()
-                .filter(|w| searchable(w))
-                .map(str::to_string)
-                .collect(),
-        };
-        if !first_queries.is_empty() {
-            match self.first_results(ask, first_queries, &mut stale) {
-                Ok(Some(a)) => send(a),
-                Ok(None) => {}
-                Err(e) => {
-                    send(said(e));
-                    return stale;
-                }
-            }
-        }
-        if stop() {
+        let (more, mut stale) = self.first(ask, send);
+        if !more || stop() {
             return stale;
         }
         match self.history(true) {
             Ok(history) => stale |= self.ranker().whole(history, ask, &stop, send),
-            Err(e) => send(said(e)),
+            Err(e) => send(Answer {
+                generation: ask.generation,
+                rows: Vec::new(),
+                done: true,
+                status: format!("error: {e}"),
+            }),
         }
         stale
     }
@@ -108,6 +74,8 @@ impl Searcher<'_> {
             send(self.overview(ask).unwrap_or_else(said));
             return (false, false);
         }
+        // A word the index cannot locate (`ci`) would be a scan of every session for each
+        // keystroke: the recent sessions stay until a word is long enough.
         if !ask.text.split_whitespace().any(searchable) {
             let mut answer = self.overview(ask).unwrap_or_else(said);
             answer.status = format!("{} · type a longer word to search", answer.status);
@@ -116,6 +84,8 @@ impl Searcher<'_> {
         }
         let first_queries: Vec<String> = match ask.mode {
             Mode::Literal => vec![ask.text.clone()],
+            // The literal search of each word is quick, through the index; the ranking waits
+            // for every hit.
             Mode::Ranked => ask
                 .text
                 .split_whitespace()
