@@ -340,6 +340,7 @@ fn pick_answer(
     let searcher = pick::search::Searcher {
         open: &open,
         index: &index,
+        recent: Default::default(),
     };
     let mode = match args.literal {
         true => pick::state::Mode::Literal,
@@ -382,6 +383,13 @@ fn chosen(outcome: pick::Outcome, args: &args::PickArgs) -> Output {
         pick::Outcome::Left => {
             return Output {
                 code: 1,
+                ..Output::default()
+            }
+        }
+        // As a shell reports a process a signal ended, with nothing printed.
+        pick::Outcome::Ended(signal) => {
+            return Output {
+                code: u8::try_from(128 + signal).unwrap_or(1),
                 ..Output::default()
             }
         }

@@ -67,6 +67,7 @@ fn searched(query: &str, mode: Mode) -> Picker {
     let searcher = Searcher {
         open: &open,
         index: &settings,
+        recent: Default::default(),
     };
     let mut picker = Picker::new(query, mode, scopes());
     let ask = picker.ask();
@@ -237,4 +238,50 @@ fn twenty_thousand_sessions_move_and_draw_at_once() {
     assert!(screen.contains("00019999"), "{screen}");
     // A frame draws the rows in view only.
     assert!(started.elapsed().as_secs() < 5);
+}
+
+#[test]
+fn a_query_too_short_to_search_shows_the_recent_sessions_without_reading_them_again() {
+    let env = |_: &str| None::<std::ffi::OsString>;
+    let root = demo();
+    let opened = std::sync::atomic::AtomicUsize::new(0);
+    let open = || {
+        opened.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(History::from_registry(
+            &HARNESSES,
+            &|h| Some(root.join(h.name)),
+            &env,
+        ))
+    };
+    let settings = index::Settings::new(true, &env);
+    let searcher = Searcher {
+        open: &open,
+        index: &settings,
+        recent: Default::default(),
+    };
+    let mut picker = Picker::new("", Mode::Ranked, scopes());
+    let mut ask = |picker: &mut Picker| {
+        let ask = picker.ask();
+        let latest = AtomicU64::new(ask.generation);
+        let mut answers: Vec<Answer> = Vec::new();
+        searcher.answer(&ask, &latest, &mut |a| answers.push(a));
+        answers.pop().unwrap()
+    };
+    let recent = ask(&mut picker);
+    assert!(!recent.rows.is_empty());
+    let read = opened.load(std::sync::atomic::Ordering::Relaxed);
+    picker.key(KeyEvent::new(KeyCode::Char('f'), KeyModifiers::NONE));
+    let typed = ask(&mut picker);
+    assert_eq!(typed.rows, recent.rows);
+    assert!(
+        typed.status.contains("type a longer word"),
+        "{}",
+        typed.status
+    );
+    assert_eq!(opened.load(std::sync::atomic::Ordering::Relaxed), read);
+    // Another scope's recent sessions are its own.
+    picker.key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+    let other = ask(&mut picker);
+    assert!(opened.load(std::sync::atomic::Ordering::Relaxed) > read);
+    assert_ne!(other.rows, recent.rows);
 }

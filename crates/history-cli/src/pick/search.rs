@@ -3,6 +3,7 @@
 //! of the query's words has them, then the ranking; a later keystroke stops it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use history_core::{Filter, FindRequest, History, HistoryError, Item, ListRequest, Place};
 
@@ -10,7 +11,7 @@ use crate::index;
 use crate::render::Json;
 use crate::screen;
 
-use super::state::{Answer, Ask, Mode, Row, Snippet};
+use super::state::{Answer, Ask, Mode, Row, Scope, Snippet};
 
 /// How many sessions a list holds at most: more than a screen, few enough to stay instant.
 pub const ROWS: usize = 100;
@@ -30,6 +31,9 @@ pub struct Searcher<'a> {
     pub open: &'a dyn Fn() -> Result<History, HistoryError>,
     /// Whether and where the search index is.
     pub index: &'a index::Settings,
+    /// The recent sessions of the last empty query, with its scope: shown again while a query
+    /// is too short to search, rather than read again for each first letter.
+    pub recent: Mutex<Option<(Scope, Answer)>>,
 }
 
 /// A search's answers go to `send`; `latest` is the generation of the newest search asked,
@@ -71,13 +75,29 @@ impl Searcher<'_> {
             status: format!("error: {e}"),
         };
         if ask.text.is_empty() {
-            send(self.overview(ask).unwrap_or_else(said));
+            let answer = self.overview(ask);
+            if let Ok(a) = &answer {
+                *self.recent.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some((ask.scope.clone(), a.clone()));
+            }
+            send(answer.unwrap_or_else(said));
             return (false, false);
         }
         // A word the index cannot locate (`ci`) would be a scan of every session for each
         // keystroke: the recent sessions stay until a word is long enough.
         if !ask.text.split_whitespace().any(searchable) {
-            let mut answer = self.overview(ask).unwrap_or_else(said);
+            let recent = self
+                .recent
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            let mut answer = match recent {
+                Some((scope, a)) if scope == ask.scope => Answer {
+                    generation: ask.generation,
+                    ..a
+                },
+                _ => self.overview(ask).unwrap_or_else(said),
+            };
             answer.status = format!("{} · type a longer word to search", answer.status);
             send(answer);
             return (false, false);

@@ -67,6 +67,11 @@ fn give_back(tty: &mut File) {
 
 /// A panic on either thread gives the terminal back before its message is printed.
 fn restore_on_panic() {
+    restore_on_panic_to(open);
+}
+
+/// [`restore_on_panic`], on the terminal `open` opens.
+fn restore_on_panic_to(open: fn() -> std::io::Result<File>) {
     let before = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if let Ok(mut tty) = open() {
@@ -74,6 +79,35 @@ fn restore_on_panic() {
         }
         before(info);
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::OnceLock;
+
+    static TTY: OnceLock<std::path::PathBuf> = OnceLock::new();
+
+    #[test]
+    fn a_panic_leaves_the_alternate_screen_before_its_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let tty = TTY.get_or_init(|| dir.path().join("tty"));
+        std::fs::write(tty, "").unwrap();
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        super::restore_on_panic_to(|| {
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(TTY.get().unwrap())
+        });
+        let panicked = std::thread::spawn(|| panic!("a fault")).join();
+        std::panic::set_hook(before);
+        assert!(panicked.is_err());
+        let written = std::fs::read(tty).unwrap();
+        assert!(
+            written.windows(8).any(|w| w == b"\x1b[?1049l"),
+            "{written:?}"
+        );
+    }
 }
 
 /// Runs the picker on the terminal: its screen on one thread, its searches on this one.
@@ -94,6 +128,7 @@ pub(crate) fn run(
     let (events_to, events) = mpsc::channel();
     let latest = AtomicU64::new(0);
     let reading = Keys::start(events_to.clone());
+    let signals = Signals::start(events_to.clone());
     let paused = reading.paused.clone();
     let outcome = std::thread::scope(|s| {
         let ui = s.spawn(|| {
@@ -141,7 +176,49 @@ pub(crate) fn run(
         outcome.map(|o| (o, stale))
     });
     reading.stop();
+    signals.stop();
     outcome
+}
+
+/// The thread that turns the signals that end a process into an end of the picker, so that the
+/// terminal is given back as on any other way out (raw mode sends Ctrl-C as a key; these come
+/// from elsewhere: `kill`, a closed terminal).
+struct Signals {
+    handle: Option<signal_hook::iterator::Handle>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Signals {
+    /// Without a thread when the handlers cannot be installed: the signals then end the process
+    /// as usual.
+    fn start(events: mpsc::Sender<Event>) -> Signals {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]) else {
+            return Signals {
+                handle: None,
+                thread: None,
+            };
+        };
+        let handle = signals.handle();
+        let thread = std::thread::spawn(move || {
+            for signal in signals.forever() {
+                let _ = events.send(Event::Signal(signal));
+            }
+        });
+        Signals {
+            handle: Some(handle),
+            thread: Some(thread),
+        }
+    }
+
+    fn stop(self) {
+        if let Some(handle) = self.handle {
+            handle.close();
+        }
+        if let Some(thread) = self.thread {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// Whether the key reader is to leave the terminal to someone else (the pager), and whether

@@ -28,6 +28,8 @@ pub(crate) enum Event {
     End,
     /// The searching thread ended.
     Gone,
+    /// The process was asked to end by this signal (SIGTERM, SIGHUP, SIGINT).
+    Signal(i32),
 }
 
 /// What the searching thread is asked to do.
@@ -44,6 +46,8 @@ pub enum Outcome {
     Chose(Box<Row>),
     /// The person left.
     Left,
+    /// The process was asked to end by this signal.
+    Ended(i32),
 }
 
 /// Serves the screen's thread: answers its searches, newest first (a search a later one
@@ -212,6 +216,12 @@ impl<B: Backend> Ui<'_, B> {
                                     self.picker.answer(a);
                                 }
                                 Ok(Event::Gone) => return Ok(Outcome::Left),
+                                // Ctrl-C in the pager is the pager's.
+                                Ok(Event::Signal(signal))
+                                    if signal != signal_hook::consts::SIGINT =>
+                                {
+                                    return Ok(Outcome::Ended(signal))
+                                }
                                 Ok(_) => {}
                             }
                         }
@@ -228,6 +238,7 @@ impl<B: Backend> Ui<'_, B> {
                 }
                 Event::Resize | Event::Paged => {}
                 Event::End | Event::Gone => return Ok(Outcome::Left),
+                Event::Signal(signal) => return Ok(Outcome::Ended(signal)),
             }
             self.draw()?;
         }

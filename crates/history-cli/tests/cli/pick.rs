@@ -41,7 +41,8 @@ impl Picking {
         let mut cmd = CommandBuilder::new("/bin/sh");
         cmd.args([
             "-c",
-            "\"$@\" > \"$OUT\"; echo $? > \"$OUT.code\"",
+            // The terminal's modes once the picker is gone: raw mode is given back.
+            "\"$@\" > \"$OUT\"; echo $? > \"$OUT.code\"; stty -a > \"$OUT.stty\"",
             "sh",
             &bin.display().to_string(),
             "pick",
@@ -157,7 +158,22 @@ impl Picking {
             .parse()
             .unwrap_or(-1);
         let alternate = self.screen.lock().unwrap().screen().alternate_screen();
+        let modes = read(&self.dir.path().join("out.stty"));
+        let words: Vec<&str> = modes.split_whitespace().collect();
+        assert!(
+            ["icanon", "echo", "isig"].iter().all(|m| words.contains(m)),
+            "the terminal is left in raw mode: {modes}"
+        );
         (out, code, alternate)
+    }
+
+    /// Sends `signal` to the picker (the shell's child).
+    fn signal(&self, signal: nix::sys::signal::Signal) {
+        let shell = self.child.process_id().unwrap();
+        let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+            .unwrap_or_default();
+        let pid: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).unwrap();
     }
 }
 
@@ -223,6 +239,31 @@ fn a_resize_redraws_and_esc_prints_nothing_and_exits_1() {
     let (out, code, alternate) = p.finish();
     assert_eq!((out.as_str(), code), ("", 1));
     assert!(!alternate);
+}
+
+#[test]
+fn a_signal_to_end_gives_the_terminal_back_and_prints_nothing() {
+    use nix::sys::signal::Signal;
+    for (signal, exit) in [
+        (Signal::SIGTERM, 143),
+        (Signal::SIGHUP, 129),
+        (Signal::SIGINT, 130),
+    ] {
+        let r = Roots::new();
+        let Some(mut p) = Picking::start(&r, &[]) else {
+            eprintln!("no pseudo-terminal here: skipped");
+            return;
+        };
+        p.wait_for("recent session");
+        p.press("log");
+        p.signal(signal);
+        let (out, code, alternate) = p.finish();
+        assert_eq!((out.as_str(), code), ("", exit), "{signal}");
+        assert!(
+            !alternate,
+            "{signal}: the terminal is back on its main screen"
+        );
+    }
 }
 
 #[test]

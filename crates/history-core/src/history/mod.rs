@@ -272,8 +272,9 @@ impl History {
     }
 
     /// [`History::find`] for a search that may stop being wanted while it runs (a picker's
-    /// query that the next keystroke replaced): `stop` is asked before each session is read,
-    /// and once it says so the search ends with `None`, its cores free for the next one.
+    /// query that the next keystroke replaced): `stop` is asked before each session, chunk of
+    /// hits and line is read, and once it says so the search ends with `None`, its cores free
+    /// for the next one.
     pub fn find_unless(
         &self,
         req: &FindRequest,

@@ -471,7 +471,9 @@ type OnBranch = (Vec<(u64, u32)>, SessionMeta);
 /// from the lines a projection locates where it knows the session and it is not small
 /// ([`LOCATED`]), else decoded (a decode may show events off the session's selected branch
 /// too). Returns the positions of the events on the branch, and what the session is about;
-/// `None` when it has none.
+/// `None` when it has none, or when `stop` said the search is no longer wanted (then it stops
+/// reading at the next chunk or line, and what it showed `visit` is to be forgotten).
+#[allow(clippy::too_many_arguments)]
 fn events_of(
     corpus: &Corpus,
     projection: Option<&dyn crate::query::Projection>,
@@ -480,6 +482,7 @@ fn events_of(
     (filter, raw): (&Filter, &RawFilter),
     admit: &dyn Fn(&Event) -> bool,
     visit: &dyn Fn(&Event),
+    stop: Stop<'_>,
 ) -> Result<Option<OnBranch>, HistoryError> {
     match (known, projection) {
         (Some(Known::NoHit), _) => return Ok(None),
@@ -491,6 +494,9 @@ fn events_of(
             let mut after: Option<Key> = None;
             let mut on_branch = Vec::new();
             loop {
+                if stop() {
+                    return Ok(None);
+                }
                 let admit_after = |e: &Event| after.is_none_or(|a| key(e) > a) && admit(e);
                 let wanted = Wanted {
                     filter,
@@ -526,13 +532,15 @@ fn events_of(
         }
         false => Keep::Drop,
     };
-    let test = |line: &[u8]| raw.may_match_slice(line);
-    let line_test: Option<LineTest<'_>> =
-        (!raw.passes_everything()).then_some(&test as LineTest<'_>);
-    corpus.load(file, &keep, false, line_test).map(|loaded| {
-        let on_branch = loaded.events.iter().map(Event::position).collect();
-        Some((on_branch, loaded.meta))
-    })
+    // Once stopped, no line holds a wanted event: the rest of the file is read for its
+    // structure alone, and nothing is shown.
+    let test = |line: &[u8]| !stop() && raw.may_match_slice(line);
+    let loaded = corpus.load(file, &keep, false, Some(&test as LineTest<'_>))?;
+    if stop() {
+        return Ok(None);
+    }
+    let on_branch = loaded.events.iter().map(Event::position).collect();
+    Ok(Some((on_branch, loaded.meta)))
 }
 
 /// The size of a transcript from which its likely best events keep their snippets as they are
@@ -602,7 +610,8 @@ impl Likely {
 }
 
 /// Whether a search that is under way is no longer wanted (a picker's query that the next
-/// keystroke replaced): asked before each session is read.
+/// keystroke replaced): asked before each session, each chunk of hits and each line is read,
+/// so that a superseded search frees the cores within a chunk's time.
 pub type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
 
 /// Gathers what every session of `sessions` holds of `q`, on every core; the sessions not yet
@@ -631,6 +640,9 @@ fn gather(
         let tallied: RefCell<FxHashMap<(u64, u32), Scored>> = RefCell::default();
         let likely = RefCell::new(Likely::new(q, file.size));
         let visit = |e: &Event| {
+            if stop() {
+                return;
+            }
             if let Some(tally) = q.tally(&e.text) {
                 let scored = Scored {
                     seq: e.seq,
@@ -651,6 +663,7 @@ fn gather(
             (filter, &raw),
             &|_| true,
             &visit,
+            stop,
         );
         match events {
             Ok(None) => None,
@@ -769,6 +782,7 @@ pub(crate) fn find_page(
         q: &q,
         filter: &filter,
         sessions,
+        stop,
     };
     if req.events {
         let mut events: Vec<(f64, usize, usize)> = ranked
@@ -800,7 +814,7 @@ pub(crate) fn find_page(
         page.more = page
             .has_more
             .then(|| more_recipe(req, req.after_rank + admitted));
-        return Ok(Some(page));
+        return Ok((!stop()).then_some(page));
     }
     page.matched = ranked.len();
     let window: Vec<&Ranked> = ranked.iter().skip(req.after_rank).take(req.limit).collect();
@@ -814,7 +828,7 @@ pub(crate) fn find_page(
     page.more = page
         .has_more
         .then(|| more_recipe(req, req.after_rank + admitted));
-    Ok(Some(page))
+    Ok((!stop()).then_some(page))
 }
 
 /// The recipe that asks for the entries after `rank`.
@@ -846,6 +860,7 @@ struct Shown<'a> {
     q: &'a Question,
     filter: &'a Filter,
     sessions: &'a [SessionFile],
+    stop: Stop<'a>,
 }
 
 impl Shown<'_> {
@@ -876,6 +891,7 @@ impl Shown<'_> {
                     (self.filter, &raw),
                     &admit,
                     &visit,
+                    self.stop,
                 ) else {
                     return Vec::new();
                 };

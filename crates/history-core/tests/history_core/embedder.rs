@@ -639,3 +639,58 @@ fn find_through_a_projection_in_chunks_ranks_as_a_decode() {
         .unwrap_or_default();
     assert!(best.contains("deploy step 8999"), "{decoded}");
 }
+
+/// [`Decoding`], counting the chunks of hits asked of it.
+struct Counting(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl history_core::Projection for Counting {
+    fn known(
+        &self,
+        corpus: &Corpus,
+        sessions: &[SessionFile],
+        f: &Filter,
+    ) -> Vec<history_core::Known> {
+        Decoding.known(corpus, sessions, f)
+    }
+
+    fn hits(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        wanted: &history_core::Wanted<'_>,
+    ) -> Option<Result<history_core::SessionHits, history_core::HistoryError>> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Decoding.hits(corpus, file, wanted)
+    }
+}
+
+#[test]
+fn a_ranked_search_stopped_inside_one_long_session_stops_there() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("live");
+    let filler = "while the canary watches the error budget and the queue drains ".repeat(40);
+    let long: Vec<String> = (0..9_000)
+        .map(|i| format!("{}000000000 assistant deploy step {i} {filler}", 1000 + i))
+        .collect();
+    let long: Vec<&str> = long.iter().map(String::as_str).collect();
+    write_sessions(&root, &[("long", 100, &long)]);
+    assert!(std::fs::metadata(root.join("long.live")).unwrap().len() > 1 << 20);
+    // Asked before the session and for every event or line after it: a stop checked only
+    // between sessions is asked a handful of times, and never says stop here.
+    let asked = AtomicUsize::new(0);
+    let stop = || asked.fetch_add(1, Ordering::Relaxed) >= 100;
+    let chunks = Arc::new(AtomicUsize::new(0));
+    for counted in [false, true] {
+        asked.store(0, Ordering::Relaxed);
+        let projection = counted
+            .then(|| Box::new(Counting(chunks.clone())) as Box<dyn history_core::Projection>);
+        let history = history_core::History::new(Corpus::new(vec![(LIVE.open)(root.clone())]))
+            .with_projection(projection);
+        let page = history.find_unless(&request("deploy step"), &FindJson, &stop);
+        assert!(page.unwrap().is_none(), "a stopped search gave a page");
+    }
+    // 9,000 hits come in three chunks; the stop came within the first.
+    assert_eq!(chunks.load(Ordering::Relaxed), 1);
+}
