@@ -144,7 +144,7 @@ impl Settings {
         if background {
             return Ok(nothing());
         }
-        let size = store.stats().map_or(0, |s| s.size_on_disk);
+        let size = store.size_on_disk();
         let stdout = match (json, summary.stopped) {
             (false, true) => String::new(),
             _ => report(path, size, &summary, json),

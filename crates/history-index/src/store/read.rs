@@ -455,14 +455,9 @@ impl Store {
     /// What `doctor` shows. Counts only; in degraded mode the counts a newer schema no longer
     /// answers are zero.
     pub fn stats(&self) -> Result<Stats, StoreError> {
-        let size_on_disk = std::iter::once("")
-            .chain(place::COMPANIONS)
-            .filter_map(|s| std::fs::metadata(place::with_suffix(&self.path, s)).ok())
-            .map(|m| m.len())
-            .sum();
         let mut stats = Stats {
             path: self.path.clone(),
-            size_on_disk,
+            size_on_disk: self.size_on_disk(),
             schema_version: self.schema_version,
             writable: self.writable,
             sessions_indexed: 0,
@@ -481,6 +476,15 @@ impl Store {
             counted?;
         }
         Ok(stats)
+    }
+
+    /// The bytes the database and its companion files take, without counting what it holds.
+    pub fn size_on_disk(&self) -> u64 {
+        std::iter::once("")
+            .chain(place::COMPANIONS)
+            .filter_map(|s| std::fs::metadata(place::with_suffix(&self.path, s)).ok())
+            .map(|m| m.len())
+            .sum()
     }
 
     fn count_into(&self, stats: &mut Stats) -> Result<(), StoreError> {
