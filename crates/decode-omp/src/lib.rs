@@ -11,7 +11,7 @@
 //! |---|---|
 //! | line 1: the title slot `{"type":"title",…,"pad":"   "}`, rewritten in place | no entry and no event; its `title` is the session's title (the latest `title_change`, then the header's `title`, when there is none) |
 //! | the `session` header on line 2 | the session id, cwd and parent |
-//! | `session_init` (a sub-agent's system prompt and task) | context, kind `instructions` (the task is the first user message) |
+//! | `session_init` (a sub-agent's system prompt and task) | context, kind `instructions` (the task is also its first message) |
 //! | `title_change` | context `meta`: the new title |
 //! | `compaction` `summary`, then `shortSummary` | context `summary` |
 //! | `user` message with `attribution:"agent"`; `developer` message | context `meta` |

@@ -195,8 +195,8 @@ pub fn record(ctx: &Ctx, bun_install: &Path) -> Result<Recording> {
     m.expect(
         &format!("{task}task"),
         &["sub"],
-        "user",
-        "sub-agent task as the sub-agent's first prompt",
+        "context",
+        "sub-agent task as the sub-agent's first prompt (written by the parent agent)",
     );
     let answer = m.stem();
     m.expect(

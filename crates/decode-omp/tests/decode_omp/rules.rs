@@ -125,6 +125,9 @@ fn a_sub_agent_is_a_session_of_its_own_named_by_its_parent() {
     let init = events.iter().find(|e| e.kind == "instructions").unwrap();
     assert_eq!(init.role, Role::Context);
     assert!(init.text.starts_with("You are Scout"));
+    // Its assignment is the parent agent's message (`attribution: "agent"`), not a person's.
+    let assignment = events.iter().find(|e| e.text.starts_with("Complete assignment")).unwrap();
+    assert_eq!(assignment.role, Role::Context);
     let answer = events.iter().find(|e| e.tool.as_deref() == Some("yield")).unwrap();
     assert_eq!(answer.role, Role::Tool);
     assert!(answer.text.contains("README.md"));
