@@ -75,12 +75,17 @@ pub fn record(ctx: &Ctx, bun_install: &Path) -> Result<Recording> {
         ctx.base_url()
     );
     std::fs::write(agent_dir.join("models.yml"), models)?;
-    // Sub-agents run while the `task` call waits, so that their answer is its result.
-    std::fs::write(agent_dir.join("config.yml"), "async:\n  enabled: false\n")?;
+    // Sub-agents run while the `task` call waits, so that their answer is its result; a
+    // compaction keeps only the last turn, so that a short session has something to compact.
+    std::fs::write(
+        agent_dir.join("config.yml"),
+        "async:\n  enabled: false\ncompaction:\n  keepRecentTokens: 1\n",
+    )?;
 
     let mut m = Markers::new("qzo");
+    // Only the compaction's requests: a sub-agent's system prompt speaks of summaries too.
     let mut s = Script {
-        summary_triggers: vec!["summary".into(), "summarize".into()],
+        summary_triggers: vec!["coding-assistant conversations".into()],
         ..Script::default()
     };
     let work = ctx.work.display().to_string();
@@ -231,6 +236,12 @@ pub fn record(ctx: &Ctx, bun_install: &Path) -> Result<Recording> {
     s.summary = Some(Reply::text(&format!(
         "## Goal\n{summary} the session so far."
     )));
+    // Its third call writes the short summary, given the summary as `<previous-summary>`.
+    let short = m.mark("main", "context", "compaction short summary");
+    s.on(
+        "<previous-summary>",
+        Reply::text(&format!("{short} in short.")),
+    );
     let u6 = m.mark("main", "user", "user prompt after the compaction");
     let r6 = m.mark("main", "assistant", "reply after the compaction");
     s.on(&u6, Reply::text(&format!("{r6} after compacting.")));
