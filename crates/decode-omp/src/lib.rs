@@ -200,10 +200,7 @@ impl Transcript for Omp {
             Some(header) => header.cwd,
             None => {
                 let nothing: LineTest<'_> = &|_: &[u8]| false;
-                self.decode(file, &mut |_| {}, Some(nothing))
-                    .ok()?
-                    .meta
-                    .cwd
+                self.decode(file, &mut |_| {}, Some(nothing)).ok()?.meta.cwd
             }
         }
     }

@@ -130,7 +130,8 @@ impl Pi {
         from: Option<(&Snapshot, pi_tree::Reader)>,
         keep: bool,
     ) -> Result<(Decoded, Option<Snapshot>), DecodeError> {
-        let (pass, snapshot) = pi_tree::read_from(Dialect::Pi, &file.path, sink, wanted, from, keep)?;
+        let (pass, snapshot) =
+            pi_tree::read_from(Dialect::Pi, &file.path, sink, wanted, from, keep)?;
         let mut meta = pass.meta;
         meta.forked_from = pass
             .header

@@ -291,9 +291,7 @@ impl Reader {
 
     /// Oh My Pi's title slot: a `type:"title"` object before anything else of the file.
     fn is_title_slot(&self, fields: &Fields) -> bool {
-        self.dialect == Dialect::Omp
-            && !self.parsed_any
-            && fields.kind.as_deref() == Some("title")
+        self.dialect == Dialect::Omp && !self.parsed_any && fields.kind.as_deref() == Some("title")
     }
 
     /// The entry as a tree node. Entries without an id (all of version 1) get one from their

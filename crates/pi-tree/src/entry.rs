@@ -138,7 +138,10 @@ fn render_omp(entry: &Map<String, Value>, at: Option<Timestamp>, out: &mut Out<'
 fn render_message(message: &Map<String, Value>, at: Option<Timestamp>, out: &mut Out<'_>) {
     match str_field(message, "role").unwrap_or("") {
         // Oh My Pi: a user message the agent wrote (an async result, a reminder) is injected.
-        "user" if out.dialect == Dialect::Omp && str_field(message, "attribution") == Some("agent") => {
+        "user"
+            if out.dialect == Dialect::Omp
+                && str_field(message, "attribution") == Some("agent") =>
+        {
             render_content(message.get("content"), Role::Context, "meta", at, out);
         }
         "user" => {
@@ -220,7 +223,9 @@ fn render_assistant(message: &Map<String, Value>, at: Option<Timestamp>, out: &m
                     let name = str_field(block, "name").filter(|n| !n.is_empty());
                     let text = match out.dialect {
                         Dialect::Pi => tool_call_text(name.unwrap_or(""), block.get("arguments")),
-                        Dialect::Omp => omp_tool_call_text(name.unwrap_or(""), block.get("arguments")),
+                        Dialect::Omp => {
+                            omp_tool_call_text(name.unwrap_or(""), block.get("arguments"))
+                        }
                     };
                     out.push(Role::Tool, "tool_call", at, text, name);
                 }

@@ -10,7 +10,10 @@ fn the_title_slot_is_no_entry_and_its_title_is_the_sessions() {
     assert_eq!(decoded.meta.title.as_deref(), Some("Renamed by the user"));
     assert_eq!(decoded.meta.cwd.as_deref(), Some("/tmp/omp-demo"));
     assert!(decoded.notices.is_empty(), "{:?}", decoded.notices);
-    assert!(events.iter().all(|e| e.seq > 2), "no event of the slot or the header");
+    assert!(
+        events.iter().all(|e| e.seq > 2),
+        "no event of the slot or the header"
+    );
     // The header on line 2 is the header: the branch runs from line 3 to the last line.
     assert_eq!(decoded.branch, Some((3..=9).collect()));
 }
@@ -45,7 +48,10 @@ fn agent_written_user_messages_and_developer_ones_are_context() {
     assert_eq!(users, ["Run the checks please.", "Thanks, that is all."]);
     for needle in ["async job finished", "incomplete todo", "2 todo items"] {
         let e = events.iter().find(|e| e.text.contains(needle)).unwrap();
-        assert_eq!((e.role, e.kind.as_str(), e.visible), (Role::Context, "meta", false));
+        assert_eq!(
+            (e.role, e.kind.as_str(), e.visible),
+            (Role::Context, "meta", false)
+        );
     }
 }
 
@@ -67,7 +73,9 @@ fn tool_calls_show_their_arguments_and_intent_once() {
         ]
     );
     // `tool_execution_start` repeats each call (with `export GIT_TERMINAL_PROMPT=0`): never shown.
-    assert!(!events.iter().any(|e| e.text.contains("GIT_TERMINAL_PROMPT")));
+    assert!(!events
+        .iter()
+        .any(|e| e.text.contains("GIT_TERMINAL_PROMPT")));
     let failed = events.iter().find(|e| e.kind == "tool_error").unwrap();
     assert_eq!(failed.text, "Command exited with code 1");
     assert_eq!(failed.tool.as_deref(), Some("bash"));
@@ -84,7 +92,10 @@ fn a_compaction_is_its_summary_then_its_short_summary() {
     let summaries: Vec<_> = events.iter().filter(|e| e.kind == "summary").collect();
     assert_eq!(summaries.len(), 2);
     assert!(summaries[0].text.contains("Turn Context (split turn)"));
-    assert_eq!(summaries[1].text, "Refactored step one; step two checks the build.");
+    assert_eq!(
+        summaries[1].text,
+        "Refactored step one; step two checks the build."
+    );
     assert!(summaries.iter().all(|e| e.role == Role::Context));
     // The whole path stays: the entries before the kept one too.
     let on = active(events, &decoded);
@@ -126,13 +137,22 @@ fn a_sub_agent_is_a_session_of_its_own_named_by_its_parent() {
     assert_eq!(init.role, Role::Context);
     assert!(init.text.starts_with("You are Scout"));
     // Its assignment is the parent agent's message (`attribution: "agent"`), not a person's.
-    let assignment = events.iter().find(|e| e.text.starts_with("Complete assignment")).unwrap();
+    let assignment = events
+        .iter()
+        .find(|e| e.text.starts_with("Complete assignment"))
+        .unwrap();
     assert_eq!(assignment.role, Role::Context);
-    let answer = events.iter().find(|e| e.tool.as_deref() == Some("yield")).unwrap();
+    let answer = events
+        .iter()
+        .find(|e| e.tool.as_deref() == Some("yield"))
+        .unwrap();
     assert_eq!(answer.role, Role::Tool);
     assert!(answer.text.contains("README.md"));
     // Its `.md` output beside it is no session; the parent shows the call and the result.
-    assert!(omp().discover().iter().all(|f| f.path.extension().unwrap() == "jsonl"));
+    assert!(omp()
+        .discover()
+        .iter()
+        .all(|f| f.path.extension().unwrap() == "jsonl"));
     let (parent_events, parent_decoded) = crate::common::decode_file(&omp(), &parent);
     assert_eq!(parent_decoded.meta.parent, None);
     assert!(parent_events
@@ -195,7 +215,10 @@ fn the_default_root_follows_oh_my_pis_agent_directory() {
         }
     };
     let root = |pairs| decode_omp::default_root(env(pairs)).unwrap();
-    assert_eq!(root(&[("HOME", "/h")]), std::path::Path::new("/h/.omp/agent/sessions"));
+    assert_eq!(
+        root(&[("HOME", "/h")]),
+        std::path::Path::new("/h/.omp/agent/sessions")
+    );
     assert_eq!(
         root(&[("HOME", "/h"), ("PI_CODING_AGENT_DIR", "/a")]),
         std::path::Path::new("/a/sessions")
@@ -205,7 +228,11 @@ fn the_default_root_follows_oh_my_pis_agent_directory() {
         std::path::Path::new("/h/.pio/agent/sessions")
     );
     assert_eq!(
-        root(&[("HOME", "/h"), ("OMP_PROFILE", "work"), ("PI_CODING_AGENT_DIR", "/a")]),
+        root(&[
+            ("HOME", "/h"),
+            ("OMP_PROFILE", "work"),
+            ("PI_CODING_AGENT_DIR", "/a")
+        ]),
         std::path::Path::new("/h/.omp/profiles/work/agent/sessions")
     );
     assert_eq!(

@@ -129,14 +129,24 @@ fn agent_written_messages_are_context_not_the_persons() {
     let r = Roots::new();
     let users = omp(
         &r,
-        &["list", "--session", "omp:agent-attribution", "--role", "user", "--json"],
+        &[
+            "list",
+            "--session",
+            "omp:agent-attribution",
+            "--role",
+            "user",
+            "--json",
+        ],
     );
     let texts: Vec<String> = items(&users).into_iter().map(|i| i.4).collect();
     assert_eq!(texts, ["Run the checks please.", "Thanks, that is all."]);
     for injected in ["async job finished", "incomplete todo item", "2 todo items"] {
         let hits = items(&search(&r, injected, &[]));
         assert_eq!(hits.len(), 1, "{injected}");
-        assert_eq!((hits[0].2.as_str(), hits[0].3.as_str()), ("context", "meta"));
+        assert_eq!(
+            (hits[0].2.as_str(), hits[0].3.as_str()),
+            ("context", "meta")
+        );
     }
 }
 
@@ -148,7 +158,10 @@ fn a_tool_call_is_shown_once_with_its_intent() {
     assert_eq!(search(&r, "GIT_TERMINAL_PROMPT", &[]).code, 1);
     let hits = items(&search(&r, "list the repo", &[]));
     assert_eq!(hits.len(), 1, "{hits:?}");
-    assert_eq!((hits[0].2.as_str(), hits[0].3.as_str()), ("tool", "tool_call"));
+    assert_eq!(
+        (hits[0].2.as_str(), hits[0].3.as_str()),
+        ("tool", "tool_call")
+    );
     assert_eq!(hits[0].4, "bash: ls -la\nlist the repo");
     let failed = items(&search(&r, "exited with code 1", &[]));
     assert_eq!(failed[0].3, "tool_error");
@@ -189,19 +202,32 @@ fn oh_my_pis_own_entries_show_nothing_of_their_own() {
     assert_eq!(hits[0].2, "context");
     let run = omp(
         &r,
-        &["list", "--session", "omp:omp-entry-types", "--json", "--limit", "10"],
+        &[
+            "list",
+            "--session",
+            "omp:omp-entry-types",
+            "--json",
+            "--limit",
+            "10",
+        ],
     );
     let shown: Vec<String> = items(&run).into_iter().map(|i| i.4).collect();
     assert_eq!(
         shown,
-        ["Plan the release.", "Release planned without force-pushing."]
+        [
+            "Plan the release.",
+            "Release planned without force-pushing."
+        ]
     );
 }
 
 #[test]
 fn a_sub_agent_is_its_own_session_with_its_parent_and_path_to_resume() {
     let r = Roots::new();
-    let sessions = omp(&r, &["list", "--session", "omp:*", "--json", "--limit", "100"]);
+    let sessions = omp(
+        &r,
+        &["list", "--session", "omp:*", "--json", "--limit", "100"],
+    );
     let ids: Vec<String> = sessions.json()["items"]
         .as_array()
         .unwrap()
@@ -219,13 +245,19 @@ fn a_sub_agent_is_its_own_session_with_its_parent_and_path_to_resume() {
     assert_eq!(item["role"], "tool");
     let argv = item["resume"]["argv"].as_array().unwrap();
     assert_eq!(argv[..2], ["omp", "--resume"]);
-    assert!(argv[2].as_str().unwrap().ends_with("/Scout.jsonl"), "{argv:?}");
+    assert!(
+        argv[2].as_str().unwrap().ends_with("/Scout.jsonl"),
+        "{argv:?}"
+    );
     let prompt = search(&r, "read-only sub-agent", &[]).json();
     assert_eq!(prompt["items"][0]["role"], "context");
     assert_eq!(prompt["items"][0]["kind"], "instructions");
     // The parent holds the call and the result; the `.md` output beside the session is no session.
     let result = items(&search(&r, "task-result", &[]));
-    let in_parent: Vec<_> = result.iter().filter(|h| h.0 == "omp:subagent-parent").collect();
+    let in_parent: Vec<_> = result
+        .iter()
+        .filter(|h| h.0 == "omp:subagent-parent")
+        .collect();
     assert_eq!(in_parent.len(), 1, "{result:?}");
 }
 
@@ -236,7 +268,17 @@ fn a_fork_holds_the_copied_entries_and_resumes_by_id() {
     let mut sessions: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
     sessions.sort_unstable();
     assert_eq!(sessions, ["omp:fork-by-id", "omp:subagent-parent"]);
-    let run = omp(&r, &["list", "--session", "omp:fork-by-id", "--json", "--limit", "1"]);
+    let run = omp(
+        &r,
+        &[
+            "list",
+            "--session",
+            "omp:fork-by-id",
+            "--json",
+            "--limit",
+            "1",
+        ],
+    );
     let item = &run.json()["items"][0];
     assert_eq!(
         item["resume"]["argv"],
@@ -255,7 +297,17 @@ fn every_folder_scheme_holds_sessions_whose_cwd_is_the_headers() {
         let run = omp(&r, &["list", "--session", &format!("omp:{id}"), "--json"]);
         assert_eq!(run.json()["items"][0]["cwd"], cwd, "{id}");
     }
-    let here = omp(&r, &["list", "--session", "omp:*", "--cwd", "/home/dev/old", "--json"]);
+    let here = omp(
+        &r,
+        &[
+            "list",
+            "--session",
+            "omp:*",
+            "--cwd",
+            "/home/dev/old",
+            "--json",
+        ],
+    );
     let ids: Vec<String> = items(&here).into_iter().map(|i| i.0).collect();
     assert_eq!(ids, ["omp:no-title-slot"]);
 }
@@ -263,7 +315,10 @@ fn every_folder_scheme_holds_sessions_whose_cwd_is_the_headers() {
 #[test]
 fn a_damaged_title_slot_gives_a_notice_and_the_rest() {
     let r = Roots::new();
-    let run = omp(&r, &["list", "--session", "omp:damaged-title-slot", "--json"]);
+    let run = omp(
+        &r,
+        &["list", "--session", "omp:damaged-title-slot", "--json"],
+    );
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(items(&run).len(), 2);
     assert!(run.json()["notice"].is_string(), "{}", run.stdout);
@@ -291,11 +346,20 @@ fn the_root_comes_from_the_flag_the_variable_or_oh_my_pis_home() {
             cmd.env(k, v);
         }
         let out = cmd.output().unwrap();
-        (out.status.code().unwrap(), String::from_utf8_lossy(&out.stdout).into_owned())
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
     };
     let list = ["list", "--session", "omp:title-slot"];
-    assert_eq!(run_with(&[&["--omp-root", &root][..], &list].concat(), &[]).0, 0);
-    assert_eq!(run_with(&list, &[("NOTESOUP_HISTORY_OMP_ROOT", &root)]).0, 0);
+    assert_eq!(
+        run_with(&[&["--omp-root", &root][..], &list].concat(), &[]).0,
+        0
+    );
+    assert_eq!(
+        run_with(&list, &[("NOTESOUP_HISTORY_OMP_ROOT", &root)]).0,
+        0
+    );
     // Oh My Pi's own directory: `$PI_CODING_AGENT_DIR/sessions`, else `~/.omp/agent/sessions`.
     let agent = r.dir.path().join("agent");
     fs::create_dir_all(&agent).unwrap();
@@ -349,7 +413,15 @@ fn the_real_sample_overview_browse_search_and_export() {
     let browse = r.run(&["list", "--session", SAMPLE, "--limit", "30"]);
     assert_eq!(browse.code, 0, "{browse:?}");
     assert_snapshot!("omp_sample_browse", shown(&r, &browse));
-    let found = r.run(&["list", "--session", "*", "--query", "pullfrog", "--limit", "8"]);
+    let found = r.run(&[
+        "list",
+        "--session",
+        "*",
+        "--query",
+        "pullfrog",
+        "--limit",
+        "8",
+    ]);
     assert_eq!(found.code, 0, "{found:?}");
     assert_snapshot!("omp_sample_search", shown(&r, &found));
     let export = r.run(&["export", "--session", SAMPLE]);
@@ -382,17 +454,31 @@ fn the_real_sample_shows_each_event_once_in_its_role() {
     for seq in [257, 283, 311, 390] {
         let at: Vec<_> = all.iter().filter(|i| i.1 == seq).collect();
         assert_eq!(at.len(), 1, "{seq}");
-        assert_eq!((at[0].2.as_str(), at[0].3.as_str()), ("context", "meta"), "{seq}");
+        assert_eq!(
+            (at[0].2.as_str(), at[0].3.as_str()),
+            ("context", "meta"),
+            "{seq}"
+        );
     }
-    assert!(all.iter().any(|i| i.1 == 311 && i.4.contains("You stopped with 3 incomplete")));
+    assert!(all
+        .iter()
+        .any(|i| i.1 == 311 && i.4.contains("You stopped with 3 incomplete")));
     // 132 tool calls, each once (not again from `tool_execution_start`), each with its output.
     let calls = all.iter().filter(|i| i.3 == "tool_call").count();
     assert_eq!(calls, 132);
-    assert!(!all.iter().any(|i| i.4.contains("export GIT_TERMINAL_PROMPT=0")));
-    let titles: Vec<_> = all.iter().filter(|i| i.4 == "Use pullfrog not bullfrog").collect();
+    assert!(!all
+        .iter()
+        .any(|i| i.4.contains("export GIT_TERMINAL_PROMPT=0")));
+    let titles: Vec<_> = all
+        .iter()
+        .filter(|i| i.4 == "Use pullfrog not bullfrog")
+        .collect();
     assert_eq!(titles.len(), 1, "the later title_change");
     let seqs: Vec<u64> = all.iter().map(|i| i.1).collect();
-    assert!(seqs.iter().all(|&s| s >= 3), "nothing from the slot or the header");
+    assert!(
+        seqs.iter().all(|&s| s >= 3),
+        "nothing from the slot or the header"
+    );
 }
 
 #[test]
@@ -403,8 +489,24 @@ fn the_index_answers_oh_my_pi_searches_as_a_scan_does_and_follows_appends() {
     for args in [
         &["list", "--session", "omp:*", "--query", "plan", "--json"][..],
         &["list", "--query", "scout", "--json", "--all-branches"],
-        &["list", "--session", "omp:*", "--query", "step", "--role", "context", "--json"],
-        &["list", "--session", "omp:*", "--query", "GIT_TERMINAL_PROMPT", "--json"],
+        &[
+            "list",
+            "--session",
+            "omp:*",
+            "--query",
+            "step",
+            "--role",
+            "context",
+            "--json",
+        ],
+        &[
+            "list",
+            "--session",
+            "omp:*",
+            "--query",
+            "GIT_TERMINAL_PROMPT",
+            "--json",
+        ],
     ] {
         same_both_ways(&r, args);
     }
