@@ -24,7 +24,7 @@
 //!   question's answer session first: hit@1, hit@5 and MRR@10, overall and per kind (see
 //!   [`recall`]).
 //!
-//! - `record`: install Claude Code, Codex and pi from npm and drive each, offline, against a
+//! - `record`: install Claude Code, Codex, pi and Oh My Pi from npm and drive each, offline, against a
 //!   scripted model server, so that each writes real transcripts with planted markers and an
 //!   `expected.json` of where each must be found (see [`record`]).
 //!
@@ -85,9 +85,10 @@ commands:
       --show-misses lists the questions whose answer is not first
   peak-rss PROGRAM [ARGS...]
       run PROGRAM with no output and print its exit code, peak RSS (KiB) and time (s)
-  record [--claude VERSION] [--codex VERSION] [--pi VERSION] [--only AGENT,...]
-         [--scratch DIR] [--out DIR]
-      install Claude Code, Codex and pi from npm (the current release, or VERSION) into the
+  record [--claude VERSION] [--codex VERSION] [--pi VERSION] [--omp VERSION]
+         [--only AGENT,...] [--scratch DIR] [--out DIR]
+      install Claude Code, Codex, pi and Oh My Pi from npm (the current release, or VERSION; Oh My
+      Pi with the Bun it runs on) into the
       scratch directory (default /tmp/record-<pid>), drive each offline against a scripted
       model server on 127.0.0.1, and copy the transcripts each wrote, with expected.json, into
       DIR/<agent>-<version> (default fixtures/recorded)";

@@ -43,15 +43,11 @@
 //! ```
 //!
 //! [pi coding agent]: https://github.com/badlogic/pi-mono
+//!
+//! The format itself (the tree, the branch, how an entry becomes events) is read by `pi-tree`,
+//! which Oh My Pi's decoder shares.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
-
-mod decode;
-mod discover;
-mod entry;
-mod fields;
-mod salvage;
-mod tree;
 
 use std::path::{Path, PathBuf};
 
@@ -61,7 +57,8 @@ use history_core::{snapshot, Resumed, Snapshot, WantSnapshot};
 use history_core::{DecodeError, Decoded, Event, SessionFile, Transcript, Walk};
 use history_core::{LineTest, LineTime};
 
-pub use tree::{Entry, Tree};
+use pi_tree::Dialect;
+pub use pi_tree::{Entry, Tree};
 
 /// The pi sessions under one root (the `sessions` directory of pi's agent directory).
 #[derive(Clone, Debug)]
@@ -112,7 +109,7 @@ impl Pi {
     /// The entry tree of a session file and its active branch, for callers that want the
     /// structure behind [`Decoded::branch`] (reads the file once, for its structure alone).
     pub fn tree(&self, path: &Path) -> Result<Tree, DecodeError> {
-        decode::read(path, &mut |_| {}, Some(&|_: &[u8]| false)).map(|pass| pass.tree)
+        pi_tree::read(Dialect::Pi, path, &mut |_| {}, Some(&|_: &[u8]| false)).map(|pass| pass.tree)
     }
 
     fn decode_lines(
@@ -130,16 +127,17 @@ impl Pi {
         file: &SessionFile,
         sink: &mut dyn FnMut(Event),
         wanted: Option<LineTest<'_>>,
-        from: Option<(&Snapshot, decode::Reader)>,
+        from: Option<(&Snapshot, pi_tree::Reader)>,
         keep: bool,
     ) -> Result<(Decoded, Option<Snapshot>), DecodeError> {
-        let (pass, snapshot) = decode::read_from(&file.path, sink, wanted, from, keep)?;
+        let (pass, snapshot) =
+            pi_tree::read_from(Dialect::Pi, &file.path, sink, wanted, from, keep)?;
         let mut meta = pass.meta;
         meta.forked_from = pass
             .header
             .as_ref()
             .and_then(|h| h.parent.as_deref())
-            .and_then(|named| discover::parent_file(&self.root, &file.path, named));
+            .and_then(|named| pi_tree::parent_file(&self.root, &file.path, named));
         let decoded = Decoded {
             branch: Some(pass.tree.branch),
             notices: pass.notices,
@@ -159,11 +157,11 @@ impl Transcript for Pi {
     /// Reads only the first line of each file: the session id is the header's `id`, or the id
     /// in the file name when the header is missing or damaged (decoding then says why).
     fn discover(&self) -> Vec<SessionFile> {
-        discover::sessions(&self.root, &Walk::none())
+        pi_tree::sessions(&self.root, &Walk::none(), Dialect::Pi)
     }
 
     fn discover_with(&self, walk: &Walk) -> Vec<SessionFile> {
-        discover::sessions(&self.root, walk)
+        pi_tree::sessions(&self.root, walk, Dialect::Pi)
     }
 
     /// Lines `lines` rules out are read for their structure alone: ids and parent links, the
@@ -187,7 +185,7 @@ impl Transcript for Pi {
 
     /// The header on the first line names it; a file that opens without one is decoded for it.
     fn cwd(&self, file: &SessionFile) -> Option<String> {
-        match discover::read_header(&file.path) {
+        match pi_tree::read_header(&file.path, Dialect::Pi) {
             Some(header) => header.cwd,
             None => {
                 let nothing: LineTest<'_> = &|_: &[u8]| false;
@@ -200,11 +198,11 @@ impl Transcript for Pi {
     }
 
     fn line_time(&self, line: &[u8]) -> LineTime {
-        decode::line_time(line)
+        pi_tree::line_time(line)
     }
 
     fn replay(&self, seq: u64, line: &[u8], sink: &mut dyn FnMut(Event)) -> bool {
-        decode::replay(seq, line, sink);
+        pi_tree::replay(Dialect::Pi, seq, line, sink);
         true
     }
 

@@ -34,7 +34,9 @@ export default function (pi) {
 }
 "#;
 
-struct Rpc {
+/// An agent in RPC mode (pi's protocol, which Oh My Pi keeps): commands in on stdin, responses
+/// and events out on stdout, one JSON object a line.
+pub(super) struct Rpc {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
@@ -42,13 +44,13 @@ struct Rpc {
 }
 
 impl Rpc {
-    fn start(mut cmd: Command) -> Result<Rpc> {
+    pub(super) fn start(mut cmd: Command) -> Result<Rpc> {
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .context("starting pi --mode rpc")?;
+            .context("starting the agent in --mode rpc")?;
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = std::sync::mpsc::channel();
@@ -68,11 +70,11 @@ impl Rpc {
     }
 
     /// Send a command; wait for its response and, with `until`, for an event of that type.
-    fn send(&mut self, mut command: Value, until: Option<&str>) -> Result<Value> {
+    pub(super) fn send(&mut self, mut command: Value, until: Option<&str>) -> Result<Value> {
         let id = format!("r{}", self.next);
         self.next += 1;
         command["id"] = json!(id);
-        eprintln!("record: pi rpc {}", command["type"]);
+        eprintln!("record: rpc {}", command["type"]);
         writeln!(self.stdin, "{command}")?;
         self.stdin.flush()?;
         let deadline = Instant::now() + Duration::from_secs(120);
@@ -87,15 +89,15 @@ impl Rpc {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = match self.lines.recv_timeout(left) {
                 Ok(line) => line,
-                Err(RecvTimeoutError::Timeout) => bail!("pi: no answer to {command}"),
-                Err(RecvTimeoutError::Disconnected) => bail!("pi exited during {command}"),
+                Err(RecvTimeoutError::Timeout) => bail!("no answer to {command}"),
+                Err(RecvTimeoutError::Disconnected) => bail!("the agent exited during {command}"),
             };
             let Ok(event) = serde_json::from_str::<Value>(&line) else {
                 continue;
             };
             if event["type"] == "response" && event["id"] == json!(id) {
                 if event["success"] != json!(true) {
-                    bail!("pi: {command} failed: {event}");
+                    bail!("{command} failed: {event}");
                 }
                 response = Some(event);
             } else if waiting.is_some_and(|t| event["type"] == t) {
@@ -104,7 +106,7 @@ impl Rpc {
         }
     }
 
-    fn prompt(&mut self, message: &str) -> Result<()> {
+    pub(super) fn prompt(&mut self, message: &str) -> Result<()> {
         self.send(
             json!({"type": "prompt", "message": message}),
             Some("agent_end"),
@@ -112,7 +114,7 @@ impl Rpc {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<()> {
+    pub(super) fn finish(mut self) -> Result<()> {
         drop(self.stdin);
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
@@ -128,7 +130,7 @@ impl Rpc {
 }
 
 /// The id of the entry of `file` whose line holds `needle`, of type `message` with `role`.
-fn entry_id(file: &Path, role: &str, needle: &str) -> Result<String> {
+pub(super) fn entry_id(file: &Path, role: &str, needle: &str) -> Result<String> {
     let text = std::fs::read_to_string(file)?;
     for line in text.lines() {
         let v: Value = serde_json::from_str(line)?;

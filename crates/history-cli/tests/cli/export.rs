@@ -51,7 +51,7 @@ fn samples() -> [PathBuf; 3] {
 }
 
 /// The head, then each section's heading or summary line (not the headings of the texts).
-fn outline(doc: &str) -> String {
+pub(crate) fn outline(doc: &str) -> String {
     let section = |line: &str| {
         (line.starts_with("## ") || line.starts_with("<summary>")) && line.contains(" · seq ")
     };

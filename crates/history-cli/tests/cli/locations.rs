@@ -68,7 +68,7 @@ fn every_item_names_its_line_in_its_file() {
     let r = Roots::new();
     let mut inherited = 0;
     let mut checked = 0;
-    for harness in ["claude", "codex", "pi"] {
+    for harness in ["claude", "codex", "pi", "omp"] {
         let sessions = r.run(&[
             "list",
             "--session",

@@ -41,6 +41,8 @@ mod mixed;
 mod newest;
 // The fuzz targets' invariants on the stable toolchain: mutated fixtures, every decoder.
 mod mutations;
+// Oh My Pi through the CLI: its title slot, its own entries, sub-agents, forks, the real sample.
+mod omp;
 // Paging a search of many sessions by its recipes: every hit once, in order, from either end.
 mod paging;
 // `pick` under a pseudo-terminal: type, move, Enter prints the resume command; Esc nothing.

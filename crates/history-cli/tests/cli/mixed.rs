@@ -1,13 +1,15 @@
-//! All three harnesses in one overview, one search, and one selector space.
+//! Every harness in one overview, one search, and one selector space.
 
 use crate::common::Roots;
 
 #[test]
 fn one_overview_mixes_every_harness_sorted_by_last_activity() {
     let r = Roots::new();
-    let run = r.run(&["list", "--limit", "200", "--json"]).json();
+    let run = r
+        .run(&["list", "--limit", "400", "--budget", "10000000", "--json"])
+        .json();
     let items = run["items"].as_array().unwrap();
-    for h in ["claude:", "codex:", "pi:"] {
+    for h in ["claude:", "codex:", "pi:", "omp:"] {
         assert!(
             items
                 .iter()

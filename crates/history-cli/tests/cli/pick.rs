@@ -186,7 +186,7 @@ fn selected(screen: &str) -> String {
     let words: Vec<&str> = row.split_whitespace().collect();
     let agent = words
         .iter()
-        .position(|w| ["claude", "codex", "pi"].contains(w))
+        .position(|w| ["claude", "codex", "pi", "omp"].contains(w))
         .unwrap_or_else(|| panic!("{row}"));
     words[agent + 1].to_string()
 }

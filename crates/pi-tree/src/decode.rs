@@ -11,23 +11,30 @@ use crate::entry::{render, Out};
 use crate::fields::Fields;
 use crate::salvage;
 use crate::tree::{Break, Entry, Growing, Tree};
+use crate::Dialect;
 
 /// The newest session version this decoder knows.
 const KNOWN_VERSION: u64 = 3;
 
-/// The first line of a session file, `type:"session"`.
+/// The first line of a session file, `type:"session"` (after Oh My Pi's title slot).
 #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Header {
-    pub(crate) id: Option<String>,
-    pub(crate) cwd: Option<String>,
-    /// `parentSession`, or the older `branchedFrom`.
-    pub(crate) parent: Option<String>,
-    pub(crate) version: Option<u64>,
+pub struct Header {
+    /// The session id.
+    pub id: Option<String>,
+    /// The working directory.
+    pub cwd: Option<String>,
+    /// `parentSession`, or the older `branchedFrom`: a file path, or (an Oh My Pi fork) a
+    /// session id.
+    pub parent: Option<String>,
+    /// The session version.
+    pub version: Option<u64>,
+    /// The title Oh My Pi keeps in the header, when it does.
+    pub title: Option<String>,
 }
 
 impl Header {
     /// The header in a parsed object, if it is one.
-    pub(crate) fn from_object(object: &Map<String, Value>) -> Option<Header> {
+    pub fn from_object(object: &Map<String, Value>) -> Option<Header> {
         Header::from_fields(&Fields::of(object))
     }
 
@@ -42,11 +49,12 @@ impl Header {
             cwd: string(&fields.cwd),
             parent: string(&fields.parent_session).or_else(|| string(&fields.branched_from)),
             version: fields.version,
+            title: string(&fields.title),
         })
     }
 
     /// The header on a line, if its first JSON value is one.
-    pub(crate) fn from_line(bytes: &[u8]) -> Option<Header> {
+    pub fn from_line(bytes: &[u8]) -> Option<Header> {
         let repaired = salvage::repair_surrogates(bytes);
         let bytes = repaired.as_deref().unwrap_or(bytes);
         let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
@@ -59,7 +67,7 @@ impl Header {
 
 /// When a line's events happen ([`history_core::Transcript::line_time`]): at the time of its
 /// objects, when they agree.
-pub(crate) fn line_time(bytes: &[u8]) -> LineTime {
+pub fn line_time(bytes: &[u8]) -> LineTime {
     // One object whose own `timestamp` is a time: that is its time, whatever its message says.
     if let Some(TopLevel::Str(s)) = top_level(bytes, "timestamp") {
         if let Some(t) = history_core::Timestamp::parse_rfc3339(s) {
@@ -83,11 +91,15 @@ pub(crate) fn line_time(bytes: &[u8]) -> LineTime {
 }
 
 /// Everything one pass over a file yields besides the events it streamed.
-pub(crate) struct Pass {
-    pub(crate) header: Option<Header>,
-    pub(crate) tree: Tree,
-    pub(crate) notices: Vec<String>,
-    pub(crate) meta: SessionMeta,
+pub struct Pass {
+    /// The session header, when the file has one.
+    pub header: Option<Header>,
+    /// The entry tree and its active branch.
+    pub tree: Tree,
+    /// What the reader should know: damage, a missing header, a broken branch.
+    pub notices: Vec<String>,
+    /// Title and working directory (the decoder adds what it finds beside the file).
+    pub meta: SessionMeta,
 }
 
 /// Reads a session file once, streaming every entry's events into `sink` in file order.
@@ -95,16 +107,18 @@ pub(crate) struct Pass {
 /// With `wanted`, only the lines it passes are decoded in full; the others are read for their
 /// structure alone (header, tree, title, damage) and yield no events. The events of the lines
 /// decoded, and the [`Pass`], are what reading every line in full gives.
-pub(crate) fn read(
+pub fn read(
+    dialect: Dialect,
     path: &Path,
     sink: &mut dyn FnMut(Event),
     wanted: Option<LineTest<'_>>,
 ) -> Result<Pass, DecodeError> {
-    Ok(read_from(path, sink, wanted, None, false)?.0)
+    Ok(read_from(dialect, path, sink, wanted, None, false)?.0)
 }
 
 /// [`read`] from a snapshot on, with the state it holds; with `keep`, also where it stopped.
-pub(crate) fn read_from(
+pub fn read_from(
+    dialect: Dialect,
     path: &Path,
     sink: &mut dyn FnMut(Event),
     wanted: Option<LineTest<'_>>,
@@ -112,7 +126,7 @@ pub(crate) fn read_from(
     keep: bool,
 ) -> Result<(Pass, Option<Snapshot>), DecodeError> {
     let mut lines = snapshot::lines_from(path, from.as_ref().map(|f| f.0))?;
-    let mut reader = from.map(|f| f.1).unwrap_or_default();
+    let mut reader = from.map_or_else(|| Reader::new(dialect), |f| f.1);
     let mut stop = snapshot::Stop::new(keep);
     while let Some(line) = lines.next_line()? {
         stop.before(&line, &reader, None);
@@ -128,19 +142,21 @@ pub(crate) fn read_from(
 
 /// One line decoded alone as line `seq` ([`history_core::Transcript::replay`]): what
 /// [`read`] emits for it, with no line before it known.
-pub(crate) fn replay(seq: u64, bytes: &[u8], sink: &mut dyn FnMut(Event)) {
+pub fn replay(dialect: Dialect, seq: u64, bytes: &[u8], sink: &mut dyn FnMut(Event)) {
     let line = Line {
         seq,
         bytes,
         terminated: true,
         offset: 0,
     };
-    Reader::default().line(&line, sink);
+    Reader::new(dialect).line(&line, sink);
 }
 
-/// What a pass knows of the lines read so far: all a resumed pass needs of them.
+/// What a pass knows of the lines read so far: all a resumed pass needs of them (a decoder
+/// keeps it in its [`Snapshot`]s).
 #[derive(Default, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Reader {
+pub struct Reader {
+    dialect: Dialect,
     header: Option<Header>,
     /// Whether any object has been parsed: the header must be the first.
     parsed_any: bool,
@@ -148,6 +164,9 @@ pub(crate) struct Reader {
     index: u64,
     tree: Growing,
     title: Option<String>,
+    /// Oh My Pi: the title slot's title, and the latest `title_change` entry's.
+    slot_title: Option<String>,
+    changed_title: Option<String>,
     damage: Damage,
     /// Lines from which some objects were read before the rest turned out unreadable.
     partial: Vec<u64>,
@@ -155,6 +174,14 @@ pub(crate) struct Reader {
 }
 
 impl Reader {
+    /// A reader of `dialect`'s files, before their first line.
+    pub fn new(dialect: Dialect) -> Reader {
+        Reader {
+            dialect,
+            ..Reader::default()
+        }
+    }
+
     /// Reads every JSON object on a line: pi writes one, but real files have two glued
     /// together; each is read, and they share the line's seq.
     fn line(&mut self, line: &Line<'_>, sink: &mut dyn FnMut(Event)) {
@@ -162,6 +189,7 @@ impl Reader {
             return;
         }
         let mut out = Out {
+            dialect: self.dialect,
             seq: line.seq,
             part: 0,
             sink,
@@ -240,6 +268,11 @@ impl Reader {
     /// Records one object of line `seq` in the structure; whether it is an entry (whose events
     /// are then due).
     fn fields(&mut self, fields: Fields, seq: u64) -> bool {
+        if self.is_title_slot(&fields) {
+            // Not an entry, and not the first object: the header comes after it.
+            self.slot_title = fields.title.filter(|t| !t.trim().is_empty());
+            return false;
+        }
         let first = !self.parsed_any;
         self.parsed_any = true;
         if let Some(header) = Header::from_fields(&fields) {
@@ -256,6 +289,11 @@ impl Reader {
         true
     }
 
+    /// Oh My Pi's title slot: a `type:"title"` object before anything else of the file.
+    fn is_title_slot(&self, fields: &Fields) -> bool {
+        self.dialect == Dialect::Omp && !self.parsed_any && fields.kind.as_deref() == Some("title")
+    }
+
     /// The entry as a tree node. Entries without an id (all of version 1) get one from their
     /// position, `{index:08x}`, and unless they name a parent, hang off the entry before them:
     /// this is pi's v1 → v2 migration, made deterministic.
@@ -267,6 +305,11 @@ impl Reader {
                 if !name.trim().is_empty() {
                     self.title = Some(name.trim().to_string());
                 }
+            }
+        }
+        if entry_type == "title_change" && self.dialect == Dialect::Omp {
+            if let Some(title) = fields.title.as_deref().filter(|t| !t.trim().is_empty()) {
+                self.changed_title = Some(title.trim().to_string());
             }
         }
         let named_parent = fields.parent_id;
@@ -318,8 +361,9 @@ impl Reader {
                 format!(" ({})", why.join("; "))
             };
             return Err(DecodeError::Invalid(format!(
-                "{} holds no pi session{why}",
-                path.display()
+                "{} holds no {}{why}",
+                path.display(),
+                self.dialect.session_noun()
             )));
         }
         self.damage.report(&mut notices);
@@ -348,8 +392,16 @@ impl Reader {
         if tree.entries.is_empty() {
             notices.push("the session has no entries yet".into());
         }
+        // Oh My Pi rewrites the slot whenever the title changes: it is the newest.
+        let title = match self.dialect {
+            Dialect::Pi => self.title,
+            Dialect::Omp => (self.slot_title.map(|t| t.trim().to_string()))
+                .or(self.changed_title)
+                .or_else(|| self.header.as_ref().and_then(|h| h.title.clone()))
+                .or(self.title),
+        };
         let meta = SessionMeta {
-            title: self.title,
+            title,
             summary: None,
             cwd: self.header.as_ref().and_then(|h| h.cwd.clone()),
             ..SessionMeta::default()

@@ -3,12 +3,15 @@
 use history_core::{Event, Role, Timestamp};
 use serde_json::{Map, Value};
 
+use crate::Dialect;
+
 // Every word this module adds to event text is in the raw bytes of the line it renders:
 // `[image]` comes from a block or attachment of type `image`, `bash:` from a `bashExecution`
 // message. So the decoder declares no generated words, and a raw prefilter can require them.
 
 /// The events of one line, numbered by part as they are pushed.
 pub(crate) struct Out<'a> {
+    pub(crate) dialect: Dialect,
     pub(crate) seq: u64,
     pub(crate) part: u32,
     pub(crate) sink: &'a mut dyn FnMut(Event),
@@ -70,6 +73,9 @@ pub(crate) fn timestamp(entry: &Map<String, Value>) -> Option<Timestamp> {
 /// `custom`) and unknown types yield none; they are still nodes of the tree.
 pub(crate) fn render(entry: &Map<String, Value>, out: &mut Out<'_>) {
     let at = timestamp(entry);
+    if out.dialect == Dialect::Omp && render_omp(entry, at, out) {
+        return;
+    }
     match str_field(entry, "type").unwrap_or("") {
         "message" => {
             if let Some(Value::Object(message)) = entry.get("message") {
@@ -96,8 +102,48 @@ pub(crate) fn render(entry: &Map<String, Value>, out: &mut Out<'_>) {
     }
 }
 
+/// The entries Oh My Pi adds or reads otherwise; `false` leaves the entry to pi's rules.
+///
+/// - `session_init`: the system prompt a sub-agent was started with (its task is its first
+///   user message): context.
+/// - `title_change`: the new title, as pi's `session_info` name is: context.
+/// - `compaction`: its summary, then its `shortSummary`: context.
+/// - `ttsr_injection`, `credential_pin`, `model_usage`, `service_tier_change`, `mode_change`,
+///   `reset_boundary`: no event (the rules a `ttsr_injection` names are in the
+///   `custom_message` before it).
+fn render_omp(entry: &Map<String, Value>, at: Option<Timestamp>, out: &mut Out<'_>) -> bool {
+    match str_field(entry, "type").unwrap_or("") {
+        "session_init" => {
+            if let Some(prompt) = text_field(entry, "systemPrompt") {
+                out.push(Role::Context, "instructions", at, prompt.to_string(), None);
+            }
+        }
+        "title_change" => {
+            if let Some(title) = text_field(entry, "title") {
+                out.push(Role::Context, "meta", at, title.trim().to_string(), None);
+            }
+        }
+        "compaction" => {
+            for key in ["summary", "shortSummary"] {
+                if let Some(summary) = text_field(entry, key) {
+                    out.push(Role::Context, "summary", at, summary.to_string(), None);
+                }
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
 fn render_message(message: &Map<String, Value>, at: Option<Timestamp>, out: &mut Out<'_>) {
     match str_field(message, "role").unwrap_or("") {
+        // Oh My Pi: a user message the agent wrote (an async result, a reminder) is injected.
+        "user"
+            if out.dialect == Dialect::Omp
+                && str_field(message, "attribution") == Some("agent") =>
+        {
+            render_content(message.get("content"), Role::Context, "meta", at, out);
+        }
         "user" => {
             render_content(message.get("content"), Role::User, "message", at, out);
             render_attachments(message.get("attachments"), at, out);
@@ -175,7 +221,12 @@ fn render_assistant(message: &Map<String, Value>, at: Option<Timestamp>, out: &m
                 }
                 Some("toolCall") => {
                     let name = str_field(block, "name").filter(|n| !n.is_empty());
-                    let text = tool_call_text(name.unwrap_or(""), block.get("arguments"));
+                    let text = match out.dialect {
+                        Dialect::Pi => tool_call_text(name.unwrap_or(""), block.get("arguments")),
+                        Dialect::Omp => {
+                            omp_tool_call_text(name.unwrap_or(""), block.get("arguments"))
+                        }
+                    };
                     out.push(Role::Tool, "tool_call", at, text, name);
                 }
                 _ => {
@@ -215,6 +266,23 @@ fn tool_call_text(name: &str, arguments: Option<&Value>) -> String {
     } else {
         format!("{name}: {input}")
     }
+}
+
+/// Oh My Pi's tools take an extra `i` argument, the call's intent: the call is shown as pi
+/// shows it without it, the intent on a line of its own after it. (`partialArgs`, a string copy
+/// of the arguments, is not read.)
+fn omp_tool_call_text(name: &str, arguments: Option<&Value>) -> String {
+    let Some(Value::Object(args)) = arguments else {
+        return tool_call_text(name, arguments);
+    };
+    let intent = text_field(args, "i");
+    let Some(intent) = intent else {
+        return tool_call_text(name, arguments);
+    };
+    let mut rest = args.clone();
+    rest.remove("i");
+    let call = tool_call_text(name, Some(&Value::Object(rest)));
+    format!("{call}\n{intent}")
 }
 
 /// Compact JSON, in the file's key order when serde_json preserves it (the workspace enables
@@ -291,5 +359,16 @@ mod tests {
         assert_eq!(t("ls", json!({})), "ls: {}");
         assert_eq!(tool_call_text("ls", None), "ls");
         assert_eq!(t("", json!({"command": "ls"})), "ls");
+    }
+
+    #[test]
+    fn omp_tool_calls_show_their_intent_apart() {
+        let t = |name, v: Value| omp_tool_call_text(name, Some(&v));
+        assert_eq!(
+            t("read", json!({"path": "a.rs", "i": "look at a"})),
+            "read: a.rs\nlook at a"
+        );
+        assert_eq!(t("bash", json!({"command": "ls"})), "bash: ls");
+        assert_eq!(t("todo", json!({"i": "plan"})), "todo: {}\nplan");
     }
 }

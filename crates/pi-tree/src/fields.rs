@@ -42,6 +42,8 @@ pub(crate) struct Fields {
     pub(crate) first_kept_entry_index: Option<u64>,
     /// `name` (a `session_info` entry's), when a string.
     pub(crate) name: Option<String>,
+    /// `title` (Oh My Pi's title slot, `title_change` entries and header), when a string.
+    pub(crate) title: Option<String>,
 }
 
 impl Fields {
@@ -61,6 +63,7 @@ impl Fields {
             first_kept_entry_id: string("firstKeptEntryId"),
             first_kept_entry_index: number("firstKeptEntryIndex"),
             name: string("name"),
+            title: string("title"),
         }
     }
 }
@@ -77,6 +80,7 @@ enum Key {
     FirstKeptEntryId,
     FirstKeptEntryIndex,
     Name,
+    Title,
     /// [`RAW_VALUE_KEY`]: a raw value's text, if it comes first.
     RawValue,
     Other,
@@ -102,6 +106,7 @@ impl<'de> Deserialize<'de> for Key {
                     "firstKeptEntryId" => Key::FirstKeptEntryId,
                     "firstKeptEntryIndex" => Key::FirstKeptEntryIndex,
                     "name" => Key::Name,
+                    "title" => Key::Title,
                     RAW_VALUE_KEY => Key::RawValue,
                     _ => Key::Other,
                 })
@@ -146,6 +151,7 @@ impl<'de> Deserialize<'de> for Fields {
                         Key::FirstKeptEntryId => f.first_kept_entry_id = string(&mut map)?,
                         Key::FirstKeptEntryIndex => f.first_kept_entry_index = number(&mut map)?,
                         Key::Name => f.name = string(&mut map)?,
+                        Key::Title => f.title = string(&mut map)?,
                         Key::RawValue | Key::Other => map.next_value::<CheckedAny>().map(|_| ())?,
                     }
                 }
@@ -195,6 +201,7 @@ pub(crate) fn skim(text: &str) -> Option<Vec<Fields>> {
                 "firstKeptEntryId" => f.first_kept_entry_id = string(scan)?,
                 "firstKeptEntryIndex" => f.first_kept_entry_index = number(scan)?,
                 "name" => f.name = string(scan)?,
+                "title" => f.title = string(scan)?,
                 _ => scan.skip()?,
             }
             Some(())
@@ -441,8 +448,8 @@ mod tests {
 
     #[test]
     fn the_skim_reads_fixture_lines_and_damaged_copies_as_values_do() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/pi");
-        let mut dirs = vec![root];
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut dirs = vec![fixtures.join("pi"), fixtures.join("omp")];
         let mut lines = Vec::new();
         while let Some(dir) = dirs.pop() {
             for entry in std::fs::read_dir(dir).unwrap().flatten() {
