@@ -35,7 +35,7 @@
 //! use decode_opencode::OpenCode;
 //! use history_core::Transcript;
 //!
-//! let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/opencode/wal");
+//! let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/opencode-wal/data");
 //! let opencode = OpenCode::new(root);
 //! let file = opencode.discover().into_iter().next().unwrap();
 //! let mut texts = Vec::new();

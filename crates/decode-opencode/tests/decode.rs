@@ -8,10 +8,13 @@ use std::path::{Path, PathBuf};
 use decode_opencode::OpenCode;
 use history_core::Transcript;
 
+/// `rules`: a session per rule; `wal`: a database whose last turn is only in its log.
 fn fixtures(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/opencode")
-        .join(name)
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    match name {
+        "wal" => fixtures.join("opencode-wal/data"),
+        _ => fixtures.join("opencode/data"),
+    }
 }
 
 /// Every file in `dir` with its bytes and times (access included).

@@ -89,7 +89,7 @@ impl Recording {
             .env("HOME", self.home.path())
             .env("XDG_CACHE_HOME", self.home.path().join("cache"))
             .env("NOTESOUP_HISTORY_INDEX", "off");
-        for agent in ["claude", "codex", "pi"] {
+        for agent in ["claude", "codex", "pi", "opencode"] {
             let to = if agent == self.agent() { &root } else { &empty };
             cmd.arg(format!("--{agent}-root")).arg(to);
         }
@@ -234,4 +234,9 @@ fn codex_recordings_show_every_marker_in_its_session_with_its_role_once() {
 #[test]
 fn pi_recordings_show_every_marker_in_its_session_with_its_role_once() {
     check_agent("pi");
+}
+
+#[test]
+fn opencode_recordings_show_every_marker_in_its_session_with_its_role_once() {
+    check_agent("opencode");
 }
