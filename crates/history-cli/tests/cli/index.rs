@@ -1255,3 +1255,56 @@ fn a_long_session_in_time_order_is_read_from_the_page_end_as_a_decode_reads_it()
     append(&roots, rel, &format!("{line}\n"));
     check(&|args| roots.run_reading_index(args));
 }
+
+/// OpenCode's sessions are rows of a database, not lines: the index never holds them, every
+/// search reads them whole, and what it answers equals `--no-index`, also once a turn is added
+/// that lives only in the database's log (as OpenCode leaves it, the writer still open).
+#[test]
+fn opencode_sessions_are_read_whole_and_equal_no_index_after_a_new_turn() {
+    let roots = roots();
+    let _guard = Guard(&roots);
+    index(&roots);
+    let opencode = |roots: &Roots| {
+        let run = roots.run_only(
+            "opencode",
+            &["--no-index", "list", "--query", "zz", "--json"],
+        );
+        let (a, b) = coverage(&run);
+        a + b
+    };
+    let sessions = opencode(&roots);
+    assert_eq!(sessions, 15);
+    let searches: [&[&str]; 5] = [
+        &["list", "--query", "text-roles", "--json"],
+        &["list", "--query", "a turn added later", "--json"],
+        &["list", "--query", "the", "--json", "--limit", "5"],
+        &["list", "--query", "prompt", "--sessions", "--json"],
+        &["find", "turn added", "--json"],
+    ];
+    let check = |roots: &Roots| {
+        for args in searches {
+            let (_, scanned) = same_both_ways(roots, args);
+            assert!(scanned >= sessions, "{args:?}: {scanned} scanned");
+        }
+    };
+    check(&roots);
+    // The index holds none of them, and a search that read them starts no update.
+    assert!(!roots.background_running());
+
+    let db = roots.root("opencode").join("opencode.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.pragma_update(None, "journal_mode", "wal").unwrap();
+    conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+    conn.execute_batch(
+        "INSERT INTO message VALUES ('msg_zz', 'ses_text_roles', 1790000000000, 1790000000000,
+           '{\"role\":\"user\",\"time\":{\"created\":1790000000000}}');
+         INSERT INTO part VALUES ('prt_zz', 'msg_zz', 'ses_text_roles', 1790000000000,
+           1790000000000, '{\"type\":\"text\",\"text\":\"a turn added later\"}');",
+    )
+    .unwrap();
+    assert!(roots.root("opencode").join("opencode.db-wal").exists());
+    let run = roots.run_indexed(&["list", "--query", "a turn added later", "--json"]);
+    assert_eq!(run.json()["items"][0]["session"], "opencode:ses_text_roles", "{run:?}");
+    check(&roots);
+    drop(conn);
+}
