@@ -337,3 +337,32 @@ fn a_turn_and_a_title_added_to_the_log_are_seen_by_the_cached_overview() {
     assert_eq!(texts.last().unwrap(), "a turn added later");
     drop(conn);
 }
+
+/// The recording of OpenCode 1.18.33 (`fixtures/recorded/opencode-1.18.33`): its overview, a
+/// browse of the main session, one event read whole, a search and an export, as a person sees
+/// them. Its newest turns are only in the database's log.
+#[test]
+fn the_recorded_release_in_snapshots() {
+    const MAIN: &str = "opencode:ses_dc1d88de8ffeHK4z3T36wGzUMh";
+    let r = Roots::new();
+    let root = r.dir.path().join("recorded");
+    std::fs::create_dir_all(&root).unwrap();
+    let recorded = fixtures().join("recorded/opencode-1.18.33/opencode");
+    for e in std::fs::read_dir(&recorded).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), root.join(e.file_name())).unwrap();
+    }
+    let root = root.display().to_string();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--opencode-root", root.as_str()];
+        all.extend(args);
+        let run = opencode(&r, &all);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        run.shown()
+    };
+    insta::assert_snapshot!("opencode_recorded_overview", run(&["list", "--session", "opencode:*"]));
+    insta::assert_snapshot!("opencode_recorded_browse", run(&["list", "--session", MAIN, "--limit", "50"]));
+    insta::assert_snapshot!("opencode_recorded_read", run(&["read", "--session", MAIN, "--seq", "12", "--part", "1"]));
+    insta::assert_snapshot!("opencode_recorded_search", run(&["list", "--session", "*", "--query", "qzo07"]));
+    insta::assert_snapshot!("opencode_recorded_export", run(&["export", "--session", MAIN]));
+}
