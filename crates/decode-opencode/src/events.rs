@@ -141,7 +141,11 @@ fn message_events(
             }
             Some("tool") => tool_events(part, at, out),
             Some("file") => {
-                let role = if assistant { Role::Assistant } else { Role::User };
+                let role = if assistant {
+                    Role::Assistant
+                } else {
+                    Role::User
+                };
                 out.push(role, "message", at, file_text(part), None);
             }
             Some("compaction") => {
@@ -248,9 +252,8 @@ fn call_text(name: &str, input: Option<&Value>) -> String {
 fn file_text(part: &Map<String, Value>) -> String {
     let image = text(part, "mime").is_some_and(|m| m.starts_with("image/"));
     let what = if image { "image" } else { "file" };
-    let name = words(part, "filename").or_else(|| {
-        words(part, "url").filter(|u| !u.starts_with("data:"))
-    });
+    let name =
+        words(part, "filename").or_else(|| words(part, "url").filter(|u| !u.starts_with("data:")));
     match name {
         Some(name) => format!("[{what}: {name}]"),
         None => format!("[{what}]"),

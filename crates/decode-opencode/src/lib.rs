@@ -155,9 +155,8 @@ impl OpenCode {
         }
         let db = self.database(&file.path)?;
         let db = db.lock().unwrap_or_else(|e| e.into_inner());
-        let invalid = |e: rusqlite::Error| {
-            DecodeError::Invalid(format!("{}: {e}", file.path.display()))
-        };
+        let invalid =
+            |e: rusqlite::Error| DecodeError::Invalid(format!("{}: {e}", file.path.display()));
         let row = db.session(id).map_err(invalid)?.ok_or_else(|| {
             DecodeError::Invalid(format!("{}: no session {id}", file.path.display()))
         })?;
@@ -168,7 +167,9 @@ impl OpenCode {
     /// A session's row alone.
     fn row(&self, file: &SessionFile) -> Option<Row> {
         if is_legacy(file) {
-            return legacy::read(&file.path, &file.key.id).ok().map(|(row, _)| row);
+            return legacy::read(&file.path, &file.key.id)
+                .ok()
+                .map(|(row, _)| row);
         }
         let db = self.database(&file.path).ok()?;
         let db = db.lock().ok()?;
@@ -278,12 +279,7 @@ impl Transcript for OpenCode {
         Err(std::io::ErrorKind::Unsupported.into())
     }
 
-    fn read_at(
-        &self,
-        path: &Path,
-        offset: u64,
-        len: usize,
-    ) -> Option<std::io::Result<Vec<u8>>> {
+    fn read_at(&self, path: &Path, offset: u64, len: usize) -> Option<std::io::Result<Vec<u8>>> {
         let _ = (path, offset, len);
         None
     }

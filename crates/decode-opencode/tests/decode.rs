@@ -27,9 +27,21 @@ fn state(dir: &Path) -> BTreeMap<String, (Vec<u8>, i64, i64, i64, i64)> {
             let name = e.file_name().to_string_lossy().into_owned();
             // Read as the decoder reads, so that this read moves no access time either.
             let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut history_core::open_untouched(&e.path()).unwrap(), &mut bytes)
-                .unwrap();
-            (name, (bytes, m.atime_nsec() + m.atime() * 1_000_000_000, m.mtime(), m.mtime_nsec(), m.ino() as i64))
+            std::io::Read::read_to_end(
+                &mut history_core::open_untouched(&e.path()).unwrap(),
+                &mut bytes,
+            )
+            .unwrap();
+            (
+                name,
+                (
+                    bytes,
+                    m.atime_nsec() + m.atime() * 1_000_000_000,
+                    m.mtime(),
+                    m.mtime_nsec(),
+                    m.ino() as i64,
+                ),
+            )
         })
         .collect()
 }
@@ -48,7 +60,12 @@ fn copy_wal(shm: bool) -> tempfile::TempDir {
         let path = e.unwrap().path();
         let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
         let f = std::fs::File::options().write(true).open(&path).unwrap();
-        f.set_times(std::fs::FileTimes::new().set_accessed(old).set_modified(old)).unwrap();
+        f.set_times(
+            std::fs::FileTimes::new()
+                .set_accessed(old)
+                .set_modified(old),
+        )
+        .unwrap();
     }
     tmp
 }
@@ -72,7 +89,12 @@ fn the_newest_turn_in_the_log_is_read_and_nothing_is_written() {
         let texts = texts(tmp.path());
         assert_eq!(
             texts,
-            ["wal-first-prompt", "wal-first-answer", "wal-newest-prompt", "The newest answer, only in the log."],
+            [
+                "wal-first-prompt",
+                "wal-first-answer",
+                "wal-newest-prompt",
+                "The newest answer, only in the log."
+            ],
             "with -shm: {shm}"
         );
         // No byte of the database, its log or its index changed, no time moved, and no file
@@ -94,7 +116,12 @@ fn the_log_applied_in_memory_equals_sqlite_reading_a_copy() {
         .collect();
     let texts_sqlite: Vec<String> = parts
         .iter()
-        .map(|d| serde_json::from_str::<serde_json::Value>(d).unwrap()["text"].as_str().unwrap().to_string())
+        .map(|d| {
+            serde_json::from_str::<serde_json::Value>(d).unwrap()["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     assert_eq!(texts(&fixtures("wal")), texts_sqlite);
 }
@@ -110,7 +137,10 @@ fn sqlite_s_own_read_only_modes_fall_short() {
     };
     // immutable=1 writes nothing, but ignores the log: the newest turn is missing.
     let tmp = copy_wal(true);
-    let uri = format!("file:{}?immutable=1", tmp.path().join("opencode.db").display());
+    let uri = format!(
+        "file:{}?immutable=1",
+        tmp.path().join("opencode.db").display()
+    );
     let conn = Connection::open_with_flags(&uri, flags).unwrap();
     assert_eq!(count(&conn).unwrap(), 2);
     drop(conn);
@@ -121,7 +151,11 @@ fn sqlite_s_own_read_only_modes_fall_short() {
     let conn = Connection::open_with_flags(&uri, flags).unwrap();
     assert_eq!(count(&conn).unwrap(), 4);
     drop(conn);
-    assert_ne!(state(tmp.path()), before, "mode=ro left the directory as it was");
+    assert_ne!(
+        state(tmp.path()),
+        before,
+        "mode=ro left the directory as it was"
+    );
     assert!(tmp.path().join("opencode.db-shm").exists());
 }
 

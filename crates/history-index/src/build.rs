@@ -75,7 +75,11 @@ pub fn rebuild(
     let start = Instant::now();
     // Sessions of records, not lines, are never indexed: a search reads them whole.
     let sessions: Vec<SessionFile> = (corpus.discover().into_iter())
-        .filter(|s| corpus.source(&s.key.harness).is_some_and(|s| s.layout() == Layout::Lines))
+        .filter(|s| {
+            corpus
+                .source(&s.key.harness)
+                .is_some_and(|s| s.layout() == Layout::Lines)
+        })
         .collect();
     let mut summary = Summary {
         sessions: sessions.len(),

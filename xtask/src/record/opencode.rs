@@ -70,17 +70,35 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
             json!({"command": format!("echo {sh}in | sed s/in/out/"), "description": "Echo"}),
         ),
     );
-    s.on(&format!("{sh}out"), Reply::text(&format!("{r1} the shell ran.")));
+    s.on(
+        &format!("{sh}out"),
+        Reply::text(&format!("{r1} the shell ran.")),
+    );
 
     // Turn 2 (a resume): parallel write and bash, then a read of what the shell wrote.
     let u2 = m.mark("main", "user", "user prompt of turn 2");
     let t2 = m.mark("main", "assistant", "reply text beside the parallel calls");
     let write = m.mark("main", "tool", "write content");
     let par = m.stem();
-    m.expect(&format!("{par}in"), &["main"], "tool", "parallel shell call input");
-    m.expect(&format!("{par}out"), &["main"], "tool", "parallel shell output");
+    m.expect(
+        &format!("{par}in"),
+        &["main"],
+        "tool",
+        "parallel shell call input",
+    );
+    m.expect(
+        &format!("{par}out"),
+        &["main"],
+        "tool",
+        "parallel shell output",
+    );
     let read = m.stem();
-    m.expect(&format!("{read}read"), &["main"], "tool", "read output (a file the shell wrote)");
+    m.expect(
+        &format!("{read}read"),
+        &["main"],
+        "tool",
+        "read output (a file the shell wrote)",
+    );
     let r2 = m.mark("main", "assistant", "reply of turn 2");
     s.on(
         &u2,
@@ -107,8 +125,18 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
     // Turn 3: a failing command (OpenCode completes it, with its exit code).
     let u3 = m.mark("main", "user", "user prompt of turn 3");
     let fail = m.stem();
-    m.expect(&format!("{fail}in"), &["main"], "tool", "failing call input");
-    m.expect(&format!("{fail}err"), &["main"], "tool", "failing call error");
+    m.expect(
+        &format!("{fail}in"),
+        &["main"],
+        "tool",
+        "failing call input",
+    );
+    m.expect(
+        &format!("{fail}err"),
+        &["main"],
+        "tool",
+        "failing call error",
+    );
     let r3 = m.mark("main", "assistant", "reply of turn 3");
     s.on(
         &u3,
@@ -118,7 +146,10 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
                    "description": "Fail"}),
         ),
     );
-    s.on(&format!("{fail}err"), Reply::text(&format!("{r3} the command failed.")));
+    s.on(
+        &format!("{fail}err"),
+        Reply::text(&format!("{r3} the command failed.")),
+    );
 
     // Turn 4: a sub-agent (`task`), its own session; its answer comes back as the task's output.
     let u4 = m.mark("main", "user", "user prompt of turn 4");
@@ -136,7 +167,10 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
         ),
     );
     s.on(&task, Reply::text(&format!("{sub} nothing to report.")));
-    s.on(&format!("{sub} nothing"), Reply::text(&format!("{r4} the sub-agent is done.")));
+    s.on(
+        &format!("{sub} nothing"),
+        Reply::text(&format!("{r4} the sub-agent is done.")),
+    );
 
     // A fork of the main session, with a turn of its own.
     let u5 = m.mark("fork", "user", "user prompt of the fork");
@@ -157,7 +191,11 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
     };
     let out = ctx.run(
         "run (turn 1)",
-        &mut opencode(&["--title", "Recorded session", &format!("{u1} run a command")]),
+        &mut opencode(&[
+            "--title",
+            "Recorded session",
+            &format!("{u1} run a command"),
+        ]),
     )?;
     let main = session_id(&out)?;
     for (what, prompt) in [

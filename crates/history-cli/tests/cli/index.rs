@@ -1327,7 +1327,11 @@ fn opencode_sessions_are_read_whole_and_equal_no_index_after_a_new_turn() {
     .unwrap();
     assert!(roots.root("opencode").join("opencode.db-wal").exists());
     let run = roots.run_indexed(&["list", "--query", "a turn added later", "--json"]);
-    assert_eq!(run.json()["items"][0]["session"], "opencode:ses_text_roles", "{run:?}");
+    assert_eq!(
+        run.json()["items"][0]["session"],
+        "opencode:ses_text_roles",
+        "{run:?}"
+    );
     check(&roots);
     drop(conn);
 }

@@ -96,7 +96,10 @@ fn the_official_client_lists_searches_pages_and_reads() {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/demo");
     // (Harnesses without demo sessions, OpenCode's, are left at their defaults under the
     // client's own home.)
-    for h in history_cli::HARNESSES.iter().filter(|h| demo.join(h.name).is_dir()) {
+    for h in history_cli::HARNESSES
+        .iter()
+        .filter(|h| demo.join(h.name).is_dir())
+    {
         cmd.arg("--demo-root")
             .arg(h.root_flag)
             .arg(demo.join(h.name));

@@ -149,7 +149,11 @@ fn mutated_pi_sessions_keep_the_rules() {
 #[test]
 fn mutated_opencode_databases_and_logs_keep_the_rules() {
     decoder_keeps_its_rules(&decode_opencode::HARNESS, &fixtures("opencode/data"), 64);
-    decoder_keeps_its_rules(&decode_opencode::HARNESS, &fixtures("opencode-wal/data"), 64);
+    decoder_keeps_its_rules(
+        &decode_opencode::HARNESS,
+        &fixtures("opencode-wal/data"),
+        64,
+    );
 }
 
 /// Every line of every fixture file of the three harnesses.

@@ -65,7 +65,12 @@ fn tool_parts_are_a_call_and_its_result() {
     let all = events(&r, "opencode:ses_tool_parts", &[]);
     is(&all, "bash: ls tool-parts-dir", "tool", "tool_call");
     is(&all, "tool-parts-listing", "tool", "tool_output");
-    is(&all, "read: /home/me/src/app/tool-parts.md", "tool", "tool_call");
+    is(
+        &all,
+        "read: /home/me/src/app/tool-parts.md",
+        "tool",
+        "tool_call",
+    );
     is(&all, "1: tool-parts-content", "tool", "tool_output");
     // A shell command that failed completes with its exit code: an error.
     is(&all, "tool-parts-exit-output", "tool", "tool_error");
@@ -110,7 +115,10 @@ fn subagent_is_a_session_of_its_own_that_names_its_parent() {
     let child = events(&r, "opencode:ses_subagent_child", &[]);
     is(&child, "subagent-task-prompt", "user", "message");
     is(&child, "subagent-child-answer", "assistant", "message");
-    let run = opencode(&r, &["list", "--session", "opencode:ses_subagent_child", "--json"]);
+    let run = opencode(
+        &r,
+        &["list", "--session", "opencode:ses_subagent_child", "--json"],
+    );
     let item = &run.json()["items"][0];
     assert_eq!(item["title"], "Explore (@explore subagent)", "{item}");
 }
@@ -121,7 +129,17 @@ fn fork_holds_its_copy_of_the_history_and_its_own_turns() {
     let fork = events(&r, "opencode:ses_fork", &[]);
     is(&fork, "text-roles-prompt", "user", "message");
     is(&fork, "fork-own-answer", "assistant", "message");
-    let hits = opencode(&r, &["list", "--session", "opencode:*", "--query", "text-roles-answer", "--json"]);
+    let hits = opencode(
+        &r,
+        &[
+            "list",
+            "--session",
+            "opencode:*",
+            "--query",
+            "text-roles-answer",
+            "--json",
+        ],
+    );
     let sessions: Vec<String> = hits.json()["items"]
         .as_array()
         .unwrap()
@@ -137,16 +155,17 @@ fn revert_hides_the_undone_message_and_what_follows() {
     let active = events(&r, "opencode:ses_revert", &[]);
     let texts: Vec<&str> = active.iter().map(|e| e.3.as_str()).collect();
     assert_eq!(texts, ["revert-kept-prompt", "revert-kept-answer"]);
-    let all = opencode(
-        &r,
-        &every_role("opencode:ses_revert", &["--all-branches"]),
-    )
-    .json();
+    let all = opencode(&r, &every_role("opencode:ses_revert", &["--all-branches"])).json();
     let marks: Vec<(String, bool)> = all["items"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| (i["text"].as_str().unwrap().into(), i["on_active_branch"].as_bool().unwrap()))
+        .map(|i| {
+            (
+                i["text"].as_str().unwrap().into(),
+                i["on_active_branch"].as_bool().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         marks,
@@ -173,14 +192,22 @@ fn damaged_rows_are_skipped_with_a_notice() {
         .collect();
     assert_eq!(texts, ["damaged-rows-prompt", "damaged-rows-answer"]);
     let notice = page["notice"].to_string();
-    assert!(notice.contains("msg_damaged") && notice.contains("damaged part"), "{notice}");
+    assert!(
+        notice.contains("msg_damaged") && notice.contains("damaged part"),
+        "{notice}"
+    );
 }
 
 #[test]
 fn assistant_error_is_context() {
     let r = Roots::new();
     let all = events(&r, "opencode:ses_assistant_error", &[]);
-    is(&all, "APIError: assistant-error-message", "context", "error");
+    is(
+        &all,
+        "APIError: assistant-error-message",
+        "context",
+        "error",
+    );
 }
 
 #[test]
@@ -193,7 +220,12 @@ fn quoted_prompt_keeps_its_quotes() {
 #[test]
 fn archived_sessions_are_still_read() {
     let r = Roots::new();
-    is(&events(&r, "opencode:ses_archived", &[]), "archived-prompt", "user", "message");
+    is(
+        &events(&r, "opencode:ses_archived", &[]),
+        "archived-prompt",
+        "user",
+        "message",
+    );
 }
 
 #[test]
@@ -207,7 +239,10 @@ fn channel_database_sessions_are_found() {
 fn legacy_tree_is_read_and_the_database_wins_for_an_id_in_both() {
     let r = Roots::new();
     let all = events(&r, "opencode:ses_legacy_tree", &[]);
-    let shown: Vec<(u64, &str, &str)> = all.iter().map(|e| (e.0, e.1.as_str(), e.3.as_str())).collect();
+    let shown: Vec<(u64, &str, &str)> = all
+        .iter()
+        .map(|e| (e.0, e.1.as_str(), e.3.as_str()))
+        .collect();
     assert_eq!(
         shown,
         [
@@ -225,7 +260,10 @@ fn legacy_tree_is_read_and_the_database_wins_for_an_id_in_both() {
 #[test]
 fn resume_is_opencode_session_in_the_session_s_directory() {
     let r = Roots::new();
-    let run = opencode(&r, &["list", "--session", "opencode:ses_text_roles", "--json"]);
+    let run = opencode(
+        &r,
+        &["list", "--session", "opencode:ses_text_roles", "--json"],
+    );
     let item = &run.json()["items"][0];
     assert_eq!(
         item["resume"],
@@ -234,7 +272,8 @@ fn resume_is_opencode_session_in_the_session_s_directory() {
     );
     let text = opencode(&r, &["list", "--session", "opencode:ses_text_roles"]);
     assert!(
-        text.stdout.contains("cd /home/me/src/app && opencode --session ses_text_roles"),
+        text.stdout
+            .contains("cd /home/me/src/app && opencode --session ses_text_roles"),
         "{}",
         text.stdout
     );
@@ -245,7 +284,17 @@ fn selectors_take_opencode_ids_and_prefixes() {
     let r = Roots::new();
     let run = opencode(&r, &["list", "--session", "opencode:ses_quot", "--json"]);
     assert_eq!(run.json()["session"], "opencode:ses_quoted_prompt");
-    let all = opencode(&r, &["list", "--session", "opencode:*", "--limit", "100", "--json"]);
+    let all = opencode(
+        &r,
+        &[
+            "list",
+            "--session",
+            "opencode:*",
+            "--limit",
+            "100",
+            "--json",
+        ],
+    );
     assert_eq!(all.code, 0, "{}", all.stderr);
     let n = all.json()["items"].as_array().unwrap().len();
     // 13 in opencode.db, 1 in opencode-dev.db, 1 of the legacy tree alone.
@@ -272,8 +321,19 @@ fn state(dir: &Path) -> BTreeMap<String, (Vec<u8>, i64, i64)> {
             let e = e.unwrap();
             let m = e.metadata().unwrap();
             let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut history_core::open_untouched(&e.path()).unwrap(), &mut bytes).unwrap();
-            (e.file_name().to_string_lossy().into_owned(), (bytes, m.mtime_nsec() + m.mtime() * 1_000_000_000, m.atime_nsec() + m.atime() * 1_000_000_000))
+            std::io::Read::read_to_end(
+                &mut history_core::open_untouched(&e.path()).unwrap(),
+                &mut bytes,
+            )
+            .unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                (
+                    bytes,
+                    m.mtime_nsec() + m.mtime() * 1_000_000_000,
+                    m.atime_nsec() + m.atime() * 1_000_000_000,
+                ),
+            )
         })
         .collect()
 }
@@ -284,15 +344,39 @@ fn the_newest_turn_only_in_the_log_is_shown_and_no_file_is_touched() {
     let root = wal_root(r.dir.path());
     let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
     for e in std::fs::read_dir(&root).unwrap() {
-        let f = std::fs::File::options().write(true).open(e.unwrap().path()).unwrap();
-        f.set_times(std::fs::FileTimes::new().set_accessed(old).set_modified(old)).unwrap();
+        let f = std::fs::File::options()
+            .write(true)
+            .open(e.unwrap().path())
+            .unwrap();
+        f.set_times(
+            std::fs::FileTimes::new()
+                .set_accessed(old)
+                .set_modified(old),
+        )
+        .unwrap();
     }
     let before = state(&root);
     let root_arg = root.display().to_string();
     for (args, newest) in [
-        (vec!["list", "--session", "opencode:ses_wal_only_turn", "--json"], true),
-        (vec!["list", "--session", "*", "--query", "only in the log", "--json"], true),
-        (vec!["export", "--session", "opencode:ses_wal_only_turn"], true),
+        (
+            vec!["list", "--session", "opencode:ses_wal_only_turn", "--json"],
+            true,
+        ),
+        (
+            vec![
+                "list",
+                "--session",
+                "*",
+                "--query",
+                "only in the log",
+                "--json",
+            ],
+            true,
+        ),
+        (
+            vec!["export", "--session", "opencode:ses_wal_only_turn"],
+            true,
+        ),
         // The overview shows the first prompt.
         (vec!["list", "--session", "*"], false),
     ] {
@@ -302,7 +386,11 @@ fn the_newest_turn_only_in_the_log_is_shown_and_no_file_is_touched() {
         assert_eq!(run.code, 0, "{all:?}: {}", run.stderr);
         let shown = run.stdout.contains("The newest answer, only in the log.");
         assert_eq!(shown, newest, "{all:?}: {}", run.stdout);
-        assert_eq!(state(&root), before, "{all:?}: a file of the database changed or appeared");
+        assert_eq!(
+            state(&root),
+            before,
+            "{all:?}: a file of the database changed or appeared"
+        );
     }
 }
 
@@ -312,7 +400,17 @@ fn a_turn_and_a_title_added_to_the_log_are_seen_by_the_cached_overview() {
     let root = wal_root(r.dir.path());
     let root_arg = root.display().to_string();
     let title = |r: &Roots| {
-        let run = opencode(r, &["--opencode-root", &root_arg, "list", "--session", "opencode:*", "--json"]);
+        let run = opencode(
+            r,
+            &[
+                "--opencode-root",
+                &root_arg,
+                "list",
+                "--session",
+                "opencode:*",
+                "--json",
+            ],
+        );
         run.json()["items"][0]["title"].clone()
     };
     // Twice: the second answer is the overview cache's.
@@ -360,9 +458,24 @@ fn the_recorded_release_in_snapshots() {
         assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
         run.shown()
     };
-    insta::assert_snapshot!("opencode_recorded_overview", run(&["list", "--session", "opencode:*"]));
-    insta::assert_snapshot!("opencode_recorded_browse", run(&["list", "--session", MAIN, "--limit", "50"]));
-    insta::assert_snapshot!("opencode_recorded_read", run(&["read", "--session", MAIN, "--seq", "12", "--part", "1"]));
-    insta::assert_snapshot!("opencode_recorded_search", run(&["list", "--session", "*", "--query", "qzo07"]));
-    insta::assert_snapshot!("opencode_recorded_export", run(&["export", "--session", MAIN]));
+    insta::assert_snapshot!(
+        "opencode_recorded_overview",
+        run(&["list", "--session", "opencode:*"])
+    );
+    insta::assert_snapshot!(
+        "opencode_recorded_browse",
+        run(&["list", "--session", MAIN, "--limit", "50"])
+    );
+    insta::assert_snapshot!(
+        "opencode_recorded_read",
+        run(&["read", "--session", MAIN, "--seq", "12", "--part", "1"])
+    );
+    insta::assert_snapshot!(
+        "opencode_recorded_search",
+        run(&["list", "--session", "*", "--query", "qzo07"])
+    );
+    insta::assert_snapshot!(
+        "opencode_recorded_export",
+        run(&["export", "--session", MAIN])
+    );
 }

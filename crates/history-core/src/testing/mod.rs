@@ -82,7 +82,9 @@ use crate::model::{Event, SessionFile};
 use crate::query::Span;
 use crate::source::snapshot::Snapshot;
 use crate::source::Harness;
-use crate::source::{Decoded, Layout, LineTest, LineTime, Lines, Resumed, Transcript, WantSnapshot};
+use crate::source::{
+    Decoded, Layout, LineTest, LineTime, Lines, Resumed, Transcript, WantSnapshot,
+};
 use history_raw::RawFilter;
 
 /// The seed of every random choice unless `NOTESOUP_KIT_SEED` names another.
