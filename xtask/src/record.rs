@@ -1,6 +1,6 @@
 //! `cargo xtask record`: real transcripts written by the agents themselves.
 //!
-//! Each agent (Claude Code, Codex, pi, Oh My Pi) is installed from npm at the named or the current
+//! Each agent (Claude Code, Codex, pi, Oh My Pi, OpenCode) is installed from npm at the named or the current
 //! release into a scratch directory and driven non-interactively (print, exec and RPC modes)
 //! against the scripted model server of [`server`] on 127.0.0.1, with a home and configuration
 //! of its own, telemetry and update checks off, and every other address refused (its proxies
@@ -9,13 +9,14 @@
 //! belongs to, its role (CONTRACT §4), how often it is shown and on which branch.
 //!
 //! The recording is copied, as the agent laid it out, into `fixtures/recorded/<agent>-<version>/`
-//! (`projects/` for Claude, `sessions/` for Codex, pi and Oh My Pi), which the CLI reads with
-//! `--claude-root`, `--codex-root`, `--pi-root` or `--omp-root`.
+//! (`projects/` for Claude, `sessions/` for Codex, pi and Oh My Pi, `opencode/` for OpenCode's
+//! database), which the CLI reads with its `--<agent>-root`.
 
 mod claude;
 mod codex;
 mod kit;
 mod omp;
+mod opencode;
 mod pi;
 pub mod server;
 
@@ -36,6 +37,7 @@ const AGENTS: [(&str, &str); 4] = [
     ("codex", "@openai/codex"),
     ("pi", "@mariozechner/pi-coding-agent"),
     ("omp", "@oh-my-pi/pi-coding-agent"),
+    ("opencode", "opencode-ai"),
 ];
 
 pub fn command(args: &[String]) -> Result<()> {
@@ -55,6 +57,7 @@ pub fn command(args: &[String]) -> Result<()> {
             "--codex" => drop(versions.insert("codex", value()?)),
             "--pi" => drop(versions.insert("pi", value()?)),
             "--omp" => drop(versions.insert("omp", value()?)),
+            "--opencode" => drop(versions.insert("opencode", value()?)),
             "--only" => only = Some(value()?.split(',').map(str::to_owned).collect()),
             "--scratch" => scratch = PathBuf::from(value()?),
             "--out" => out = PathBuf::from(value()?),
@@ -108,6 +111,7 @@ pub fn command(args: &[String]) -> Result<()> {
                     npm_install(&bun, omp::BUN, "bun")?;
                     omp::record(&ctx, &bun)?
                 }
+                "opencode" => opencode::record(&ctx)?,
                 _ => pi::record(&ctx)?,
             };
             let target = out.join(format!("{agent}-{version}"));

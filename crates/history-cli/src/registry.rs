@@ -3,9 +3,10 @@
 use history_core::Harness;
 
 /// The harnesses the command reads, in the order they are tried.
-pub const HARNESSES: [&Harness; 4] = [
+pub const HARNESSES: [&Harness; 5] = [
     &decode_claude::HARNESS,
     &decode_codex::HARNESS,
     &decode_pi::HARNESS,
     &decode_omp::HARNESS,
+    &decode_opencode::HARNESS,
 ];

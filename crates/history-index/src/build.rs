@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::time::Instant;
 
-use history_core::{Corpus, Event, SessionFile, SessionMeta, Transcript};
+use history_core::{Corpus, Event, Layout, SessionFile, SessionMeta, Transcript};
 use history_core::{LineTime, Lines};
 use history_core::{Snapshot, WantSnapshot};
 use history_raw::fold;
@@ -29,7 +29,7 @@ const CHECKPOINT_BYTES: u64 = 32 << 20;
 /// What an update did.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Summary {
-    /// Sessions found.
+    /// Sessions found, of sources whose sessions are lines ([`Layout::Lines`]).
     pub sessions: usize,
     /// Sessions (re)indexed now.
     pub indexed: usize,
@@ -73,7 +73,14 @@ pub fn rebuild(
     progress: Progress<'_>,
 ) -> Result<Summary, StoreError> {
     let start = Instant::now();
-    let sessions = corpus.discover();
+    // Sessions of records, not lines, are never indexed: a search reads them whole.
+    let sessions: Vec<SessionFile> = (corpus.discover().into_iter())
+        .filter(|s| {
+            corpus
+                .source(&s.key.harness)
+                .is_some_and(|s| s.layout() == Layout::Lines)
+        })
+        .collect();
     let mut summary = Summary {
         sessions: sessions.len(),
         ..Summary::default()

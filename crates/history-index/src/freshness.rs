@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use history_core::same_files;
 use history_core::Snapshot;
-use history_core::{SessionFile, Transcript};
+use history_core::{Layout, SessionFile, Transcript};
 
 use crate::store::{checkpoint_hash, Fingerprint, SessionRow, SessionState, Witness};
 
@@ -36,7 +36,9 @@ pub enum Freshness<S = Option<Snapshot>> {
     /// its start again, its stored lines kept where it gives them unchanged).
     Appended(S),
     /// This build's last attempt to index exactly these files failed: another attempt would
-    /// fail again, so the session is read without the index until its files change.
+    /// fail again, so the session is read without the index until its files change. So too,
+    /// always, for a session of records rather than lines ([`Layout::Records`]): the index
+    /// never holds one, and a search reads it whole.
     Failed,
     /// Never stored, stored by another build, or stored from files that were replaced,
     /// rewritten, truncated, or that are not the session's files now: it is indexed again from
@@ -74,6 +76,9 @@ impl Freshness<Unread> {
         row: Option<&SessionRow>,
         version: &str,
     ) -> Option<(Files, Self)> {
+        if source.layout() == Layout::Records {
+            return Some((Vec::new(), Freshness::Failed));
+        }
         let now = current_files(source, file, row)?;
         let freshness = Freshness::of(row, version, &now);
         Some((now, freshness))
@@ -88,6 +93,9 @@ impl Freshness<Unread> {
         row: Option<&SessionRow>,
         version: &str,
     ) -> Option<(Option<Files>, Self)> {
+        if source.layout() == Layout::Records {
+            return Some((None, Freshness::Failed));
+        }
         if let Some(row) = row.filter(|row| settled_and_unchanged(file, row)) {
             let freshness = match (*row.decoder_version == *version, row.state) {
                 (false, _) => Freshness::Stale,

@@ -21,12 +21,26 @@ use serde_json::Value;
 /// Tests that count what the index covers work without it.
 const UNDECODABLE: &str = "claude/-w-app/no-leaf.jsonl";
 
-/// The fixtures, without the undecodable session.
+/// The fixtures, without the undecodable session, and without OpenCode's database, whose
+/// sessions of records the index never holds (every search scans them): the tests that count
+/// what the index covers count lines. [`with_opencode`] keeps it.
 pub(crate) fn roots() -> Roots {
+    let roots = with_opencode();
+    let opencode = roots.root("opencode").to_path_buf();
+    fs::remove_dir_all(&opencode).unwrap();
+    fs::create_dir_all(&opencode).unwrap();
+    roots
+}
+
+/// The fixtures, without the undecodable session.
+pub(crate) fn with_opencode() -> Roots {
     let roots = Roots::new();
     fs::remove_file(roots.dir.path().join(UNDECODABLE)).unwrap();
     roots
 }
+
+/// How many sessions the OpenCode fixtures hold: a search over all of them scans them.
+const OPENCODE_SESSIONS: u64 = 15;
 
 /// Waits for any background update before the temporary directory goes, even when a test fails.
 pub(crate) struct Guard<'a>(pub(crate) &'a Roots);
@@ -267,7 +281,7 @@ fn plant_folding(roots: &Roots) {
 
 #[test]
 fn searches_with_the_index_equal_searches_without_it() {
-    let roots = roots();
+    let roots = with_opencode();
     plant_folding(&roots);
     let _guard = Guard(&roots);
     let texts = texts(&roots);
@@ -288,7 +302,10 @@ fn searches_with_the_index_equal_searches_without_it() {
     let run = index(&roots);
     assert!(run.stdout.contains("sessions"), "{run:?}");
     let all = session_count(&roots);
-    assert_eq!(doctor(&roots)["indexed"].as_u64(), Some(all));
+    assert_eq!(
+        doctor(&roots)["indexed"].as_u64(),
+        Some(all - OPENCODE_SESSIONS)
+    );
 
     let seed = std::env::var("INDEX_TEST_SEED")
         .ok()
@@ -354,13 +371,18 @@ fn searches_with_the_index_equal_searches_without_it() {
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (indexed, scanned) = same_both_ways(&roots, &args);
+        // OpenCode's sessions are in every search of all sessions, and always scanned.
+        let records = match args.iter().position(|a| *a == "--session") {
+            Some(at) if args[at + 1] != "*" => 0,
+            _ => OPENCODE_SESSIONS,
+        };
         match answerable {
             Some(true) => {
                 assert!(
                     indexed > 0,
                     "round {round}, seed {seed}: {args:?} did not use the index"
                 );
-                assert_eq!(scanned, 0, "round {round}, seed {seed}: {args:?}");
+                assert_eq!(scanned, records, "round {round}, seed {seed}: {args:?}");
             }
             Some(false) => {
                 assert_eq!(indexed, 0, "round {round}, seed {seed}: {args:?} must scan");
@@ -1123,7 +1145,8 @@ fn a_session_that_fails_to_index_leaves_no_false_damage() {
         let args = ["list", "--query", word, "--json", "--limit", "3"];
         let run = roots.run_with(&args, &[("NOTESOUP_HISTORY_INDEX", "read")]);
         let (from_index, scanned) = coverage(&run);
-        assert_eq!(scanned, 1, "{word}: {run:?}");
+        // The undecodable session, and OpenCode's, which are always scanned.
+        assert_eq!(scanned, 1 + OPENCODE_SESSIONS, "{word}: {run:?}");
         assert!(from_index > 60, "{word}: {run:?}");
     }
     let mut marker = db.as_os_str().to_owned();
@@ -1256,4 +1279,61 @@ fn a_long_session_in_time_order_is_read_from_the_page_end_as_a_decode_reads_it()
     .replace("2026-03-01T09:31:00.000Z", "2026-04-01T00:04:00.000Z");
     append(&roots, rel, &format!("{line}\n"));
     check(&|args| roots.run_reading_index(args));
+}
+
+/// OpenCode's sessions are rows of a database, not lines: the index never holds them, every
+/// search reads them whole, and what it answers equals `--no-index`, also once a turn is added
+/// that lives only in the database's log (as OpenCode leaves it, the writer still open).
+#[test]
+fn opencode_sessions_are_read_whole_and_equal_no_index_after_a_new_turn() {
+    let roots = with_opencode();
+    let _guard = Guard(&roots);
+    index(&roots);
+    let opencode = |roots: &Roots| {
+        let run = roots.run_only(
+            "opencode",
+            &["--no-index", "list", "--query", "zz", "--json"],
+        );
+        let (a, b) = coverage(&run);
+        a + b
+    };
+    let sessions = opencode(&roots);
+    assert_eq!(sessions, OPENCODE_SESSIONS);
+    let searches: [&[&str]; 5] = [
+        &["list", "--query", "text-roles", "--json"],
+        &["list", "--query", "a turn added later", "--json"],
+        &["list", "--query", "the", "--json", "--limit", "5"],
+        &["list", "--query", "prompt", "--sessions", "--json"],
+        &["find", "turn added", "--json"],
+    ];
+    let check = |roots: &Roots| {
+        for args in searches {
+            let (_, scanned) = same_both_ways(roots, args);
+            assert!(scanned >= sessions, "{args:?}: {scanned} scanned");
+        }
+    };
+    check(&roots);
+    // The index holds none of them, and a search that read them starts no update.
+    assert!(!roots.background_running());
+
+    let db = roots.root("opencode").join("opencode.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.pragma_update(None, "journal_mode", "wal").unwrap();
+    conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+    conn.execute_batch(
+        "INSERT INTO message VALUES ('msg_zz', 'ses_text_roles', 1790000000000, 1790000000000,
+           '{\"role\":\"user\",\"time\":{\"created\":1790000000000}}');
+         INSERT INTO part VALUES ('prt_zz', 'msg_zz', 'ses_text_roles', 1790000000000,
+           1790000000000, '{\"type\":\"text\",\"text\":\"a turn added later\"}');",
+    )
+    .unwrap();
+    assert!(roots.root("opencode").join("opencode.db-wal").exists());
+    let run = roots.run_indexed(&["list", "--query", "a turn added later", "--json"]);
+    assert_eq!(
+        run.json()["items"][0]["session"],
+        "opencode:ses_text_roles",
+        "{run:?}"
+    );
+    check(&roots);
+    drop(conn);
 }

@@ -37,6 +37,8 @@ mod mcp;
 mod mcp_client;
 // All three harnesses in one overview, one search, and one selector space.
 mod mixed;
+// OpenCode through the CLI: a session per rule, the log's newest turn, nothing written.
+mod opencode;
 // The newest real samples: overview, browse and search, every event in its role, once.
 mod newest;
 // The fuzz targets' invariants on the stable toolchain: mutated fixtures, every decoder.

@@ -151,6 +151,16 @@ fn mutated_omp_sessions_keep_the_rules() {
     decoder_keeps_its_rules(&decode_omp::HARNESS, &fixtures("omp/sessions"), 256);
 }
 
+#[test]
+fn mutated_opencode_databases_and_logs_keep_the_rules() {
+    decoder_keeps_its_rules(&decode_opencode::HARNESS, &fixtures("opencode/data"), 64);
+    decoder_keeps_its_rules(
+        &decode_opencode::HARNESS,
+        &fixtures("opencode-wal/data"),
+        64,
+    );
+}
+
 /// Every line of every fixture file of the three harnesses.
 fn fixture_lines() -> Vec<Vec<u8>> {
     let mut lines = Vec::new();

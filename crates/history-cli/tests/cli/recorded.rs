@@ -89,7 +89,7 @@ impl Recording {
             .env("HOME", self.home.path())
             .env("XDG_CACHE_HOME", self.home.path().join("cache"))
             .env("NOTESOUP_HISTORY_INDEX", "off");
-        for agent in ["claude", "codex", "pi", "omp"] {
+        for agent in history_cli::HARNESSES.map(|h| h.name) {
             let to = if agent == self.agent() { &root } else { &empty };
             cmd.arg(format!("--{agent}-root")).arg(to);
         }
@@ -239,4 +239,9 @@ fn pi_recordings_show_every_marker_in_its_session_with_its_role_once() {
 #[test]
 fn omp_recordings_show_every_marker_in_its_session_with_its_role_once() {
     check_agent("omp");
+}
+
+#[test]
+fn opencode_recordings_show_every_marker_in_its_session_with_its_role_once() {
+    check_agent("opencode");
 }

@@ -10,12 +10,16 @@ use crate::model::SessionFile;
 use crate::source::{line_spans, Located, Location, Transcript};
 
 /// Where each of `seqs` of the session in `file` is, in the order asked; `None` for a seq the
-/// source cannot place or whose line is not (or no longer) in its file. Each file is read once,
+/// source cannot place (a record of a store, [`crate::source::Layout::Records`]) or whose line is not (or no longer) in its file. Each file is read once,
 /// up to the last line asked of it.
 pub fn locate(corpus: &Corpus, file: &SessionFile, seqs: &[u64]) -> Vec<Option<Located>> {
     let Some(source) = corpus.source(&file.key.harness) else {
         return vec![None; seqs.len()];
     };
+    // A record of a store is no line of a file.
+    if source.layout() == crate::source::Layout::Records {
+        return vec![None; seqs.len()];
+    }
     let origins = source.origins(file, seqs);
     let mut by_file: BTreeMap<&PathBuf, Vec<u64>> = BTreeMap::new();
     for origin in origins.iter().flatten() {

@@ -16,7 +16,7 @@ use crate::choose::Filter;
 use crate::error::HistoryError;
 use crate::model::End;
 use crate::model::{Event, SessionFile, SessionMeta};
-use crate::source::{LineTest, Transcript, Walk};
+use crate::source::{Layout, LineTest, Transcript, Walk};
 use history_raw::RawFilter;
 
 /// What a load keeps of each candidate event, decided as the event streams past, so that a large
@@ -150,6 +150,7 @@ impl Corpus {
             return true;
         };
         raw.passes_everything()
+            || source.layout() == Layout::Records
             || source
                 .lineage(file)
                 .iter()

@@ -313,7 +313,7 @@ pub(crate) struct Span {
 
 impl Span {
     /// Any rank at all.
-    const ANY: Span = Span {
+    pub(crate) const ANY: Span = Span {
         first: None,
         last: Some(i64::MAX),
     };
@@ -356,7 +356,7 @@ pub(crate) fn hit_span(corpus: &Corpus, file: &SessionFile, raw: &RawFilter) -> 
     let Some(source) = corpus.source(&file.key.harness) else {
         return Some(Span::ANY);
     };
-    if raw.passes_everything() {
+    if raw.passes_everything() || source.layout() == crate::source::Layout::Records {
         return Some(Span::ANY);
     }
     let mut span: Option<Span> = None;
@@ -413,6 +413,9 @@ impl<'a> Nearest<'a> {
             return None;
         }
         let source = corpus.source(&file.key.harness)?;
+        if source.layout() == crate::source::Layout::Records {
+            return None;
+        }
         let [path] = &source.lineage(file)[..] else {
             return None;
         };

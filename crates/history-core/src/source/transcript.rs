@@ -17,6 +17,12 @@ pub trait Transcript: Send + Sync {
     /// The harness name used in qualified ids (`claude`, `codex`, `pi`…).
     fn harness(&self) -> &str;
 
+    /// What a session's seqs number: lines of its files (the default), or records of a store
+    /// that no line of a file holds ([`Layout`]).
+    fn layout(&self) -> Layout {
+        Layout::Lines
+    }
+
     /// Every session under this source's root, with its file's stat. A missing root is empty.
     /// The same id may appear more than once; the corpus keeps the newest-modified file.
     fn discover(&self) -> Vec<SessionFile>;
@@ -155,6 +161,20 @@ pub trait Transcript: Send + Sync {
             None => Ok(Resumed::Done(self.decode(file, sink, lines)?, None)),
         }
     }
+}
+
+/// What a source's seqs number ([`Transcript::layout`]), and so what may be read of its files
+/// besides a decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// A seq is a line of the session's files: a raw prefilter, a line's time, a line read by
+    /// its byte range and a search projection of lines all apply.
+    Lines,
+    /// A seq numbers a record of a store (a row of a database) that no line of a file holds:
+    /// the raw bytes of its files are not lines of events, so nothing is read of them but by a
+    /// decode. Its [`Transcript::lineage`] names the files whose fingerprints tell whether the
+    /// session changed; a search projection does not index it, and a search reads it whole.
+    Records,
 }
 
 /// Whether a resumable decode says where it stopped ([`Transcript::decode_resumable`]).

@@ -82,7 +82,9 @@ use crate::model::{Event, SessionFile};
 use crate::query::Span;
 use crate::source::snapshot::Snapshot;
 use crate::source::Harness;
-use crate::source::{Decoded, LineTest, LineTime, Lines, Resumed, Transcript, WantSnapshot};
+use crate::source::{
+    Decoded, Layout, LineTest, LineTime, Lines, Resumed, Transcript, WantSnapshot,
+};
 use history_raw::RawFilter;
 
 /// The seed of every random choice unless `NOTESOUP_KIT_SEED` names another.
@@ -275,9 +277,7 @@ impl<'a> Session<'a> {
                 .map_err(|e| e.to_string())
         };
         let lineage = source.lineage(file);
-        let lines = (lineage == [file.path.clone()])
-            .then(|| raw_lines(source, &file.path).ok())
-            .flatten();
+        let lines = own_lines(source, file, &lineage);
         let by_position = unique_positions(&at, &events);
         Session {
             corpus,
@@ -727,6 +727,18 @@ fn check_lineage(at: &At, file: &SessionFile, lineage: &[PathBuf]) {
     }
 }
 
+/// The raw lines of a session read from its own file alone, as decoders number them; `None`
+/// for a session read from more files, or whose seqs are records, not lines
+/// ([`Layout::Records`]): the rules of lines do not apply to it.
+fn own_lines(
+    source: &dyn Transcript,
+    file: &SessionFile,
+    lineage: &[PathBuf],
+) -> Option<Vec<Vec<u8>>> {
+    let alone = lineage == [file.path.clone()] && source.layout() == Layout::Lines;
+    alone.then(|| raw_lines(source, &file.path).ok()).flatten()
+}
+
 /// The raw lines of a file as decoders number them.
 fn raw_lines(source: &dyn Transcript, path: &Path) -> Result<Vec<Vec<u8>>, DecodeError> {
     let reader = source.open_raw(path).map_err(|source| DecodeError::Io {
@@ -771,6 +783,10 @@ fn hit_span(
     lineage: &[PathBuf],
     raw: &RawFilter,
 ) -> std::io::Result<Option<Span>> {
+    // A search reads a session of records whole, at any time ([`crate::query::search`]).
+    if source.layout() == Layout::Records {
+        return Ok(Some(Span::ANY));
+    }
     let mut span: Option<Span> = None;
     for path in lineage {
         let reader = source.open_raw(path)?;
@@ -1067,8 +1083,9 @@ fn check_damaged(
         );
     }
     let lines: u64 = lineage.iter().map(|p| line_count(source, p)).sum();
+    let records = source.layout() == Layout::Records;
     let in_range = |events: &[Event], what: &str| {
-        for e in events {
+        for e in events.iter().filter(|_| !records) {
             assert!(
                 (1..=lines).contains(&e.seq),
                 "{at}: {what}: seq {} part {} is not a line: the lineage has {lines} lines",
@@ -1080,9 +1097,7 @@ fn check_damaged(
     in_range(&events, "a full decode");
     in_file_order(at, &events, "a full decode");
     let by_position = unique_positions(at, &events);
-    let own = (lineage == [file.path.clone()])
-        .then(|| raw_lines(source, &file.path).ok())
-        .flatten();
+    let own = own_lines(source, file, &lineage);
     if let Some(lines) = &own {
         guarded(at, "replay", || {
             check_replay(at, source, lines, &by_position)
