@@ -32,7 +32,7 @@ use kit::Ctx;
 use server::Server;
 
 /// The agents, their npm packages.
-const AGENTS: [(&str, &str); 4] = [
+const AGENTS: [(&str, &str); 5] = [
     ("claude", "@anthropic-ai/claude-code"),
     ("codex", "@openai/codex"),
     ("pi", "@mariozechner/pi-coding-agent"),

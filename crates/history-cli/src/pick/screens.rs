@@ -260,7 +260,7 @@ fn a_query_too_short_to_search_shows_the_recent_sessions_without_reading_them_ag
         recent: Default::default(),
     };
     let mut picker = Picker::new("", Mode::Ranked, scopes());
-    let mut ask = |picker: &mut Picker| {
+    let ask = |picker: &mut Picker| {
         let ask = picker.ask();
         let latest = AtomicU64::new(ask.generation);
         let mut answers: Vec<Answer> = Vec::new();
