@@ -33,7 +33,7 @@
 //! let file = gemini
 //!     .discover()
 //!     .into_iter()
-//!     .find(|f| f.key.id == "00000000-0000-4000-8000-000000000002")
+//!     .find(|f| f.key.id == "replayed-upserts")
 //!     .unwrap();
 //! let mut texts = Vec::new();
 //! gemini.decode(&file, &mut |event| texts.push(event.text), None).unwrap();

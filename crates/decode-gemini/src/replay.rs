@@ -38,10 +38,10 @@ pub(crate) struct Replay {
     /// The ids of the message list, in its order.
     order: Vec<String>,
     slots: HashMap<String, Slot>,
-    /// The latest write of every id ever seen: a message written again unchanged (a `$set`
+    /// Every distinct write of every id ever seen: a message written again unchanged (a `$set`
     /// repeating the whole history after a resume) keeps the line it was first read from, so
     /// that seqs stay put while the file grows.
-    written: HashMap<String, (Rc<Map<String, Value>>, Home)>,
+    written: HashMap<String, Vec<(Rc<Map<String, Value>>, Home)>>,
     metadata: Map<String, Value>,
     header: bool,
     damage: Damage,
@@ -128,12 +128,15 @@ impl Replay {
     }
 
     fn upsert(&mut self, id: String, message: Map<String, Value>, home: Home) {
-        let home = match self.written.get(&id) {
-            Some((before, at)) if **before == message => *at,
-            _ => home,
+        let writes = self.written.entry(id.clone()).or_default();
+        let (message, home) = match writes.iter().find(|(before, _)| **before == message) {
+            Some((before, at)) => (Rc::clone(before), *at),
+            None => {
+                let message = Rc::new(message);
+                writes.push((Rc::clone(&message), home));
+                (message, home)
+            }
         };
-        let message = Rc::new(message);
-        self.written.insert(id.clone(), (Rc::clone(&message), home));
         match self.slots.get_mut(&id) {
             Some(slot) => *slot = Slot { message, home },
             None => {
