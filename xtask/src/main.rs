@@ -85,7 +85,7 @@ commands:
       --show-misses lists the questions whose answer is not first
   peak-rss PROGRAM [ARGS...]
       run PROGRAM with no output and print its exit code, peak RSS (KiB) and time (s)
-  record [--claude VERSION] [--codex VERSION] [--pi VERSION] [--only AGENT,...]
+  record [--claude VERSION] [--codex VERSION] [--pi VERSION] [--gemini VERSION] [--only AGENT,...]
          [--scratch DIR] [--out DIR]
       install Claude Code, Codex and pi from npm (the current release, or VERSION) into the
       scratch directory (default /tmp/record-<pid>), drive each offline against a scripted

@@ -1,6 +1,6 @@
 //! `cargo xtask record`: real transcripts written by the agents themselves.
 //!
-//! Each agent (Claude Code, Codex, pi) is installed from npm at the named or the current
+//! Each agent (Claude Code, Codex, pi, Gemini CLI) is installed from npm at the named or the current
 //! release into a scratch directory and driven non-interactively (print, exec and RPC modes)
 //! against the scripted model server of [`server`] on 127.0.0.1, with a home and configuration
 //! of its own, telemetry and update checks off, and every other address refused (its proxies
@@ -9,11 +9,12 @@
 //! belongs to, its role (CONTRACT §4), how often it is shown and on which branch.
 //!
 //! The recording is copied, as the agent laid it out, into `fixtures/recorded/<agent>-<version>/`
-//! (`projects/` for Claude, `sessions/` for Codex and pi), which the CLI reads with
-//! `--claude-root`, `--codex-root` or `--pi-root`.
+//! (`projects/` for Claude, `sessions/` for Codex and pi, `home/` for Gemini CLI), which the CLI
+//! reads with `--claude-root`, `--codex-root`, `--pi-root` or `--gemini-root`.
 
 mod claude;
 mod codex;
+mod gemini;
 mod kit;
 mod pi;
 pub mod server;
@@ -30,10 +31,11 @@ use kit::Ctx;
 use server::Server;
 
 /// The three agents, their npm packages.
-const AGENTS: [(&str, &str); 3] = [
+const AGENTS: [(&str, &str); 4] = [
     ("claude", "@anthropic-ai/claude-code"),
     ("codex", "@openai/codex"),
     ("pi", "@mariozechner/pi-coding-agent"),
+    ("gemini", "@google/gemini-cli"),
 ];
 
 pub fn command(args: &[String]) -> Result<()> {
@@ -52,6 +54,7 @@ pub fn command(args: &[String]) -> Result<()> {
             "--claude" => drop(versions.insert("claude", value()?)),
             "--codex" => drop(versions.insert("codex", value()?)),
             "--pi" => drop(versions.insert("pi", value()?)),
+            "--gemini" => drop(versions.insert("gemini", value()?)),
             "--only" => only = Some(value()?.split(',').map(str::to_owned).collect()),
             "--scratch" => scratch = PathBuf::from(value()?),
             "--out" => out = PathBuf::from(value()?),
@@ -99,6 +102,7 @@ pub fn command(args: &[String]) -> Result<()> {
             let recording = match agent {
                 "claude" => claude::record(&ctx)?,
                 "codex" => codex::record(&ctx)?,
+                "gemini" => gemini::record(&ctx)?,
                 _ => pi::record(&ctx)?,
             };
             let target = out.join(format!("{agent}-{version}"));

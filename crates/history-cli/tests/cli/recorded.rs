@@ -89,9 +89,9 @@ impl Recording {
             .env("HOME", self.home.path())
             .env("XDG_CACHE_HOME", self.home.path().join("cache"))
             .env("NOTESOUP_HISTORY_INDEX", "off");
-        for agent in ["claude", "codex", "pi"] {
-            let to = if agent == self.agent() { &root } else { &empty };
-            cmd.arg(format!("--{agent}-root")).arg(to);
+        for harness in history_cli::HARNESSES {
+            let to = if harness.name == self.agent() { &root } else { &empty };
+            cmd.arg(format!("--{}", harness.root_flag)).arg(to);
         }
         cmd.args(["list", "--session", "*", "--query", marker])
             .args(["--limit", "1000", "--budget", "10000000", "--json"]);
@@ -234,4 +234,9 @@ fn codex_recordings_show_every_marker_in_its_session_with_its_role_once() {
 #[test]
 fn pi_recordings_show_every_marker_in_its_session_with_its_role_once() {
     check_agent("pi");
+}
+
+#[test]
+fn gemini_recordings_show_every_marker_in_its_session_with_its_role_once() {
+    check_agent("gemini");
 }
