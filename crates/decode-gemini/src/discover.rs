@@ -112,8 +112,11 @@ fn choose(mut files: Vec<SessionFile>) -> Option<SessionFile> {
         files.retain(|f| !legacy::is_legacy(&f.path));
     }
     if files.len() > 1 {
-        let with_content: Vec<SessionFile> =
-            files.iter().filter(|f| resumable(&f.path)).cloned().collect();
+        let with_content: Vec<SessionFile> = files
+            .iter()
+            .filter(|f| resumable(&f.path))
+            .cloned()
+            .collect();
         if !with_content.is_empty() {
             files = with_content;
         }

@@ -114,7 +114,8 @@ fn user(message: &Map<String, Value>, shown: &HashSet<String>, out: &mut Vec<Pie
     let content = message.get("content");
     let display = message.get("displayContent").filter(|d| !d.is_null());
     let text = content.map(plain_text).unwrap_or_default();
-    let is_context = message.get("id").and_then(Value::as_str) == Some(CONTEXT_ID) || injected(&text);
+    let is_context =
+        message.get("id").and_then(Value::as_str) == Some(CONTEXT_ID) || injected(&text);
     // What the person saw: `displayContent` when it is there (the typed text of a prompt whose
     // `content` was expanded), else the content.
     let display_text = display.map(plain_text).unwrap_or_default();

@@ -263,7 +263,8 @@ fn resumable(message: &Map<String, Value>) -> bool {
                 || text.starts_with("<hook_context>"))
         }
         Some("gemini") => {
-            let some = |key: &str| matches!(message.get(key), Some(Value::Array(a)) if !a.is_empty());
+            let some =
+                |key: &str| matches!(message.get(key), Some(Value::Array(a)) if !a.is_empty());
             !text.is_empty() || some("toolCalls") || some("thoughts")
         }
         _ => false,

@@ -119,16 +119,29 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
         .with_text(&t1)
         .with_thinking(&think),
     );
-    s.on(&format!("{sh}out"), Reply::text(&format!("{r1} the shell ran.")));
+    s.on(
+        &format!("{sh}out"),
+        Reply::text(&format!("{r1} the shell ran.")),
+    );
 
     // Turn 2: write a file, edit it, read it back, and a command that fails.
     let u2 = m.mark("main", "user", "user prompt of turn 2");
     let write = m.mark("main", "tool", "write_file content");
     let edit = m.mark("main", "tool", "replace new text");
     let read = m.stem();
-    m.expect(&format!("{read}read"), &["main"], "tool", "read_file output (a file the shell wrote)");
+    m.expect(
+        &format!("{read}read"),
+        &["main"],
+        "tool",
+        "read_file output (a file the shell wrote)",
+    );
     let fail = m.stem();
-    m.expect(&format!("{fail}err"), &["main"], "tool", "output of a failing command");
+    m.expect(
+        &format!("{fail}err"),
+        &["main"],
+        "tool",
+        "output of a failing command",
+    );
     let r2 = m.mark("main", "assistant", "reply of turn 2");
     s.on(
         &u2,
@@ -155,16 +168,27 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
     );
     s.on(
         &format!("{fail}err"),
-        Reply::call("read_file", json!({"file_path": format!("{work}/seen.txt")})),
+        Reply::call(
+            "read_file",
+            json!({"file_path": format!("{work}/seen.txt")}),
+        ),
     );
-    s.on(&format!("{read}read"), Reply::text(&format!("{r2} all done.")));
+    s.on(
+        &format!("{read}read"),
+        Reply::text(&format!("{r2} all done.")),
+    );
 
     // Turn 3 (a resume): a sub-agent. Its task and answer are in both recordings: the task as
     // the parent's tool input and the child's prompt, the answer as the child's `complete_task`
     // input and the parent's tool output.
     let u3 = m.mark("main", "user", "user prompt of turn 3 (after a resume)");
     let task = m.stem();
-    m.expect(&format!("{task}task"), &["main"], "tool", "invoke_agent input");
+    m.expect(
+        &format!("{task}task"),
+        &["main"],
+        "tool",
+        "invoke_agent input",
+    );
     let answer = m.stem();
     let r3 = m.mark("main", "assistant", "reply of turn 3");
     s.on(
@@ -176,21 +200,42 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
     );
     s.on(
         &format!("Say {task}task back."),
-        Reply::call("complete_task", json!({"result": {"response": format!("{answer}answer")}})),
+        Reply::call(
+            "complete_task",
+            json!({"result": {"response": format!("{answer}answer")}}),
+        ),
     );
-    s.on(&format!("{answer}answer"), Reply::text(&format!("{r3} the agent answered.")));
+    s.on(
+        &format!("{answer}answer"),
+        Reply::text(&format!("{r3} the agent answered.")),
+    );
 
     ctx.server.set_script(s);
-    gemini(ctx, &cli, &["-p", &format!("Run a command, {u1}.")], "turn 1")?;
+    gemini(
+        ctx,
+        &cli,
+        &["-p", &format!("Run a command, {u1}.")],
+        "turn 1",
+    )?;
     let first = sessions(&home)?;
     let [(_, id)] = first.as_slice() else {
         bail!("one session expected after turn 1, found {first:?}");
     };
     let id = id.clone();
-    gemini(ctx, &cli, &["--resume", &id, "-p", &format!("Write notes, {u2}.")], "turn 2 (resume)")?;
+    gemini(
+        ctx,
+        &cli,
+        &["--resume", &id, "-p", &format!("Write notes, {u2}.")],
+        "turn 2 (resume)",
+    )?;
     // A minute apart, a resume leaves a stub file behind; within it, it appends the stub.
     std::thread::sleep(std::time::Duration::from_secs(61));
-    gemini(ctx, &cli, &["--resume", &id, "-p", &format!("Ask an agent, {u3}.")], "turn 3 (resume)")?;
+    gemini(
+        ctx,
+        &cli,
+        &["--resume", &id, "-p", &format!("Ask an agent, {u3}.")],
+        "turn 3 (resume)",
+    )?;
 
     let mut notes = Vec::new();
     let subs = subagents(&home)?;
@@ -198,13 +243,25 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
     match subs.as_slice() {
         [sub] => {
             labels.insert("sub".to_owned(), sub.clone());
-            m.get_mut(&format!("{task}task")).sessions.push("sub".into());
+            m.get_mut(&format!("{task}task"))
+                .sessions
+                .push("sub".into());
             // In the child its first prompt; the parent shows it as tool input.
-            m.expect(&format!("{answer}answer"), &["main", "sub"], "tool", "the sub-agent's answer");
+            m.expect(
+                &format!("{answer}answer"),
+                &["main", "sub"],
+                "tool",
+                "the sub-agent's answer",
+            );
         }
         other => {
             notes.push(format!("the sub-agent left {} recordings", other.len()));
-            m.expect(&format!("{answer}answer"), &["main"], "tool", "the sub-agent's answer");
+            m.expect(
+                &format!("{answer}answer"),
+                &["main"],
+                "tool",
+                "the sub-agent's answer",
+            );
         }
     }
     let files = sessions(&home)?;

@@ -249,7 +249,8 @@ fn respond(request: &Request, body: &Value, script: &mut Script) -> Response {
         return ("404 Not Found", "application/json", b"{}".to_vec(), None);
     };
     let reply = choose(script, api, body);
-    let stream = body["stream"].as_bool().unwrap_or(false) || path.ends_with(":streamGenerateContent");
+    let stream =
+        body["stream"].as_bool().unwrap_or(false) || path.ends_with(":streamGenerateContent");
     let model = body["model"].as_str().unwrap_or("scripted").to_owned();
     let payload = match (api, stream) {
         (Api::Messages, true) => messages_sse(&reply, &model),
@@ -329,7 +330,10 @@ fn latest(api: Api, body: &Value) -> String {
             .rposition(|c| c["role"] == "model")
             .map_or(0, |at| at + 1);
         let mut texts = Vec::new();
-        for part in contents[start..].iter().flat_map(|c| c["parts"].as_array().unwrap_or(&empty)) {
+        for part in contents[start..]
+            .iter()
+            .flat_map(|c| c["parts"].as_array().unwrap_or(&empty))
+        {
             collect_text(&part["text"], &mut texts);
             collect_text(&part["functionResponse"]["response"], &mut texts);
         }
@@ -575,7 +579,8 @@ fn gemini_json(reply: &Reply) -> Value {
         parts.push(json!({"text": text}));
     }
     for call in &reply.calls {
-        parts.push(json!({"functionCall": {"id": id("fc"), "name": call.name, "args": call.input}}));
+        parts
+            .push(json!({"functionCall": {"id": id("fc"), "name": call.name, "args": call.input}}));
     }
     let input = usage_input(reply);
     json!({

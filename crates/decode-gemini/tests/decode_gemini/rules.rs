@@ -28,13 +28,18 @@ fn a_message_written_twice_is_shown_once_from_its_last_write() {
     // The second write (line 8) carries the tool calls: every event of the reply is read there.
     let reply: Vec<_> = events.iter().filter(|e| e.0 == 8).collect();
     assert!(reply.iter().any(|e| e.3.starts_with("run_shell_command: ")));
-    assert!(reply.iter().any(|e| e.3.starts_with("Planning the listing: ")));
+    assert!(reply
+        .iter()
+        .any(|e| e.3.starts_with("Planning the listing: ")));
 }
 
 #[test]
 fn tool_results_sent_back_as_a_user_turn_are_not_shown_twice() {
     let events = texts("replayed-upserts");
-    let outputs = events.iter().filter(|e| e.3.contains("Output: Cargo.toml")).count();
+    let outputs = events
+        .iter()
+        .filter(|e| e.3.contains("Output: Cargo.toml"))
+        .count();
     assert_eq!(outputs, 1);
     assert_eq!(count(&events, "File not found: missing.txt"), 1);
     // The functionResponse-only user record (line 9) yields nothing.
@@ -53,7 +58,10 @@ fn roles_of_the_session_context_prompts_replies_tools_and_notices() {
     };
     assert_eq!(role_of("<session_context>"), (Role::Context, "meta"));
     assert_eq!(role_of("What files"), (Role::User, "message"));
-    assert_eq!(role_of("Planning the listing"), (Role::Assistant, "reasoning"));
+    assert_eq!(
+        role_of("Planning the listing"),
+        (Role::Assistant, "reasoning")
+    );
     assert_eq!(role_of("Listing the files"), (Role::Assistant, "message"));
     assert_eq!(role_of("run_shell_command: "), (Role::Tool, "tool_call"));
     assert_eq!(role_of("<untrusted_context>"), (Role::Tool, "tool_output"));
@@ -69,7 +77,10 @@ fn a_resume_repeating_the_history_keeps_the_lines_of_unchanged_messages() {
     let seq_of = |text: &str| events.iter().find(|e| e.3.starts_with(text)).map(|e| e.0);
     assert_eq!(seq_of("Summarise the README."), Some(3));
     // Changed by the full-history `$set` on line 9: read from there.
-    assert_eq!(seq_of("The README describes a history reader (masked"), Some(9));
+    assert_eq!(
+        seq_of("The README describes a history reader (masked"),
+        Some(9)
+    );
     assert_eq!(count(&events, "The README describes a history reader."), 0);
     assert_eq!(seq_of("And the licence?"), Some(10));
     // The stub's context (line 7) is replaced by the history's, unchanged since line 2.
@@ -106,7 +117,9 @@ fn a_resume_stub_is_not_a_session_of_its_own() {
         .filter(|f| f.key.id == "stubbed-resume")
         .collect();
     assert_eq!(files.len(), 1);
-    assert!(files[0].path.ends_with("session-2026-05-01T13-00-stubbed-.jsonl"));
+    assert!(files[0]
+        .path
+        .ends_with("session-2026-05-01T13-00-stubbed-.jsonl"));
 }
 
 #[test]
@@ -114,7 +127,10 @@ fn a_legacy_json_is_read_and_a_migrated_jsonl_wins_over_it() {
     let g = gemini();
     let legacy = common::file(&g, "legacy-only");
     let (events, decoded) = common::decode_file(&g, &legacy);
-    assert_eq!(events.first().map(|e| (e.seq, e.text.as_str())), Some((2, "Rename the crate.")));
+    assert_eq!(
+        events.first().map(|e| (e.seq, e.text.as_str())),
+        Some((2, "Rename the crate."))
+    );
     assert!(events.iter().any(|e| e.text.starts_with("replace: ")));
     assert_eq!(decoded.meta.cwd.as_deref(), Some("/work/old-project"));
     let migrated = common::file(&g, "migrated-legacy");
@@ -130,7 +146,9 @@ fn a_subagent_names_its_parent_and_cannot_be_resumed() {
     let (events, decoded) = common::decode_file(&g, &child);
     assert_eq!(decoded.meta.parent.as_deref(), Some("gemini:with-subagent"));
     assert_eq!(decoded.meta.cwd.as_deref(), Some("/work/demo"));
-    assert!(events.iter().any(|e| e.text.contains("There are 3 TODO comments.")));
+    assert!(events
+        .iter()
+        .any(|e| e.text.contains("There are 3 TODO comments.")));
     assert_eq!(g.resume(&child), None);
     let parent = common::file(&g, "with-subagent");
     let resume = g.resume(&parent).unwrap();
@@ -142,9 +160,18 @@ fn a_subagent_names_its_parent_and_cannot_be_resumed() {
 fn damaged_lines_are_skipped_with_notices() {
     let (events, decoded) = common::decode(&gemini(), "damaged-lines");
     let texts: Vec<_> = events.iter().map(|e| e.text.as_str()).collect();
-    assert_eq!(texts, ["A prompt before the damage.", "A reply after the damage."]);
-    assert!(decoded.notices.iter().any(|n| n.contains("skipped 2 unreadable lines (3, 4)")));
-    assert!(decoded.notices.iter().any(|n| n.contains("last line (6) is incomplete")));
+    assert_eq!(
+        texts,
+        ["A prompt before the damage.", "A reply after the damage."]
+    );
+    assert!(decoded
+        .notices
+        .iter()
+        .any(|n| n.contains("skipped 2 unreadable lines (3, 4)")));
+    assert!(decoded
+        .notices
+        .iter()
+        .any(|n| n.contains("last line (6) is incomplete")));
 }
 
 #[test]
@@ -158,11 +185,17 @@ fn display_content_is_what_was_typed() {
     };
     assert_eq!(find("Explain @notes.md"), Some((Role::User, "message")));
     // The prompt as sent, with the file's contents, is injected context.
-    let expanded = events.iter().find(|e| e.text.contains("remember the milk")).unwrap();
+    let expanded = events
+        .iter()
+        .find(|e| e.text.contains("remember the milk"))
+        .unwrap();
     assert_eq!(expanded.role, Role::Context);
     // A tool's answer shown in place of the words the CLI sent.
     assert_eq!(find("Strategic Intent"), Some((Role::Tool, "tool_output")));
-    assert_eq!(find("System: Please continue."), Some((Role::Context, "meta")));
+    assert_eq!(
+        find("System: Please continue."),
+        Some((Role::Context, "meta"))
+    );
     // A slash command typed is the person's.
     assert_eq!(find("/compress"), Some((Role::User, "message")));
 }
@@ -179,11 +212,17 @@ fn the_default_home() {
         "HOME" => Some("/home/me".into()),
         _ => None,
     };
-    assert_eq!(decode_gemini::default_root(env), Some("/home/me/.gemini".into()));
+    assert_eq!(
+        decode_gemini::default_root(env),
+        Some("/home/me/.gemini".into())
+    );
     let env = |k: &str| match k {
         "HOME" => Some("/home/me".into()),
         "GEMINI_CLI_HOME" => Some("/srv/g".into()),
         _ => None,
     };
-    assert_eq!(decode_gemini::default_root(env), Some("/srv/g/.gemini".into()));
+    assert_eq!(
+        decode_gemini::default_root(env),
+        Some("/srv/g/.gemini".into())
+    );
 }

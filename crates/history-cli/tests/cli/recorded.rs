@@ -90,7 +90,11 @@ impl Recording {
             .env("XDG_CACHE_HOME", self.home.path().join("cache"))
             .env("NOTESOUP_HISTORY_INDEX", "off");
         for harness in history_cli::HARNESSES {
-            let to = if harness.name == self.agent() { &root } else { &empty };
+            let to = if harness.name == self.agent() {
+                &root
+            } else {
+                &empty
+            };
             cmd.arg(format!("--{}", harness.root_flag)).arg(to);
         }
         cmd.args(["list", "--session", "*", "--query", marker])

@@ -38,8 +38,17 @@ pub fn render(events: &[Event], decoded: &Decoded) -> String {
     let mut out = String::new();
     for e in events {
         let time = e.timestamp.map(|t| t.to_string()).unwrap_or_default();
-        let tool = e.tool.as_deref().map(|t| format!(" [{t}]")).unwrap_or_default();
-        let text: String = e.text.chars().take(100).collect::<String>().replace('\n', "⏎");
+        let tool = e
+            .tool
+            .as_deref()
+            .map(|t| format!(" [{t}]"))
+            .unwrap_or_default();
+        let text: String = e
+            .text
+            .chars()
+            .take(100)
+            .collect::<String>()
+            .replace('\n', "⏎");
         out.push_str(&format!(
             "{}.{} {}/{}{tool} {time} | {text}\n",
             e.seq,
