@@ -323,27 +323,12 @@ fn latest_input(path: &str, body: &Value) -> String {
 /// model's last turn.
 fn latest(api: Api, body: &Value) -> String {
     let empty = Vec::new();
-    if api == Api::Gemini {
-        let contents = body["contents"].as_array().unwrap_or(&empty);
-        let start = contents
-            .iter()
-            .rposition(|c| c["role"] == "model")
-            .map_or(0, |at| at + 1);
-        let mut texts = Vec::new();
-        for part in contents[start..]
-            .iter()
-            .flat_map(|c| c["parts"].as_array().unwrap_or(&empty))
-        {
-            collect_text(&part["text"], &mut texts);
-            collect_text(&part["functionResponse"]["response"], &mut texts);
-        }
-        return texts.join("\n");
-    }
     let (items, is_model_turn): (&Vec<Value>, fn(&Value) -> bool) = match api {
         // Trailing user messages, and the system notes some clients append after them.
         Api::Messages | Api::Chat => (body["messages"].as_array().unwrap_or(&empty), |m| {
             m["role"] == "assistant"
         }),
+        Api::Gemini => return gemini_latest(body),
         Api::Responses => (body["input"].as_array().unwrap_or(&empty), |item| {
             let kind = item["type"].as_str().unwrap_or("message");
             matches!(
@@ -357,6 +342,26 @@ fn latest(api: Api, body: &Value) -> String {
     for item in &items[start..] {
         collect_text(&item["content"], &mut texts);
         collect_text(&item["output"], &mut texts);
+    }
+    texts.join("\n")
+}
+
+/// The text of the trailing user turns of a Gemini API request: their text parts and function
+/// responses.
+fn gemini_latest(body: &Value) -> String {
+    let empty = Vec::new();
+    let contents = body["contents"].as_array().unwrap_or(&empty);
+    let start = contents
+        .iter()
+        .rposition(|c| c["role"] == "model")
+        .map_or(0, |at| at + 1);
+    let mut texts = Vec::new();
+    for part in contents[start..]
+        .iter()
+        .flat_map(|c| c["parts"].as_array().unwrap_or(&empty))
+    {
+        collect_text(&part["text"], &mut texts);
+        collect_text(&part["functionResponse"]["response"], &mut texts);
     }
     texts.join("\n")
 }
