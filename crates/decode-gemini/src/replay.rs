@@ -17,6 +17,9 @@ use crate::render;
 /// message record, which is the whole line).
 type Home = (u64, u32);
 
+/// A message as one record wrote it.
+type Message = Rc<Map<String, Value>>;
+
 /// How a file's lines are read.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Layout {
@@ -28,7 +31,7 @@ pub(crate) enum Layout {
 }
 
 struct Slot {
-    message: Rc<Map<String, Value>>,
+    message: Message,
     home: Home,
 }
 
@@ -41,7 +44,7 @@ pub(crate) struct Replay {
     /// Every distinct write of every id ever seen: a message written again unchanged (a `$set`
     /// repeating the whole history after a resume) keeps the line it was first read from, so
     /// that seqs stay put while the file grows.
-    written: HashMap<String, Vec<(Rc<Map<String, Value>>, Home)>>,
+    written: HashMap<String, Vec<(Message, Home)>>,
     metadata: Map<String, Value>,
     header: bool,
     damage: Damage,
