@@ -73,8 +73,10 @@ pub(crate) fn tool_result_ids(message: &Map<String, Value>, ids: &mut HashSet<St
     }
 }
 
-/// The events of one message, in order.
-pub(crate) fn render(message: &Map<String, Value>, shown: &HashSet<String>) -> Vec<Piece> {
+/// The events of one message, in order. `shown` holds the ids of the tool results shown so far
+/// (and of every tool call's result): a `functionResponse` among them is not shown again, and one
+/// shown here is added.
+pub(crate) fn render(message: &Map<String, Value>, shown: &mut HashSet<String>) -> Vec<Piece> {
     let mut out = Vec::new();
     match message.get("type").and_then(Value::as_str).unwrap_or("") {
         "user" => user(message, shown, &mut out),
@@ -110,7 +112,7 @@ fn injected(text: &str) -> bool {
         || t.starts_with(UNTAGGED_CONTEXT)
 }
 
-fn user(message: &Map<String, Value>, shown: &HashSet<String>, out: &mut Vec<Piece>) {
+fn user(message: &Map<String, Value>, shown: &mut HashSet<String>, out: &mut Vec<Piece>) {
     let content = message.get("content");
     let display = message.get("displayContent").filter(|d| !d.is_null());
     let text = content.map(plain_text).unwrap_or_default();
@@ -140,14 +142,13 @@ fn user(message: &Map<String, Value>, shown: &HashSet<String>, out: &mut Vec<Pie
     for part in content.map(parts).unwrap_or_default() {
         non_text_part(part, Role::User, true, out);
     }
-    let mut seen = HashSet::new();
+    // A resume writes the history again as the model saw it: a reply's results once more as a
+    // user turn of their own (`<id>_response`) beside the one that sent them.
     for source in [content, display].into_iter().flatten() {
         for response in responses(source) {
             let id = response.get("id").and_then(Value::as_str);
-            if let Some(id) = id {
-                if shown.contains(id) || !seen.insert(id.to_string()) {
-                    continue;
-                }
+            if id.is_some_and(|id| !shown.insert(id.to_string())) {
+                continue;
             }
             function_response(response, None, out);
         }
@@ -173,6 +174,16 @@ fn gemini(message: &Map<String, Value>, out: &mut Vec<Piece>) {
     }
     let has_calls = matches!(message.get("toolCalls"), Some(Value::Array(c)) if !c.is_empty());
     if let Some(content) = message.get("content") {
+        // A resume writes `thoughts` back as parts marked `thought`.
+        for part in parts(content) {
+            let thought = part.get("thought").and_then(Value::as_bool) == Some(true);
+            match part.get("text").and_then(Value::as_str) {
+                Some(text) if thought && !blank(text) => {
+                    out.push(piece(Role::Assistant, "reasoning", text.to_string(), None));
+                }
+                _ => {}
+            }
+        }
         let text = plain_text(content);
         if !blank(&text) {
             out.push(piece(Role::Assistant, "message", text, None));

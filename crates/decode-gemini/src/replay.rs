@@ -196,21 +196,35 @@ impl Replay {
         for slot in self.messages() {
             render::tool_result_ids(&slot.message, &mut shown);
         }
-        let mut homed: Vec<(Home, usize, &Slot)> = self
+        // Rendered in the list's order (a result is shown where it first appears), emitted in
+        // the order of the lines.
+        let mut homed: Vec<(
+            Home,
+            usize,
+            Option<history_core::Timestamp>,
+            Vec<render::Piece>,
+        )> = self
             .messages()
             .enumerate()
-            .map(|(at, slot)| (slot.home, at, slot))
+            .map(|(at, slot)| {
+                let time = render::timestamp(&slot.message);
+                (
+                    slot.home,
+                    at,
+                    time,
+                    render::render(&slot.message, &mut shown),
+                )
+            })
             .collect();
-        homed.sort_by_key(|(home, at, _)| (*home, *at));
+        homed.sort_by_key(|(home, at, _, _)| (*home, *at));
         let mut part = 0u32;
         let mut line = 0u64;
-        for ((seq, _), _, slot) in homed {
+        for ((seq, _), _, time, pieces) in homed {
             if seq != line {
                 line = seq;
                 part = 0;
             }
-            let time = render::timestamp(&slot.message);
-            for piece in render::render(&slot.message, &shown) {
+            for piece in pieces {
                 if self.wanted.as_ref().is_none_or(|w| w.contains(&seq)) {
                     sink(piece.event(seq, part, time));
                 }

@@ -243,10 +243,13 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
     match subs.as_slice() {
         [sub] => {
             labels.insert("sub".to_owned(), sub.clone());
-            m.get_mut(&format!("{task}task"))
-                .sessions
-                .push("sub".into());
-            // In the child its first prompt; the parent shows it as tool input.
+            // The task is the child's prompt; its answer, the child's `complete_task` input.
+            m.expect(
+                &format!("{task}task"),
+                &["sub"],
+                "user",
+                "the sub-agent's task",
+            );
             m.expect(
                 &format!("{answer}answer"),
                 &["main", "sub"],
@@ -263,6 +266,12 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
                 "the sub-agent's answer",
             );
         }
+    }
+    // A write's and an edit's outputs repeat the whole file they wrote (the edit's, the written
+    // line too); the failing command names its marker in its input and its output.
+    m.get_mut(&write).count = 3;
+    for marker in [&edit, &format!("{fail}err")] {
+        m.get_mut(marker).count = 2;
     }
     let files = sessions(&home)?;
     notes.push(format!(

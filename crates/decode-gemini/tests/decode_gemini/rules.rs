@@ -203,7 +203,7 @@ fn display_content_is_what_was_typed() {
 #[test]
 fn files_that_are_not_recordings_are_not_sessions() {
     let ids: Vec<_> = gemini().discover().into_iter().map(|f| f.key.id).collect();
-    assert_eq!(ids.len(), 11, "{ids:?}");
+    assert_eq!(ids.len(), 12, "{ids:?}");
 }
 
 #[test]
@@ -225,4 +225,26 @@ fn the_default_home() {
         decode_gemini::default_root(env),
         Some("/srv/g/.gemini".into())
     );
+}
+
+#[test]
+fn a_history_written_again_in_the_model_s_form_shows_each_result_once() {
+    let (events, _) = common::decode(&gemini(), "resumed-model-form");
+    let shown: Vec<_> = events
+        .iter()
+        .map(|e| (e.seq, e.role, e.kind.as_str(), e.text.as_str()))
+        .collect();
+    let outputs = shown
+        .iter()
+        .filter(|e| e.3 == "Output: hi from the shell")
+        .count();
+    assert_eq!(outputs, 1, "{shown:?}");
+    assert!(shown.contains(&(
+        11,
+        Role::Assistant,
+        "reasoning",
+        "Greeting through the shell."
+    )));
+    assert!(shown.contains(&(11, Role::Tool, "tool_call", "run_shell_command: echo hi")));
+    assert_eq!(shown.last().map(|e| e.3), Some("And again?"));
 }

@@ -132,7 +132,7 @@ fn a_resume_stub_and_a_migrated_legacy_file_are_not_sessions_of_their_own() {
         1,
         "{ids:?}"
     );
-    assert_eq!(ids.len(), 11, "{ids:?}");
+    assert_eq!(ids.len(), 12, "{ids:?}");
     let stubbed = events(&r, "gemini:stubbed-resume");
     assert_eq!(count(&stubbed, "Answered in the original file."), 1);
     let migrated = events(&r, "gemini:migrated-legacy");
