@@ -199,6 +199,14 @@ impl Transcript for Gemini {
         line_time(line)
     }
 
+    /// A message record's events, or those of every message a `$set` or a header holds, in
+    /// order (a full decode may show fewer: a result shown before, a message read from an earlier
+    /// line).
+    fn replay(&self, seq: u64, line: &[u8], sink: &mut dyn FnMut(Event)) -> bool {
+        replay::replay_line(seq, line, sink);
+        true
+    }
+
     /// The lines of a legacy `.json`'s view are not the file's.
     fn origins(&self, file: &SessionFile, seqs: &[u64]) -> Vec<Option<Origin>> {
         let legacy = legacy::is_legacy(&file.path);

@@ -250,6 +250,42 @@ impl Replay {
     }
 }
 
+/// The events of one line decoded alone ([`history_core::Transcript::replay`]): its message, or
+/// every message of its `$set` or header, each rendered on its own.
+pub(crate) fn replay_line(seq: u64, bytes: &[u8], sink: &mut dyn FnMut(Event)) {
+    let Some(mut record) = parse(bytes.trim_ascii()) else {
+        return;
+    };
+    let messages: Vec<Map<String, Value>> = if string(&record, "$rewindTo").is_some() {
+        Vec::new()
+    } else if string(&record, "id").is_some() {
+        vec![record]
+    } else {
+        let list = match record.shift_remove("$set") {
+            Some(Value::Object(mut set)) => set.shift_remove("messages"),
+            _ => record.shift_remove("messages"),
+        };
+        match list {
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .filter_map(|m| match m {
+                    Value::Object(m) if string(&m, "id").is_some() => Some(m),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let mut part = 0u32;
+    for message in messages {
+        let time = render::timestamp(&message);
+        for piece in render::render(&message, &mut HashSet::new()) {
+            sink(piece.event(seq, part, time));
+            part += 1;
+        }
+    }
+}
+
 /// A line's record: a JSON object (lone UTF-16 surrogates, which JavaScript writes and serde
 /// refuses, read as U+FFFD).
 pub(crate) fn parse(bytes: &[u8]) -> Option<Map<String, Value>> {

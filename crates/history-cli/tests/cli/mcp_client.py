@@ -149,7 +149,7 @@ async def main_session(args):
                 sessions += [i["session"] for i in page["items"]]
             check(len(sessions) == len(set(sessions)), "no session twice")
             harnesses = {s.split(":")[0] for s in sessions}
-            check(harnesses == {"claude", "codex", "pi"}, f"harnesses {harnesses}")
+            check(harnesses == {"claude", "codex", "pi", "gemini"}, f"harnesses {harnesses}")
             for item in overview["items"]:
                 check("line" not in item and "path" not in item and "resume" not in item, f"compact {item}")
                 check("resume" in overview["sessions"][item["session"]], f"resume once per session {item}")
