@@ -55,7 +55,7 @@ use std::io::{BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use history_core::{DecodeError, Decoded, Event, SessionFile, SessionMeta, Transcript, Walk};
-use history_core::{Harness, LineTest, LineTime, Lines, Origin, Resume, Timestamp};
+use history_core::{Harness, LineTest, LineTime, Lines, Resume, Timestamp};
 use serde_json::Value;
 
 use replay::{Layout, Replay};
@@ -207,21 +207,17 @@ impl Transcript for Gemini {
         true
     }
 
-    /// The lines of a legacy `.json`'s view are not the file's.
-    fn origins(&self, file: &SessionFile, seqs: &[u64]) -> Vec<Option<Origin>> {
-        let legacy = legacy::is_legacy(&file.path);
-        seqs.iter()
-            .map(|&line| {
-                (!legacy).then(|| Origin {
-                    path: file.path.clone(),
-                    line,
-                })
-            })
-            .collect()
-    }
-
+    /// A legacy `.json`'s lines are its view's: the view is made again, and cut.
     fn read_at(&self, path: &Path, offset: u64, len: usize) -> Option<std::io::Result<Vec<u8>>> {
-        (!legacy::is_legacy(path)).then(|| history_core::read_at(path, offset, len))
+        if !legacy::is_legacy(path) {
+            return Some(history_core::read_at(path, offset, len));
+        }
+        Some(legacy::bytes_of(path).and_then(|view| {
+            let start = usize::try_from(offset).unwrap_or(usize::MAX);
+            view.get(start..start.saturating_add(len))
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))
+        }))
     }
 
     fn cwd(&self, file: &SessionFile) -> Option<String> {

@@ -224,12 +224,8 @@ fn every_item_names_the_project_and_how_to_resume_in_it() {
     assert_eq!(item["resume"]["cwd"], "/work/demo");
     let old = gemini(&r, &["list", "--session", "gemini:legacy-only", "--json"]);
     assert_eq!(items(&old)[0]["cwd"], "/work/old-project");
-    // A legacy file's lines are its view's, not the file's: no line is named in it.
-    assert!(
-        items(&old)[0].get("line").is_none_or(Value::is_null),
-        "{}",
-        old.stdout
-    );
+    // A legacy file's lines are its view's: one message a line.
+    assert_eq!(items(&old)[0]["line"], 2, "{}", old.stdout);
     let by_place = gemini(
         &r,
         &[
