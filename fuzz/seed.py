@@ -15,6 +15,7 @@ ROOTS = {
     "decode_codex": FIXTURES / "codex" / "sessions",
     "decode_pi": FIXTURES / "pi" / "sessions",
     "decode_omp": FIXTURES / "omp" / "sessions",
+    "decode_gemini": FIXTURES / "gemini" / "home",
 }
 
 

@@ -1,6 +1,6 @@
 //! `cargo xtask record`: real transcripts written by the agents themselves.
 //!
-//! Each agent (Claude Code, Codex, pi, Oh My Pi, OpenCode) is installed from npm at the named or the current
+//! Each agent (Claude Code, Codex, pi, Oh My Pi, OpenCode, Gemini CLI) is installed from npm at the named or the current
 //! release into a scratch directory and driven non-interactively (print, exec and RPC modes)
 //! against the scripted model server of [`server`] on 127.0.0.1, with a home and configuration
 //! of its own, telemetry and update checks off, and every other address refused (its proxies
@@ -10,10 +10,11 @@
 //!
 //! The recording is copied, as the agent laid it out, into `fixtures/recorded/<agent>-<version>/`
 //! (`projects/` for Claude, `sessions/` for Codex, pi and Oh My Pi, `opencode/` for OpenCode's
-//! database), which the CLI reads with its `--<agent>-root`.
+//! database, `home/` for Gemini CLI), which the CLI reads with its `--<agent>-root`.
 
 mod claude;
 mod codex;
+mod gemini;
 mod kit;
 mod omp;
 mod opencode;
@@ -32,12 +33,13 @@ use kit::Ctx;
 use server::Server;
 
 /// The agents, their npm packages.
-const AGENTS: [(&str, &str); 5] = [
+const AGENTS: [(&str, &str); 6] = [
     ("claude", "@anthropic-ai/claude-code"),
     ("codex", "@openai/codex"),
     ("pi", "@mariozechner/pi-coding-agent"),
     ("omp", "@oh-my-pi/pi-coding-agent"),
     ("opencode", "opencode-ai"),
+    ("gemini", "@google/gemini-cli"),
 ];
 
 pub fn command(args: &[String]) -> Result<()> {
@@ -58,6 +60,7 @@ pub fn command(args: &[String]) -> Result<()> {
             "--pi" => drop(versions.insert("pi", value()?)),
             "--omp" => drop(versions.insert("omp", value()?)),
             "--opencode" => drop(versions.insert("opencode", value()?)),
+            "--gemini" => drop(versions.insert("gemini", value()?)),
             "--only" => only = Some(value()?.split(',').map(str::to_owned).collect()),
             "--scratch" => scratch = PathBuf::from(value()?),
             "--out" => out = PathBuf::from(value()?),
@@ -112,6 +115,7 @@ pub fn command(args: &[String]) -> Result<()> {
                     omp::record(&ctx, &bun)?
                 }
                 "opencode" => opencode::record(&ctx)?,
+                "gemini" => gemini::record(&ctx)?,
                 _ => pi::record(&ctx)?,
             };
             let target = out.join(format!("{agent}-{version}"));

@@ -3,10 +3,11 @@
 use history_core::Harness;
 
 /// The harnesses the command reads, in the order they are tried.
-pub const HARNESSES: [&Harness; 5] = [
+pub const HARNESSES: [&Harness; 6] = [
     &decode_claude::HARNESS,
     &decode_codex::HARNESS,
     &decode_pi::HARNESS,
     &decode_omp::HARNESS,
     &decode_opencode::HARNESS,
+    &decode_gemini::HARNESS,
 ];

@@ -1,6 +1,7 @@
 //! A scripted model server on 127.0.0.1 for `record`: the Anthropic Messages API
-//! (`/v1/messages`), the OpenAI Responses API (`/responses`) and OpenAI chat completions
-//! (`/chat/completions`), each streamed as server-sent events when the request asks for it.
+//! (`/v1/messages`), the OpenAI Responses API (`/responses`), OpenAI chat completions
+//! (`/chat/completions`) and the Gemini API (`/v1beta/models/<model>:generateContent`, and
+//! `:streamGenerateContent`), each streamed as server-sent events when the request asks for it.
 //!
 //! It does not think: a request that asks for a summary of the conversation (a compaction) gets
 //! the script's summary; any other gets the reply of the first rule of the script whose trigger
@@ -240,11 +241,16 @@ fn respond(request: &Request, body: &Value, script: &mut Script) -> Response {
         let body = json!({"input_tokens": 1000}).to_string().into_bytes();
         return ("200 OK", "application/json", body, None);
     }
+    if path.ends_with(":countTokens") {
+        let body = json!({"totalTokens": 1000}).to_string().into_bytes();
+        return ("200 OK", "application/json", body, None);
+    }
     let Some(api) = api_of(path) else {
         return ("404 Not Found", "application/json", b"{}".to_vec(), None);
     };
     let reply = choose(script, api, body);
-    let stream = body["stream"].as_bool().unwrap_or(false);
+    let stream =
+        body["stream"].as_bool().unwrap_or(false) || path.ends_with(":streamGenerateContent");
     let model = body["model"].as_str().unwrap_or("scripted").to_owned();
     let payload = match (api, stream) {
         (Api::Messages, true) => messages_sse(&reply, &model),
@@ -252,8 +258,13 @@ fn respond(request: &Request, body: &Value, script: &mut Script) -> Response {
         (Api::Responses, _) => responses_sse(&reply, &model),
         (Api::Chat, true) => chat_sse(&reply, &model),
         (Api::Chat, false) => serde_json::to_vec(&chat_json(&reply, &model)).unwrap(),
+        (Api::Gemini, true) => gemini_sse(&reply),
+        (Api::Gemini, false) => serde_json::to_vec(&gemini_json(&reply)).unwrap(),
     };
-    let content_type = if stream || api == Api::Responses {
+    let content_type = if (stream && api != Api::Gemini)
+        || api == Api::Responses
+        || (api == Api::Gemini && request.path.contains("alt=sse"))
+    {
         "text/event-stream"
     } else {
         "application/json"
@@ -266,6 +277,7 @@ enum Api {
     Messages,
     Responses,
     Chat,
+    Gemini,
 }
 
 fn api_of(path: &str) -> Option<Api> {
@@ -276,6 +288,8 @@ fn api_of(path: &str) -> Option<Api> {
         Some(Api::Responses)
     } else if path.ends_with("/chat/completions") {
         Some(Api::Chat)
+    } else if path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent") {
+        Some(Api::Gemini)
     } else {
         None
     }
@@ -314,6 +328,7 @@ fn latest(api: Api, body: &Value) -> String {
         Api::Messages | Api::Chat => (body["messages"].as_array().unwrap_or(&empty), |m| {
             m["role"] == "assistant"
         }),
+        Api::Gemini => return gemini_latest(body),
         Api::Responses => (body["input"].as_array().unwrap_or(&empty), |item| {
             let kind = item["type"].as_str().unwrap_or("message");
             matches!(
@@ -327,6 +342,26 @@ fn latest(api: Api, body: &Value) -> String {
     for item in &items[start..] {
         collect_text(&item["content"], &mut texts);
         collect_text(&item["output"], &mut texts);
+    }
+    texts.join("\n")
+}
+
+/// The text of the trailing user turns of a Gemini API request: their text parts and function
+/// responses.
+fn gemini_latest(body: &Value) -> String {
+    let empty = Vec::new();
+    let contents = body["contents"].as_array().unwrap_or(&empty);
+    let start = contents
+        .iter()
+        .rposition(|c| c["role"] == "model")
+        .map_or(0, |at| at + 1);
+    let mut texts = Vec::new();
+    for part in contents[start..]
+        .iter()
+        .flat_map(|c| c["parts"].as_array().unwrap_or(&empty))
+    {
+        collect_text(&part["text"], &mut texts);
+        collect_text(&part["functionResponse"]["response"], &mut texts);
     }
     texts.join("\n")
 }
@@ -535,6 +570,37 @@ fn responses_sse(reply: &Reply, model: &str) -> Vec<u8> {
         "response.completed",
         json!({"response": completed}),
     );
+    out
+}
+
+// ---- Gemini API ----
+
+fn gemini_json(reply: &Reply) -> Value {
+    let mut parts = Vec::new();
+    if let Some(thinking) = &reply.thinking {
+        parts.push(json!({"text": thinking, "thought": true}));
+    }
+    if let Some(text) = &reply.text {
+        parts.push(json!({"text": text}));
+    }
+    for call in &reply.calls {
+        parts
+            .push(json!({"functionCall": {"id": id("fc"), "name": call.name, "args": call.input}}));
+    }
+    let input = usage_input(reply);
+    json!({
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": input, "candidatesTokenCount": 20,
+                          "totalTokenCount": input + 20},
+        "modelVersion": "scripted",
+        "responseId": id("resp"),
+    })
+}
+
+/// A streamed answer (`alt=sse`): the whole reply in one chunk, as a short reply comes.
+fn gemini_sse(reply: &Reply) -> Vec<u8> {
+    let mut out = Vec::new();
+    sse(&mut out, None, &gemini_json(reply));
     out
 }
 

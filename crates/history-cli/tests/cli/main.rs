@@ -15,6 +15,8 @@ mod codex;
 mod core_api;
 // Time bounds name real calendar days.
 mod dates;
+// Gemini CLI through the CLI: replayed recordings, stubs, legacy files, sub-agents, the index.
+mod gemini;
 // `completions` and `man`, for every harness of the registry.
 mod documents;
 // `export`: a whole session as a document, snapshotted whole or by its outline.

@@ -94,7 +94,7 @@ fn the_official_client_lists_searches_pages_and_reads() {
     }
     // The demo, for the exchange a model has to answer a question about an earlier session.
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/demo");
-    // (Harnesses without demo sessions are left at their defaults under the client's own home.)
+    // A harness with no demo reads its default root under the empty home.
     for h in history_cli::HARNESSES
         .iter()
         .filter(|h| demo.join(h.name).is_dir())

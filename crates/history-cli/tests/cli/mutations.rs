@@ -161,6 +161,11 @@ fn mutated_opencode_databases_and_logs_keep_the_rules() {
     );
 }
 
+#[test]
+fn mutated_gemini_recordings_keep_the_rules() {
+    decoder_keeps_its_rules(&decode_gemini::HARNESS, &fixtures("gemini/home"), 256);
+}
+
 /// Every line of every fixture file of the three harnesses.
 fn fixture_lines() -> Vec<Vec<u8>> {
     let mut lines = Vec::new();

@@ -16,6 +16,7 @@ fn corpus(root: &Path) -> Corpus {
         Box::new(decode_claude::Claude::new(root.join("claude"))),
         Box::new(decode_codex::Codex::new(root.join("codex"))),
         Box::new(decode_pi::Pi::new(root.join("pi"))),
+        Box::new(decode_gemini::Gemini::new(root.join("gemini"))),
     ])
 }
 
@@ -192,6 +193,7 @@ fn the_prefilter_equals_full_decoding_on_the_fixtures() {
         ("claude/projects", "claude"),
         ("codex/sessions", "codex"),
         ("pi/sessions", "pi"),
+        ("gemini/home", "gemini"),
     ] {
         let src = fixtures.join(from);
         if src.exists() {

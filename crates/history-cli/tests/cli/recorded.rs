@@ -89,9 +89,13 @@ impl Recording {
             .env("HOME", self.home.path())
             .env("XDG_CACHE_HOME", self.home.path().join("cache"))
             .env("NOTESOUP_HISTORY_INDEX", "off");
-        for agent in history_cli::HARNESSES.map(|h| h.name) {
-            let to = if agent == self.agent() { &root } else { &empty };
-            cmd.arg(format!("--{agent}-root")).arg(to);
+        for harness in history_cli::HARNESSES {
+            let to = if harness.name == self.agent() {
+                &root
+            } else {
+                &empty
+            };
+            cmd.arg(format!("--{}", harness.root_flag)).arg(to);
         }
         cmd.args(["list", "--session", "*", "--query", marker])
             .args(["--limit", "1000", "--budget", "10000000", "--json"]);
@@ -244,4 +248,9 @@ fn omp_recordings_show_every_marker_in_its_session_with_its_role_once() {
 #[test]
 fn opencode_recordings_show_every_marker_in_its_session_with_its_role_once() {
     check_agent("opencode");
+}
+
+#[test]
+fn gemini_recordings_show_every_marker_in_its_session_with_its_role_once() {
+    check_agent("gemini");
 }
