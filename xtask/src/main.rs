@@ -85,9 +85,10 @@ commands:
       --show-misses lists the questions whose answer is not first
   peak-rss PROGRAM [ARGS...]
       run PROGRAM with no output and print its exit code, peak RSS (KiB) and time (s)
-  record [--claude VERSION] [--codex VERSION] [--pi VERSION] [--only AGENT,...]
+  record [--claude VERSION] [--codex VERSION] [--pi VERSION] [--copilot VERSION]
+         [--only AGENT,...]
          [--scratch DIR] [--out DIR]
-      install Claude Code, Codex and pi from npm (the current release, or VERSION) into the
+      install Claude Code, Codex, pi and GitHub Copilot CLI from npm (the current release, or VERSION) into the
       scratch directory (default /tmp/record-<pid>), drive each offline against a scripted
       model server on 127.0.0.1, and copy the transcripts each wrote, with expected.json, into
       DIR/<agent>-<version> (default fixtures/recorded)";

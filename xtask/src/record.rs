@@ -1,6 +1,6 @@
 //! `cargo xtask record`: real transcripts written by the agents themselves.
 //!
-//! Each agent (Claude Code, Codex, pi) is installed from npm at the named or the current
+//! Each agent (Claude Code, Codex, pi, GitHub Copilot CLI) is installed from npm at the named or the current
 //! release into a scratch directory and driven non-interactively (print, exec and RPC modes)
 //! against the scripted model server of [`server`] on 127.0.0.1, with a home and configuration
 //! of its own, telemetry and update checks off, and every other address refused (its proxies
@@ -9,11 +9,13 @@
 //! belongs to, its role (CONTRACT §4), how often it is shown and on which branch.
 //!
 //! The recording is copied, as the agent laid it out, into `fixtures/recorded/<agent>-<version>/`
-//! (`projects/` for Claude, `sessions/` for Codex and pi), which the CLI reads with
-//! `--claude-root`, `--codex-root` or `--pi-root`.
+//! (`projects/` for Claude, `sessions/` for Codex and pi, `session-state/` for Copilot), which the
+//! CLI reads with `--claude-root`, `--codex-root` or `--pi-root` (the directory itself), or
+//! `--copilot-root` (the recording, which holds `session-state/`).
 
 mod claude;
 mod codex;
+mod copilot;
 mod kit;
 mod pi;
 pub mod server;
@@ -29,11 +31,12 @@ use serde_json::Value;
 use kit::Ctx;
 use server::Server;
 
-/// The three agents, their npm packages.
-const AGENTS: [(&str, &str); 3] = [
+/// The agents, their npm packages.
+const AGENTS: [(&str, &str); 4] = [
     ("claude", "@anthropic-ai/claude-code"),
     ("codex", "@openai/codex"),
     ("pi", "@mariozechner/pi-coding-agent"),
+    ("copilot", "@github/copilot"),
 ];
 
 pub fn command(args: &[String]) -> Result<()> {
@@ -52,6 +55,7 @@ pub fn command(args: &[String]) -> Result<()> {
             "--claude" => drop(versions.insert("claude", value()?)),
             "--codex" => drop(versions.insert("codex", value()?)),
             "--pi" => drop(versions.insert("pi", value()?)),
+            "--copilot" => drop(versions.insert("copilot", value()?)),
             "--only" => only = Some(value()?.split(',').map(str::to_owned).collect()),
             "--scratch" => scratch = PathBuf::from(value()?),
             "--out" => out = PathBuf::from(value()?),
@@ -99,6 +103,7 @@ pub fn command(args: &[String]) -> Result<()> {
             let recording = match agent {
                 "claude" => claude::record(&ctx)?,
                 "codex" => codex::record(&ctx)?,
+                "copilot" => copilot::record(&ctx)?,
                 _ => pi::record(&ctx)?,
             };
             let target = out.join(format!("{agent}-{version}"));

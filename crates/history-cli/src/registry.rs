@@ -3,8 +3,9 @@
 use history_core::Harness;
 
 /// The harnesses the command reads, in the order they are tried.
-pub const HARNESSES: [&Harness; 3] = [
+pub const HARNESSES: [&Harness; 4] = [
     &decode_claude::HARNESS,
     &decode_codex::HARNESS,
     &decode_pi::HARNESS,
+    &decode_copilot::HARNESS,
 ];

@@ -296,7 +296,15 @@ fn searches_with_the_index_equal_searches_without_it() {
         .unwrap_or_else(|| fastrand::u64(..));
     println!("seed {seed} (INDEX_TEST_SEED={seed} repeats this run)");
     let mut rng = fastrand::Rng::with_seed(seed);
-    let selectors = ["*", "claude:*", "codex:*", "pi:*", "*:0*", "pi:fork*"];
+    let selectors = [
+        "*",
+        "claude:*",
+        "codex:*",
+        "pi:*",
+        "copilot:*",
+        "*:0*",
+        "pi:fork*",
+    ];
     let mut from_index = 0;
     for round in 0..120 {
         let mut args: Vec<String> = vec!["list".into(), "--json".into()];

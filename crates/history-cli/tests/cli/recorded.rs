@@ -89,7 +89,7 @@ impl Recording {
             .env("HOME", self.home.path())
             .env("XDG_CACHE_HOME", self.home.path().join("cache"))
             .env("NOTESOUP_HISTORY_INDEX", "off");
-        for agent in ["claude", "codex", "pi"] {
+        for agent in ["claude", "codex", "pi", "copilot"] {
             let to = if agent == self.agent() { &root } else { &empty };
             cmd.arg(format!("--{agent}-root")).arg(to);
         }
