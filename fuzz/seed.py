@@ -14,6 +14,7 @@ ROOTS = {
     "decode_claude": FIXTURES / "claude" / "projects",
     "decode_codex": FIXTURES / "codex" / "sessions",
     "decode_pi": FIXTURES / "pi" / "sessions",
+    "decode_copilot": FIXTURES / "copilot" / "home",
 }
 
 

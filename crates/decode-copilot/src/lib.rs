@@ -79,9 +79,9 @@ pub const HARNESS: Harness = Harness {
     root_about: "Copilot CLI's home directory (holding session-state/)",
     default_root_about: "$COPILOT_HOME, ~/.copilot",
     default_root: |env| default_root(env),
-    // Copilot sets no variable naming its session for the commands it runs: its shell tool's
-    // environment carries none (checked in a recording of 1.0.102).
-    session_env: None,
+    // Copilot sets it, with `COPILOT_CLI=1`, for the commands its shell tool runs (seen in the
+    // environment of a recording of 1.0.102).
+    session_env: Some("COPILOT_AGENT_SESSION_ID"),
     open: |root| Box::new(Copilot::new(root)),
 };
 

@@ -65,7 +65,8 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
     };
     let mut m = Markers::new("qzg");
     let mut s = Script {
-        summary_triggers: vec!["summar".into()],
+        // The compaction request's own words (the system prompt speaks of summaries too).
+        summary_triggers: vec!["the history is being compacted".into()],
         ..Script::default()
     };
     let env_file = ctx.home.join("shell-env.txt");
@@ -135,7 +136,7 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
         &u3,
         Reply::call(
             "task",
-            json!({"description": "Look around", "agent_type": "explore",
+            json!({"description": "Look around", "agent_type": "explore", "name": "looker",
                    "prompt": format!("{task}task list the working directory and answer")}),
         ),
     );
