@@ -141,10 +141,16 @@ pub(crate) struct Reader {
 impl Reader {
     /// Reads one line: always what later lines need; its events only when `full`.
     pub(crate) fn line(&mut self, line: &Line<'_>, sink: &mut dyn FnMut(Event), full: bool) {
-        if line.bytes.trim_ascii().is_empty() {
+        let trimmed = line.bytes.trim_ascii();
+        if trimmed.is_empty() {
             return;
         }
-        let Ok(envelope) = serde_json::from_slice::<Envelope<'_>>(line.bytes) else {
+        // Only an object is an event: serde would also fill the envelope from an array.
+        let envelope = match trimmed.first() {
+            Some(b'{') => serde_json::from_slice::<Envelope<'_>>(trimmed).ok(),
+            _ => None,
+        };
+        let Some(envelope) = envelope else {
             self.damage.skip(line);
             return;
         };

@@ -159,8 +159,9 @@ pub(crate) fn tool_result(data: &Map<String, Value>, tool: Option<&str>, out: &m
     }
 }
 
-/// A tool call as text: its name and its main argument (`bash: ls`, `view: /src/lib.rs`), else
-/// its arguments as compact JSON.
+/// A tool call as text: its name and its main argument (`bash: ls`, `view: /src/lib.rs`),
+/// then the other arguments as compact JSON on a line of their own (an edit's strings, a new
+/// file's text), so that every input is searchable; arguments without a main one are all JSON.
 pub(crate) fn call_text(name: &str, arguments: Option<&Value>) -> String {
     let parsed;
     let arguments = match arguments {
@@ -177,8 +178,21 @@ pub(crate) fn call_text(name: &str, arguments: Option<&Value>) -> String {
     let detail = match arguments {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Object(args)) => main_argument(args)
-            .unwrap_or_else(|| Value::Object(args.clone()).to_string()),
+        Some(Value::Object(args)) => match main_argument(args) {
+            Some((main, used)) => {
+                let rest: Map<String, Value> = args
+                    .iter()
+                    .filter(|(k, _)| !used.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                if rest.is_empty() {
+                    main
+                } else {
+                    format!("{main}\n{}", Value::Object(rest))
+                }
+            }
+            None => Value::Object(args.clone()).to_string(),
+        },
         Some(other) => other.to_string(),
     };
     match (name.is_empty(), detail.is_empty()) {
@@ -188,31 +202,26 @@ pub(crate) fn call_text(name: &str, arguments: Option<&Value>) -> String {
     }
 }
 
-/// The one argument that says what a call does, when it has one: a command (with the path it
-/// works on, as `str_replace_editor` has them), a path, a pattern, a query, a URL, a task.
-fn main_argument(args: &Map<String, Value>) -> Option<String> {
+/// The one argument that says what a call does, when it has one, and the keys it was made of:
+/// a command (with the path it works on, as `str_replace_editor` has them), a path, a pattern,
+/// a query, a URL, an intent, a task's description and prompt.
+fn main_argument(args: &Map<String, Value>) -> Option<(String, Vec<&'static str>)> {
     let get = |key: &str| text_field(args, key);
     if let Some(command) = get("command") {
         return Some(match get("path") {
-            Some(path) => format!("{command} {path}"),
-            None => command.to_string(),
+            Some(path) => (format!("{command} {path}"), vec!["command", "path"]),
+            None => (command.to_string(), vec!["command"]),
         });
     }
-    if let Some(path) = get("path") {
-        return Some(path.to_string());
-    }
-    if let Some(pattern) = get("pattern") {
-        return Some(pattern.to_string());
-    }
-    for key in ["query", "url", "intent"] {
+    for key in ["path", "pattern", "query", "url", "intent"] {
         if let Some(value) = get(key) {
-            return Some(value.to_string());
+            return Some((value.to_string(), vec![key]));
         }
     }
     if let Some(prompt) = get("prompt") {
         return Some(match get("description") {
-            Some(description) => format!("{description}\n{prompt}"),
-            None => prompt.to_string(),
+            Some(description) => (format!("{description}\n{prompt}"), vec!["description", "prompt"]),
+            None => (prompt.to_string(), vec!["prompt"]),
         });
     }
     None

@@ -84,7 +84,7 @@ fn a_tool_start_that_repeats_a_requested_call_is_no_event() {
             (9, "assistant", "message"),
         ]
     );
-    assert_eq!(all[1].3, "bash: ls -la");
+    assert_eq!(all[1].3, "bash: ls -la\n{\"description\":\"List files\"}");
     let page = copilot(&r, &every_role("copilot:basic-turn", &[])).json();
     assert_eq!(page["items"][2]["tool"], "bash", "the output takes its call's name");
 }
@@ -160,7 +160,11 @@ fn a_subagents_inline_events_are_the_work_of_its_task_call() {
             (14, "tool", "subagent_message"),
         ]
     );
-    assert_eq!(all[1].3, "task: Find config loading\nSearch the repo for where the config file is loaded");
+    assert_eq!(
+        all[1].3,
+        "task: Find config loading\nSearch the repo for where the config file is loaded\n\
+         {\"agent_type\":\"explore\"}"
+    );
 }
 
 #[test]
@@ -312,8 +316,13 @@ fn a_legacy_session_reads_its_timeline() {
             (8, "assistant", "message"),
         ]
     );
-    assert_eq!(all[3].3, "str_replace_editor: str_replace /work/demo/Cargo.toml");
-    assert_eq!(all[5].3, "bash: cargo build");
+    assert_eq!(
+        all[3].3,
+        "str_replace_editor: str_replace /work/demo/Cargo.toml\n\
+         {\"old_str\":\"name = \\\"demo\\\"\",\"new_str\":\"name = \\\"driftwood\\\"\"}",
+        "the edit's strings are searchable"
+    );
+    assert_eq!(all[5].3, "bash: cargo build\n{\"sessionId\":\"main\",\"async\":false}");
 }
 
 #[test]
@@ -322,14 +331,15 @@ fn the_resume_command_is_copilot_resume() {
     let page = copilot(&r, &every_role("copilot:basic-turn", &[])).json();
     assert_eq!(
         page["items"][0]["resume"],
-        serde_json::json!({"argv": ["copilot", "--resume", "basic-turn"]})
+        serde_json::json!({"argv": ["copilot", "--resume", "basic-turn"], "cwd": null}),
+        "Copilot finds the session from any directory"
     );
 }
 
 #[test]
 fn the_selector_names_every_copilot_session() {
     let r = Roots::new();
-    let run = copilot(&r, &["list", "--session", "copilot:*", "--sessions", "--json"]);
+    let run = copilot(&r, &["list", "--session", "copilot:*", "--limit", "100", "--json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let text = run.stdout;
     for id in [
@@ -372,6 +382,7 @@ fn samples(args: &[&str]) -> (String, i32) {
     let out = cmd.args(args).output().unwrap();
     let real = std::fs::canonicalize(fixtures()).unwrap();
     let text = String::from_utf8_lossy(&out.stdout)
+        .replace(&empty.display().to_string(), "[EMPTY]")
         .replace(&real.display().to_string(), "[FIXTURES]")
         .replace(&fixtures().display().to_string(), "[FIXTURES]");
     (text, out.status.code().unwrap_or(-1))
@@ -408,18 +419,30 @@ fn searching_the_samples() {
     assert_snapshot!("copilot_samples_search", out);
 }
 
+/// A document's head and one line per section (as `export.rs` outlines the other samples).
+fn outline(doc: &str) -> String {
+    let section = |line: &str| {
+        (line.starts_with("## ") || line.starts_with("<summary>")) && line.contains(" · seq ")
+    };
+    let mut out = String::new();
+    let mut in_head = true;
+    for line in doc.lines() {
+        in_head &= !(section(line) || line == "<details>");
+        if in_head && !line.is_empty() || section(line) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 #[test]
 fn exporting_the_samples() {
     let mut out = String::new();
     for session in [SAMPLE, LEGACY] {
         let (doc, code) = samples(&["export", "--session", session]);
         assert_eq!(code, 0, "{doc}");
-        let head: String = doc
-            .lines()
-            .filter(|l| l.starts_with('#') || l.starts_with("- ") || l.starts_with("**"))
-            .map(|l| format!("{}\n", l.chars().take(120).collect::<String>()))
-            .collect();
-        out.push_str(&format!("===== {session}\n{head}"));
+        out.push_str(&format!("===== {session}\n{}", outline(&doc)));
     }
     assert_snapshot!("copilot_samples_export", out);
 }
@@ -428,7 +451,7 @@ fn exporting_the_samples() {
 fn the_1_0_34_sample_shows_every_event_once_in_its_role() {
     let (out, code) = samples(&[
         "list", "--session", SAMPLE, "--role", "user", "--role", "assistant", "--role", "tool",
-        "--role", "context", "--limit", "1000", "--json",
+        "--role", "context", "--limit", "1000", "--budget", "100000000", "--json",
     ]);
     assert_eq!(code, 0);
     let page: Value = serde_json::from_str(&out).unwrap();
@@ -440,7 +463,7 @@ fn the_1_0_34_sample_shows_every_event_once_in_its_role() {
             .count()
     };
     assert_eq!(count("user", "message"), 1, "one typed prompt");
-    assert_eq!(count("context", "meta"), 5, "two system prompts, the continuation, two infos");
+    assert_eq!(count("context", "meta"), 4, "two system prompts, the continuation, an info");
     assert_eq!(count("tool", "tool_call"), 13, "every call once, starts that repeat one dropped");
     assert_eq!(count("tool", "tool_output"), 13);
     assert_eq!(count("assistant", "message"), 1);
