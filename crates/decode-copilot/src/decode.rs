@@ -289,7 +289,12 @@ impl Reader {
             }
             "session.compaction_complete" => {
                 if let Some(text) = text_field(data, "summaryContent") {
-                    out.push(history_core::Role::Context, "summary", text.to_string(), None);
+                    out.push(
+                        history_core::Role::Context,
+                        "summary",
+                        text.to_string(),
+                        None,
+                    );
                 }
             }
             "system.message" | "system.notification" => {
@@ -362,8 +367,11 @@ impl Reader {
         if self.rewinds.is_empty() {
             return None;
         }
-        let seq_of: BTreeMap<&str, u64> =
-            self.ids.iter().map(|(id, seq)| (id.as_str(), *seq)).collect();
+        let seq_of: BTreeMap<&str, u64> = self
+            .ids
+            .iter()
+            .map(|(id, seq)| (id.as_str(), *seq))
+            .collect();
         let mut off = std::collections::BTreeSet::new();
         for rewind in &self.rewinds {
             if rewind.ids.is_empty() {

@@ -23,14 +23,18 @@ pub(crate) const ITEM_KEY: &str = "timelineItem";
 /// Whether `path` is a legacy session file: a `.json` in `history-session-state/`.
 pub(crate) fn is_legacy(path: &Path) -> bool {
     path.extension().and_then(|e| e.to_str()) == Some("json")
-        && path.parent().and_then(Path::file_name).and_then(|n| n.to_str()) == Some(DIR)
+        && path
+            .parent()
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str())
+            == Some(DIR)
 }
 
 /// The stream of lines a legacy file is read as.
 pub(crate) fn stream(path: &Path) -> Result<Vec<u8>, DecodeError> {
     let file = history_core::open_transcript(path)?;
-    let object: Map<String, Value> = serde_json::from_reader(BufReader::new(file))
-        .map_err(|e| {
+    let object: Map<String, Value> =
+        serde_json::from_reader(BufReader::new(file)).map_err(|e| {
             DecodeError::Invalid(format!(
                 "{} is not a Copilot CLI session file: {e}",
                 path.display()

@@ -86,7 +86,10 @@ pub(crate) fn user_message(data: &Map<String, Value>, speaker: Speaker, out: &mu
 pub(crate) fn assistant_message(data: &Map<String, Value>, speaker: Speaker, out: &mut Out<'_>) {
     let (reasoning, message) = match speaker {
         Speaker::Main => ((Role::Assistant, "reasoning"), (Role::Assistant, "message")),
-        Speaker::Subagent => ((Role::Tool, "subagent_reasoning"), (Role::Tool, "subagent_message")),
+        Speaker::Subagent => (
+            (Role::Tool, "subagent_reasoning"),
+            (Role::Tool, "subagent_message"),
+        ),
     };
     if let Some(text) = text_field(data, "reasoningText") {
         out.push(reasoning.0, reasoning.1, text.to_string(), None);
@@ -97,12 +100,19 @@ pub(crate) fn assistant_message(data: &Map<String, Value>, speaker: Speaker, out
     for request in tool_requests(data) {
         let name = str_field(request, "name").unwrap_or("");
         let text = call_text(name, request.get("arguments"));
-        out.push(Role::Tool, "tool_call", text, Some(name).filter(|n| !n.is_empty()));
+        out.push(
+            Role::Tool,
+            "tool_call",
+            text,
+            Some(name).filter(|n| !n.is_empty()),
+        );
     }
 }
 
 /// The `toolRequests` of an `assistant.message` that are objects.
-pub(crate) fn tool_requests(data: &Map<String, Value>) -> impl Iterator<Item = &Map<String, Value>> {
+pub(crate) fn tool_requests(
+    data: &Map<String, Value>,
+) -> impl Iterator<Item = &Map<String, Value>> {
     data.get("toolRequests")
         .and_then(Value::as_array)
         .into_iter()
@@ -124,7 +134,12 @@ pub(crate) fn reasoning(data: &Map<String, Value>, speaker: Speaker, out: &mut O
 pub(crate) fn started_call(data: &Map<String, Value>, out: &mut Out<'_>) {
     let name = str_field(data, "toolName").unwrap_or("");
     let text = call_text(name, data.get("arguments"));
-    out.push(Role::Tool, "tool_call", text, Some(name).filter(|n| !n.is_empty()));
+    out.push(
+        Role::Tool,
+        "tool_call",
+        text,
+        Some(name).filter(|n| !n.is_empty()),
+    );
 }
 
 /// `tool.execution_complete`: the result, or the error; a shell command that exited non-zero
@@ -141,7 +156,9 @@ pub(crate) fn tool_result(data: &Map<String, Value>, tool: Option<&str>, out: &m
     let kind = if failed { "tool_error" } else { "tool_output" };
     let mut texts = Vec::new();
     if let Some(result) = result {
-        if let Some(text) = text_field(result, "content").or_else(|| text_field(result, "detailedContent")) {
+        if let Some(text) =
+            text_field(result, "content").or_else(|| text_field(result, "detailedContent"))
+        {
             texts.push(text.to_string());
         }
     }
@@ -220,7 +237,10 @@ fn main_argument(args: &Map<String, Value>) -> Option<(String, Vec<&'static str>
     }
     if let Some(prompt) = get("prompt") {
         return Some(match get("description") {
-            Some(description) => (format!("{description}\n{prompt}"), vec!["description", "prompt"]),
+            Some(description) => (
+                format!("{description}\n{prompt}"),
+                vec!["description", "prompt"],
+            ),
             None => (prompt.to_string(), vec!["prompt"]),
         });
     }
@@ -260,7 +280,12 @@ pub(crate) fn timeline_item(item: &Map<String, Value>, out: &mut Out<'_>) {
 fn legacy_call(item: &Map<String, Value>, out: &mut Out<'_>) {
     let name = str_field(item, "name").unwrap_or("");
     let tool = Some(name).filter(|n| !n.is_empty());
-    out.push(Role::Tool, "tool_call", call_text(name, item.get("arguments")), tool);
+    out.push(
+        Role::Tool,
+        "tool_call",
+        call_text(name, item.get("arguments")),
+        tool,
+    );
     let Some(result) = item.get("result") else {
         return;
     };
@@ -270,7 +295,11 @@ fn legacy_call(item: &Map<String, Value>, out: &mut Out<'_>) {
             let text = text_field(r, "log")
                 .map(str::to_string)
                 .or_else(|| text_field(r, "error").map(str::to_string))
-                .or_else(|| object_field(r, "error").and_then(|e| text_field(e, "message")).map(str::to_string));
+                .or_else(|| {
+                    object_field(r, "error")
+                        .and_then(|e| text_field(e, "message"))
+                        .map(str::to_string)
+                });
             (text, failed)
         }
         Value::String(s) if !s.trim().is_empty() => (Some(s.clone()), false),

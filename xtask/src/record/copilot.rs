@@ -54,7 +54,10 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
         let mut cmd = ctx.command(&bin);
         cmd.env("COPILOT_HOME", &copilot_home)
             .env("COPILOT_PROVIDER_TYPE", "openai")
-            .env("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", ctx.base_url()))
+            .env(
+                "COPILOT_PROVIDER_BASE_URL",
+                format!("{}/v1", ctx.base_url()),
+            )
             .env("COPILOT_PROVIDER_API_KEY", "sk-recorder-offline")
             .env("COPILOT_MODEL", MODEL)
             .env("COPILOT_OFFLINE", "true")
@@ -96,8 +99,18 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
     let t2 = m.mark("main", "assistant", "reply text beside the parallel calls");
     let created = m.mark("main", "tool", "create call with the file's text");
     let fail = m.stem();
-    m.expect(&format!("{fail}in"), &["main"], "tool", "failing shell call input");
-    m.expect(&format!("{fail}out"), &["main"], "tool", "failing shell output (exit 3)");
+    m.expect(
+        &format!("{fail}in"),
+        &["main"],
+        "tool",
+        "failing shell call input",
+    );
+    m.expect(
+        &format!("{fail}out"),
+        &["main"],
+        "tool",
+        "failing shell output (exit 3)",
+    );
     let r2 = m.mark("main", "assistant", "reply after the parallel calls");
     s.on(
         &u2,
@@ -129,7 +142,11 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
         "the task call's prompt, also the sub-agent's prompt (tool)",
     );
     m.get_mut(&format!("{task}task")).count = 2;
-    let sub = m.mark("main", "tool", "the sub-agent's reply, also the task's result");
+    let sub = m.mark(
+        "main",
+        "tool",
+        "the sub-agent's reply, also the task's result",
+    );
     m.get_mut(&sub).count = 2;
     let r3 = m.mark("main", "assistant", "reply after the sub-agent");
     s.on(
@@ -140,7 +157,10 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
                    "prompt": format!("{task}task list the working directory and answer")}),
         ),
     );
-    s.on(&format!("{task}task"), Reply::text(&format!("{sub} the directory holds notes.md")));
+    s.on(
+        &format!("{task}task"),
+        Reply::text(&format!("{sub} the directory holds notes.md")),
+    );
     s.on(
         &format!("{sub} the directory"),
         Reply::text(&format!("{r3} the sub-agent answered.")),
@@ -161,10 +181,22 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
     ctx.server.set_script(s);
     let out = ctx.run("prompt 1", &mut command(&["-p", &u1]))?;
     let id = session_id(&out)?;
-    ctx.run("resume, prompt 2", &mut command(&["--resume", &id, "-p", &u2]))?;
-    ctx.run("resume, prompt 3", &mut command(&["--resume", &id, "-p", &u3]))?;
-    ctx.run("resume, /compact", &mut command(&["--resume", &id, "-p", "/compact"]))?;
-    ctx.run("resume, prompt 4", &mut command(&["--resume", &id, "-p", &u4]))?;
+    ctx.run(
+        "resume, prompt 2",
+        &mut command(&["--resume", &id, "-p", &u2]),
+    )?;
+    ctx.run(
+        "resume, prompt 3",
+        &mut command(&["--resume", &id, "-p", &u3]),
+    )?;
+    ctx.run(
+        "resume, /compact",
+        &mut command(&["--resume", &id, "-p", "/compact"]),
+    )?;
+    ctx.run(
+        "resume, prompt 4",
+        &mut command(&["--resume", &id, "-p", &u4]),
+    )?;
 
     let mut notes = vec![
         "copilot -p with bring-your-own-key (openai chat completions) and COPILOT_OFFLINE=true; \

@@ -11,12 +11,20 @@ fn fixtures() -> PathBuf {
 
 #[test]
 fn the_fixture_sessions_keep_the_transcript_rules() {
-    check_sessions(&decode_copilot::HARNESS, &fixtures().join("copilot/home"), &Options::default());
+    check_sessions(
+        &decode_copilot::HARNESS,
+        &fixtures().join("copilot/home"),
+        &Options::default(),
+    );
 }
 
 #[test]
 fn damaged_fixtures_keep_the_transcript_rules() {
-    check_damage(&decode_copilot::HARNESS, &fixtures().join("copilot/home"), &Options::default());
+    check_damage(
+        &decode_copilot::HARNESS,
+        &fixtures().join("copilot/home"),
+        &Options::default(),
+    );
 }
 
 #[test]

@@ -18,7 +18,9 @@ fn events(id: &str) -> Vec<Event> {
         .find(|f| f.key.id == id)
         .unwrap_or_else(|| panic!("no session {id}"));
     let mut events = Vec::new();
-    copilot.decode(&file, &mut |e| events.push(e), None).unwrap();
+    copilot
+        .decode(&file, &mut |e| events.push(e), None)
+        .unwrap();
     events
 }
 
@@ -58,10 +60,20 @@ fn a_legacy_file_is_read_as_one_line_per_timeline_item() {
     assert!(lines[0].starts_with(r#"{"legacySession":{"sessionId":"legacy-timeline""#));
     assert!(lines[2].contains("rename the crate to driftwood"));
     let events = events("legacy-timeline");
-    let user = events.iter().find(|e| e.role == history_core::Role::User).unwrap();
-    assert_eq!((user.seq, user.text.as_str()), (3, "rename the crate to driftwood"));
+    let user = events
+        .iter()
+        .find(|e| e.role == history_core::Role::User)
+        .unwrap();
+    assert_eq!(
+        (user.seq, user.text.as_str()),
+        (3, "rename the crate to driftwood")
+    );
     // Its seqs name no line of the file itself.
-    let file = copilot.discover().into_iter().find(|f| f.key.id == "legacy-timeline").unwrap();
+    let file = copilot
+        .discover()
+        .into_iter()
+        .find(|f| f.key.id == "legacy-timeline")
+        .unwrap();
     assert_eq!(copilot.origins(&file, &[3]), vec![None]);
     assert!(copilot.read_at(&path, 0, 10).is_none());
 }
@@ -69,7 +81,11 @@ fn a_legacy_file_is_read_as_one_line_per_timeline_item() {
 #[test]
 fn resume_is_copilot_resume_with_the_id() {
     let copilot = Copilot::new(home());
-    let file = copilot.discover().into_iter().find(|f| f.key.id == "basic-turn").unwrap();
+    let file = copilot
+        .discover()
+        .into_iter()
+        .find(|f| f.key.id == "basic-turn")
+        .unwrap();
     let resume = copilot.resume(&file).unwrap();
     assert_eq!(resume.argv, ["copilot", "--resume", "basic-turn"]);
     assert_eq!(resume.cwd, None);

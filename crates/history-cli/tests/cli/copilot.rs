@@ -35,7 +35,16 @@ fn events(roots: &Roots, session: &str, extra: &[&str]) -> Vec<(u64, String, Str
 fn hits(roots: &Roots, query: &str) -> Vec<(String, String, String)> {
     let run = copilot(
         roots,
-        &["list", "--session", "copilot:*", "--query", query, "--limit", "100", "--json"],
+        &[
+            "list",
+            "--session",
+            "copilot:*",
+            "--query",
+            query,
+            "--limit",
+            "100",
+            "--json",
+        ],
     );
     if run.code == 1 {
         return Vec::new();
@@ -64,9 +73,14 @@ fn pairs(all: &[(u64, String, String, String)]) -> Vec<(u64, &str, &str)> {
 fn the_user_text_is_what_was_typed_not_the_transformed_content() {
     let r = Roots::new();
     let all = events(&r, "copilot:basic-turn", &[]);
-    assert_eq!(all[0], (2, "user".into(), "message".into(), "list the files".into()));
+    assert_eq!(
+        all[0],
+        (2, "user".into(), "message".into(), "list the files".into())
+    );
     assert!(
-        hits(&r, "current_datetime").iter().all(|(s, _, _)| s != "copilot:basic-turn"),
+        hits(&r, "current_datetime")
+            .iter()
+            .all(|(s, _, _)| s != "copilot:basic-turn"),
         "the injected datetime of transformedContent is not shown"
     );
 }
@@ -86,7 +100,10 @@ fn a_tool_start_that_repeats_a_requested_call_is_no_event() {
     );
     assert_eq!(all[1].3, "bash: ls -la\n{\"description\":\"List files\"}");
     let page = copilot(&r, &every_role("copilot:basic-turn", &[])).json();
-    assert_eq!(page["items"][2]["tool"], "bash", "the output takes its call's name");
+    assert_eq!(
+        page["items"][2]["tool"], "bash",
+        "the output takes its call's name"
+    );
 }
 
 #[test]
@@ -112,8 +129,16 @@ fn model_traces_that_repeat_the_conversation_are_never_events() {
     assert_eq!(
         found,
         vec![
-            ("copilot:model-traces-skipped".into(), "user".into(), "message".into()),
-            ("copilot:model-traces-skipped".into(), "assistant".into(), "message".into()),
+            (
+                "copilot:model-traces-skipped".into(),
+                "user".into(),
+                "message".into()
+            ),
+            (
+                "copilot:model-traces-skipped".into(),
+                "assistant".into(),
+                "message".into()
+            ),
         ]
     );
 }
@@ -181,7 +206,10 @@ fn user_turns_the_harness_wrote_are_context() {
             (6, "assistant", "message"),
         ]
     );
-    assert!(all[2].3.contains("task_complete tool"), "the continuation's transformedContent");
+    assert!(
+        all[2].3.contains("task_complete tool"),
+        "the continuation's transformedContent"
+    );
 }
 
 #[test]
@@ -194,7 +222,9 @@ fn a_nonzero_exit_and_a_failed_tool_are_tool_errors() {
         .map(|e| (e.0, e.2.as_str()))
         .collect();
     assert_eq!(results, vec![(6, "tool_error"), (7, "tool_error")]);
-    assert!(all.iter().any(|e| e.3 == "No match found for old_str in /work/demo/src/lib.rs"));
+    assert!(all
+        .iter()
+        .any(|e| e.3 == "No match found for old_str in /work/demo/src/lib.rs"));
 }
 
 #[test]
@@ -208,14 +238,21 @@ fn a_resume_in_another_directory_moves_the_session_there() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.json()["items"][0]["session"], "copilot:resume-new-cwd");
     let all = events(&r, "copilot:resume-new-cwd", &[]);
-    assert_eq!(all.len(), 4, "the turns before and after the resume: {all:?}");
+    assert_eq!(
+        all.len(),
+        4,
+        "the turns before and after the resume: {all:?}"
+    );
 }
 
 #[test]
 fn ephemeral_events_in_the_log_are_no_events() {
     let r = Roots::new();
     let all = events(&r, "copilot:ephemeral-skipped", &[]);
-    assert_eq!(pairs(&all), vec![(2, "user", "message"), (5, "assistant", "message")]);
+    assert_eq!(
+        pairs(&all),
+        vec![(2, "user", "message"), (5, "assistant", "message")]
+    );
     assert!(hits(&r, "streamed").is_empty());
 }
 
@@ -225,14 +262,33 @@ fn a_rewind_takes_the_events_it_names_off_the_branch() {
     let active = events(&r, "copilot:snapshot-rewind", &[]);
     let seqs: Vec<u64> = active.iter().map(|e| e.0).collect();
     assert_eq!(seqs, vec![2, 3, 7, 8]);
-    let all = copilot(&r, &every_role("copilot:snapshot-rewind", &["--all-branches"])).json();
+    let all = copilot(
+        &r,
+        &every_role("copilot:snapshot-rewind", &["--all-branches"]),
+    )
+    .json();
     let marks: Vec<(u64, bool)> = all["items"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| (i["seq"].as_u64().unwrap(), i["on_active_branch"].as_bool().unwrap()))
+        .map(|i| {
+            (
+                i["seq"].as_u64().unwrap(),
+                i["on_active_branch"].as_bool().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(marks, vec![(2, true), (3, true), (4, false), (5, false), (7, true), (8, true)]);
+    assert_eq!(
+        marks,
+        vec![
+            (2, true),
+            (3, true),
+            (4, false),
+            (5, false),
+            (7, true),
+            (8, true)
+        ]
+    );
 }
 
 #[test]
@@ -266,14 +322,20 @@ fn notices_are_context_the_title_is_named_and_task_complete_is_no_event() {
     );
     let page = copilot(&r, &every_role("copilot:notices-and-title", &[])).json();
     assert_eq!(page["items"][0]["title"], "Fix the flaky upload");
-    assert!(hits(&r, "Nothing was changed").is_empty(), "it repeats the task_complete call");
+    assert!(
+        hits(&r, "Nothing was changed").is_empty(),
+        "it repeats the task_complete call"
+    );
 }
 
 #[test]
 fn a_flat_log_is_named_by_its_session_start() {
     let r = Roots::new();
     let all = events(&r, "copilot:flat-layout", &[]);
-    assert_eq!(pairs(&all), vec![(2, "user", "message"), (3, "assistant", "message")]);
+    assert_eq!(
+        pairs(&all),
+        vec![(2, "user", "message"), (3, "assistant", "message")]
+    );
 }
 
 #[test]
@@ -287,7 +349,10 @@ fn damaged_lines_give_a_notice_and_the_rest_is_read() {
     assert!(notice.contains("skipped 2 unreadable lines"), "{notice}");
     assert!(notice.contains("last line (5) is incomplete"), "{notice}");
     let all = events(&r, "copilot:damaged-lines", &[]);
-    assert_eq!(pairs(&all), vec![(1, "user", "message"), (4, "assistant", "message")]);
+    assert_eq!(
+        pairs(&all),
+        vec![(1, "user", "message"), (4, "assistant", "message")]
+    );
 }
 
 #[test]
@@ -295,7 +360,10 @@ fn a_line_separator_inside_a_string_does_not_break_the_line() {
     let r = Roots::new();
     let all = events(&r, "copilot:unicode-line-separator", &[]);
     assert_eq!(all[0].3, "split\u{2028}here and\u{2029}there");
-    assert_eq!(pairs(&all), vec![(2, "user", "message"), (3, "assistant", "message")]);
+    assert_eq!(
+        pairs(&all),
+        vec![(2, "user", "message"), (3, "assistant", "message")]
+    );
 }
 
 #[test]
@@ -322,7 +390,10 @@ fn a_legacy_session_reads_its_timeline() {
          {\"old_str\":\"name = \\\"demo\\\"\",\"new_str\":\"name = \\\"driftwood\\\"\"}",
         "the edit's strings are searchable"
     );
-    assert_eq!(all[5].3, "bash: cargo build\n{\"sessionId\":\"main\",\"async\":false}");
+    assert_eq!(
+        all[5].3,
+        "bash: cargo build\n{\"sessionId\":\"main\",\"async\":false}"
+    );
 }
 
 #[test]
@@ -339,7 +410,10 @@ fn the_resume_command_is_copilot_resume() {
 #[test]
 fn the_selector_names_every_copilot_session() {
     let r = Roots::new();
-    let run = copilot(&r, &["list", "--session", "copilot:*", "--limit", "100", "--json"]);
+    let run = copilot(
+        &r,
+        &["list", "--session", "copilot:*", "--limit", "100", "--json"],
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let text = run.stdout;
     for id in [
@@ -360,7 +434,10 @@ fn the_selector_names_every_copilot_session() {
         "unicode-line-separator",
         "legacy-timeline",
     ] {
-        assert!(text.contains(&format!("copilot:{id}")), "{id} missing: {text}");
+        assert!(
+            text.contains(&format!("copilot:{id}")),
+            "{id} missing: {text}"
+        );
     }
 }
 
@@ -376,7 +453,11 @@ fn samples(args: &[&str]) -> (String, i32) {
         .env("XDG_CACHE_HOME", home.path().join("cache"))
         .env("NOTESOUP_HISTORY_INDEX", "off");
     for harness in history_cli::HARNESSES {
-        let to: &Path = if harness.name == "copilot" { &root } else { &empty };
+        let to: &Path = if harness.name == "copilot" {
+            &root
+        } else {
+            &empty
+        };
         cmd.arg(format!("--{}", harness.root_flag)).arg(to);
     }
     let out = cmd.args(args).output().unwrap();
@@ -414,7 +495,15 @@ fn browsing_the_samples() {
 
 #[test]
 fn searching_the_samples() {
-    let (out, code) = samples(&["list", "--session", "copilot:*", "--query", "Cargo.toml", "--limit", "12"]);
+    let (out, code) = samples(&[
+        "list",
+        "--session",
+        "copilot:*",
+        "--query",
+        "Cargo.toml",
+        "--limit",
+        "12",
+    ]);
     assert_eq!(code, 0);
     assert_snapshot!("copilot_samples_search", out);
 }
@@ -450,8 +539,22 @@ fn exporting_the_samples() {
 #[test]
 fn the_1_0_34_sample_shows_every_event_once_in_its_role() {
     let (out, code) = samples(&[
-        "list", "--session", SAMPLE, "--role", "user", "--role", "assistant", "--role", "tool",
-        "--role", "context", "--limit", "1000", "--budget", "100000000", "--json",
+        "list",
+        "--session",
+        SAMPLE,
+        "--role",
+        "user",
+        "--role",
+        "assistant",
+        "--role",
+        "tool",
+        "--role",
+        "context",
+        "--limit",
+        "1000",
+        "--budget",
+        "100000000",
+        "--json",
     ]);
     assert_eq!(code, 0);
     let page: Value = serde_json::from_str(&out).unwrap();
@@ -463,8 +566,16 @@ fn the_1_0_34_sample_shows_every_event_once_in_its_role() {
             .count()
     };
     assert_eq!(count("user", "message"), 1, "one typed prompt");
-    assert_eq!(count("context", "meta"), 4, "two system prompts, the continuation, an info");
-    assert_eq!(count("tool", "tool_call"), 13, "every call once, starts that repeat one dropped");
+    assert_eq!(
+        count("context", "meta"),
+        4,
+        "two system prompts, the continuation, an info"
+    );
+    assert_eq!(
+        count("tool", "tool_call"),
+        13,
+        "every call once, starts that repeat one dropped"
+    );
     assert_eq!(count("tool", "tool_output"), 13);
     assert_eq!(count("assistant", "message"), 1);
 }
