@@ -29,7 +29,8 @@
 //!
 //! A legacy `history-session-state` file is one JSON object; its raw stream
 //! ([`Transcript::open_raw`]) is that object laid out one line per item: the session first, then
-//! each `timeline` item, so that its seqs are lines of that stream.
+//! each `timeline` item, so that its seqs, and the lines and byte offsets an item names, are
+//! those of that stream.
 //!
 //! ```
 //! use decode_copilot::Copilot;
@@ -62,7 +63,7 @@ use std::path::{Path, PathBuf};
 
 use history_core::{snapshot, Resumed, Snapshot, WantSnapshot};
 use history_core::{DecodeError, Event, SessionFile, Transcript, Walk};
-use history_core::{Harness, Origin, Resume};
+use history_core::{Harness, Resume};
 use history_core::{LineTest, LineTime};
 
 /// The Copilot CLI sessions under one root (Copilot's home, which holds `session-state/`).
@@ -76,7 +77,7 @@ pub const HARNESS: Harness = Harness {
     name: "copilot",
     root_flag: "copilot-root",
     root_env: "NOTESOUP_HISTORY_COPILOT_ROOT",
-    root_about: "Copilot CLI's home directory (holding session-state/)",
+    root_about: "Copilot CLI's home directory, holding session-state/",
     default_root_about: "$COPILOT_HOME, ~/.copilot",
     default_root: |env| default_root(env),
     // Copilot sets it, with `COPILOT_CLI=1`, for the commands its shell tool runs (seen in the
@@ -151,34 +152,27 @@ impl Transcript for Copilot {
     /// A legacy file is laid out one line per item ([`legacy`]); a log is itself.
     fn open_raw(&self, path: &Path) -> std::io::Result<Box<dyn Read + '_>> {
         if legacy::is_legacy(path) {
-            let bytes = legacy::stream(path)
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+            let bytes = legacy::stream(path).map_err(invalid)?;
             return Ok(Box::new(std::io::Cursor::new(bytes)));
         }
         Ok(Box::new(history_core::open_untouched(path)?))
     }
 
-    /// A legacy file's lines are those of a stream made from it, not of the file: it is read
-    /// whole.
+    /// A legacy file's lines are those of the stream made from it ([`Transcript::open_raw`]):
+    /// the stream is made again (such files are small) and the lines cut from it.
     fn read_at(&self, path: &Path, offset: u64, len: usize) -> Option<std::io::Result<Vec<u8>>> {
         if legacy::is_legacy(path) {
-            return None;
+            return Some(legacy::stream(path).map_err(invalid).and_then(|bytes| {
+                let start = usize::try_from(offset).unwrap_or(usize::MAX);
+                (bytes
+                    .get(start..start.saturating_add(len))
+                    .map(<[u8]>::to_vec))
+                .ok_or_else(|| {
+                    std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "past the stream's end")
+                })
+            }));
         }
         Some(history_core::read_at(path, offset, len))
-    }
-
-    /// A legacy file's seqs are lines of the stream made from it, which name no line of the
-    /// file itself.
-    fn origins(&self, file: &SessionFile, seqs: &[u64]) -> Vec<Option<Origin>> {
-        let legacy = legacy::is_legacy(&file.path);
-        seqs.iter()
-            .map(|&line| {
-                (!legacy).then(|| Origin {
-                    path: file.path.clone(),
-                    line,
-                })
-            })
-            .collect()
     }
 
     fn line_time(&self, line: &[u8]) -> LineTime {
@@ -198,4 +192,9 @@ impl Transcript for Copilot {
             cwd: None,
         })
     }
+}
+
+/// A decode error as the I/O error a raw read reports.
+fn invalid(e: DecodeError) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string())
 }

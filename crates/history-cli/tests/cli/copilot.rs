@@ -125,7 +125,7 @@ fn duplicated_tool_starts_are_no_events_and_a_start_alone_is_the_call() {
 #[test]
 fn model_traces_that_repeat_the_conversation_are_never_events() {
     let r = Roots::new();
-    let found = hits(&r, "zebracorn");
+    let found = hits(&r, "quaggalens");
     assert_eq!(
         found,
         vec![

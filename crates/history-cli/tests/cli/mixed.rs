@@ -5,9 +5,11 @@ use crate::common::Roots;
 #[test]
 fn one_overview_mixes_every_harness_sorted_by_last_activity() {
     let r = Roots::new();
-    let run = r.run(&["list", "--limit", "200", "--json"]).json();
+    let run = r
+        .run(&["list", "--limit", "200", "--budget", "10000000", "--json"])
+        .json();
     let items = run["items"].as_array().unwrap();
-    for h in ["claude:", "codex:", "pi:"] {
+    for h in ["claude:", "codex:", "pi:", "copilot:"] {
         assert!(
             items
                 .iter()
