@@ -73,7 +73,7 @@ fn session_file(path: &Path, source: &Source, walk: &Walk) -> Option<SessionFile
                 .or_else(|| stem(path, "session_"))?
         }
     };
-    let key = SessionKey::new(crate::HARNESS.name, id);
+    let key = SessionKey::new("copilot", id);
     Some(SessionFile::from_metadata(key, path.to_path_buf(), &meta))
 }
 
