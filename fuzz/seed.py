@@ -16,6 +16,7 @@ ROOTS = {
     "decode_pi": FIXTURES / "pi" / "sessions",
     "decode_omp": FIXTURES / "omp" / "sessions",
     "decode_gemini": FIXTURES / "gemini" / "home",
+    "decode_copilot": FIXTURES / "copilot" / "home",
 }
 
 

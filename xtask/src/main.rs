@@ -86,9 +86,9 @@ commands:
   peak-rss PROGRAM [ARGS...]
       run PROGRAM with no output and print its exit code, peak RSS (KiB) and time (s)
   record [--claude VERSION] [--codex VERSION] [--pi VERSION] [--omp VERSION] [--opencode VERSION]
-         [--gemini VERSION] [--only AGENT,...] [--scratch DIR] [--out DIR]
-      install Claude Code, Codex, pi, Oh My Pi, OpenCode and Gemini CLI from npm (the current
-      release, or VERSION; Oh My Pi with the Bun it runs on) into the
+         [--gemini VERSION] [--copilot VERSION] [--only AGENT,...] [--scratch DIR] [--out DIR]
+      install Claude Code, Codex, pi, Oh My Pi, OpenCode, Gemini CLI and GitHub Copilot CLI from
+      npm (the current release, or VERSION; Oh My Pi with the Bun it runs on) into the
       scratch directory (default /tmp/record-<pid>), drive each offline against a scripted
       model server on 127.0.0.1, and copy the transcripts each wrote, with expected.json, into
       DIR/<agent>-<version> (default fixtures/recorded)";

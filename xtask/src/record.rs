@@ -1,6 +1,6 @@
 //! `cargo xtask record`: real transcripts written by the agents themselves.
 //!
-//! Each agent (Claude Code, Codex, pi, Oh My Pi, OpenCode, Gemini CLI) is installed from npm at the named or the current
+//! Each agent (Claude Code, Codex, pi, Oh My Pi, OpenCode, Gemini CLI, GitHub Copilot CLI) is installed from npm at the named or the current
 //! release into a scratch directory and driven non-interactively (print, exec and RPC modes)
 //! against the scripted model server of [`server`] on 127.0.0.1, with a home and configuration
 //! of its own, telemetry and update checks off, and every other address refused (its proxies
@@ -10,10 +10,12 @@
 //!
 //! The recording is copied, as the agent laid it out, into `fixtures/recorded/<agent>-<version>/`
 //! (`projects/` for Claude, `sessions/` for Codex, pi and Oh My Pi, `opencode/` for OpenCode's
-//! database, `home/` for Gemini CLI), which the CLI reads with its `--<agent>-root`.
+//! database, `home/` for Gemini CLI and Copilot, which holds `session-state/`), which the CLI
+//! reads with its `--<agent>-root`.
 
 mod claude;
 mod codex;
+mod copilot;
 mod gemini;
 mod kit;
 mod omp;
@@ -33,13 +35,14 @@ use kit::Ctx;
 use server::Server;
 
 /// The agents, their npm packages.
-const AGENTS: [(&str, &str); 6] = [
+const AGENTS: [(&str, &str); 7] = [
     ("claude", "@anthropic-ai/claude-code"),
     ("codex", "@openai/codex"),
     ("pi", "@mariozechner/pi-coding-agent"),
     ("omp", "@oh-my-pi/pi-coding-agent"),
     ("opencode", "opencode-ai"),
     ("gemini", "@google/gemini-cli"),
+    ("copilot", "@github/copilot"),
 ];
 
 pub fn command(args: &[String]) -> Result<()> {
@@ -61,6 +64,7 @@ pub fn command(args: &[String]) -> Result<()> {
             "--omp" => drop(versions.insert("omp", value()?)),
             "--opencode" => drop(versions.insert("opencode", value()?)),
             "--gemini" => drop(versions.insert("gemini", value()?)),
+            "--copilot" => drop(versions.insert("copilot", value()?)),
             "--only" => only = Some(value()?.split(',').map(str::to_owned).collect()),
             "--scratch" => scratch = PathBuf::from(value()?),
             "--out" => out = PathBuf::from(value()?),
@@ -116,6 +120,7 @@ pub fn command(args: &[String]) -> Result<()> {
                 }
                 "opencode" => opencode::record(&ctx)?,
                 "gemini" => gemini::record(&ctx)?,
+                "copilot" => copilot::record(&ctx)?,
                 _ => pi::record(&ctx)?,
             };
             let target = out.join(format!("{agent}-{version}"));

@@ -154,7 +154,8 @@ impl Markers {
 
 /// What a driver hands back: the tree to copy, the sessions by label, the expectations.
 pub struct Recording {
-    /// (directory to copy, its name in the recording: `projects` or `sessions`)
+    /// (directory to copy, its path in the recording: `projects`, `sessions`, or
+    /// `home/session-state` for an agent whose root is its home)
     pub tree: (PathBuf, &'static str),
     pub agent: &'static str,
     pub version: String,
@@ -170,6 +171,9 @@ impl Recording {
         }
         let (tree, name) = &self.tree;
         copy_tree(tree, &target.join(name))?;
+        // The root the CLI is pointed at: the tree itself, or for a tree copied as
+        // `home/session-state`, the home that holds it.
+        let root = name.split('/').next().unwrap_or(name);
         let markers: Vec<Value> = self
             .markers
             .expected
@@ -182,7 +186,7 @@ impl Recording {
         let expected = json!({
             "agent": self.agent,
             "version": self.version,
-            "root": name,
+            "root": root,
             "sessions": self.sessions,
             "notes": self.notes,
             "markers": markers,

@@ -314,7 +314,14 @@ fn searches_with_the_index_equal_searches_without_it() {
     println!("seed {seed} (INDEX_TEST_SEED={seed} repeats this run)");
     let mut rng = fastrand::Rng::with_seed(seed);
     let selectors = [
-        "*", "claude:*", "codex:*", "pi:*", "omp:*", "*:0*", "pi:fork*",
+        "*",
+        "claude:*",
+        "codex:*",
+        "pi:*",
+        "omp:*",
+        "copilot:*",
+        "*:0*",
+        "pi:fork*",
     ];
     let mut from_index = 0;
     for round in 0..120 {

@@ -11,6 +11,8 @@ mod claude;
 mod claude_2026;
 // Codex through the CLI: generations, `.zst`, inherited history, rollbacks, context, damage.
 mod codex;
+// GitHub Copilot CLI through the CLI: a test per rule of its format, the real samples.
+mod copilot;
 // The same requests through history-core's API and through the binary: identical output.
 mod core_api;
 // Time bounds name real calendar days.

@@ -135,8 +135,8 @@ async def main_session(args):
             with open(args.out, "w", encoding="utf-8") as out:
                 json.dump(tools, out, indent=2, ensure_ascii=False)
 
-            # The overview, paged on by its `older` recipes, names sessions of every harness, each
-            # once.
+            # The overview, paged on by its `older` recipes, names sessions of every harness,
+            # each once.
             _, overview = await call(session, "history_list", {"session": "*", "limit": 100})
             calls += 1
             sessions = [i["session"] for i in overview["items"]]
@@ -149,7 +149,10 @@ async def main_session(args):
                 sessions += [i["session"] for i in page["items"]]
             check(len(sessions) == len(set(sessions)), "no session twice")
             harnesses = {s.split(":")[0] for s in sessions}
-            check(harnesses == {"claude", "codex", "pi", "omp", "opencode", "gemini"}, f"harnesses {harnesses}")
+            check(
+                harnesses == {"claude", "codex", "pi", "omp", "opencode", "gemini", "copilot"},
+                f"harnesses {harnesses}",
+            )
             for item in overview["items"]:
                 check("line" not in item and "path" not in item and "resume" not in item, f"compact {item}")
                 # A Gemini CLI sub-agent's recording cannot be resumed: it has no resume.

@@ -9,7 +9,7 @@ fn one_overview_mixes_every_harness_sorted_by_last_activity() {
         .run(&["list", "--limit", "400", "--budget", "10000000", "--json"])
         .json();
     let items = run["items"].as_array().unwrap();
-    for h in ["claude:", "codex:", "pi:", "omp:", "gemini:"] {
+    for h in ["claude:", "codex:", "pi:", "omp:", "gemini:", "copilot:"] {
         assert!(
             items
                 .iter()

@@ -236,6 +236,11 @@ fn codex_recordings_show_every_marker_in_its_session_with_its_role_once() {
 }
 
 #[test]
+fn copilot_recordings_show_every_marker_in_its_session_with_its_role_once() {
+    check_agent("copilot");
+}
+
+#[test]
 fn pi_recordings_show_every_marker_in_its_session_with_its_role_once() {
     check_agent("pi");
 }

@@ -176,9 +176,9 @@ fn a_file_that_is_no_transcript_is_an_unknown_session_saying_the_roots() {
         outside.stderr,
         "error: no session matches \"[ROOT]/home/notes.jsonl\": the file is not a transcript \
          under the roots searched (claude: [ROOT]/claude, codex: [ROOT]/codex, pi: [ROOT]/pi, \
-         omp: [ROOT]/omp, opencode: [ROOT]/opencode, gemini: [ROOT]/gemini); pass its root with \
-         --claude-root, --codex-root, --pi-root, --omp-root, --opencode-root or --gemini-root \
-         (unknown_session)\n"
+         omp: [ROOT]/omp, opencode: [ROOT]/opencode, gemini: [ROOT]/gemini, copilot: [ROOT]/copilot); \
+         pass its root with --claude-root, --codex-root, --pi-root, --omp-root, --opencode-root, \
+         --gemini-root or --copilot-root (unknown_session)\n"
     );
     let json = r.run(&["list", "--session", notes.to_str().unwrap(), "--json"]);
     assert_eq!(json.json()["error"]["code"], "unknown_session");
