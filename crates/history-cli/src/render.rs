@@ -109,6 +109,50 @@ impl Step {
     }
 }
 
+/// A command line that starts `lead` columns in, broken where it would pass `width` columns
+/// into lines that a shell reads as one: each but the last ends with ` \`, and the next is
+/// indented. Only at spaces between words, never inside quotes; a word longer than a line
+/// stays whole.
+fn wrapped(command: &str, lead: usize, width: usize) -> String {
+    const INDENT: &str = "    ";
+    if lead + screen::columns(command) <= width {
+        return command.to_string();
+    }
+    let mut words: Vec<&str> = Vec::new();
+    let (mut start, mut quote) = (0, None);
+    for (i, c) in command.char_indices() {
+        match (c, quote) {
+            ('\'' | '"', None) => quote = Some(c),
+            (q, Some(open)) if q == open => quote = None,
+            (' ', None) => {
+                words.push(&command[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    words.push(&command[start..]);
+    let mut out = String::new();
+    let mut used = lead;
+    for (n, word) in words.iter().enumerate() {
+        let cols = screen::columns(word);
+        if n > 0 {
+            // Room for the word and, after it, the ` \` that would carry on to a next line.
+            if used + 1 + cols + 2 > width {
+                out.push_str(" \\\n");
+                out.push_str(INDENT);
+                used = INDENT.len();
+            } else {
+                out.push(' ');
+                used += 1;
+            }
+        }
+        out.push_str(word);
+        used += cols;
+    }
+    out
+}
+
 /// The start of `text` that takes at most `width` columns.
 fn head_columns(text: &str, width: usize) -> &str {
     let mut cols = 0;
@@ -174,10 +218,14 @@ impl Text {
 
     /// A next step: `→ name: what`, on a line of its own.
     fn step(&self, name: &str, what: &str) -> String {
-        format!(
-            "{} {what}\n",
-            self.paint(Paint::Recipe, &format!("→ {name}:"))
-        )
+        let label = format!("→ {name}:");
+        let what = match self.width {
+            Some(width) if self.calls.is_none() => {
+                wrapped(what, screen::columns(&label) + 1, width)
+            }
+            _ => what.to_string(),
+        };
+        format!("{} {what}\n", self.paint(Paint::Recipe, &label))
     }
 
     /// The next steps that end a block standing for a session, or an item with its file.

@@ -83,7 +83,7 @@ fn pi_items_carry_the_header_cwd_and_the_session_name_as_title() {
 #[test]
 fn overview_and_search_items_carry_them_too() {
     let r = Roots::new();
-    let args = ["list", "--json", "--limit", "100", "--budget", "1000000"];
+    let args = ["list", "--json", "--limit", "1000", "--budget", "10000000"];
     let overview = items(&r.run(&args));
     let by_session = |id: &str| {
         overview

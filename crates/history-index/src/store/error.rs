@@ -140,6 +140,10 @@ impl From<rusqlite::Error> for StoreError {
             rusqlite::Error::SqliteFailure(f, _) => match f.code {
                 C::DatabaseBusy | C::DatabaseLocked => StoreError::Busy,
                 C::NotADatabase | C::DatabaseCorrupt => StoreError::Corrupt,
+                // A page the database says it has, past the end of a file cut short.
+                C::SystemIoFailure if f.extended_code == rusqlite::ffi::SQLITE_IOERR_SHORT_READ => {
+                    StoreError::Corrupt
+                }
                 C::DiskFull => StoreError::DiskFull,
                 C::ReadOnly => StoreError::ReadOnly,
                 _ => StoreError::Sqlite {
@@ -164,6 +168,24 @@ impl From<rusqlite::Error> for StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_past_the_end_of_a_cut_file_is_damage_and_other_io_errors_are_not() {
+        let failure = |code| {
+            StoreError::from(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(code),
+                None,
+            ))
+        };
+        assert_eq!(
+            failure(rusqlite::ffi::SQLITE_IOERR_SHORT_READ).code(),
+            StoreError::Corrupt.code()
+        );
+        assert_ne!(
+            failure(rusqlite::ffi::SQLITE_IOERR_READ).code(),
+            StoreError::Corrupt.code()
+        );
+    }
 
     #[test]
     fn a_full_disk_is_named_whoever_meets_it() {
