@@ -1320,8 +1320,16 @@ fn opencode_sessions_are_read_whole_and_equal_no_index_after_a_new_turn() {
         }
     };
     check(&roots);
-    // The index holds none of them, and a search that read them starts no update.
+    // The index holds none of them, and a search that read them starts no update, nor says
+    // on every search that they were read in full.
     assert!(!roots.background_running());
+    for args in searches {
+        let notice = roots.run_indexed(args).json()["notice"].clone();
+        assert!(
+            !notice.to_string().contains("not in the search index"),
+            "{args:?}: {notice}"
+        );
+    }
 
     let db = roots.root("opencode").join("opencode.db");
     let conn = rusqlite::Connection::open(&db).unwrap();

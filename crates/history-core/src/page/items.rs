@@ -293,7 +293,14 @@ pub struct Coverage {
 impl Coverage {
     /// Whether updating the projection would spare a search like this one reading anything.
     pub fn stale(&self) -> bool {
-        self.scanned > self.unindexable || self.appended > 0
+        self.unindexed() > 0 || self.appended > 0
+    }
+
+    /// The sessions read in full that updating the projection would take in: those a notice
+    /// names (a session it can never hold, such as a database's, is read every time, and
+    /// saying so on every search would be noise).
+    pub fn unindexed(&self) -> usize {
+        self.scanned.saturating_sub(self.unindexable)
     }
 }
 

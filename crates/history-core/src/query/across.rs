@@ -105,8 +105,9 @@ pub(crate) fn across_page(
     let mut shown = notices;
     if filter.is_search() {
         widest.push(notice::unindexed(sessions));
-        if scope.projection.is_some() && listing.scanned > 0 {
-            shown.push(notice::unindexed(listing.scanned));
+        let unindexed = listing.scanned.saturating_sub(listing.unindexable);
+        if scope.projection.is_some() && unindexed > 0 {
+            shown.push(notice::unindexed(unindexed));
         }
     }
     let visited = listing.visited;

@@ -761,8 +761,8 @@ pub(crate) fn find_page(
     let mut notices: Vec<String> = notice::skipped(&gathered.skipped).into_iter().collect();
     let is_empty = no_sessions.is_some();
     notices.extend(no_sessions);
-    if scope.projection.is_some() && gathered.coverage.scanned > 0 {
-        notices.push(notice::unindexed(gathered.coverage.scanned));
+    if scope.projection.is_some() && gathered.coverage.unindexed() > 0 {
+        notices.push(notice::unindexed(gathered.coverage.unindexed()));
     }
     let mut page = FindPage {
         schema_version: SCHEMA_VERSION,

@@ -356,8 +356,8 @@ pub(crate) fn sessions_page(
     let is_empty = no_sessions.is_some();
     notices.extend(no_sessions);
     let coverage = listing.coverage;
-    if scope.projection.is_some() && coverage.scanned > 0 {
-        notices.push(notice::unindexed(coverage.scanned));
+    if scope.projection.is_some() && coverage.unindexed() > 0 {
+        notices.push(notice::unindexed(coverage.unindexed()));
     }
     let mut summaries = listing.summaries;
     let matched = summaries.len();
