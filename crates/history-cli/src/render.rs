@@ -219,8 +219,9 @@ impl Text {
     /// A next step: `→ name: what`, on a line of its own.
     fn step(&self, name: &str, what: &str) -> String {
         let label = format!("→ {name}:");
+        // Broken into lines only for a person (who has a clock): a script reads one a line.
         let what = match self.width {
-            Some(width) if self.calls.is_none() => {
+            Some(width) if self.calls.is_none() && self.clock.is_some() => {
                 wrapped(what, screen::columns(&label) + 1, width)
             }
             _ => what.to_string(),
