@@ -1,7 +1,7 @@
 //! `cargo xtask record`: real transcripts written by the agents themselves.
 //!
-//! Each agent (Claude Code, Codex, pi, Oh My Pi, OpenCode, Gemini CLI, GitHub Copilot CLI) is installed from npm at the named or the current
-//! release into a scratch directory and driven non-interactively (print, exec and RPC modes)
+//! Each agent (Claude Code, Codex, pi, Oh My Pi, OpenCode, Gemini CLI, GitHub Copilot CLI) is
+//! installed from npm at the named or the current release into a scratch directory and driven non-interactively (print, exec and RPC modes)
 //! against the scripted model server of [`server`] on 127.0.0.1, with a home and configuration
 //! of its own, telemetry and update checks off, and every other address refused (its proxies
 //! point at a closed port). Every prompt, reply, tool input and tool output of the script
