@@ -1,9 +1,9 @@
 //! `cargo xtask record`: real transcripts written by the agents themselves.
 //!
 //! Each agent (Claude Code, Codex, pi, Oh My Pi, OpenCode, Gemini CLI, GitHub Copilot CLI) is
-//! installed from npm at the named or the current release into a scratch directory and driven non-interactively (print, exec and RPC modes)
-//! against the scripted model server of [`server`] on 127.0.0.1, with a home and configuration
-//! of its own, telemetry and update checks off, and every other address refused (its proxies
+//! installed from npm at the named or the current release into a scratch directory and driven
+//! non-interactively (print, exec and RPC modes) against the scripted model server of
+//! [`server`] on 127.0.0.1, with a home and configuration of its own, telemetry and update checks off, and every other address refused (its proxies
 //! point at a closed port). Every prompt, reply, tool input and tool output of the script
 //! carries a marker; `expected.json` beside the recording says, for each marker, the session it
 //! belongs to, its role (CONTRACT §4), how often it is shown and on which branch.
