@@ -52,9 +52,7 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
 
     // Turn 1: a prompt, a shell call (that also writes a file for turn 2), its output, a reply.
     let u1 = m.mark("main", "user", "user prompt of turn 1");
-    let sh = m.stem();
-    m.expect(&format!("{sh}in"), &["main"], "tool", "shell call input");
-    m.expect(&format!("{sh}out"), &["main"], "tool", "shell output");
+    let sh = m.shell("main", "shell");
     let read = m.stem();
     m.expect(
         &format!("{read}read"),
@@ -187,19 +185,7 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
     let think = m.mark("main", "assistant", "reasoning before parallel calls");
     let t7 = m.mark("main", "assistant", "reply text beside the parallel calls");
     let pwrite = m.mark("main", "tool", "Write content of a parallel call");
-    let par = m.stem();
-    m.expect(
-        &format!("{par}in"),
-        &["main"],
-        "tool",
-        "parallel shell call input",
-    );
-    m.expect(
-        &format!("{par}out"),
-        &["main"],
-        "tool",
-        "parallel shell output",
-    );
+    let par = m.shell("main", "parallel shell");
     let r7 = m.mark("main", "assistant", "reply after the parallel calls");
     s.on(
         &u7,

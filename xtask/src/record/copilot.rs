@@ -76,9 +76,7 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
 
     // Turn 1: a prompt, a shell call (which also keeps its environment), its output, a reply.
     let u1 = m.mark("main", "user", "user prompt of turn 1");
-    let sh = m.stem();
-    m.expect(&format!("{sh}in"), &["main"], "tool", "shell call input");
-    m.expect(&format!("{sh}out"), &["main"], "tool", "shell output");
+    let sh = m.shell("main", "shell");
     let r1 = m.mark("main", "assistant", "reply of turn 1");
     s.on(
         &u1,

@@ -106,9 +106,7 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
     let u1 = m.mark("main", "user", "user prompt of turn 1");
     let think = m.mark("main", "assistant", "thoughts of turn 1");
     let t1 = m.mark("main", "assistant", "reply text beside the shell call");
-    let sh = m.stem();
-    m.expect(&format!("{sh}in"), &["main"], "tool", "shell call input");
-    m.expect(&format!("{sh}out"), &["main"], "tool", "shell output");
+    let sh = m.shell("main", "shell");
     let r1 = m.mark("main", "assistant", "reply of turn 1");
     s.on(
         &u1,

@@ -123,6 +123,21 @@ impl Markers {
         marker
     }
 
+    /// A new stem for a shell call in `session` that echoes `<stem>in` and prints `<stem>out`:
+    /// both expected there as tool events (`what`: `shell`, `parallel shell`).
+    pub fn shell(&mut self, session: &str, what: &str) -> String {
+        let stem = self.stem();
+        let call = format!("{what} call input");
+        self.expect(&format!("{stem}in"), &[session], "tool", &call);
+        self.expect(
+            &format!("{stem}out"),
+            &[session],
+            "tool",
+            &format!("{what} output"),
+        );
+        stem
+    }
+
     pub fn expect(&mut self, marker: &str, sessions: &[&str], role: &'static str, what: &str) {
         self.expected.push(Expect {
             marker: marker.to_owned(),

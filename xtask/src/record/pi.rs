@@ -186,9 +186,7 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
 
     // Turn 1: a prompt, a shell call, its output, a reply.
     let u1 = m.mark("main", "user", "user prompt of turn 1");
-    let sh = m.stem();
-    m.expect(&format!("{sh}in"), &["main"], "tool", "shell call input");
-    m.expect(&format!("{sh}out"), &["main"], "tool", "shell output");
+    let sh = m.shell("main", "shell");
     let r1 = m.mark("main", "assistant", "reply of turn 1");
     s.on(
         &u1,
@@ -206,19 +204,7 @@ pub fn record(ctx: &Ctx) -> Result<Recording> {
     let u2 = m.mark("main", "user", "user prompt of turn 2");
     let t2 = m.mark("main", "assistant", "reply text beside the parallel calls");
     let write = m.mark("main", "tool", "write content");
-    let par = m.stem();
-    m.expect(
-        &format!("{par}in"),
-        &["main"],
-        "tool",
-        "parallel shell call input",
-    );
-    m.expect(
-        &format!("{par}out"),
-        &["main"],
-        "tool",
-        "parallel shell output",
-    );
+    let par = m.shell("main", "parallel shell");
     let read = m.stem();
     m.expect(
         &format!("{read}read"),
