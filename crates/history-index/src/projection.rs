@@ -5,7 +5,6 @@
 //! is unknown and is read.
 
 use std::borrow::Cow;
-use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
 use std::ops::RangeInclusive;
@@ -680,18 +679,23 @@ fn sort_from<T>(order: &mut [(Rank, T)], from: End) {
     }
 }
 
-/// The texts of a stored line's events, read from its byte range in `path` and decoded alone:
-/// each one's [`text_hash`], and where `filter` finds a match in it the text itself (an empty
-/// one unless `keep_texts`); `None` when the line cannot be read or decoded.
+/// What [`replay`] gave of a stored line.
+type Replayed = Option<Vec<(u64, Option<String>)>>;
+
+/// The texts of a stored line's events, decoded alone from its bytes `line`: each one's
+/// [`text_hash`], and where `filter` finds a match in it the text itself (an empty one unless
+/// `keep_texts`); `Some(None)` when the bytes cannot hold a match, as a scan rules lines out
+/// before decoding them; `None` when the line cannot be decoded.
 fn replay(
     source: &dyn Transcript,
-    path: &Path,
-    c: &Candidate,
+    seq: u64,
+    line: &[u8],
     filter: &Filter,
     keep_texts: bool,
-) -> Option<Vec<(u64, Option<String>)>> {
-    let len = usize::try_from(c.line.len).ok()?;
-    let bytes = source.read_at(path, c.line.offset, len)?.ok()?;
+) -> Option<Replayed> {
+    if !filter.may_match_line(line) {
+        return Some(None);
+    }
     let mut texts = Vec::new();
     let mut keep = |e: Event| {
         let hash = text_hash(&e.text);
@@ -701,14 +705,71 @@ fn replay(
             matched.then(|| if keep_texts { e.text } else { String::new() }),
         ));
     };
-    source
-        .replay(c.line.seq, &bytes, &mut keep)
-        .then_some(texts)
+    source.replay(seq, line, &mut keep).then_some(Some(texts))
 }
 
+/// Lines read in one go when the bytes between them are no more than this: copying them costs
+/// less than a call to read each.
+const READ_GAP: u64 = 64 * 1024;
+
+/// The most bytes read in one go for several lines.
+const READ_SPAN: u64 = 1024 * 1024;
+
+/// Reads stored `lines` from their byte ranges in `path` and [`replay`]s each into `replayed`,
+/// by seq: lines near each other in the file in one read, the reads on every core. `None` when
+/// a line cannot be read or decoded.
+fn replay_lines(
+    source: &dyn Transcript,
+    path: &Path,
+    mut lines: Vec<&Candidate>,
+    (filter, keep_texts): (&Filter, bool),
+    replayed: &mut HashMap<u64, Replayed>,
+) -> Option<()> {
+    lines.sort_unstable_by_key(|c| c.line.offset);
+    lines.dedup_by_key(|c| c.line.seq);
+    let mut runs: Vec<&[&Candidate]> = Vec::new();
+    let mut start = 0;
+    for i in 1..=lines.len() {
+        let apart = |first: &Candidate, prev: &Candidate, next: &Candidate| {
+            let end = next.line.offset.saturating_add(next.line.len);
+            next.line
+                .offset
+                .saturating_sub(prev.line.offset + prev.line.len)
+                > READ_GAP
+                || end - first.line.offset > READ_SPAN
+        };
+        if i == lines.len() || apart(lines[start], lines[i - 1], lines[i]) {
+            runs.push(&lines[start..i]);
+            start = i;
+        }
+    }
+    let read = history_core::parallel::map(&runs, |run| {
+        let at = run.first()?.line.offset;
+        let last = run.last()?.line;
+        let span = usize::try_from(last.offset + last.len - at).ok()?;
+        let bytes = source.read_at(path, at, span)?.ok()?;
+        (run.iter())
+            .map(|c| {
+                let from = usize::try_from(c.line.offset - at).ok()?;
+                let line = bytes.get(from..from + usize::try_from(c.line.len).ok()?)?;
+                let texts = replay(source, c.line.seq, line, filter, keep_texts)?;
+                Some((c.line.seq, texts))
+            })
+            .collect::<Option<Vec<_>>>()
+    });
+    for run in read {
+        replayed.extend(run?);
+    }
+    Some(())
+}
+
+/// The fewest lines [`read_hits`] reads at a time; each read takes twice as many as the last.
+const READ_BATCH: usize = 16;
+
 /// The first `count` hits of `order` whose texts match: an appended event as it is, a
-/// stored one with its text, read from its line in `path` (each line read and replayed once).
-/// `None` when a line cannot be read or no longer gives a text it was indexed with.
+/// stored one with its text, read from its line in `path` (each line read and replayed once,
+/// a batch of the lines next in `order` at a time). `None` when a line cannot be read or no
+/// longer gives a text it was indexed with.
 fn read_hits(
     source: &dyn Transcript,
     path: &Path,
@@ -716,47 +777,50 @@ fn read_hits(
     wanted: &Wanted<'_>,
     count: usize,
 ) -> Option<Vec<HitAt>> {
-    let (filter, all_branches, keep_texts) = (wanted.filter, wanted.all_branches, wanted.texts);
-    // Every hit wanted (a session summed up whole): each line is read and replayed on every
-    // core first.
-    let mut replayed: HashMap<u64, Vec<(u64, Option<String>)>> = HashMap::new();
-    if count >= order.len() {
-        let mut lines: Vec<&Candidate> = (order.iter())
-            .filter_map(|(_, hit)| match hit {
-                Hit::Stored(_, c, _) => Some(*c),
-                Hit::Appended(..) => None,
-            })
-            .collect();
-        lines.sort_unstable_by_key(|c| c.line.seq);
-        lines.dedup_by_key(|c| c.line.seq);
-        let replays =
-            history_core::parallel::map(&lines, |c| replay(source, path, c, filter, keep_texts));
-        for (c, texts) in lines.iter().zip(replays) {
-            replayed.insert(c.line.seq, texts?);
-        }
-    }
+    let all_branches = wanted.all_branches;
+    let mut replayed: HashMap<u64, Replayed> = HashMap::new();
+    // Every hit wanted (a session summed up whole): every line in the first batch.
+    let mut batch = count.max(READ_BATCH);
     let mut hits = Vec::new();
-    for (_, hit) in order {
+    for (at, (_, hit)) in order.iter().enumerate() {
         if hits.len() >= count {
             break;
         }
         let (stored, c, on) = match hit {
-            Hit::Appended(mut event, on) => {
+            Hit::Appended(event, on) => {
+                let mut event = event.clone();
                 if all_branches {
-                    event.on_active_branch = Some(on);
+                    event.on_active_branch = Some(*on);
                 }
-                if !keep_texts {
+                if !wanted.texts {
                     event.text = String::new();
                 }
                 hits.push((event, None));
                 continue;
             }
-            Hit::Stored(stored, c, on) => (stored, c, on),
+            Hit::Stored(stored, c, on) => (stored, *c, *on),
         };
         let seq = c.line.seq;
-        let texts = match replayed.entry(seq) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(replay(source, path, c, filter, keep_texts)?),
+        if !replayed.contains_key(&seq) {
+            let mut next: Vec<&Candidate> = Vec::new();
+            for (_, hit) in &order[at..] {
+                if let Hit::Stored(_, c, _) = hit {
+                    if !replayed.contains_key(&c.line.seq)
+                        && next.last().is_none_or(|l| l.line.seq != c.line.seq)
+                    {
+                        next.push(c);
+                    }
+                }
+                if next.len() >= batch {
+                    break;
+                }
+            }
+            let what = (wanted.filter, wanted.texts);
+            replay_lines(source, path, next, what, &mut replayed)?;
+            batch = batch.saturating_mul(2);
+        }
+        let Some(texts) = replayed.get_mut(&seq)? else {
+            continue;
         };
         let i = texts.iter().position(|(hash, _)| *hash == stored.text)?;
         let (_, text) = texts.remove(i);

@@ -119,7 +119,10 @@ struct Indexed {
 
 impl Indexed {
     fn new() -> Indexed {
-        let roots = Roots::new();
+        Indexed::of(Roots::new())
+    }
+
+    fn of(roots: Roots) -> Indexed {
         let calls = Arc::new(Mutex::new(Calls::default()));
         let db = roots.dir.path().join("index.sqlite");
         let mut store = Store::open(&db).unwrap();
@@ -389,4 +392,62 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
     let found = page(&indexed, &req);
     assert_eq!(found, page(&scanned, &req));
     assert_eq!(found["items"].as_array().map(Vec::len), Some(2), "{found}");
+}
+
+/// Lines near each other in a file are read together, those far apart each alone, and a line
+/// whose bytes cannot hold the query is never decoded, its match written as an escape or not:
+/// the hits are a scan's, in a session of 2,400 lines of 2 KB.
+#[test]
+fn lines_read_in_runs_give_a_scans_hits() {
+    let roots = Roots::new();
+    let dir = roots.root("claude").join("-w-runs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut file = String::new();
+    for i in 0..2_400u32 {
+        // Every line holds `quagga`; every 97th `quaggafish`, about 190 KB apart; every 300th
+        // spells it with an escaped `q`, which only the decode reads as a letter.
+        let word = match i {
+            _ if i % 300 == 7 => "\\u0071uaggafish",
+            _ if i % 97 == 3 => "quaggafish",
+            _ => "quagga",
+        };
+        let filler = "lorem ipsum dolor ".repeat(110);
+        let line = serde_json::json!({
+            "parentUuid": (i > 0).then(|| format!("u{}", i - 1)), "isSidechain": false,
+            "type": "user", "uuid": format!("u{i}"), "sessionId": "runs", "cwd": "/w/runs",
+            "timestamp": format!("2026-03-02T10:{:02}:{:02}.000Z", i / 60 % 60, i % 60),
+            "message": {"role": "user", "content": format!("{filler} WORD {i}")},
+        });
+        file.push_str(&line.to_string().replace("WORD", word));
+        file.push('\n');
+    }
+    std::fs::write(dir.join("runs.jsonl"), file).unwrap();
+    let Indexed {
+        roots, calls, db, ..
+    } = Indexed::of(roots);
+    let (indexed, scanned) = histories(&roots, &calls, &db);
+    for (query, limit) in [("quaggafish", 100), ("quaggafish", 3), ("quagga", 1_500)] {
+        for from in [End::Newest, End::Oldest] {
+            let req = ListRequest {
+                session: Some("*".into()),
+                queries: vec![query.into()],
+                from: Some(from),
+                limit,
+                ..ListRequest::default()
+            };
+            *calls.lock().unwrap() = Calls::default();
+            let with = page(&indexed, &req);
+            assert_eq!(with, page(&scanned, &req), "{query:?} {from:?} {limit}");
+            let items = with["items"].as_array().unwrap();
+            let calls = calls.lock().unwrap();
+            assert!(
+                !calls.decoded.iter().any(|p| p.ends_with("runs.jsonl")),
+                "{query:?}: the session was decoded"
+            );
+            assert!(calls.located > 0, "{query:?}: nothing read by location");
+            if query == "quaggafish" && limit == 100 {
+                assert_eq!(items.len(), 25 + 8, "{query:?} {from:?}");
+            }
+        }
+    }
 }

@@ -124,6 +124,13 @@ impl Filter {
             .any(|q| memmem::find(folded.as_bytes(), q.as_bytes()).is_some())
     }
 
+    /// Whether `line`, one or more whole lines of a transcript as written, can hold an event
+    /// whose text holds a query (true when there is none): the test a scan puts each line to
+    /// before decoding it.
+    pub fn may_match_line(&self, line: &[u8]) -> bool {
+        self.quick.as_ref().is_none_or(|q| q.may_match_slice(line))
+    }
+
     /// The byte offset in `text` where the first match of any query starts.
     pub fn first_match(&self, text: &str) -> Option<usize> {
         if text.is_ascii() {
