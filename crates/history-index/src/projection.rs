@@ -186,8 +186,8 @@ impl Found {
             .take_while(|&&(h, _)| h == hash)
             .map(|&(_, slot)| slot)
             .find(|&slot| row_of(slot).is_some_and(|r| r.key == *key))?;
-        let then = row_of(slot).map(|r| &r.witnesses);
-        (self.queries == filter.queries() && then == Some(&row.witnesses)).then_some(slot)
+        let then = row_of(slot).map(|r| r.witnesses);
+        (self.queries == filter.queries() && then.as_ref() == Some(&row.witnesses)).then_some(slot)
     }
 }
 
@@ -205,7 +205,10 @@ fn candidate_spans(
     let mut found = Vec::new();
     for tokens in per_query {
         let mut located = seen.ok(store.located(census, positions, tokens))?;
-        let mut ranges: FxHashMap<usize, RangeInclusive<u64>> = FxHashMap::default();
+        let n = located.spans.len();
+        spans.reserve(n.saturating_sub(spans.len()));
+        let mut ranges: FxHashMap<usize, RangeInclusive<u64>> =
+            FxHashMap::with_capacity_and_hasher(n, Default::default());
         for this in std::mem::take(&mut located.spans) {
             let entry = spans.entry(this.session).or_insert(this.times);
             *entry = match (*entry, this.times) {
@@ -277,7 +280,7 @@ fn spans_and_appended(
     seen: &Seen,
     census: &Census,
     corpus: &Corpus,
-    appended: &[(usize, &SessionFile, &SessionRow, &Files)],
+    appended: &[(usize, &SessionFile, SessionRow, &Files)],
     filter: &Filter,
     positions: &[Option<usize>],
     per_query: &[Vec<Token>],
@@ -287,9 +290,9 @@ fn spans_and_appended(
         let decoding = scope.spawn(|| {
             let reader = seen.ok(reader.open())?;
             reader.begin_read().ok()?;
-            let decoded = appended.iter().filter_map(|&(i, file, row, now)| {
+            let decoded = appended.iter().filter_map(|(i, file, row, now)| {
                 let snapshot = snapshot_within(&reader, seen, row, now)?;
-                Some((i, decode_appended(corpus, file, filter, &snapshot)))
+                Some((*i, decode_appended(corpus, file, filter, &snapshot)))
             });
             Some(decoded.collect::<Vec<_>>())
         });
@@ -844,6 +847,9 @@ fn read_hits(
 impl Projection for Index {
     fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known> {
         let unknown = || vec![Known::Unknown; sessions.len()];
+        if sessions.is_empty() {
+            return Vec::new();
+        }
         // A query too short to need any token could match any line.
         let Some(per_query) = filter
             .queries()
@@ -859,34 +865,33 @@ impl Projection for Index {
         let Some(census) = self.damage.ok(store.census()) else {
             return unknown();
         };
-        // Each stored session's position in the census.
-        let rows = census.by_key();
-        let row = |key: &SessionKey| rows.get(key).map(|&i| census.row(i));
+        // Each session's position in the census, if it is stored.
+        let rows: Vec<Option<usize>> = sessions.iter().map(|f| census.position(&f.key)).collect();
+        let row = |i: usize| rows[i].map(|at| census.row(at));
         // The freshness check compares each file's fingerprint (discovery's, or a stat of an
         // inherited file) and reads the headers of changed ones again: on every core.
-        let judged: Judged = history_core::parallel::map(sessions, |file| {
+        let each: Vec<usize> = (0..sessions.len()).collect();
+        let judged: Judged = history_core::parallel::map(&each, |&i| {
+            let file = &sessions[i];
             let source = corpus.source(&file.key.harness)?;
-            Freshness::judge(source, file, row(&file.key), &self.version)
+            Freshness::judge(source, file, row(i).as_ref(), &self.version)
         });
         // The stored lines of fresh sessions are looked up, and of appended ones too, for their
         // hits: their positions in the census, and each session's slot among them.
         let mut looked_up = Vec::new();
-        let slots: Vec<Option<usize>> = (sessions.iter().zip(&judged))
-            .map(|(file, judged)| {
+        let slots: Vec<Option<usize>> = (rows.iter().zip(&judged))
+            .map(|(at, judged)| {
                 let wanted = matches!(
                     judged,
                     Some((_, Freshness::Fresh | Freshness::Appended(Unread)))
                 );
-                let at = rows.get(&file.key).filter(|_| wanted)?;
-                looked_up.push(Some(*at));
+                looked_up.push(Some(at.filter(|_| wanted)?));
                 Some(looked_up.len() - 1)
             })
             .collect();
         let appended: Vec<_> = (sessions.iter().zip(&judged).enumerate())
             .filter_map(|(i, (file, judged))| match judged {
-                Some((Some(now), Freshness::Appended(Unread))) => {
-                    Some((i, file, row(&file.key)?, now))
-                }
+                Some((Some(now), Freshness::Appended(Unread))) => Some((i, file, row(i)?, now)),
                 _ => None,
             })
             .collect();

@@ -126,9 +126,10 @@ impl Corpus {
             .map(|s| s.as_ref())
             .filter(|s| harness.is_none_or(|h| s.harness() == h))
             .collect();
-        // Each source walks its own directories: on every core, their stats and header reads
-        // overlap.
-        let found = crate::corpus::parallel::map(&sources, |s| match &self.memos {
+        // One source after another, each stat'ing (and reading headers) on every core: sources
+        // shared out among the cores would each walk on one, so that the one holding most of
+        // the sessions would leave the other cores idle.
+        let found = sources.iter().map(|s| match &self.memos {
             None => s.discover(),
             Some(memos) => {
                 let walk = (memos.load(s.harness()))
@@ -140,7 +141,11 @@ impl Corpus {
                 found
             }
         });
-        newest_first(found.into_iter().flatten().collect())
+        let found: Vec<Vec<SessionFile>> = found.collect();
+        // Room for every file at once: one vector grown by doubling would hold up to twice.
+        let mut all = Vec::with_capacity(found.iter().map(Vec::len).sum());
+        all.extend(found.into_iter().flatten());
+        newest_first(all)
     }
 
     /// Whether a session can hold a hit, from the raw bytes of its file and of every ancestor it
@@ -332,10 +337,9 @@ fn newest_first(files: Vec<SessionFile>) -> Vec<SessionFile> {
         }
     });
     let mut slots: Vec<Option<SessionFile>> = files.into_iter().map(Some).collect();
-    order
-        .into_iter()
-        .filter_map(|(.., i)| slots[i].take())
-        .collect()
+    let mut kept = Vec::with_capacity(order.len());
+    kept.extend(order.into_iter().filter_map(|(.., i)| slots[i].take()));
+    kept
 }
 
 #[cfg(test)]

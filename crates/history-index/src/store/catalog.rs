@@ -11,6 +11,7 @@
 //! the tables ([`agrees`]).
 
 use std::ffi::OsString;
+use std::hash::BuildHasher;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
@@ -37,39 +38,94 @@ CREATE TRIGGER ranges_out AFTER DELETE ON ranges BEGIN DELETE FROM catalog; END;
 
 /// Every stored session with its row id, and every id range: from the catalog, or from the
 /// tables when there is none.
+///
+/// The sessions' rows stay in their encoded form ([`encode`]), checked whole when read, and
+/// each is decoded when it is asked for: a query compares only the rows of the sessions it
+/// selects, and 20,000 decoded rows (their paths and witnesses) would take three times the
+/// memory of the encoded ones.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Census {
-    /// Each session's row id and row, by id.
-    pub(super) sessions: Vec<(i64, SessionRow)>,
+    /// The rows as [`encode`] writes them, with the decoder versions before them.
+    body: Vec<u8>,
+    /// The decoder versions the rows name by number.
+    versions: Vec<std::sync::Arc<str>>,
+    /// Each session's row id and where its row goes on after it in `body`, by id.
+    sessions: Vec<(i64, usize)>,
+    /// Each session's position in `sessions` by [`key_hash`] of its key, sorted.
+    by_hash: Vec<(u64, usize)>,
     /// Each range with its session's row id, by first id.
     pub(super) ranges: Vec<(i64, IdRange)>,
 }
 
+/// The hash a [`Census`] finds a session's position by.
+fn key_hash(harness: &str, id: &str) -> u64 {
+    rustc_hash::FxBuildHasher.hash_one((harness, id))
+}
+
 impl Census {
+    /// The census of `sessions` (by row id) and `ranges` (by first id).
+    pub(super) fn new(sessions: &[(i64, SessionRow)], ranges: Vec<(i64, IdRange)>) -> Census {
+        let body = encode_rows(sessions);
+        let census = decode_rows(body).expect("rows decode as they were encoded");
+        Census { ranges, ..census }
+    }
+
+    /// How many sessions are stored.
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Whether no session is stored.
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
+    }
+
     /// Every stored session, by row id.
-    pub fn rows(&self) -> impl Iterator<Item = &SessionRow> {
-        self.sessions.iter().map(|(_, row)| row)
+    pub fn rows(&self) -> impl Iterator<Item = SessionRow> + '_ {
+        (0..self.sessions.len()).map(|i| self.row(i))
     }
 
     /// The `i`-th stored session of [`Census::rows`].
-    pub fn row(&self, i: usize) -> &SessionRow {
-        &self.sessions[i].1
+    pub fn row(&self, i: usize) -> SessionRow {
+        let mut r = Reader {
+            body: &self.body,
+            at: self.sessions[i].1,
+        };
+        r.row(&self.versions).expect("rows were checked when read")
+    }
+
+    /// Every stored session with its row id.
+    #[cfg(test)]
+    pub(super) fn entries(&self) -> Vec<(i64, SessionRow)> {
+        (self.sessions.iter().zip(self.rows()))
+            .map(|(&(id, _), row)| (id, row))
+            .collect()
     }
 
     /// Every stored session, taken out.
     pub fn into_rows(self) -> Vec<SessionRow> {
-        self.sessions.into_iter().map(|(_, row)| row).collect()
+        self.rows().collect()
     }
 
-    /// Each stored session's position among [`Census::rows`], by its key.
-    pub fn by_key(&self) -> FxHashMap<&SessionKey, usize> {
-        self.rows().enumerate().map(|(i, r)| (&r.key, i)).collect()
+    /// The position of session `key` among [`Census::rows`], if it is stored.
+    pub fn position(&self, key: &SessionKey) -> Option<usize> {
+        let hash = key_hash(&key.harness, &key.id);
+        let from = self.by_hash.partition_point(|&(h, _)| h < hash);
+        (self.by_hash[from..].iter())
+            .take_while(|&&(h, _)| h == hash)
+            .map(|&(_, i)| i)
+            .find(|&i| {
+                let mut r = Reader {
+                    body: &self.body,
+                    at: self.sessions[i].1,
+                };
+                r.bytes() == Some(key.harness.as_bytes()) && r.bytes() == Some(key.id.as_bytes())
+            })
     }
 
     /// The position among [`Census::rows`] of each of `keys`, `None` for one not stored.
     pub fn positions(&self, keys: &[SessionKey]) -> Vec<Option<usize>> {
-        let at = self.by_key();
-        keys.iter().map(|k| at.get(k).copied()).collect()
+        keys.iter().map(|k| self.position(k)).collect()
     }
 
     /// Whether the times of the `i`-th stored session's lines ([`Census::rows`]) never go back
@@ -97,15 +153,40 @@ impl Census {
 
 /// The catalog, when there is one, checked against its sum.
 pub(super) fn read(conn: &Connection) -> rusqlite::Result<Option<Census>> {
-    let found: Option<(i64, Vec<u8>)> = conn
-        .prepare_cached("SELECT n, body FROM catalog WHERE id = 0")?
+    if !conn.is_autocommit() {
+        return read_within(conn);
+    }
+    // Its count and its bytes from one snapshot of the database.
+    conn.execute_batch("BEGIN")?;
+    let read = read_within(conn);
+    let ended = conn.execute_batch("COMMIT");
+    let read = read?;
+    ended?;
+    Ok(read)
+}
+
+/// [`read`] inside a transaction.
+fn read_within(conn: &Connection) -> rusqlite::Result<Option<Census>> {
+    let found: Option<(i64, i64)> = conn
+        .prepare_cached("SELECT n, length(body) FROM catalog WHERE id = 0")?
         .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
-    let Some((n, body)) = found else {
+    let Some((n, len)) = found else {
         return Ok(None);
     };
+    // Read straight into one buffer: a row's value would be put together in SQLite's memory
+    // first, and copied. A length past the file's is damage, not a size to allocate.
+    let file: i64 = conn.query_row(
+        "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+        [],
+        |r| r.get(0),
+    )?;
+    sum::whole((0..=file).contains(&len))?;
+    let mut body = vec![0; usize::try_from(len).map_err(|_| sum::corrupt())?];
+    conn.blob_open(rusqlite::MAIN_DB, "catalog", "body", 0, true)?
+        .read_at_exact(&mut body, 0)?;
     let body = sum::unseal(0, n.max(1), body)?;
-    let census = decode(&body).ok_or_else(sum::corrupt)?;
+    let census = decode(body).ok_or_else(sum::corrupt)?;
     sum::whole(census.sessions.len() as i64 == n)?;
     Ok(Some(census))
 }
@@ -113,7 +194,8 @@ pub(super) fn read(conn: &Connection) -> rusqlite::Result<Option<Census>> {
 /// Writes `census` as the catalog, in place of any.
 pub(super) fn write(conn: &Connection, census: &Census) -> rusqlite::Result<()> {
     let n = census.sessions.len() as i64;
-    let mut body = encode(census);
+    let mut body = census.body.clone();
+    put_ranges(&mut body, &census.ranges);
     sum::seal(0, n.max(1), &mut body);
     conn.prepare_cached("INSERT OR REPLACE INTO catalog (id, n, body) VALUES (0, ?1, ?2)")?
         .execute(params![n, body])?;
@@ -125,22 +207,24 @@ pub(super) fn agrees(conn: &Connection, tables: &Census) -> rusqlite::Result<boo
     Ok(read(conn)?.is_none_or(|c| c == *tables))
 }
 
-fn encode(census: &Census) -> Vec<u8> {
+/// The rows of `sessions` (by row id) as the catalog holds them, the decoder versions they
+/// name first.
+fn encode_rows(sessions: &[(i64, SessionRow)]) -> Vec<u8> {
     let mut out = Vec::new();
     let bytes = |out: &mut Vec<u8>, b: &[u8]| {
         varint::put(out, b.len() as u64);
         out.extend_from_slice(b);
     };
     // The few decoder versions, once each.
-    let mut versions: Vec<&str> = census.rows().map(|r| &*r.decoder_version).collect();
+    let mut versions: Vec<&str> = sessions.iter().map(|(_, r)| &*r.decoder_version).collect();
     versions.sort_unstable();
     versions.dedup();
     put(&mut out, versions.len() as u64);
     for v in &versions {
         bytes(&mut out, v.as_bytes());
     }
-    put(&mut out, census.sessions.len() as u64);
-    for (id, row) in &census.sessions {
+    put(&mut out, sessions.len() as u64);
+    for (id, row) in sessions {
         put(&mut out, *id as u64);
         bytes(&mut out, row.key.harness.as_bytes());
         bytes(&mut out, row.key.id.as_bytes());
@@ -175,72 +259,28 @@ fn encode(census: &Census) -> Vec<u8> {
             put(&mut out, w.checkpoint_hash);
         }
     }
-    put(&mut out, census.ranges.len() as u64);
-    for (session, r) in &census.ranges {
-        for v in r.values() {
-            put(&mut out, v as u64);
-        }
-        put(&mut out, *session as u64);
-    }
     out
 }
 
-fn decode(body: &[u8]) -> Option<Census> {
-    let mut r = Reader { body, at: 0 };
-    let versions: Vec<std::sync::Arc<str>> = (0..r.num()?)
-        .map(|_| r.text().map(Into::into))
-        .collect::<Option<_>>()?;
-    let n = r.num()?;
-    let mut sessions = Vec::with_capacity(n.min(1 << 20) as usize);
-    for _ in 0..n {
-        let id = r.num()? as i64;
-        let key = SessionKey::new(r.text()?, r.text()?);
-        let root_path = r.path()?;
-        let flags = r.byte()?;
-        let reason = match r.num()? {
-            0 => None,
-            _ => Some(r.text()?),
-        };
-        let decoder_version = versions.get(r.num()? as usize)?.clone();
-        let indexed_at = Timestamp(r.num()? as i64);
-        let bytes = r.num()?;
-        let count = r.num()?;
-        let mut witnesses = Vec::with_capacity(count.min(1 << 10) as usize);
-        for _ in 0..count {
-            let path = match r.num()? {
-                0 => root_path.clone(),
-                _ => r.path()?,
-            };
-            let fingerprint = Fingerprint {
-                dev: r.num()?,
-                ino: r.num()?,
-                size: r.num()?,
-                mtime_ns: r.num()? as i64,
-                ctime_ns: r.num()? as i64,
-            };
-            witnesses.push(Witness {
-                file: history_core::Witness { path, fingerprint },
-                checkpoint: r.num()?,
-                checkpoint_hash: r.num()?,
-            });
+/// The ranges as the catalog holds them after the rows.
+fn put_ranges(out: &mut Vec<u8>, ranges: &[(i64, IdRange)]) {
+    put(out, ranges.len() as u64);
+    for (session, r) in ranges {
+        for v in r.values() {
+            put(out, v as u64);
         }
-        let state = match flags & 1 {
-            0 => SessionState::Indexed,
-            _ => SessionState::Failed,
-        };
-        let row = SessionRow {
-            key,
-            root_path,
-            state,
-            reason,
-            decoder_version,
-            indexed_at,
-            bytes,
-            witnesses,
-            lineage_open: flags & 2 != 0,
-        };
-        sessions.push((id, row));
+        put(out, *session as u64);
     }
+}
+
+/// The census of a catalog's bytes, its rows checked as they are found and kept encoded;
+/// `None` when the bytes are not what [`encode_rows`] and [`put_ranges`] write.
+fn decode(mut body: Vec<u8>) -> Option<Census> {
+    let mut census = rows_in(&body)?;
+    let mut r = Reader {
+        body: &body,
+        at: census.1,
+    };
     let n = r.num()?;
     let mut ranges = Vec::with_capacity(n.min(1 << 20) as usize);
     for _ in 0..n {
@@ -250,7 +290,46 @@ fn decode(body: &[u8]) -> Option<Census> {
         }
         ranges.push((r.num()? as i64, IdRange::from_values(values)));
     }
-    (r.at == body.len()).then_some(Census { sessions, ranges })
+    if r.at != body.len() {
+        return None;
+    }
+    body.truncate(census.1);
+    census.0.ranges = ranges;
+    Some(Census { body, ..census.0 })
+}
+
+/// [`decode`] of bytes holding the rows alone.
+fn decode_rows(body: Vec<u8>) -> Option<Census> {
+    let (census, end) = rows_in(&body)?;
+    (end == body.len()).then_some(Census { body, ..census })
+}
+
+/// The census of the rows at the start of `body` (without the body itself), each row decoded
+/// once to check it, and where they end.
+fn rows_in(body: &[u8]) -> Option<(Census, usize)> {
+    let mut r = Reader { body, at: 0 };
+    let versions: Vec<std::sync::Arc<str>> = (0..r.num()?)
+        .map(|_| r.text().map(Into::into))
+        .collect::<Option<_>>()?;
+    let n = r.num()?;
+    let mut sessions = Vec::with_capacity(n.min(1 << 20) as usize);
+    let mut by_hash = Vec::with_capacity(n.min(1 << 20) as usize);
+    for i in 0..n as usize {
+        let id = r.num()? as i64;
+        let at = r.at;
+        let row = r.row(&versions)?;
+        sessions.push((id, at));
+        by_hash.push((key_hash(&row.key.harness, &row.key.id), i));
+    }
+    by_hash.sort_unstable();
+    let census = Census {
+        body: Vec::new(),
+        versions,
+        sessions,
+        by_hash,
+        ranges: Vec::new(),
+    };
+    Some((census, r.at))
 }
 
 /// Reads the values [`encode`] wrote, in turn.
@@ -260,6 +339,55 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    /// The row starting here, after its row id, naming decoder versions among `versions`.
+    fn row(&mut self, versions: &[std::sync::Arc<str>]) -> Option<SessionRow> {
+        let key = SessionKey::new(self.text()?, self.text()?);
+        let root_path = self.path()?;
+        let flags = self.byte()?;
+        let reason = match self.num()? {
+            0 => None,
+            _ => Some(self.text()?),
+        };
+        let decoder_version = versions.get(self.num()? as usize)?.clone();
+        let indexed_at = Timestamp(self.num()? as i64);
+        let bytes = self.num()?;
+        let count = self.num()?;
+        let mut witnesses = Vec::with_capacity(count.min(1 << 10) as usize);
+        for _ in 0..count {
+            let path = match self.num()? {
+                0 => root_path.clone(),
+                _ => self.path()?,
+            };
+            let fingerprint = Fingerprint {
+                dev: self.num()?,
+                ino: self.num()?,
+                size: self.num()?,
+                mtime_ns: self.num()? as i64,
+                ctime_ns: self.num()? as i64,
+            };
+            witnesses.push(Witness {
+                file: history_core::Witness { path, fingerprint },
+                checkpoint: self.num()?,
+                checkpoint_hash: self.num()?,
+            });
+        }
+        let state = match flags & 1 {
+            0 => SessionState::Indexed,
+            _ => SessionState::Failed,
+        };
+        Some(SessionRow {
+            key,
+            root_path,
+            state,
+            reason,
+            decoder_version,
+            indexed_at,
+            bytes,
+            witnesses,
+            lineage_open: flags & 2 != 0,
+        })
+    }
+
     fn num(&mut self) -> Option<u64> {
         varint::read(self.body, &mut self.at)
     }

@@ -136,10 +136,10 @@ impl Store {
 
     /// [`Store::census`] from the tables.
     pub(super) fn census_of_tables(&self) -> Result<Census, StoreError> {
-        Ok(Census {
-            sessions: self.sessions_where("", [])?,
-            ranges: ranges::all(&self.conn)?,
-        })
+        Ok(Census::new(
+            &self.sessions_where("", [])?,
+            ranges::all(&self.conn)?,
+        ))
     }
 
     /// The sessions a `WHERE` on `sessions s` selects, each with its row id, by id.
@@ -383,15 +383,14 @@ impl Store {
         let lists = postings::lists(&self.conn, tokens)?;
         let lines: u64 = ranges.iter().map(|(_, r)| r.len()).sum();
         if !tokens.is_empty() && lists.rarest.saturating_mul(DENSE) > lines {
-            let spans = (ranges.iter())
-                .filter_map(|(session, range)| {
-                    Some(LocatedSpan {
-                        session: *wanted.get(session)?,
-                        times: range.times(),
-                        ids: uint(range.first)..=uint(range.last),
-                    })
+            let mut spans = Vec::with_capacity(ranges.len().min(wanted.len()));
+            spans.extend(ranges.iter().filter_map(|(session, range)| {
+                Some(LocatedSpan {
+                    session: *wanted.get(session)?,
+                    times: range.times(),
+                    ids: uint(range.first)..=uint(range.last),
                 })
-                .collect();
+            }));
             return Ok(Located {
                 ids: Vec::new(),
                 spans,
