@@ -11,14 +11,14 @@ use history_core::{Corpus, Event, Layout, SessionFile, SessionMeta, Transcript};
 use history_core::{LineTime, Lines};
 use history_core::{Snapshot, WantSnapshot};
 use history_raw::fold;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use history_core::SessionKey;
 
 use crate::events;
 use crate::freshness::{Files, Freshness};
 use crate::store::{
-    checkpoint_hash, Batch, Candidate, Fingerprint, LineRecord, SessionRecord, SessionRow,
+    checkpoint_hash, Batch, Candidate, Census, Fingerprint, LineRecord, SessionRecord,
     SessionWriter, Store, StoreError, Witness,
 };
 use crate::tokens::{text_tokens, Distinct, Token};
@@ -87,23 +87,22 @@ pub fn rebuild(
     };
     let live: FxHashSet<&SessionKey> = sessions.iter().map(|s| &s.key).collect();
     // Another build's entries are all stale: start from nothing rather than replace each.
-    let mut rows = store.sessions()?;
-    if rows.iter().any(|r| *r.decoder_version != *version) {
+    let mut stored = store.census()?;
+    if stored.versions().any(|v| *v != *version) {
         store.clear()?;
-        rows.clear();
+        stored = Census::default();
     }
-    // The rows are every stored session: the store is gone over only when one is gone.
-    if rows.iter().any(|r| !live.contains(&r.key)) {
+    // The census is every stored session: the store is gone over only when one is gone.
+    if stored.keys().any(|key| !live.contains(&key)) {
         store.retain_sessions(|key, _| live.contains(key))?;
     }
-    // Rows of sessions just removed stay here; only live sessions are looked up.
-    let rows: FxHashMap<&SessionKey, &SessionRow> = rows.iter().map(|r| (&r.key, r)).collect();
+    // Rows of sessions just removed stay in the census; only live sessions are looked up.
     // What to index, decided up front, so that one thread decodes while this one writes.
     let todo = plan(
         store,
         corpus,
         &sessions,
-        &rows,
+        &stored,
         version,
         again,
         &mut summary,
@@ -140,7 +139,7 @@ fn plan<'a>(
     store: &Store,
     corpus: &'a Corpus,
     sessions: &'a [SessionFile],
-    rows: &FxHashMap<&SessionKey, &SessionRow>,
+    stored: &Census,
     version: &str,
     again: &dyn Fn(&SessionKey, &std::path::Path) -> bool,
     summary: &mut Summary,
@@ -149,8 +148,11 @@ fn plan<'a>(
     // Stating every file (and reading again the headers of changed ones) on every core.
     let judged = history_core::parallel::map(sessions, |file| {
         let source = corpus.source(&file.key.harness)?;
-        let row = rows.get(&file.key).copied();
-        Some((source, Freshness::of_session(source, file, row, version)?))
+        let row = stored.position(&file.key).map(|i| stored.row(i));
+        Some((
+            source,
+            Freshness::of_session(source, file, row.as_ref(), version)?,
+        ))
     });
     for (file, judged) in sessions.iter().zip(judged) {
         let Some((source, (before, freshness))) = judged else {

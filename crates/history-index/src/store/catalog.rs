@@ -102,6 +102,26 @@ impl Census {
             .collect()
     }
 
+    /// The decoder versions the stored sessions were indexed with, each once.
+    pub fn versions(&self) -> impl Iterator<Item = &str> {
+        self.versions.iter().map(|v| &**v)
+    }
+
+    /// Every stored session's key, by row id.
+    pub fn keys(&self) -> impl Iterator<Item = SessionKey> + '_ {
+        self.sessions.iter().map(|&(_, at)| {
+            let mut r = Reader {
+                body: &self.body,
+                at,
+            };
+            let (harness, id) = (r.text(), r.text());
+            SessionKey::new(
+                harness.expect("rows were checked when read"),
+                id.expect("rows were checked when read"),
+            )
+        })
+    }
+
     /// Every stored session, taken out.
     pub fn into_rows(self) -> Vec<SessionRow> {
         self.rows().collect()
