@@ -5,15 +5,17 @@ use memchr::memmem;
 
 use crate::model::Timestamp;
 use crate::model::{Event, Role};
-use history_raw::{fold, fold_with_origins, RawFilter};
+use history_raw::{fold, fold_with_origins, AsciiNeedle, RawFilter};
 
 /// What events a request is about: queries (OR), roles, and a time window.
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
     queries: Vec<String>,
     /// Each folded query as an ASCII case-insensitive search, for text that is all ASCII (whose
-    /// folding is ASCII lowercasing) when the query is too; `None` for other queries.
-    ascii: Vec<Option<regex::bytes::Regex>>,
+    /// folding is ASCII lowercasing) when the query is too; `None` for other queries. (A
+    /// compiled regex took longer to build than a rare word's whole indexed search spends
+    /// matching.)
+    ascii: Vec<Option<AsciiNeedle>>,
     /// A cheap test that rules out most non-ASCII texts before they are folded.
     quick: Option<std::sync::Arc<RawFilter>>,
     /// The roles asked for; empty means every role.
@@ -39,20 +41,7 @@ impl Filter {
             .collect();
         folded.sort();
         folded.dedup();
-        let ascii = folded
-            .iter()
-            .map(|q| {
-                q.is_ascii()
-                    .then(|| {
-                        regex::bytes::RegexBuilder::new(&regex::escape(q))
-                            .unicode(false)
-                            .case_insensitive(true)
-                            .build()
-                            .ok()
-                    })
-                    .flatten()
-            })
-            .collect();
+        let ascii = folded.iter().map(|q| AsciiNeedle::ascii(q)).collect();
         let quick = (!folded.is_empty()).then(|| std::sync::Arc::new(RawFilter::new(&folded)));
         Filter {
             queries: folded,
@@ -105,11 +94,11 @@ impl Filter {
         }
         if text.is_ascii() {
             // ASCII text folds to its lowercase: only ASCII queries can match, without a copy.
-            return self
-                .ascii
-                .iter()
-                .flatten()
-                .any(|r| r.is_match(text.as_bytes()));
+            return (self.queries.iter().zip(&self.ascii)).any(|(q, needle)| match needle {
+                Some(needle) => needle.is_in(text.as_bytes()),
+                // ASCII without a byte the needle search can key on (`_@`).
+                None => q.is_ascii() && memmem::find(text.as_bytes(), q.as_bytes()).is_some(),
+            });
         }
         if self
             .quick
@@ -196,6 +185,39 @@ mod tests {
         assert!(f.matches(&ev("we DEPLOYED it")));
         assert!(!f.matches(&ev("nothing")));
         assert!(!Filter::new(&["".into()], vec![], None, None).is_search());
+    }
+
+    #[test]
+    fn ascii_text_matches_as_its_folding_holds_the_query() {
+        let texts = [
+            "needle-1-00267 in Needle-1-00267",
+            "a __@@ b",
+            "A_B and a_b",
+            "DEPLOY_KEY=1",
+            "nothing here",
+            "",
+        ];
+        let queries = [
+            "needle-1-00267",
+            "NEEDLE-1",
+            "__@@",
+            "_@",
+            "a_b",
+            "deploy_key=1",
+            "1",
+            "ß",
+            "here!",
+        ];
+        for q in queries {
+            let f = Filter::new(&[q.into()], vec![], None, None);
+            for t in texts {
+                assert_eq!(
+                    f.matches_text(t),
+                    fold(t).contains(&fold(q)),
+                    "{q:?} in {t:?}"
+                );
+            }
+        }
     }
 
     #[test]
