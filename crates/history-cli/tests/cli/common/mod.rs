@@ -269,11 +269,28 @@ impl Roots {
         })
     }
 
+    /// Whether an update holds the index's lock, as `/proc/locks` tells (trying the lock
+    /// would make an update starting meanwhile give way).
+    fn update_locked(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let lock = self.index_db().with_file_name("index.lock");
+        let Ok(meta) = fs::metadata(lock) else {
+            return false;
+        };
+        let inode = format!(":{}", meta.ino());
+        let locks = fs::read_to_string("/proc/locks").unwrap_or_default();
+        locks.lines().any(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            fields.get(1) == Some(&"FLOCK") && fields.get(5).is_some_and(|f| f.ends_with(&inode))
+        })
+    }
+
     /// Waits until no background update over these roots runs (a search has exec'd it before
-    /// it exits, so one it started is visible by then); panics after 20 s.
+    /// it exits, so one it started is visible by then) and none holds the index's lock;
+    /// panics after 20 s.
     pub fn wait_background(&self) {
         let start = std::time::Instant::now();
-        while self.background_running() {
+        while self.background_running() || self.update_locked() {
             assert!(
                 start.elapsed() < Duration::from_secs(20),
                 "a background index update is still running after 20 s"
