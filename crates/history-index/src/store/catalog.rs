@@ -39,13 +39,13 @@ CREATE TRIGGER ranges_out AFTER DELETE ON ranges BEGIN DELETE FROM catalog; END;
 /// Every stored session with its row id, and every id range: from the catalog, or from the
 /// tables when there is none.
 ///
-/// The sessions' rows stay in their encoded form ([`encode`]), checked whole when read, and
-/// each is decoded when it is asked for: a query compares only the rows of the sessions it
-/// selects, and 20,000 decoded rows (their paths and witnesses) would take three times the
-/// memory of the encoded ones.
+/// The sessions' rows stay in their encoded form ([`encode_rows`]), checked whole when read,
+/// and each is decoded when it is asked for: a query compares only the rows of the sessions it
+/// selects, and 20,000 decoded rows (their paths and witnesses) took twice the memory of the
+/// encoded ones.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Census {
-    /// The rows as [`encode`] writes them, with the decoder versions before them.
+    /// The rows as [`encode_rows`] writes them, with the decoder versions before them.
     body: Vec<u8>,
     /// The decoder versions the rows name by number.
     versions: Vec<std::sync::Arc<str>>,
@@ -296,10 +296,10 @@ fn put_ranges(out: &mut Vec<u8>, ranges: &[(i64, IdRange)]) {
 /// The census of a catalog's bytes, its rows checked as they are found and kept encoded;
 /// `None` when the bytes are not what [`encode_rows`] and [`put_ranges`] write.
 fn decode(mut body: Vec<u8>) -> Option<Census> {
-    let mut census = rows_in(&body)?;
+    let (census, end) = rows_in(&body)?;
     let mut r = Reader {
         body: &body,
-        at: census.1,
+        at: end,
     };
     let n = r.num()?;
     let mut ranges = Vec::with_capacity(n.min(1 << 20) as usize);
@@ -313,9 +313,12 @@ fn decode(mut body: Vec<u8>) -> Option<Census> {
     if r.at != body.len() {
         return None;
     }
-    body.truncate(census.1);
-    census.0.ranges = ranges;
-    Some(Census { body, ..census.0 })
+    body.truncate(end);
+    Some(Census {
+        body,
+        ranges,
+        ..census
+    })
 }
 
 /// [`decode`] of bytes holding the rows alone.
@@ -352,7 +355,7 @@ fn rows_in(body: &[u8]) -> Option<(Census, usize)> {
     Some((census, r.at))
 }
 
-/// Reads the values [`encode`] wrote, in turn.
+/// Reads the values [`encode_rows`] and [`put_ranges`] wrote, in turn.
 struct Reader<'a> {
     body: &'a [u8],
     at: usize,
