@@ -369,6 +369,9 @@ fn searches_while_reindex_and_index_run_answer_as_without_the_index() {
     );
     let from_index = searches_agree(&roots, &expected, "after");
     assert!(from_index > 0);
+    // Nothing read meanwhile was taken for damage: no database was moved aside.
+    let d = doctor(&roots);
+    assert_eq!(d["quarantined"].as_u64(), Some(0), "{d}");
 }
 
 /// The first event of a harness's sessions (by `every_role` over `<harness>:*`) whose text holds
