@@ -118,33 +118,34 @@ pub fn paint(color: bool, paint: Paint, text: &str) -> String {
     }
 }
 
-/// The byte ranges of `text` where `filter`'s queries match, left to right, not overlapping.
+/// The byte ranges of `text` where `filter`'s queries match, left to right, not overlapping:
+/// at each place the leftmost match starts, the shortest query that matches there. The text is
+/// folded once and each query sought once through it, so that a long text with many matches
+/// costs its length (the picker shows texts of tens of KiB where a short word matches
+/// hundreds of times).
 pub fn matches(filter: &Filter, text: &str) -> Vec<std::ops::Range<usize>> {
-    let folded: Vec<String> = filter.queries().to_vec();
-    let mut out = Vec::new();
-    let mut from = 0;
-    while from < text.len() {
-        let Some(at) = filter.first_match(&text[from..]).map(|i| from + i) else {
-            break;
-        };
-        // The match ends where the folded text from its start first holds a whole query.
-        let mut end = at;
-        let mut seen = String::new();
-        for c in text[at..].chars() {
-            end += c.len_utf8();
-            seen.push_str(&history_raw::fold(&c.to_string()));
-            if folded.iter().any(|q| seen.starts_with(q.as_str())) {
-                break;
-            }
-            if !folded.iter().any(|q| q.starts_with(seen.as_str())) {
-                // Folding split a character across the query's end: keep what was found.
-                break;
-            }
-        }
-        out.push(at..end);
-        from = end.max(at + 1);
-        while !text.is_char_boundary(from) {
-            from += 1;
+    let (folded, origin) = history_raw::fold_with_origins(text);
+    // A match of the folded text, in the original: from its first character to the end of its
+    // last (a character whose folding it takes only a part of is taken whole).
+    let original = |from: usize, to: usize| {
+        let last = origin[to - 1];
+        let width = text[last..].chars().next().map_or(0, char::len_utf8);
+        origin[from]..last + width
+    };
+    let mut found: Vec<(usize, usize)> = Vec::new();
+    for q in filter.queries().iter().filter(|q| !q.is_empty()) {
+        found.extend(
+            folded
+                .match_indices(q.as_str())
+                .map(|(at, m)| (at, at + m.len())),
+        );
+    }
+    found.sort_unstable();
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for (from, to) in found {
+        let range = original(from, to);
+        if out.last().is_none_or(|last| range.start >= last.end) {
+            out.push(range);
         }
     }
     out
@@ -471,6 +472,16 @@ mod tests {
         let lit = highlight(true, Some(&f), "x ab y");
         assert_eq!(lit, "x \x1b[1;31mab\x1b[0m y");
         assert_eq!(highlight(false, Some(&f), "x ab y"), "x ab y");
+        // Where queries overlap, the leftmost match, and the shortest of those that start there.
+        let f = Filter::new(
+            &["test".into(), "tes".into(), "stf".into()],
+            vec![],
+            None,
+            None,
+        );
+        let text = "testing, TEStf tests";
+        let got: Vec<&str> = matches(&f, text).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(got, ["tes", "TES", "tes"]);
     }
 
     #[test]
