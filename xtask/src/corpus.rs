@@ -9,7 +9,8 @@
 //! ```
 //!
 //! The same options always give the same bytes. One Claude transcript is big (`big_mib`, an
-//! eighth of the total by default): the session being worked in, started after all the others.
+//! eighth of the total by default, at most [`BIG_MAX_MIB`]): the session being worked in, started
+//! after all the others.
 //! The other sessions have a long-tailed size distribution and start over 55 days; each file's
 //! mtime is its last line's time.
 //!
@@ -91,7 +92,7 @@ const PI_CWDS: &[&str] = &[
 pub struct Options {
     /// The corpus's approximate total size in MiB.
     pub mib: f64,
-    /// The big Claude transcript's size in MiB; `None` means `mib / 8`.
+    /// The big Claude transcript's size in MiB; `None` means `mib / 8`, at most [`BIG_MAX_MIB`].
     pub big_mib: Option<f64>,
     pub seed: u64,
     /// The output directory (created; a previous corpus in it is replaced).
@@ -165,11 +166,19 @@ struct Job {
 /// Writes the corpus described by `options` and its `expected.json`.
 /// The generator's version, in `expected.json`: a corpus written by another version is
 /// written again rather than measured as if it were this one's.
-pub const GENERATOR: u64 = 2;
+pub const GENERATOR: u64 = 3;
+
+/// The most the big transcript takes by default: under the largest file the product reads
+/// ([`history_core::MAX_FILE_BYTES`], 512 MiB), which a transcript of exactly that target
+/// overruns by its last line, so that a 4 GiB corpus is searched whole, not refused in part.
+pub const BIG_MAX_MIB: f64 = 448.0;
 
 pub fn generate(options: &Options) -> Result<Summary> {
     let total = options.mib * MIB;
-    let big = options.big_mib.unwrap_or(options.mib / 8.0) * MIB;
+    let big = options
+        .big_mib
+        .unwrap_or((options.mib / 8.0).min(BIG_MAX_MIB))
+        * MIB;
     if !(total.is_finite() && total > 0.0 && big > 0.0 && big < total) {
         bail!("sizes: need 0 < big ({big} B) < total ({total} B)");
     }
@@ -519,6 +528,13 @@ mod tests {
                 out.push(path);
             }
         }
+    }
+
+    #[test]
+    fn the_big_transcript_stays_under_the_largest_file_read() {
+        // With room for the last line a transcript overruns its target by (a few MiB).
+        let most = BIG_MAX_MIB * MIB + 16.0 * MIB;
+        assert!(most < history_core::MAX_FILE_BYTES as f64);
     }
 
     fn is_uuid(s: &str) -> bool {
