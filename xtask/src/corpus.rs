@@ -532,7 +532,7 @@ mod tests {
 
     #[test]
     fn the_big_transcript_stays_under_the_largest_file_read() {
-        // With room for the last line a transcript overruns its target by (a few MiB).
+        // A transcript overruns its target by its last line: 16 MiB of room for it.
         let most = BIG_MAX_MIB * MIB + 16.0 * MIB;
         assert!(most < history_core::MAX_FILE_BYTES as f64);
     }
