@@ -60,12 +60,17 @@ impl Settings {
     /// database, and a search does not create one: it is answered by reading every file and,
     /// like any search that met sessions the index does not hold, says so in its notice.
     pub fn projection(&self) -> Option<Box<dyn Projection>> {
-        let path = self.path.as_ref()?;
-        if !path.exists() {
-            return Some(Box::new(NotYet));
-        }
-        let store = Store::open(path).ok()?;
-        Some(Box::new(Index::new(store, self.version.clone()).ok()?))
+        open_projection(self.path.as_ref()?, &self.version)
+    }
+
+    /// The index as one event's page consults it: opened only when the page asks it (an event
+    /// of a small session is decoded sooner than the index is opened).
+    pub fn projection_when_asked(&self) -> Option<Box<dyn Projection>> {
+        Some(Box::new(WhenAsked {
+            path: self.path.clone()?,
+            version: self.version.clone(),
+            opened: std::sync::OnceLock::new(),
+        }))
     }
 
     fn open(&self, check: Check) -> Result<(Store, &Path), HistoryError> {
@@ -307,6 +312,57 @@ impl Drop for Interrupt {
 
 /// The index before its first update: it knows nothing of any session.
 struct NotYet;
+
+/// The index at `path`, or [`NotYet`] before it exists; `None` when it cannot be used.
+fn open_projection(path: &Path, version: &str) -> Option<Box<dyn Projection>> {
+    if !path.exists() {
+        return Some(Box::new(NotYet));
+    }
+    let store = Store::open(path).ok()?;
+    Some(Box::new(Index::new(store, version.to_string()).ok()?))
+}
+
+/// [`open_projection`] when first asked anything.
+struct WhenAsked {
+    path: PathBuf,
+    version: String,
+    opened: std::sync::OnceLock<Option<Box<dyn Projection>>>,
+}
+
+impl WhenAsked {
+    fn get(&self) -> Option<&dyn Projection> {
+        (self.opened)
+            .get_or_init(|| open_projection(&self.path, &self.version))
+            .as_deref()
+    }
+}
+
+impl Projection for WhenAsked {
+    fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known> {
+        match self.get() {
+            Some(p) => p.known(corpus, sessions, filter),
+            None => vec![Known::Unknown; sessions.len()],
+        }
+    }
+
+    fn hits(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        wanted: &history_core::Wanted<'_>,
+    ) -> Option<Result<history_core::SessionHits, HistoryError>> {
+        self.get()?.hits(corpus, file, wanted)
+    }
+
+    fn line(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        seq: u64,
+    ) -> Option<history_core::LineEvents> {
+        self.get()?.line(corpus, file, seq)
+    }
+}
 
 impl Projection for NotYet {
     fn known(&self, _: &Corpus, sessions: &[SessionFile], _: &Filter) -> Vec<Known> {

@@ -297,6 +297,7 @@ where
             )
         }
         Command::Read(a) => {
+            let history = history.with_projection(index.projection_when_asked());
             let page = history.read(&read_request(a, budget), printer)?;
             let (results, said) = printer.read_streams(&page);
             Ok((results, said, found(page.item.is_some())))
@@ -630,11 +631,16 @@ fn serve_mcp(
     text: &Text,
 ) {
     // Where items' lines are takes a read up to them: only a verbose answer shows it.
-    let history = |search: bool, locations: bool| {
+    let history = |consult: mcp::Consult, locations: bool| {
         open(registry, matches, cli, env).map(|h| {
+            let projection = match consult {
+                mcp::Consult::Not => None,
+                mcp::Consult::Search => index.projection(),
+                mcp::Consult::Line => index.projection_when_asked(),
+            };
             h.with_locations(locations)
                 .with_resumes(true)
-                .with_projection(search.then(|| index.projection()).flatten())
+                .with_projection(projection)
         })
     };
     let wants_index = |coverage: Option<&history_core::Coverage>| {

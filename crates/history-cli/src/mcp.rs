@@ -70,11 +70,32 @@ impl Content {
     }
 }
 
+/// How a request consults the search index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Consult {
+    /// Not at all: a page of one session or the recent sessions.
+    Not,
+    /// A search.
+    Search,
+    /// One event's line, when its session is large: opened only then.
+    Line,
+}
+
+impl Consult {
+    /// [`Consult::Search`] for a search, else [`Consult::Not`].
+    pub fn searching(search: bool) -> Consult {
+        match search {
+            true => Consult::Search,
+            false => Consult::Not,
+        }
+    }
+}
+
 /// What the server answers from.
 pub struct Backend<'a> {
-    /// A history to answer one request with: for a search (`true`), with the search index; and
-    /// whether items say where their lines are (a verbose answer).
-    pub history: &'a dyn Fn(bool, bool) -> Result<History, HistoryError>,
+    /// A history to answer one request with: with the search index as the request consults
+    /// it; and whether items say where their lines are (a verbose answer).
+    pub history: &'a dyn Fn(Consult, bool) -> Result<History, HistoryError>,
     /// Whether a search that read sessions the index does not hold should update it.
     pub wants_index: &'a dyn Fn(Option<&history_core::Coverage>) -> bool,
     /// Starts the background index update.
@@ -401,7 +422,7 @@ impl<'a> Server<'a> {
         };
         let req = crate::request::list_request(&list, budget, &crate::request::Times::utc())?;
         let search = req.is_search();
-        let history = (self.backend.history)(search, render.verbose)?;
+        let history = (self.backend.history)(Consult::searching(search), render.verbose)?;
         if sessions {
             let page = history.sessions(&req, &render)?;
             self.index_if_stale(Some(&page.coverage));
@@ -467,7 +488,7 @@ impl<'a> Server<'a> {
             return Err(HistoryError::usage("limit must be at least 1"));
         }
         let req = crate::request::find_request(&find, budget, &crate::request::Times::utc())?;
-        let page = (self.backend.history)(true, render.verbose)?.find(&req, &render)?;
+        let page = (self.backend.history)(Consult::Search, render.verbose)?.find(&req, &render)?;
         self.index_if_stale(Some(&page.coverage));
         Ok(render.find(&page))
     }
@@ -496,7 +517,7 @@ impl<'a> Server<'a> {
             no_pager: true,
         };
         let req = crate::request::read_request(&read, budget);
-        let page = (self.backend.history)(false, render.verbose)?.read(&req, &render)?;
+        let page = (self.backend.history)(Consult::Line, render.verbose)?.read(&req, &render)?;
         Ok(render.read(&page))
     }
 }

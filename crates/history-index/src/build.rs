@@ -198,7 +198,13 @@ enum Decoded {
 
 /// What a session's decode ended with: its branch, what it is about, whether its lineage is
 /// open, and where a later decode can go on from.
-type Ended = (Option<Vec<u64>>, SessionMeta, bool, Option<Snapshot>);
+type Ended = (
+    Option<Vec<u64>>,
+    SessionMeta,
+    Vec<String>,
+    bool,
+    Option<Snapshot>,
+);
 
 /// One line, ready to store.
 struct Line {
@@ -447,7 +453,7 @@ fn finish(
     writer: &mut SessionWriter<'_>,
     t: &Todo<'_>,
     seqs: &[u64],
-    (branch, meta, lineage_open, snapshot): &Ended,
+    (branch, meta, notices, lineage_open, snapshot): &Ended,
 ) -> Result<(), StoreError> {
     match &t.resume {
         Some(r) => settle_resumed(writer, r, seqs, branch.as_deref())?,
@@ -458,7 +464,7 @@ fn finish(
         writer.set_checkpoint(s.offset, hash)?;
     }
     writer.set_resume(snapshot.as_ref())?;
-    writer.set_meta(meta, *lineage_open)
+    writer.set_meta(meta, notices, *lineage_open)
 }
 
 /// Whether every file still has the fingerprint it had, by a stat of each now.
@@ -687,7 +693,14 @@ fn index_session(
     }
     match decoded {
         Ok((decoded, snapshot)) => {
-            Ok((decoded.branch, decoded.meta, decoded.lineage_open, snapshot))
+            let history_core::Decoded {
+                branch,
+                meta,
+                notices,
+                lineage_open,
+                ..
+            } = decoded;
+            Ok((branch, meta, notices, lineage_open, snapshot))
         }
         Err(history_core::DecodeError::TooLarge { .. }) => Err("too_large"),
         Err(history_core::DecodeError::Io { .. }) => Err("unreadable"),

@@ -19,7 +19,7 @@ use history_core::{
     Corpus, Event, Filter, HistoryError, LineTime, SessionFile, SessionKey, SessionMeta, Timestamp,
     Transcript,
 };
-use history_core::{Known, SessionHits, Wanted};
+use history_core::{Known, LineEvents, SessionHits, Wanted};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
 use rustc_hash::{FxBuildHasher, FxHashMap};
@@ -379,7 +379,7 @@ impl Index {
     ) -> Option<Stored> {
         let store = self.store.lock().ok()?;
         let row = self.damage.ok(store.session(&file.key))??;
-        let meta = self.damage.ok(store.session_meta(&file.key))??;
+        let meta = self.damage.ok(store.session_meta(&file.key))??.meta;
         // Inherited history is not located yet: only a session's own file is.
         let [witness] = row.witnesses.as_slice() else {
             return None;
@@ -915,6 +915,51 @@ impl Projection for Index {
             .collect();
         self.keep_found(filter, census, looked_up, per_query);
         known
+    }
+
+    /// The stored line at `seq` of a session fresh in the index, its bytes read from where it
+    /// was and decoded alone; each stored event takes the replayed text of its hash. A session
+    /// appended to or changed since, a line not stored (damage could hide its row, so a decode
+    /// tells), or a line that no longer gives the texts it was stored with leaves the session to
+    /// a decode.
+    fn line(&self, corpus: &Corpus, file: &SessionFile, seq: u64) -> Option<LineEvents> {
+        let source = corpus.source(&file.key.harness)?;
+        let (path, about, line) = {
+            let store = self.store.lock().ok()?;
+            let row = self.damage.ok(store.session(&file.key))??;
+            let [witness] = row.witnesses.as_slice() else {
+                return None;
+            };
+            let (_, freshness) = Freshness::of_session(source, file, Some(&row), &self.version)?;
+            if !matches!(freshness, Freshness::Fresh) {
+                return None;
+            }
+            let about = self.damage.ok(store.session_meta(&file.key))??;
+            let line = self.damage.ok(store.line_at(&file.key, seq))??;
+            (witness.file.path.clone(), about, line)
+        };
+        let len = usize::try_from(line.line.len).ok()?;
+        let bytes = source.read_at(&path, line.line.offset, len)?.ok()?;
+        let mut texts: Vec<(u64, String)> = Vec::new();
+        let replayed = source.replay(seq, &bytes, &mut |e: Event| {
+            texts.push((text_hash(&e.text), e.text));
+        });
+        if !replayed {
+            return None;
+        }
+        let mut events = Vec::new();
+        for stored in events::decode(&line.events)? {
+            let i = texts.iter().position(|(hash, _)| *hash == stored.text)?;
+            let mut event = stored.event(seq, texts.remove(i).1);
+            event.on_active_branch = Some(line.branch);
+            events.push(event);
+        }
+        events.sort_by_key(Event::position);
+        Some(LineEvents {
+            events,
+            meta: about.meta,
+            notices: about.notices,
+        })
     }
 
     /// The candidate lines' stored events, filtered by role, time and branch and walked in the

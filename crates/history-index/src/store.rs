@@ -50,8 +50,8 @@ pub use postings::TokenLists;
 pub use read::{Located, LocatedSpan};
 use record::{int, line_time, time_columns, uint};
 pub use record::{
-    Candidate, LineRecord, LineRow, SessionRecord, SessionRow, SessionState, Stats, TimeSpan,
-    Witness,
+    Candidate, LineRecord, LineRow, SessionRecord, SessionRow, SessionState, Stats, StoredMeta,
+    TimeSpan, Witness,
 };
 pub use schema::SCHEMA_VERSION;
 
@@ -742,10 +742,20 @@ impl SessionWriter<'_> {
         Ok(())
     }
 
-    /// Records what the session is about, and whether its decode left a file it inherits from
-    /// unread ([`history_core::Decoded::lineage_open`]).
-    pub fn set_meta(&mut self, meta: &SessionMeta, lineage_open: bool) -> Result<(), StoreError> {
-        let json = serde_json::to_string(meta).unwrap_or_default();
+    /// Records what the session is about with its decode's notices ([`StoredMeta`]), and
+    /// whether its decode left a file it inherits from unread
+    /// ([`history_core::Decoded::lineage_open`]).
+    pub fn set_meta(
+        &mut self,
+        meta: &SessionMeta,
+        notices: &[String],
+        lineage_open: bool,
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(&StoredMeta {
+            meta: meta.clone(),
+            notices: notices.to_vec(),
+        })
+        .unwrap_or_default();
         self.sp
             .prepare_cached("UPDATE sessions SET meta = ?2, lineage_open = ?3 WHERE id = ?1")?
             .execute(params![self.id, json, lineage_open])?;

@@ -451,3 +451,141 @@ fn lines_read_in_runs_give_a_scans_hits() {
         }
     }
 }
+
+/// A Claude session of about 400 KB whose every line is `{filler} WORD {i}` but for a damaged
+/// line (a notice), an abandoned branch (lines off the selected one) and a tool call with its
+/// result (whose tool a decode names from the call's line).
+fn large_claude_session(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let filler = "lorem ipsum dolor ".repeat(110);
+    let mut file = String::new();
+    for i in 0..200u32 {
+        if i == 50 {
+            file.push_str("{\"type\": \"user\", damaged\n");
+            continue;
+        }
+        // u120 answers u118: u119 is left on a branch of its own.
+        let parent = match i {
+            0 => None,
+            51 => Some("u49".to_string()),
+            120 => Some("u118".to_string()),
+            _ => Some(format!("u{}", i - 1)),
+        };
+        let content = match i {
+            30 => serde_json::json!([{"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                "input": {"command": "ls -la"}}]),
+            31 => serde_json::json!([{"type": "tool_result", "tool_use_id": "toolu_1",
+                "content": "file.txt"}]),
+            _ => serde_json::json!(format!("{filler} quokka {i}")),
+        };
+        let role = if i % 2 == 0 { "assistant" } else { "user" };
+        let line = serde_json::json!({
+            "parentUuid": parent, "isSidechain": false, "type": role, "uuid": format!("u{i}"),
+            "sessionId": "large", "cwd": "/w/large",
+            "timestamp": format!("2026-03-02T10:{:02}:{:02}.000Z", i / 60 % 60, i % 60),
+            "message": {"role": role, "content": content},
+        });
+        file.push_str(&line.to_string());
+        file.push('\n');
+    }
+    let path = dir.join("large.jsonl");
+    std::fs::write(&path, file).unwrap();
+    path
+}
+
+/// The events of line `seq` as a decode of the whole session gives them, every branch marked.
+fn decoded_line(corpus: &Corpus, file: &SessionFile, seq: u64) -> history_core::LineEvents {
+    use history_core::Keep;
+    let keep = |e: &Event| match e.seq == seq {
+        true => Keep::Full,
+        false => Keep::Drop,
+    };
+    let loaded = corpus.load(file, &keep, true, None).unwrap();
+    history_core::LineEvents {
+        events: loaded.events,
+        meta: loaded.meta,
+        notices: loaded.notices,
+    }
+}
+
+/// One event's line, read alone through the index, is what a decode of its whole session gives
+/// of it, with the session's metadata and notices, for every line of every session the index
+/// covers; `read` of a large session so answers without decoding it, and once the session is
+/// appended to, decodes it again.
+#[test]
+fn one_line_read_alone_is_what_a_decode_gives() {
+    use history_core::Projection;
+    let roots = Roots::new();
+    let large = large_claude_session(&roots.root("claude").join("-w-large"));
+    let Indexed {
+        roots,
+        calls,
+        db,
+        indexing,
+        ..
+    } = Indexed::of(roots);
+    let index = Index::new(Store::open(&db).unwrap(), "test").unwrap();
+    let (mut read_alone, mut with_notices, mut off_branch) = (0, 0, 0);
+    for file in indexing.discover_in(None) {
+        let every = {
+            let keep = |_: &Event| history_core::Keep::Meta;
+            indexing.load(&file, &keep, true, None).map(|l| l.events)
+        };
+        let Ok(every) = every else { continue };
+        let seqs: std::collections::BTreeSet<u64> = every.iter().map(|e| e.seq).collect();
+        for &seq in &seqs {
+            let Some(line) = index.line(&indexing, &file, seq) else {
+                continue;
+            };
+            assert_eq!(
+                line,
+                decoded_line(&indexing, &file, seq),
+                "{:?} {seq}",
+                file.path
+            );
+            read_alone += 1;
+            with_notices += usize::from(!line.notices.is_empty());
+            off_branch += (line.events.iter())
+                .filter(|e| e.on_active_branch == Some(false))
+                .count();
+        }
+    }
+    assert!(read_alone > 300, "only {read_alone} lines read alone");
+    assert!(
+        with_notices > 0 && off_branch > 0,
+        "{with_notices} {off_branch}"
+    );
+
+    let (indexed, scanned) = histories(&roots, &calls, &db);
+    let read = |history: &History, seq: u64| {
+        let req = history_core::ReadRequest {
+            session: Some("claude:large".into()),
+            seq,
+            part: 0,
+            offset_chars: 0,
+            budget: 32 * 1024,
+        };
+        let printer = Json;
+        match history.read(&req, &printer) {
+            Ok(page) => printer.read(&page),
+            Err(e) => printer.error(&e),
+        }
+    };
+    let decoded = |calls: &Arc<Mutex<Calls>>| {
+        let calls = calls.lock().unwrap();
+        calls.decoded.iter().filter(|p| **p == large).count()
+    };
+    // Lines are numbered from 1: the tool call is line 31, the damaged line 51, the abandoned
+    // branch's line 120.
+    for seq in [1, 31, 32, 50, 51, 52, 120, 121, 200, 201] {
+        *calls.lock().unwrap() = Calls::default();
+        assert_eq!(read(&indexed, seq), read(&scanned, seq), "line {seq}");
+        // A line the index does not hold (the damaged one, or past the end) is left to a decode.
+        let stored = ![51, 201].contains(&seq);
+        assert_eq!(decoded(&calls), usize::from(!stored), "line {seq}");
+    }
+    append_claude_line(&large, "after the index");
+    *calls.lock().unwrap() = Calls::default();
+    assert_eq!(read(&indexed, 121), read(&scanned, 121));
+    assert_eq!(decoded(&calls), 1, "an appended session is decoded");
+}

@@ -11,6 +11,19 @@ use crate::source::Location;
 /// session is about.
 pub type SessionHits = (Vec<(Event, Option<Location>)>, SessionMeta);
 
+/// One line's events as a projection gives them ([`Projection::line`]): every event of the line
+/// on any branch, each marked, in part order, with its text; what the session is about; and
+/// the notices a decode of the whole session gives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineEvents {
+    /// The line's events.
+    pub events: Vec<Event>,
+    /// What the session is about.
+    pub meta: SessionMeta,
+    /// What a decode of the session says of it (damaged lines skipped, say).
+    pub notices: Vec<String>,
+}
+
 /// What a search projection knows of a session's hits without reading its files. It must never
 /// rule out a hit wrongly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +83,14 @@ pub trait Projection: Send + Sync {
         wanted: &Wanted<'_>,
     ) -> Option<Result<SessionHits, HistoryError>> {
         let _ = (corpus, file, wanted);
+        None
+    }
+
+    /// The events of line `seq` of a session it holds as the session is now, read from that
+    /// line alone: a page of one event without decoding the session. `None` when it cannot
+    /// tell (the session is then decoded). The default always declines.
+    fn line(&self, corpus: &Corpus, file: &SessionFile, seq: u64) -> Option<LineEvents> {
+        let _ = (corpus, file, seq);
         None
     }
 }

@@ -6,7 +6,12 @@ use crate::error::HistoryError;
 use crate::model::{Event, SessionFile};
 use crate::page::budget::fit_read;
 use crate::page::{notice, Item, ReadPage, Recipe, Render, SCHEMA_VERSION};
-use crate::query::{ReadRequest, Scope};
+use crate::query::{LineEvents, ReadRequest, Scope};
+
+/// The size of a transcript from which one event is read from its line through the projection
+/// rather than by a decode of the session: a smaller one decodes in less time than the
+/// projection takes to check that it holds the session as it is.
+const LINE_READ: u64 = 256 << 10;
 
 /// The event `req` names of the session in `file`, as a page fitted to its budget as `render`
 /// renders it. `implicit`: the session is the caller's current one, named by nobody.
@@ -25,7 +30,21 @@ pub(crate) fn read_page(
             Keep::Drop
         }
     };
-    let loaded = scope.corpus.load(file, &keep, true, None)?;
+    // A large session's line is read alone where the projection holds the session as it is.
+    let from_line = (scope.projection)
+        .filter(|_| file.size >= LINE_READ)
+        .and_then(|p| p.line(scope.corpus, file, seq));
+    let loaded = match from_line {
+        Some(line) => line,
+        None => {
+            let loaded = scope.corpus.load(file, &keep, true, None)?;
+            LineEvents {
+                events: loaded.events,
+                meta: loaded.meta,
+                notices: loaded.notices,
+            }
+        }
+    };
     let parts = loaded.events.len() as u32;
     let event = loaded.events.into_iter().find(|e| e.part == req.part);
     let canonical = file.key.to_string();

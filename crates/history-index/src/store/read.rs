@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
 use history_core::Snapshot;
-use history_core::{SessionKey, SessionMeta, Timestamp};
+use history_core::{SessionKey, Timestamp};
 use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 
@@ -16,7 +16,7 @@ use super::postings::{self, candidates, TokenLists};
 use super::{catalog, ranges, sum, Census};
 use super::{
     int, line_time, place, uint, Candidate, Fingerprint, LineRow, SessionRow, SessionState, Stats,
-    Store, StoreError, TimeSpan, Witness,
+    Store, StoreError, StoredMeta, TimeSpan, Witness,
 };
 use crate::tokens::Token;
 
@@ -343,9 +343,24 @@ impl Store {
     }
 
     /// What the stored session is about; `None` when it is not stored or says nothing.
-    pub fn session_meta(&self, key: &SessionKey) -> Result<Option<SessionMeta>, StoreError> {
+    pub fn session_meta(&self, key: &SessionKey) -> Result<Option<StoredMeta>, StoreError> {
         let json: Option<Option<String>> = self.session_value(key, "meta")?;
         Ok(json.flatten().and_then(|j| serde_json::from_str(&j).ok()))
+    }
+
+    /// The stored line at `seq` of the session, with its branch mark and events; `None` when
+    /// there is none.
+    pub fn line_at(&self, key: &SessionKey, seq: u64) -> Result<Option<Candidate>, StoreError> {
+        let Some(id) = self.session_id(key)? else {
+            return Ok(None);
+        };
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {} FROM lines l WHERE l.session = ?1 AND l.seq = ?2",
+            line_columns()
+        ))?;
+        Ok(stmt
+            .query_row(params![id, int(seq)], candidate)
+            .optional()?)
     }
 
     /// Every stored line of the session, by seq, with its branch mark and events.

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use history_core::{LineTime, SessionKey, Timestamp};
+use history_core::{LineTime, SessionKey, SessionMeta, Timestamp};
 
 /// The earliest and latest time of some lines (`None` first: untimed).
 pub type TimeSpan = (Option<Timestamp>, Option<Timestamp>);
@@ -19,6 +19,19 @@ pub struct Witness {
     pub checkpoint: u64,
     /// [`checkpoint_hash`] of the file at `checkpoint`.
     pub checkpoint_hash: u64,
+}
+
+/// What the `meta` column holds: what a decode says the session is about, and what it says
+/// of the session itself (damaged lines skipped, gaps in its ancestry), which a page read from
+/// the index repeats as a decode would.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StoredMeta {
+    /// Its title, directory, branch.
+    #[serde(flatten)]
+    pub meta: SessionMeta,
+    /// What the decode said of it ([`history_core::Decoded::notices`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
 }
 
 /// What is known of a session besides its lines.

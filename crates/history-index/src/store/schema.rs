@@ -1,7 +1,7 @@
 //! The schema and the connection's settings.
 
 /// The schema version this build reads and writes, kept in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Marks the file as this projection's (`PRAGMA application_id`, "NSHX"), so that a database
 /// of anything else found at the path is moved aside rather than written into.
@@ -37,9 +37,9 @@ pub(super) const TABLES: [&str; 9] = [
     "catalog",
 ];
 
-/// Schema v8 (v1 had no `branch` and `events`: what a page needs without decoding the session;
+/// Schema v9 (v1 had no `branch` and `events`: what a page needs without decoding the session;
 /// v2 had no `resumes`; v3 no `lineage_open`; v4 kept the tokens in an FTS5 table; v5 had no
-/// checksums; v6 no `ranges`; v7 no `catalog`).
+/// checksums; v6 no `ranges`; v7 no `catalog`; v8 no notices in `meta`).
 ///
 /// Paths are BLOBs of their bytes (a path need not be UTF-8). `lines.id` is given by the writer
 /// ([`super::postings`]): `postings` holds, per segment and token (`key` is `segment << 32 |
@@ -49,7 +49,8 @@ pub(super) const TABLES: [&str; 9] = [
 /// until they are merged. `lines.file` is the witness ordinal the offset is in: a Codex session's
 /// lines come from several files. Times are nanoseconds since the epoch; `time_kind` is 0 unknown,
 /// 1 untimed, 2 at, 3 at most. `sessions.meta` is what a decode says the session is about (its
-/// directory, branch and title, as JSON), which a hit names; `lineage_open` is 0 once a decode has
+/// directory, branch and title, as JSON), which a hit names, with the decode's notices
+/// ([`super::StoredMeta`]); `lineage_open` is 0 once a decode has
 /// read every file the session inherits from ([`history_core::Decoded::lineage_open`]), so that its
 /// witnesses alone tell whether it is fresh. `branch` is 1 for a line on the session's selected
 /// branch; `events` holds what the line's events are but their texts ([`crate::events`]). `resumes`
