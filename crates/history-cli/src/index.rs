@@ -354,6 +354,14 @@ impl Projection for WhenAsked {
         self.get()?.hits(corpus, file, wanted)
     }
 
+    fn about(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+    ) -> Option<(history_core::SessionMeta, Vec<String>)> {
+        self.get()?.about(corpus, file)
+    }
+
     fn line(
         &self,
         corpus: &Corpus,

@@ -26,7 +26,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::events::{self, text_hash};
 use crate::freshness::{Files, Freshness, Unread};
-use crate::store::{Candidate, Census, Located, SessionRow, Store, StoreError};
+use crate::store::{Candidate, Census, Located, SessionRow, Store, StoreError, StoredMeta};
 use crate::tokens::{query_tokens, Token};
 
 /// The most queries (an OR) whose hits are read from located lines; a search for more decodes
@@ -413,6 +413,26 @@ impl Index {
         })
     }
 
+    /// The file a session's lines are read from and what it is about, when the index holds the
+    /// session from that file alone, as it now is (not appended to since).
+    fn fresh(
+        &self,
+        store: &Store,
+        source: &dyn Transcript,
+        file: &SessionFile,
+    ) -> Option<(PathBuf, StoredMeta)> {
+        let row = self.damage.ok(store.session(&file.key))??;
+        let [witness] = row.witnesses.as_slice() else {
+            return None;
+        };
+        let (_, freshness) = Freshness::of_session(source, file, Some(&row), &self.version)?;
+        if !matches!(freshness, Freshness::Fresh) {
+            return None;
+        }
+        let about = self.damage.ok(store.session_meta(&file.key))??;
+        Some((witness.file.path.clone(), about))
+    }
+
     /// The ids, ascending, of the stored lines of session `key` (stored as `row`) that may hold
     /// a hit of any of `filter`'s queries: among those the last [`Projection::known`] found for
     /// the filter, or looked up anew. With whether the session's lines are in time order by
@@ -644,7 +664,7 @@ fn stored_hits<'a>(
                 && wanted.filter.has_role(&event)
                 && (wanted.admit)(&event)
             {
-                let rank = (stored.timestamp, c.line.seq, stored.part);
+                let rank = rank(wanted, stored.timestamp, c.line.seq, stored.part);
                 order.push((rank, Hit::Stored(stored, c, on)));
             }
         }
@@ -664,7 +684,8 @@ fn appended_hits(
         .filter(|e| (wanted.admit)(e))
         .filter_map(|e| {
             let on = branch.on(e.seq, true);
-            (wanted.all_branches || on).then_some(((e.timestamp, e.seq, e.part), e, on))
+            let rank = rank(wanted, e.timestamp, e.seq, e.part);
+            (wanted.all_branches || on).then_some((rank, e, on))
         })
         .collect();
     hits.sort_by_key(|(rank, ..)| *rank);
@@ -672,6 +693,14 @@ fn appended_hits(
         hits.reverse();
     }
     hits
+}
+
+/// An event's rank in the order `wanted` counts hits in: by time, else by position.
+fn rank(wanted: &Wanted<'_>, time: Option<Timestamp>, seq: u64, part: u32) -> Rank {
+    match wanted.by_position {
+        true => (None, seq, part),
+        false => (time, seq, part),
+    }
 }
 
 /// Puts hits in the order `from` counts them.
@@ -917,6 +946,13 @@ impl Projection for Index {
         known
     }
 
+    fn about(&self, corpus: &Corpus, file: &SessionFile) -> Option<(SessionMeta, Vec<String>)> {
+        let source = corpus.source(&file.key.harness)?;
+        let store = self.store.lock().ok()?;
+        let (_, about) = self.fresh(&store, source, file)?;
+        Some((about.meta, about.notices))
+    }
+
     /// The stored line at `seq` of a session fresh in the index, its bytes read from where it
     /// was and decoded alone; each stored event takes the replayed text of its hash. A session
     /// appended to or changed since, a line not stored (damage could hide its row, so a decode
@@ -926,17 +962,9 @@ impl Projection for Index {
         let source = corpus.source(&file.key.harness)?;
         let (path, about, line) = {
             let store = self.store.lock().ok()?;
-            let row = self.damage.ok(store.session(&file.key))??;
-            let [witness] = row.witnesses.as_slice() else {
-                return None;
-            };
-            let (_, freshness) = Freshness::of_session(source, file, Some(&row), &self.version)?;
-            if !matches!(freshness, Freshness::Fresh) {
-                return None;
-            }
-            let about = self.damage.ok(store.session_meta(&file.key))??;
+            let (path, about) = self.fresh(&store, source, file)?;
             let line = self.damage.ok(store.line_at(&file.key, seq))??;
-            (witness.file.path.clone(), about, line)
+            (path, about, line)
         };
         let len = usize::try_from(line.line.len).ok()?;
         let bytes = source.read_at(&path, line.line.offset, len)?.ok()?;
@@ -990,7 +1018,9 @@ impl Projection for Index {
             None => (Branch(None), std::mem::take(&mut stored.meta), Vec::new()),
         };
         let appended = appended_hits(events, &branch, wanted);
-        let walked = match stored.ordered && stored.ids.len() / 2 > WALK_CHUNK.max(wanted.count) {
+        // The walk goes by time.
+        let walk = stored.ordered && !wanted.by_position;
+        let walked = match walk && stored.ids.len() / 2 > WALK_CHUNK.max(wanted.count) {
             true => self.walk(source, &file.key, &stored, &appended, wanted, &branch)?,
             false => None,
         };

@@ -372,6 +372,7 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
         count: 10,
         all_branches: false,
         texts: true,
+        by_position: false,
     };
     if let Some(found) = index.hits(&searching, &file, &wanted) {
         let (hits, _) = found.unwrap();
@@ -452,22 +453,22 @@ fn lines_read_in_runs_give_a_scans_hits() {
     }
 }
 
-/// A Claude session of about 400 KB whose every line is `{filler} WORD {i}` but for a damaged
-/// line (a notice), an abandoned branch (lines off the selected one) and a tool call with its
-/// result (whose tool a decode names from the call's line).
-fn large_claude_session(dir: &Path) -> PathBuf {
+/// A Claude session `name` of about 400 KB whose every line is `{filler} quokka {i}`, a tenth
+/// of them timed before the lines around them, but for an abandoned branch (lines off the selected one), a tool call with its result (whose tool a
+/// decode names from the call's line), and, when `damaged`, a damaged line (a notice).
+fn large_claude_session(dir: &Path, name: &str, damaged: bool) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let filler = "lorem ipsum dolor ".repeat(110);
     let mut file = String::new();
     for i in 0..200u32 {
-        if i == 50 {
+        if i == 50 && damaged {
             file.push_str("{\"type\": \"user\", damaged\n");
             continue;
         }
         // u120 answers u118: u119 is left on a branch of its own.
         let parent = match i {
             0 => None,
-            51 => Some("u49".to_string()),
+            51 if damaged => Some("u49".to_string()),
             120 => Some("u118".to_string()),
             _ => Some(format!("u{}", i - 1)),
         };
@@ -481,14 +482,18 @@ fn large_claude_session(dir: &Path) -> PathBuf {
         let role = if i % 2 == 0 { "assistant" } else { "user" };
         let line = serde_json::json!({
             "parentUuid": parent, "isSidechain": false, "type": role, "uuid": format!("u{i}"),
-            "sessionId": "large", "cwd": "/w/large",
-            "timestamp": format!("2026-03-02T10:{:02}:{:02}.000Z", i / 60 % 60, i % 60),
+            "sessionId": name, "cwd": "/w/large",
+            // Every tenth line's clock ran behind: time order is not the lines' order.
+            "timestamp": match i % 10 {
+                5 => format!("2026-03-02T09:00:{:02}.000Z", i % 60),
+                _ => format!("2026-03-02T10:{:02}:{:02}.000Z", i / 60 % 60, i % 60),
+            },
             "message": {"role": role, "content": content},
         });
         file.push_str(&line.to_string());
         file.push('\n');
     }
-    let path = dir.join("large.jsonl");
+    let path = dir.join(format!("{name}.jsonl"));
     std::fs::write(&path, file).unwrap();
     path
 }
@@ -516,7 +521,7 @@ fn decoded_line(corpus: &Corpus, file: &SessionFile, seq: u64) -> history_core::
 fn one_line_read_alone_is_what_a_decode_gives() {
     use history_core::Projection;
     let roots = Roots::new();
-    let large = large_claude_session(&roots.root("claude").join("-w-large"));
+    let large = large_claude_session(&roots.root("claude").join("-w-large"), "large", true);
     let Indexed {
         roots,
         calls,
@@ -588,4 +593,74 @@ fn one_line_read_alone_is_what_a_decode_gives() {
     *calls.lock().unwrap() = Calls::default();
     assert_eq!(read(&indexed, 121), read(&scanned, 121));
     assert_eq!(decoded(&calls), 1, "an appended session is decoded");
+}
+
+/// A search's page of one large session comes from the lines the index locates, without a
+/// decode, and is the page a decode gives, notice included, for every way of paging it; a
+/// session whose decode gives notices, or one appended to since, is decoded.
+#[test]
+fn a_large_sessions_search_page_is_read_from_its_located_lines() {
+    let roots = Roots::new();
+    let dir = roots.root("claude").join("-w-large");
+    let clean = large_claude_session(&dir, "clean", false);
+    let damaged = large_claude_session(&dir, "damaged", true);
+    let Indexed {
+        roots, calls, db, ..
+    } = Indexed::of(roots);
+    let (indexed, scanned) = histories(&roots, &calls, &db);
+    let whole = |history: &History, req: &ListRequest| {
+        let printer = Json;
+        match history.list(req, &printer) {
+            Ok(page) => printer.list(&page),
+            Err(e) => printer.error(&e),
+        }
+    };
+    let decoded = |path: &Path| {
+        let calls = calls.lock().unwrap();
+        calls.decoded.iter().filter(|p| *p == path).count()
+    };
+    let mut pages = 0;
+    for (session, path) in [("claude:clean", &clean), ("claude:damaged", &damaged)] {
+        for query in ["quokka 7", "quokka", "ls -la", "zebracorn", "Bash"] {
+            for (before_seq, after_seq) in [(None, None), (Some(100), None), (None, Some(100))] {
+                for (from, limit, roles, all_branches) in [
+                    (None, 20, vec![], false),
+                    (Some(End::Oldest), 1, vec![], true),
+                    (Some(End::Newest), 3, vec![Role::User], false),
+                    (Some(End::Oldest), 200, vec![], true),
+                ] {
+                    let req = ListRequest {
+                        session: Some(session.into()),
+                        queries: vec![query.into()],
+                        roles,
+                        from,
+                        limit,
+                        all_branches,
+                        before_seq,
+                        after_seq,
+                        ..ListRequest::default()
+                    };
+                    *calls.lock().unwrap() = Calls::default();
+                    let with = whole(&indexed, &req);
+                    assert_eq!(with, whole(&scanned, &req), "{session} {req:?}");
+                    let read_whole = decoded(path);
+                    match path == &clean {
+                        true => assert_eq!(read_whole, 0, "{session} {req:?}"),
+                        false => assert_eq!(read_whole, 1, "{session} {req:?}"),
+                    }
+                    pages += usize::from(with.contains("\"items\":[{"));
+                }
+            }
+        }
+    }
+    assert!(pages > 40, "only {pages} pages held items");
+    append_claude_line(&clean, "quokka after the index");
+    let req = ListRequest {
+        session: Some("claude:clean".into()),
+        queries: vec!["quokka".into()],
+        ..ListRequest::default()
+    };
+    *calls.lock().unwrap() = Calls::default();
+    assert_eq!(whole(&indexed, &req), whole(&scanned, &req));
+    assert_eq!(decoded(&clean), 1, "an appended session is decoded");
 }

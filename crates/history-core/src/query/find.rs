@@ -505,6 +505,7 @@ fn events_of(
                     count: CHUNK,
                     all_branches: false,
                     texts: true,
+                    by_position: false,
                 };
                 // Declined, even after some chunks: the session is read instead (what was
                 // seen is seen again, by the same positions).

@@ -63,6 +63,9 @@ pub struct Wanted<'a> {
     /// Whether hits carry their texts: without, each is matched all the same but comes with an
     /// empty text, for a caller that counts them (`--sessions` reads its best hit's alone).
     pub texts: bool,
+    /// Whether hits are counted in the session's own order, by position (seq, then part),
+    /// as a page of one session is, rather than in the merge order (time first).
+    pub by_position: bool,
 }
 
 /// A search projection: what it knows of sessions' hits without reading their files.
@@ -72,10 +75,11 @@ pub trait Projection: Send + Sync {
     fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known>;
 
     /// The hits of a session it knows ([`Known::Within`]) and what the session is about, from
-    /// the lines it locates rather than a decode of the session: of its events that pass the filter and `admit`, on the selected
-    /// branch (or on every branch, marked, with `all_branches`), the first `count` from `from`'s
-    /// end of the merge order, or all of them when fewer. `None` when it cannot tell: the
-    /// session is decoded instead. The default always declines.
+    /// the lines it locates rather than a decode of the session: of its events that pass the
+    /// filter and `admit`, on the selected branch (or on every branch, marked, with
+    /// `all_branches`), the first `count` from `from`'s end of the merge order (of positions,
+    /// with `by_position`), or all of them when fewer. `None` when it cannot tell: the session
+    /// is decoded instead. The default always declines.
     fn hits(
         &self,
         corpus: &Corpus,
@@ -83,6 +87,14 @@ pub trait Projection: Send + Sync {
         wanted: &Wanted<'_>,
     ) -> Option<Result<SessionHits, HistoryError>> {
         let _ = (corpus, file, wanted);
+        None
+    }
+
+    /// What a session it holds as the session is now (not appended to since) is about, and
+    /// the notices a decode of the whole session gives. `None` when it cannot tell. The
+    /// default always declines.
+    fn about(&self, corpus: &Corpus, file: &SessionFile) -> Option<(SessionMeta, Vec<String>)> {
+        let _ = (corpus, file);
         None
     }
 

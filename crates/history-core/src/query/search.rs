@@ -257,6 +257,7 @@ impl Search<'_> {
                 count: want,
                 all_branches,
                 texts: true,
+                by_position: false,
             };
             if let Some(hits) = p.hits(corpus, file, &wanted) {
                 return hits;

@@ -8,7 +8,9 @@ use crate::error::HistoryError;
 use crate::model::{End, Event, SessionFile};
 use crate::page::budget::fit_list_widest;
 use crate::page::{notice, FoldedRun, Item, ListPage, Recipe, Render, SCHEMA_VERSION};
-use crate::query::{browse, BrowseRequest, Browsed, ListRequest, Scope};
+use crate::query::{
+    browse, BrowseRequest, Browsed, BrowsedItem, Known, ListRequest, Scope, Wanted,
+};
 use crate::source::LineTest;
 use history_raw::RawFilter;
 
@@ -31,7 +33,10 @@ pub(crate) fn session_page(
         limit: req.limit,
         fold: filter.queries().is_empty() && filter.roles.is_empty(),
     };
-    let (browsed, loaded_meta, notices) = load(scope, req, filter, &file, &browse_req)?;
+    let (browsed, loaded_meta, notices) = match from_projection(scope, req, filter, &file) {
+        Some(found) => found?,
+        None => load(scope, req, filter, &file, &browse_req)?,
+    };
     let canonical = file.key.to_string();
     // A page on repeats what shaped this one.
     let base = Recipe {
@@ -79,6 +84,115 @@ pub(crate) fn session_page(
     scope.fill(&mut page.items, &files);
     fit(&mut page, req, browse_req.from(), &base, render);
     Ok(page)
+}
+
+/// The size of a transcript whose search page comes from the lines a projection locates: a
+/// smaller one is decoded in less time than the projection takes to look its lines up.
+const LOCATED: u64 = 256 << 10;
+
+/// A page of one session before the budget, what the session is about, and the notices.
+type Page = (Browsed, crate::model::SessionMeta, Vec<String>);
+
+/// A search's page of a large session from the lines a projection locates, without decoding the
+/// session: where the projection holds the session as it now is, and a decode of it gives no
+/// notice (a decode that reads only the lines that can hold a hit then gives none either; one
+/// that does may give fewer than a whole decode, so such a session is decoded). `None` when
+/// the session is to be decoded.
+fn from_projection(
+    scope: &Scope<'_>,
+    req: &ListRequest,
+    filter: &Filter,
+    file: &SessionFile,
+) -> Option<Result<Page, HistoryError>> {
+    let p = scope
+        .projection
+        .filter(|_| filter.is_search() && file.size >= LOCATED)?;
+    let (meta, notices) = p.about(scope.corpus, file)?;
+    if !notices.is_empty() {
+        return None;
+    }
+    let empty = Browsed {
+        items: Vec::new(),
+        folded_after: None,
+        has_older: false,
+        has_newer: false,
+    };
+    match p
+        .known(scope.corpus, std::slice::from_ref(file), filter)
+        .first()?
+    {
+        Known::NoHit => return Some(Ok((empty, meta, Vec::new()))),
+        Known::Within {
+            appended: false, ..
+        } => {}
+        _ => return None,
+    }
+    let from = BrowseRequest {
+        before_seq: req.before_seq,
+        after_seq: req.after_seq,
+        from: req.from,
+        limit: req.limit,
+        fold: false,
+    }
+    .from();
+    // The hits that `admit` takes, `count` of them from `from`'s end, in the session's order.
+    let hits = |admit: &dyn Fn(&Event) -> bool, from: End, count: usize| {
+        let wanted = Wanted {
+            filter,
+            admit,
+            from,
+            count,
+            all_branches: req.all_branches,
+            texts: true,
+            by_position: true,
+        };
+        let found = p.hits(scope.corpus, file, &wanted)?;
+        Some(found.map(|(hits, _)| {
+            let mut events: Vec<Event> = hits.into_iter().map(|(e, _)| e).collect();
+            events.sort_by_key(Event::position);
+            events
+        }))
+    };
+    let within = |e: &Event| {
+        req.before_seq.is_none_or(|b| e.seq < b) && req.after_seq.is_none_or(|a| e.seq > a)
+    };
+    let mut page = match hits(&within, from, req.limit + 1)? {
+        Ok(page) => page,
+        Err(e) => return Some(Err(e)),
+    };
+    let more = page.len() > req.limit;
+    match from {
+        End::Newest => drop(page.drain(..page.len() - req.limit.min(page.len()))),
+        End::Oldest => page.truncate(req.limit),
+    }
+    // A hit beyond the bounds, as a page on would find it.
+    let beyond = |admit: &dyn Fn(&Event) -> bool| {
+        hits(admit, End::Oldest, 1).map(|found| found.map(|f| !f.is_empty()))
+    };
+    let newer = match req.before_seq {
+        Some(b) => beyond(&|e: &Event| e.seq >= b)?,
+        None => Ok(false),
+    };
+    let older = match req.after_seq {
+        Some(a) => beyond(&|e: &Event| e.seq <= a)?,
+        None => Ok(false),
+    };
+    let (newer, older) = match (newer, older) {
+        (Ok(n), Ok(o)) => (n, o),
+        (Err(e), _) | (_, Err(e)) => return Some(Err(e)),
+    };
+    let browsed = Browsed {
+        items: (page.into_iter())
+            .map(|event| BrowsedItem {
+                event,
+                folded_before: None,
+            })
+            .collect(),
+        folded_after: None,
+        has_older: (from == End::Newest && more) || older,
+        has_newer: (from == End::Oldest && more) || newer,
+    };
+    Some(Ok((browsed, meta, Vec::new())))
 }
 
 /// The session's page of events, before the budget: only an item within the seq bounds can be on

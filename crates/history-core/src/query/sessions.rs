@@ -192,6 +192,7 @@ pub fn gather(
                 count: usize::MAX,
                 all_branches,
                 texts: false,
+                by_position: false,
             };
             match p.hits(corpus, file, &wanted) {
                 Some(Err(e)) => return Err(e),
@@ -205,6 +206,7 @@ pub fn gather(
                         admit: &|e: &Event| (e.seq, e.part) == (seq, part),
                         count: 1,
                         texts: true,
+                        by_position: false,
                         ..wanted
                     };
                     if let Some(Ok((mut hit, _))) = p.hits(corpus, file, &one) {
