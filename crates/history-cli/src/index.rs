@@ -362,12 +362,30 @@ impl Projection for WhenAsked {
         self.get()?.about(corpus, file)
     }
 
+    fn events(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        all_branches: bool,
+    ) -> Option<history_core::SessionEvents> {
+        self.get()?.events(corpus, file, all_branches)
+    }
+
+    fn texts(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        events: &mut [history_core::Event],
+    ) -> bool {
+        self.get().is_some_and(|p| p.texts(corpus, file, events))
+    }
+
     fn line(
         &self,
         corpus: &Corpus,
         file: &SessionFile,
         seq: u64,
-    ) -> Option<history_core::LineEvents> {
+    ) -> Option<history_core::SessionEvents> {
         self.get()?.line(corpus, file, seq)
     }
 }

@@ -273,9 +273,13 @@ where
         }
         Command::List(a) => {
             let req = list_request(a, budget, &times)?;
-            // Only a search consults the index: other pages need not open it.
+            // Only a search, or a page of a large session, consults the index: other pages
+            // need not open it.
             let search = req.is_search();
-            let history = history.with_projection(search.then(|| index.projection()).flatten());
+            let history = history.with_projection(match search {
+                true => index.projection(),
+                false => index.projection_when_asked(),
+            });
             let page = history.list(&req, printer)?;
             stale = index.updates_in_background() && page.coverage.is_some_and(|c| c.stale());
             let (results, mut said) = printer.list_streams(&page);
@@ -634,9 +638,8 @@ fn serve_mcp(
     let history = |consult: mcp::Consult, locations: bool| {
         open(registry, matches, cli, env).map(|h| {
             let projection = match consult {
-                mcp::Consult::Not => None,
                 mcp::Consult::Search => index.projection(),
-                mcp::Consult::Line => index.projection_when_asked(),
+                mcp::Consult::WhenAsked => index.projection_when_asked(),
             };
             h.with_locations(locations)
                 .with_resumes(true)

@@ -73,20 +73,18 @@ impl Content {
 /// How a request consults the search index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Consult {
-    /// Not at all: a page of one session or the recent sessions.
-    Not,
     /// A search.
     Search,
-    /// One event's line, when its session is large: opened only then.
-    Line,
+    /// A page of a large session or one of its events: opened only when one asks it.
+    WhenAsked,
 }
 
 impl Consult {
-    /// [`Consult::Search`] for a search, else [`Consult::Not`].
+    /// [`Consult::Search`] for a search, else [`Consult::WhenAsked`].
     pub fn searching(search: bool) -> Consult {
         match search {
             true => Consult::Search,
-            false => Consult::Not,
+            false => Consult::WhenAsked,
         }
     }
 }
@@ -517,7 +515,8 @@ impl<'a> Server<'a> {
             no_pager: true,
         };
         let req = crate::request::read_request(&read, budget);
-        let page = (self.backend.history)(Consult::Line, render.verbose)?.read(&req, &render)?;
+        let page =
+            (self.backend.history)(Consult::WhenAsked, render.verbose)?.read(&req, &render)?;
         Ok(render.read(&page))
     }
 }

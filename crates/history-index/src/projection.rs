@@ -19,7 +19,7 @@ use history_core::{
     Corpus, Event, Filter, HistoryError, LineTime, SessionFile, SessionKey, SessionMeta, Timestamp,
     Transcript,
 };
-use history_core::{Known, LineEvents, SessionHits, Wanted};
+use history_core::{Known, SessionEvents, SessionHits, Wanted};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
 use rustc_hash::{FxBuildHasher, FxHashMap};
@@ -946,6 +946,61 @@ impl Projection for Index {
         known
     }
 
+    /// Every stored line of a session fresh in the index, by the ids its writes gave its lines:
+    /// each of them found or gone, so that a row damage hid is noticed, not missed.
+    fn events(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        all_branches: bool,
+    ) -> Option<SessionEvents> {
+        let source = corpus.source(&file.key.harness)?;
+        let (about, lines) = {
+            let store = self.store.lock().ok()?;
+            let (_, about) = self.fresh(&store, source, file)?;
+            let census = self.damage.ok(store.census())?;
+            let ids = census.line_ids(census.position(&file.key)?);
+            (
+                about,
+                self.damage.ok(store.lines_of_among(&file.key, &ids))?,
+            )
+        };
+        let mut events = Vec::new();
+        for c in lines.iter().filter(|c| all_branches || c.branch) {
+            for stored in events::decode(&c.events)? {
+                let mut event = stored.event(c.line.seq, String::new());
+                if all_branches {
+                    event.on_active_branch = Some(c.branch);
+                }
+                events.push(event);
+            }
+        }
+        events.sort_by_key(Event::position);
+        Some(SessionEvents {
+            events,
+            meta: about.meta,
+            notices: about.notices,
+        })
+    }
+
+    fn texts(&self, corpus: &Corpus, file: &SessionFile, wanted: &mut [Event]) -> bool {
+        let mut seqs: Vec<u64> = wanted.iter().map(|e| e.seq).collect();
+        seqs.sort_unstable();
+        seqs.dedup();
+        for seq in seqs {
+            let Some(line) = self.line(corpus, file, seq) else {
+                return false;
+            };
+            for event in wanted.iter_mut().filter(|e| e.seq == seq) {
+                let Some(read) = line.events.iter().find(|e| e.part == event.part) else {
+                    return false;
+                };
+                event.text = read.text.clone();
+            }
+        }
+        true
+    }
+
     fn about(&self, corpus: &Corpus, file: &SessionFile) -> Option<(SessionMeta, Vec<String>)> {
         let source = corpus.source(&file.key.harness)?;
         let store = self.store.lock().ok()?;
@@ -958,7 +1013,7 @@ impl Projection for Index {
     /// appended to or changed since, a line not stored (damage could hide its row, so a decode
     /// tells), or a line that no longer gives the texts it was stored with leaves the session to
     /// a decode.
-    fn line(&self, corpus: &Corpus, file: &SessionFile, seq: u64) -> Option<LineEvents> {
+    fn line(&self, corpus: &Corpus, file: &SessionFile, seq: u64) -> Option<SessionEvents> {
         let source = corpus.source(&file.key.harness)?;
         let (path, about, line) = {
             let store = self.store.lock().ok()?;
@@ -983,7 +1038,7 @@ impl Projection for Index {
             events.push(event);
         }
         events.sort_by_key(Event::position);
-        Some(LineEvents {
+        Some(SessionEvents {
             events,
             meta: about.meta,
             notices: about.notices,

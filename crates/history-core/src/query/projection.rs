@@ -11,11 +11,12 @@ use crate::source::Location;
 /// session is about.
 pub type SessionHits = (Vec<(Event, Option<Location>)>, SessionMeta);
 
-/// One line's events as a projection gives them ([`Projection::line`]): every event of the line
-/// on any branch, each marked, in part order, with its text; what the session is about; and
-/// the notices a decode of the whole session gives.
+/// Events of a session as a projection gives them: one line's ([`Projection::line`]: every
+/// event of the line on any branch, each marked, in part order, with its text) or the whole
+/// session's ([`Projection::events`]); with what the session is about and the notices a decode
+/// of the whole session gives.
 #[derive(Clone, Debug, PartialEq)]
-pub struct LineEvents {
+pub struct SessionEvents {
     /// The line's events.
     pub events: Vec<Event>,
     /// What the session is about.
@@ -98,10 +99,31 @@ pub trait Projection: Send + Sync {
         None
     }
 
+    /// Every event of a session it holds as the session is now, without their texts, on the
+    /// selected branch (on every branch, marked, with `all_branches`), in the session's order;
+    /// with what the session is about and the notices a decode of it gives. `None` when it
+    /// cannot tell. The default always declines.
+    fn events(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        all_branches: bool,
+    ) -> Option<SessionEvents> {
+        let _ = (corpus, file, all_branches);
+        None
+    }
+
+    /// Gives `events` (of a session [`Projection::events`] answered for) their texts, each read
+    /// from its line alone. Whether it could; if not, the session is decoded.
+    fn texts(&self, corpus: &Corpus, file: &SessionFile, events: &mut [Event]) -> bool {
+        let _ = (corpus, file, events);
+        false
+    }
+
     /// The events of line `seq` of a session it holds as the session is now, read from that
     /// line alone: a page of one event without decoding the session. `None` when it cannot
     /// tell (the session is then decoded). The default always declines.
-    fn line(&self, corpus: &Corpus, file: &SessionFile, seq: u64) -> Option<LineEvents> {
+    fn line(&self, corpus: &Corpus, file: &SessionFile, seq: u64) -> Option<SessionEvents> {
         let _ = (corpus, file, seq);
         None
     }

@@ -6,7 +6,7 @@ use crate::error::HistoryError;
 use crate::model::{Event, SessionFile};
 use crate::page::budget::fit_read;
 use crate::page::{notice, Item, ReadPage, Recipe, Render, SCHEMA_VERSION};
-use crate::query::{LineEvents, ReadRequest, Scope};
+use crate::query::{ReadRequest, Scope, SessionEvents};
 
 /// The size of a transcript from which one event is read from its line through the projection
 /// rather than by a decode of the session: a smaller one decodes in less time than the
@@ -38,7 +38,7 @@ pub(crate) fn read_page(
         Some(line) => line,
         None => {
             let loaded = scope.corpus.load(file, &keep, true, None)?;
-            LineEvents {
+            SessionEvents {
                 events: loaded.events,
                 meta: loaded.meta,
                 notices: loaded.notices,

@@ -33,7 +33,11 @@ pub(crate) fn session_page(
         limit: req.limit,
         fold: filter.queries().is_empty() && filter.roles.is_empty(),
     };
-    let (browsed, loaded_meta, notices) = match from_projection(scope, req, filter, &file) {
+    let projected = match filter.is_search() {
+        true => searched_in_projection(scope, req, filter, &file),
+        false => browsed_in_projection(scope, req, filter, &file, &browse_req),
+    };
+    let (browsed, loaded_meta, notices) = match projected {
         Some(found) => found?,
         None => load(scope, req, filter, &file, &browse_req)?,
     };
@@ -98,15 +102,13 @@ type Page = (Browsed, crate::model::SessionMeta, Vec<String>);
 /// notice (a decode that reads only the lines that can hold a hit then gives none either; one
 /// that does may give fewer than a whole decode, so such a session is decoded). `None` when
 /// the session is to be decoded.
-fn from_projection(
+fn searched_in_projection(
     scope: &Scope<'_>,
     req: &ListRequest,
     filter: &Filter,
     file: &SessionFile,
 ) -> Option<Result<Page, HistoryError>> {
-    let p = scope
-        .projection
-        .filter(|_| filter.is_search() && file.size >= LOCATED)?;
+    let p = scope.projection.filter(|_| file.size >= LOCATED)?;
     let (meta, notices) = p.about(scope.corpus, file)?;
     if !notices.is_empty() {
         return None;
@@ -193,6 +195,33 @@ fn from_projection(
         has_newer: (from == End::Oldest && more) || newer,
     };
     Some(Ok((browsed, meta, Vec::new())))
+}
+
+/// A page of a large session that is no search, from the events a projection holds of it
+/// (their roles, times, kinds and branches, which are what a page chooses its items by) and
+/// the texts of its items alone, each read from its line: where the projection holds the
+/// session as it now is. `None` when the session is to be decoded.
+fn browsed_in_projection(
+    scope: &Scope<'_>,
+    req: &ListRequest,
+    filter: &Filter,
+    file: &SessionFile,
+    browse_req: &BrowseRequest,
+) -> Option<Result<Page, HistoryError>> {
+    let p = scope.projection.filter(|_| file.size >= LOCATED)?;
+    let held = p.events(scope.corpus, file, req.all_branches)?;
+    let events = (held.events.into_iter())
+        .filter(|e| filter.matches(e))
+        .collect();
+    let mut browsed = browse(events, browse_req);
+    let mut items: Vec<Event> = browsed.items.iter().map(|i| i.event.clone()).collect();
+    if !p.texts(scope.corpus, file, &mut items) {
+        return None;
+    }
+    for (item, read) in browsed.items.iter_mut().zip(items) {
+        item.event.text = read.text;
+    }
+    Some(Ok((browsed, held.meta, held.notices)))
 }
 
 /// The session's page of events, before the budget: only an item within the seq bounds can be on

@@ -162,6 +162,18 @@ impl Census {
             .is_some_and(|r| r.ordered())
     }
 
+    /// The ids every write of the `i`-th stored session gave its lines, ascending (a line a
+    /// later write removed is gone; the lines of a session are all among these).
+    pub fn line_ids(&self, i: usize) -> Vec<u64> {
+        let Some(&(id, _)) = self.sessions.get(i) else {
+            return Vec::new();
+        };
+        (self.ranges.iter())
+            .filter(|(session, _)| *session == id)
+            .flat_map(|(_, range)| range.first as u64..=range.last as u64)
+            .collect()
+    }
+
     /// The row id of the session at each of `positions` ([`Census::positions`]), with the
     /// index of its first mention there.
     pub(super) fn ids_at(&self, positions: &[Option<usize>]) -> FxHashMap<i64, usize> {
