@@ -962,7 +962,7 @@ impl Projection for Index {
             let ids = census.line_ids(census.position(&file.key)?);
             (
                 about,
-                self.damage.ok(store.lines_of_among(&file.key, &ids))?,
+                self.damage.ok(store.lines_of_session(&file.key, &ids))?,
             )
         };
         let mut events = Vec::new();

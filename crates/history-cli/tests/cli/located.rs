@@ -659,6 +659,31 @@ fn a_large_sessions_page_is_read_from_the_index() {
         }
     }
     assert!(pages > 50, "only {pages} pages held items");
+
+    // A line's row that damage took away (no trigger noted it gone): the page is the
+    // decode's, not one without the line.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("DROP TRIGGER lines_gone").unwrap();
+    let taken = conn.execute(
+        "DELETE FROM lines WHERE seq = 120 AND session =
+             (SELECT id FROM sessions WHERE session_id = 'clean')",
+        [],
+    );
+    assert_eq!(taken.unwrap(), 1);
+    drop(conn);
+    let (indexed, _) = histories(&roots, &calls, &db);
+    for query in [vec![], vec!["quokka".to_string()]] {
+        let req = ListRequest {
+            session: Some("claude:clean".into()),
+            queries: query,
+            before_seq: Some(125),
+            ..ListRequest::default()
+        };
+        *calls.lock().unwrap() = Calls::default();
+        assert_eq!(whole(&indexed, &req), whole(&scanned, &req), "{req:?}");
+        assert_eq!(decoded(&clean), 1, "a damaged index is not read: {req:?}");
+    }
+
     append_claude_line(&clean, "quokka after the index");
     let req = ListRequest {
         session: Some("claude:clean".into()),

@@ -259,18 +259,53 @@ impl Store {
         }
     }
 
+    /// Every line of the session `key`, by seq, which are `ids` (every id its writes gave
+    /// its lines, ascending): each of them found, or gone.
+    pub fn lines_of_session(
+        &self,
+        key: &SessionKey,
+        ids: &[u64],
+    ) -> Result<Vec<Candidate>, StoreError> {
+        let Some(session) = self.session_id(key)? else {
+            return Ok(Vec::new());
+        };
+        // By the session's own index, in seq order: no sort of the ids.
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {}, l.session, l.id FROM lines l WHERE l.session = ?1 ORDER BY l.seq",
+            line_columns()
+        ))?;
+        let rows = stmt.query([session])?;
+        self.accounted(session, ids, rows)
+    }
+
     fn lines_among(&self, session: i64, ids: &[u64]) -> Result<Vec<Candidate>, StoreError> {
         // Every line among them, whatever its session, so that each id is accounted for.
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {}, l.session, l.id FROM lines l WHERE l.id IN rarray(?1) ORDER BY l.seq",
             line_columns()
         ))?;
-        let mut rows = stmt.query([id_array(ids)])?;
+        let rows = stmt.query([id_array(ids)])?;
+        self.accounted(session, ids, rows)
+    }
+
+    /// The lines of `session` among `rows` (lines with their session and id), once every one
+    /// of `ids` (ascending) is accounted for: found among them, or gone; a line of the session
+    /// not among them is damage.
+    fn accounted(
+        &self,
+        session: i64,
+        ids: &[u64],
+        mut rows: rusqlite::Rows<'_>,
+    ) -> Result<Vec<Candidate>, StoreError> {
         let (mut found, mut lines) = (Vec::with_capacity(ids.len()), Vec::new());
         while let Some(r) = rows.next()? {
             let line = candidate(r)?;
-            found.push(uint(r.get(10)?));
+            let id = uint(r.get(10)?);
+            found.push(id);
             if r.get::<_, i64>(9)? == session {
+                if ids.binary_search(&id).is_err() {
+                    return Err(StoreError::Corrupt);
+                }
                 lines.push(line);
             }
         }
