@@ -429,8 +429,39 @@ index from nothing: {:.1} s ({:.0} MB/s), peak {:.0} MiB, {:.0} MiB on disk ({:.
     );
     // Index the restored file again, then find every needle through the index.
     nh(&["index"]).output()?;
+    bench_one_session(s, expected, absent, runs)?;
     bench_find(s, rare, runs)?;
     check_needles(&nh, expected)
+}
+
+/// The pages of the big transcript alone, through the index and without it (`--no-index`):
+/// one event, its newest page, and a search of it for a word on most lines and for one it
+/// never holds.
+fn bench_one_session(s: &Searches, expected: &Value, absent: &str, runs: usize) -> Result<()> {
+    let big = expected["big_session"].as_str().context("no big_session")?;
+    let read = ["read", "--session", big, "--seq", "30000", "--no-pager"];
+    let page = ["list", "--session", big];
+    let frequent = ["list", "--session", big, "--query", FREQUENT];
+    let never = ["list", "--session", big, "--query", absent];
+    let pages: [(&str, &[&str]); 4] = [
+        ("one event", &read),
+        ("its newest page", &page),
+        ("a word on most lines", &frequent),
+        ("a word it never holds", &never),
+    ];
+    let mut rows = Vec::new();
+    for (name, args) in pages {
+        rows.push(paired(
+            name,
+            runs,
+            || s.indexed(args),
+            no_reset,
+            || s.scan(args),
+        )?);
+    }
+    println!();
+    print_table_against("the big transcript alone", "without the index", &rows);
+    check_exits("the big transcript's pages", &rows, &[0, 0, 0, 1])
 }
 
 /// `find`, ranked search in plain words, through the index: five-word questions of common
@@ -840,7 +871,7 @@ fn print_table(title: &str, rows: &[(Measure, Measure)]) {
 
 /// [`print_table`], its baseline column named `baseline`.
 fn print_table_against(title: &str, baseline: &str, rows: &[(Measure, Measure)]) {
-    println!("| {title} | time | {baseline} | ratio to rg | peak RSS |");
+    println!("| {title} | time | {baseline} | ratio | peak RSS |");
     println!("|---|---:|---:|---:|---:|");
     for (m, rg) in rows {
         println!(

@@ -5,8 +5,8 @@
 //!
 //! - `bench`: on such a corpus, time the cold and warm overview and a present and an absent
 //!   query against `rg -i -F -c` over the same files, with peak memory, without the search
-//!   index and with it, then the same on many small sessions, and check that every planted
-//!   needle is found; or, with `--scale`, the indexed queries at two corpus sizes 4× apart
+//!   index and with it, the big transcript's own pages with the index and without it, then the
+//!   same on many small sessions, and check that every planted needle is found; or, with `--scale`, the indexed queries at two corpus sizes 4× apart
 //!   (see [`bench`]).
 //!
 //! - `bench-raw`: history-raw's hand-written searches and the time parser against the crates
@@ -57,7 +57,9 @@ commands:
   bench [--mib N] [--seed S] [--dir DIR] [--runs R] [--small K]
       (re)use a corpus of N MiB (default 1024) in DIR (default target/bench-corpus), then time
       notesoup-history against rg -i -F -c on it, R runs each (default 3), without the search
-      index and with it, and check every needle; then the same on K small sessions (default
+      index and with it, and the big transcript's own pages (one event, its newest page, a
+      search of it) with the index and without, and check every needle; then the same on K
+      small sessions (default
       20000; 0 skips them) in target/bench-small, indexed and not, and `index` with nothing to do
   bench --scale [--mib N] [--seed S] [--dir DIR] [--runs R]
       only the indexed queries and the index build, against rg, on corpora of N and 4N MiB
