@@ -515,7 +515,7 @@ fn decoded_line(corpus: &Corpus, file: &SessionFile, seq: u64) -> history_core::
 
 /// One event's line, read alone through the index, is what a decode of its whole session gives
 /// of it, with the session's metadata and notices, for every line of every session the index
-/// covers; `read` of a large session so answers without decoding it, and once the session is
+/// covers, and so are all of a session's events but their texts; `read` of a large session so answers without decoding it, and once the session is
 /// appended to, decodes it again.
 #[test]
 fn one_line_read_alone_is_what_a_decode_gives() {
@@ -530,13 +530,24 @@ fn one_line_read_alone_is_what_a_decode_gives() {
         ..
     } = Indexed::of(roots);
     let index = Index::new(Store::open(&db).unwrap(), "test").unwrap();
-    let (mut read_alone, mut with_notices, mut off_branch) = (0, 0, 0);
+    let (mut read_alone, mut with_notices, mut off_branch, mut held_whole) = (0, 0, 0, 0);
     for file in indexing.discover_in(None) {
         let every = {
             let keep = |_: &Event| history_core::Keep::Meta;
             indexing.load(&file, &keep, true, None).map(|l| l.events)
         };
         let Ok(every) = every else { continue };
+        // The whole session's events as the index holds them: a decode's, without texts.
+        for all_branches in [false, true] {
+            let Some(held) = index.events(&indexing, &file, all_branches) else {
+                continue;
+            };
+            let keep = |_: &Event| history_core::Keep::Meta;
+            let loaded = indexing.load(&file, &keep, all_branches, None).unwrap();
+            assert_eq!(held.events, loaded.events, "{:?}", file.path);
+            assert_eq!((held.meta, held.notices), (loaded.meta, loaded.notices));
+            held_whole += 1;
+        }
         let seqs: std::collections::BTreeSet<u64> = every.iter().map(|e| e.seq).collect();
         for &seq in &seqs {
             let Some(line) = index.line(&indexing, &file, seq) else {
@@ -560,6 +571,7 @@ fn one_line_read_alone_is_what_a_decode_gives() {
         with_notices > 0 && off_branch > 0,
         "{with_notices} {off_branch}"
     );
+    assert!(held_whole > 20, "only {held_whole} sessions held whole");
 
     let (indexed, scanned) = histories(&roots, &calls, &db);
     let read = |history: &History, seq: u64| {
