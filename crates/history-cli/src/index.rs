@@ -63,8 +63,8 @@ impl Settings {
         open_projection(self.path.as_ref()?, &self.version)
     }
 
-    /// The index as one event's page consults it: opened only when the page asks it (an event
-    /// of a small session is decoded sooner than the index is opened).
+    /// The index as a page of one session, or of one event, consults it: opened only when the
+    /// page asks it (a small session is decoded sooner than the index is opened).
     pub fn projection_when_asked(&self) -> Option<Box<dyn Projection>> {
         Some(Box::new(WhenAsked {
             path: self.path.clone()?,
