@@ -695,6 +695,31 @@ fn appended_hits(
     hits
 }
 
+/// The events of a stored `line` of the file at `path`, its bytes read from where it was and
+/// decoded alone, on every branch, marked: each stored event takes the replayed text of its
+/// hash. `None` when the line cannot be read or no longer gives the texts it was stored with.
+fn read_line(source: &dyn Transcript, path: &Path, line: &Candidate) -> Option<Vec<Event>> {
+    let seq = line.line.seq;
+    let len = usize::try_from(line.line.len).ok()?;
+    let bytes = source.read_at(path, line.line.offset, len)?.ok()?;
+    let mut texts: Vec<(u64, String)> = Vec::new();
+    let replayed = source.replay(seq, &bytes, &mut |e: Event| {
+        texts.push((text_hash(&e.text), e.text));
+    });
+    if !replayed {
+        return None;
+    }
+    let mut events = Vec::new();
+    for stored in events::decode(&line.events)? {
+        let i = texts.iter().position(|(hash, _)| *hash == stored.text)?;
+        let mut event = stored.event(seq, texts.remove(i).1);
+        event.on_active_branch = Some(line.branch);
+        events.push(event);
+    }
+    events.sort_by_key(Event::position);
+    Some(events)
+}
+
 /// An event's rank in the order `wanted` counts hits in: by time, else by position.
 fn rank(wanted: &Wanted<'_>, time: Option<Timestamp>, seq: u64, part: u32) -> Rank {
     match wanted.by_position {
@@ -983,22 +1008,30 @@ impl Projection for Index {
         })
     }
 
+    /// Each line of `wanted` read alone ([`read_line`]), the session checked fresh once.
     fn texts(&self, corpus: &Corpus, file: &SessionFile, wanted: &mut [Event]) -> bool {
         let mut seqs: Vec<u64> = wanted.iter().map(|e| e.seq).collect();
         seqs.sort_unstable();
         seqs.dedup();
-        for seq in seqs {
-            let Some(line) = self.line(corpus, file, seq) else {
-                return false;
+        let mut read = || -> Option<()> {
+            let source = corpus.source(&file.key.harness)?;
+            let (path, lines) = {
+                let store = self.store.lock().ok()?;
+                let (path, _) = self.fresh(&store, source, file)?;
+                let lines = (seqs.iter())
+                    .map(|&seq| self.damage.ok(store.line_at(&file.key, seq)).flatten())
+                    .collect::<Option<Vec<Candidate>>>()?;
+                (path, lines)
             };
-            for event in wanted.iter_mut().filter(|e| e.seq == seq) {
-                let Some(read) = line.events.iter().find(|e| e.part == event.part) else {
-                    return false;
-                };
-                event.text = read.text.clone();
+            for line in &lines {
+                let events = read_line(source, &path, line)?;
+                for event in wanted.iter_mut().filter(|e| e.seq == line.line.seq) {
+                    event.text = events.iter().find(|e| e.part == event.part)?.text.clone();
+                }
             }
-        }
-        true
+            Some(())
+        };
+        read().is_some()
     }
 
     fn about(&self, corpus: &Corpus, file: &SessionFile) -> Option<(SessionMeta, Vec<String>)> {
@@ -1021,25 +1054,8 @@ impl Projection for Index {
             let line = self.damage.ok(store.line_at(&file.key, seq))??;
             (path, about, line)
         };
-        let len = usize::try_from(line.line.len).ok()?;
-        let bytes = source.read_at(&path, line.line.offset, len)?.ok()?;
-        let mut texts: Vec<(u64, String)> = Vec::new();
-        let replayed = source.replay(seq, &bytes, &mut |e: Event| {
-            texts.push((text_hash(&e.text), e.text));
-        });
-        if !replayed {
-            return None;
-        }
-        let mut events = Vec::new();
-        for stored in events::decode(&line.events)? {
-            let i = texts.iter().position(|(hash, _)| *hash == stored.text)?;
-            let mut event = stored.event(seq, texts.remove(i).1);
-            event.on_active_branch = Some(line.branch);
-            events.push(event);
-        }
-        events.sort_by_key(Event::position);
         Some(SessionEvents {
-            events,
+            events: read_line(source, &path, &line)?,
             meta: about.meta,
             notices: about.notices,
         })
