@@ -6,7 +6,6 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::BuildHasher;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,7 +21,7 @@ use history_core::{
 use history_core::{Known, SessionEvents, SessionHits, Wanted};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::FxHashMap;
 
 use crate::events::{self, text_hash};
 use crate::freshness::{Files, Freshness, Unread};
@@ -141,8 +140,8 @@ struct Found {
     census: Census,
     /// Per session looked up, its row's position in `census`.
     rows: Vec<Option<usize>>,
-    /// The sessions looked up, by the hash of their keys.
-    by_hash: Vec<(u64, usize)>,
+    /// Per position in `census`, the first session looked up at it.
+    slots: Vec<Option<usize>>,
 }
 
 impl Found {
@@ -179,15 +178,10 @@ impl Found {
     /// The slot of `key` among the sessions looked up, when this is what was found for
     /// `filter` and the session's stored lines are the same since.
     fn slot(&self, filter: &Filter, key: &SessionKey, row: &SessionRow) -> Option<usize> {
-        let row_of = |slot: usize| Some(self.census.row(self.rows[slot]?));
-        let hash = FxBuildHasher.hash_one(key);
-        let from = self.by_hash.partition_point(|&(h, _)| h < hash);
-        let slot = (self.by_hash[from..].iter())
-            .take_while(|&&(h, _)| h == hash)
-            .map(|&(_, slot)| slot)
-            .find(|&slot| row_of(slot).is_some_and(|r| r.key == *key))?;
-        let then = row_of(slot).map(|r| r.witnesses);
-        (self.queries == filter.queries() && then.as_ref() == Some(&row.witnesses)).then_some(slot)
+        let at = self.census.position(key)?;
+        let slot = (*self.slots.get(at)?)?;
+        let then = self.census.row(at).witnesses;
+        (self.queries == filter.queries() && then == row.witnesses).then_some(slot)
     }
 }
 
@@ -351,18 +345,18 @@ impl Index {
         per_query: Vec<QueryCandidates>,
     ) {
         if let Ok(mut located) = self.located.lock() {
-            let mut by_hash: Vec<(u64, usize)> = (rows.iter().enumerate())
-                .filter_map(|(slot, at)| {
-                    Some((FxBuildHasher.hash_one(&census.row((*at)?).key), slot))
-                })
-                .collect();
-            by_hash.sort_unstable();
+            let mut slots = vec![None; census.len()];
+            for (slot, at) in rows.iter().enumerate().rev() {
+                if let Some(s) = at.and_then(|at| slots.get_mut(at)) {
+                    *s = Some(slot);
+                }
+            }
             *located = Some(Found {
                 queries: filter.queries().to_vec(),
                 per_query,
                 census,
                 rows,
-                by_hash,
+                slots,
             });
         }
     }

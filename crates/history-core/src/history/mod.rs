@@ -528,6 +528,9 @@ impl History {
                     .into_iter()
                     .filter(|s| pattern.matches(&s.key))
                     .collect();
+                if place.is_none() {
+                    return Ok(Target::Many(matching));
+                }
                 // Each test may read a file's first lines: on every core.
                 let keep = crate::corpus::parallel::map(&matching, there);
                 Ok(Target::Many(
