@@ -922,7 +922,7 @@ impl Projection for Index {
         let judged: Judged = history_core::parallel::map(&each, |&i| {
             let file = &sessions[i];
             let source = corpus.source(&file.key.harness)?;
-            Freshness::judge(source, file, row(i).as_ref(), &self.version)
+            Freshness::judge_in(source, file, &census, rows[i], &self.version)
         });
         // The stored lines of fresh sessions are looked up, and of appended ones too, for their
         // hits: their positions in the census, and each session's slot among them.

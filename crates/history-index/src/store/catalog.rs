@@ -15,7 +15,7 @@ use std::hash::BuildHasher;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
-use history_core::{SessionKey, Timestamp};
+use history_core::{SessionFile, SessionKey, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
 use rustc_hash::FxHashMap;
 
@@ -68,6 +68,12 @@ impl Census {
         let body = encode_rows(sessions);
         let census = decode_rows(body).expect("rows decode as they were encoded");
         Census { ranges, ..census }
+    }
+
+    /// The census of `sessions` (by row id) without ranges.
+    #[cfg(test)]
+    pub(crate) fn of_rows(sessions: &[(i64, SessionRow)]) -> Census {
+        Census::new(sessions, Vec::new())
     }
 
     /// How many sessions are stored.
@@ -141,6 +147,25 @@ impl Census {
                 };
                 r.bytes() == Some(key.harness.as_bytes()) && r.bytes() == Some(key.id.as_bytes())
             })
+    }
+
+    /// The decoder version and state of the `i`-th stored session ([`Census::rows`]), read in
+    /// place, when its row is settled (its lineage not open) and its one witness is `file`
+    /// with the fingerprint discovery took: a session unchanged since it was stored. `None`
+    /// when it is not, or when only the row made can tell (another file among its witnesses).
+    pub fn unchanged(&self, i: usize, file: &SessionFile) -> Option<(&str, SessionState)> {
+        let mut r = Reader {
+            body: &self.body,
+            at: self.sessions.get(i)?.1,
+        };
+        let head = r.head(self.versions.len())?;
+        if head.flags & 2 != 0 || head.witnesses != 1 {
+            return None;
+        }
+        let w = r.witness()?;
+        let same = w.path.unwrap_or(head.root_path) == file.path.as_os_str().as_bytes()
+            && file.fingerprint == Some(w.fingerprint);
+        same.then(|| (&*self.versions[head.version], state(head.flags)))
     }
 
     /// The position among [`Census::rows`] of each of `keys`, `None` for one not stored.
@@ -417,14 +442,10 @@ impl<'a> Reader<'a> {
                 checkpoint_hash: w.checkpoint_hash,
             });
         }
-        let state = match head.flags & 1 {
-            0 => SessionState::Indexed,
-            _ => SessionState::Failed,
-        };
         Some(SessionRow {
             key: SessionKey::new(head.harness, head.id),
             root_path,
-            state,
+            state: state(head.flags),
             reason: head.reason.map(str::to_string),
             decoder_version: versions[head.version].clone(),
             indexed_at: Timestamp(head.indexed_at),
@@ -499,6 +520,14 @@ impl<'a> Reader<'a> {
 
     fn text(&mut self) -> Option<&'a str> {
         std::str::from_utf8(self.bytes()?).ok()
+    }
+}
+
+/// The state a row's flags say.
+fn state(flags: u8) -> SessionState {
+    match flags & 1 {
+        0 => SessionState::Indexed,
+        _ => SessionState::Failed,
     }
 }
 
