@@ -101,7 +101,7 @@ impl Settings {
     fn rebuild(
         &self,
         corpus: &Corpus,
-        again: &dyn Fn(&history_core::SessionKey, &Path) -> bool,
+        again: &(dyn Fn(&history_core::SessionKey, &Path) -> bool + Sync),
         check: Check,
         background: bool,
         json: bool,

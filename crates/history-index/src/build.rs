@@ -69,7 +69,7 @@ pub fn rebuild(
     store: &mut Store,
     corpus: &Corpus,
     version: &str,
-    again: &dyn Fn(&SessionKey, &std::path::Path) -> bool,
+    again: &(dyn Fn(&SessionKey, &std::path::Path) -> bool + Sync),
     progress: Progress<'_>,
 ) -> Result<Summary, StoreError> {
     let start = Instant::now();
@@ -88,13 +88,16 @@ pub fn rebuild(
     let live: FxHashSet<&SessionKey> = sessions.iter().map(|s| &s.key).collect();
     // Another build's entries are all stale: start from nothing rather than replace each.
     let mut stored = store.census()?;
+    // Whether this update writes lines or removes them: the token lists are merged only then.
+    let mut changed = false;
     if stored.versions().any(|v| *v != *version) {
         store.clear()?;
         stored = Census::default();
+        changed = true;
     }
     // The census is every stored session: the store is gone over only when one is gone.
     if stored.keys().any(|key| !live.contains(&key)) {
-        store.retain_sessions(|key, _| live.contains(key))?;
+        changed |= store.retain_sessions(|key, _| live.contains(key))? > 0;
     }
     // Rows of sessions just removed stay in the census; only live sessions are looked up.
     // What to index, decided up front, so that one thread decodes while this one writes.
@@ -123,7 +126,9 @@ pub fn rebuild(
     })?;
     // Queries read the sessions from one value again.
     store.seal_catalog()?;
-    store.compact()?;
+    if changed || !todo.is_empty() {
+        store.compact()?;
+    }
     // A small update's pages are left to SQLite's own checkpoints.
     if summary.bytes > CHECKPOINT_BYTES {
         store.checkpoint()?;
@@ -141,17 +146,27 @@ fn plan<'a>(
     sessions: &'a [SessionFile],
     stored: &Census,
     version: &str,
-    again: &dyn Fn(&SessionKey, &std::path::Path) -> bool,
+    again: &(dyn Fn(&SessionKey, &std::path::Path) -> bool + Sync),
     summary: &mut Summary,
 ) -> Result<Vec<Todo<'a>>, StoreError> {
     let mut todo = Vec::new();
-    // Stating every file (and reading again the headers of changed ones) on every core.
+    // Stating every file (and reading again the headers of changed ones) on every core. A
+    // session with nothing to do is judged from its row in place, and its files not taken.
     let judged = history_core::parallel::map(sessions, |file| {
         let source = corpus.source(&file.key.harness)?;
-        let row = stored.position(&file.key).map(|i| stored.row(i));
+        let at = stored.position(&file.key);
+        let again = again(&file.key, &file.path);
+        match Freshness::settled_in(source, file, stored, at, version) {
+            Some(f @ (Freshness::Fresh | Freshness::Failed)) if !again => {
+                return Some((source, (Vec::new(), f)))
+            }
+            _ => {}
+        }
+        let row = at.map(|i| stored.row(i));
+        let (now, freshness) = Freshness::of_session(source, file, row.as_ref(), version)?;
         Some((
             source,
-            Freshness::of_session(source, file, row.as_ref(), version)?,
+            (now, if again { Freshness::Stale } else { freshness }),
         ))
     });
     for (file, judged) in sessions.iter().zip(judged) {
@@ -159,10 +174,6 @@ fn plan<'a>(
             continue;
         };
         let (mut previous, mut resume) = (None, None);
-        let freshness = match again(&file.key, &file.path) {
-            true => Freshness::Stale,
-            false => freshness,
-        };
         match freshness.with_snapshot(|| store.resume(&file.key))? {
             // A failed session is tried again once its files change.
             Freshness::Fresh | Freshness::Failed => {
@@ -320,6 +331,11 @@ fn write_all(
     // The database this update writes to: once it is deleted or replaced (a user cleared the
     // cache), writing on would only fill a file nobody reads while another update starts.
     let place = store.place();
+    // Nothing to write: no transaction, so that the tables are not even checked for it.
+    if todo.is_empty() {
+        progress(0, 0);
+        return Ok(());
+    }
     let mut batch = store.batch()?;
     for t in todo {
         if !progress(done, total) {

@@ -117,12 +117,27 @@ impl Freshness<Unread> {
         at: Option<usize>,
         version: &str,
     ) -> Option<(Option<Files>, Self)> {
-        if source.layout() != Layout::Records {
-            if let Some((stored, state)) = at.and_then(|at| census.unchanged(at, file)) {
-                return Some((None, Freshness::unchanged(stored == version, state)));
-            }
+        match Freshness::settled_in(source, file, census, at, version) {
+            Some(freshness) => Some((None, freshness)),
+            None => Freshness::judge(source, file, at.map(|at| census.row(at)).as_ref(), version),
         }
-        Freshness::judge(source, file, at.map(|at| census.row(at)).as_ref(), version)
+    }
+
+    /// What the index holds of a session settled and unchanged since it was stored at position
+    /// `at` of `census`, read from its row in place; `None` when only the row made can tell
+    /// ([`Census::unchanged`]).
+    pub fn settled_in(
+        source: &dyn Transcript,
+        file: &SessionFile,
+        census: &Census,
+        at: Option<usize>,
+        version: &str,
+    ) -> Option<Self> {
+        if source.layout() == Layout::Records {
+            return None;
+        }
+        let (stored, state) = census.unchanged(at?, file)?;
+        Some(Freshness::unchanged(stored == version, state))
     }
 
     /// What the index holds of a session settled and unchanged since it was stored in `state`,

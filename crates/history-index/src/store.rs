@@ -83,6 +83,9 @@ pub struct Store {
     moved_aside: Option<PathBuf>,
     writable: bool,
     schema_version: i64,
+    /// Whether the tables [`Check::Update`] checks are still to be checked before the first
+    /// write: an update with nothing to write reads none of them.
+    unchecked: std::cell::Cell<bool>,
 }
 
 impl std::fmt::Debug for Store {
@@ -101,10 +104,11 @@ pub enum Check {
     /// The header, the schema version and the tables: constant time, for every query.
     Schema,
     /// Also what an update checks before it writes: damage a query met and noted beside the
-    /// database ([`Store::note_damage`]), and `PRAGMA quick_check` of the tables every query
-    /// reads whole, or `PRAGMA integrity_check` of everything in a database of at most
-    /// [`QUICK_CHECK_BYTES`]: milliseconds. Damage elsewhere is found by the query that reads
-    /// it.
+    /// database ([`Store::note_damage`]), and `PRAGMA integrity_check` of everything in a
+    /// database of at most [`QUICK_CHECK_BYTES`]; in a larger one, `PRAGMA quick_check` of the
+    /// tables of sessions, witnesses, segments and snapshots, before its first write (on
+    /// 20,000 small sessions, 26 ms that an update with nothing to do spares). Damage
+    /// elsewhere is found by the query that reads it.
     Update,
     /// Also `PRAGMA integrity_check` of everything and every row's checksum ([`sum`]), which
     /// reads the whole file: for `doctor` and `reindex`.
@@ -350,6 +354,7 @@ impl Store {
             moved_aside: None,
             writable: true,
             schema_version: version,
+            unchecked: std::cell::Cell::new(false),
         };
         if version == 0 {
             store.create_schema()?;
@@ -391,6 +396,7 @@ impl Store {
             moved_aside: None,
             writable: false,
             schema_version: version,
+            unchecked: std::cell::Cell::new(false),
         })
     }
 
@@ -485,12 +491,22 @@ impl Store {
         if len <= QUICK_CHECK_BYTES {
             return Ok(self.check_finds_nothing("PRAGMA integrity_check")?);
         }
+        self.unchecked.set(true);
+        Ok(true)
+    }
+
+    /// The tables [`Check::Update`] left to check before the first write, checked; damage
+    /// there is [`StoreError::Corrupt`], as met by the write.
+    fn check_before_writing(&self) -> Result<(), StoreError> {
+        if !self.unchecked.replace(false) {
+            return Ok(());
+        }
         for table in ["sessions", "witnesses", "segments", "resumes"] {
             if !self.check_finds_nothing(&format!("PRAGMA quick_check({table})"))? {
-                return Ok(false);
+                return Err(StoreError::Corrupt);
             }
         }
-        Ok(true)
+        Ok(())
     }
 
     /// [`Check::Deep`] past the schema: the structure of everything, then every row's sum.
@@ -542,6 +558,7 @@ impl Store {
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
         let present: bool = tx.query_row("SELECT count(*) FROM catalog", [], |r| r.get(0))?;
         if !present {
+            self.check_before_writing()?;
             catalog::write(&tx, &self.census_of_tables()?)?;
         }
         tx.commit()?;
@@ -556,6 +573,7 @@ impl Store {
         if !self.writable {
             return Err(StoreError::Degraded);
         }
+        self.check_before_writing()?;
         // Immediate: take the write lock up front, so a busy database fails before any work.
         let tx = self
             .conn

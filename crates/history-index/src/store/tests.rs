@@ -272,6 +272,40 @@ fn a_quick_check_failure_is_quarantined() {
     assert_eq!(place::quarantines(&f.db).len(), 1);
 }
 
+/// A database too large to check whole on every update has the tables an update checks
+/// checked before its first write, not when it opens: an update with nothing to write reads
+/// none of them, and one that writes meets their damage as `Corrupt`, which moves the database
+/// aside and builds it again.
+#[test]
+fn a_large_databases_tables_are_checked_before_the_first_write() {
+    let (f, rec) = one_session();
+    let raw = rusqlite::Connection::open(&f.db).unwrap();
+    raw.execute_batch("CREATE TABLE pad (x)").unwrap();
+    raw.execute(
+        "INSERT INTO pad VALUES (zeroblob(?1))",
+        [QUICK_CHECK_BYTES as i64 + 1],
+    )
+    .unwrap();
+    let root: i64 = raw
+        .query_row(
+            "SELECT rootpage FROM sqlite_schema WHERE name = 'witnesses'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    drop(raw);
+    let mut bytes = std::fs::read(&f.db).unwrap();
+    let page = 16384;
+    let at = (root as usize - 1) * page;
+    bytes[at..at + page].fill(0xa5);
+    std::fs::write(&f.db, &bytes).unwrap();
+
+    let mut store = Store::open_with(&f.db, Check::Update).unwrap();
+    assert!(place::quarantines(&f.db).is_empty());
+    let written = store.replace_session(&rec, &[line(0, "bb")]);
+    assert!(matches!(written, Err(StoreError::Corrupt)), "{written:?}");
+}
+
 /// The database file's hash and length, and the companions' lengths: what must not change.
 fn all_bytes(db: &Path) -> (u64, usize, Vec<u64>) {
     let main = std::fs::read(db).unwrap();
