@@ -21,7 +21,6 @@ use history_core::{
 use history_core::{Known, SessionEvents, SessionHits, Wanted};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
-use rustc_hash::FxHashMap;
 
 use crate::events::{self, text_hash};
 use crate::freshness::{Files, Freshness, Unread};
@@ -126,10 +125,11 @@ fn snapshot_within(store: &Store, seen: &Seen, row: &SessionRow, now: &Files) ->
 
 /// A query's candidate lines as the store located them, and the range of their ids in each
 /// session (by its index among the sessions looked up).
-type QueryCandidates = (Located, FxHashMap<usize, RangeInclusive<u64>>);
+type QueryCandidates = (Located, Vec<Option<RangeInclusive<u64>>>);
 
-/// Per session (by index) with candidates, the span of their times.
-type Spans = FxHashMap<usize, Option<Span>>;
+/// Per session (by index): when it has candidates, the span of their times. A vector rather
+/// than a map: a word in every one of 20,000 sessions filled maps of twice the size.
+type Spans = Vec<Option<Option<Span>>>;
 
 /// The candidate lines of a filter's queries, as [`Projection::known`] found them.
 struct Found {
@@ -156,7 +156,7 @@ impl Found {
     ) -> Option<Cow<'_, [u64]>> {
         let slot = self.slot(filter, key, row)?;
         let (located, ranges) = self.per_query.get(q)?;
-        let Some(range) = ranges.get(&slot) else {
+        let Some(range) = ranges.get(slot).and_then(Option::as_ref) else {
             return Some(Cow::Borrowed(&[]));
         };
         if let Some(lists) = &located.dense {
@@ -195,21 +195,20 @@ fn candidate_spans(
     positions: &[Option<usize>],
     per_query: &[Vec<Token>],
 ) -> Option<(Spans, Vec<QueryCandidates>)> {
-    let mut spans = Spans::default();
+    let mut spans: Spans = vec![None; positions.len()];
     let mut found = Vec::new();
     for tokens in per_query {
         let mut located = seen.ok(store.located(census, positions, tokens))?;
-        let n = located.spans.len();
-        spans.reserve(n.saturating_sub(spans.len()));
-        let mut ranges: FxHashMap<usize, RangeInclusive<u64>> =
-            FxHashMap::with_capacity_and_hasher(n, Default::default());
+        let mut ranges: Vec<Option<RangeInclusive<u64>>> = vec![None; positions.len()];
         for this in std::mem::take(&mut located.spans) {
-            let entry = spans.entry(this.session).or_insert(this.times);
+            let entry = spans.get_mut(this.session)?.get_or_insert(this.times);
             *entry = match (*entry, this.times) {
                 (Some((f1, l1)), Some((f2, l2))) => Some((f1.min(f2), l1.max(l2))),
                 _ => None,
             };
-            let range = ranges.entry(this.session).or_insert(this.ids.clone());
+            let range = ranges
+                .get_mut(this.session)?
+                .get_or_insert(this.ids.clone());
             *range = *range.start().min(this.ids.start())..=*range.end().max(this.ids.end());
         }
         found.push((located, ranges));
@@ -619,12 +618,12 @@ fn known_of(
     let Some(slot) = slot else {
         return Known::Unknown;
     };
-    match spans.get(&slot) {
+    match spans.get(slot).copied().flatten() {
         None => Known::NoHit,
         Some(None) => Known::Unknown,
         Some(Some((first, last))) => Known::Within {
-            first: *first,
-            last: *last,
+            first,
+            last,
             appended: false,
         },
     }

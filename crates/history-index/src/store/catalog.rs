@@ -13,7 +13,7 @@
 use std::ffi::OsString;
 use std::hash::BuildHasher;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use history_core::{SessionFile, SessionKey, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -49,6 +49,8 @@ pub struct Census {
     body: Vec<u8>,
     /// The decoder versions the rows name by number.
     versions: Vec<std::sync::Arc<str>>,
+    /// Where in `body` each directory the rows' paths name by number is.
+    dirs: Vec<std::ops::Range<usize>>,
     /// Each session's row id and where its row goes on after it in `body`, by id.
     sessions: Vec<(i64, usize)>,
     /// Each session's position in `sessions` by [`key_hash`] of its key, sorted.
@@ -93,10 +95,7 @@ impl Census {
 
     /// The `i`-th stored session of [`Census::rows`].
     pub fn row(&self, i: usize) -> SessionRow {
-        let mut r = Reader {
-            body: &self.body,
-            at: self.sessions[i].1,
-        };
+        let mut r = self.reader(self.sessions[i].1);
         r.row(&self.versions).expect("rows were checked when read")
     }
 
@@ -116,10 +115,7 @@ impl Census {
     /// Every stored session's key, by row id.
     pub fn keys(&self) -> impl Iterator<Item = SessionKey> + '_ {
         self.sessions.iter().map(|&(_, at)| {
-            let mut r = Reader {
-                body: &self.body,
-                at,
-            };
+            let mut r = self.reader(at);
             let (harness, id) = (r.text(), r.text());
             SessionKey::new(
                 harness.expect("rows were checked when read"),
@@ -141,12 +137,18 @@ impl Census {
             .take_while(|&&(h, _)| h == hash)
             .map(|&(_, i)| i)
             .find(|&i| {
-                let mut r = Reader {
-                    body: &self.body,
-                    at: self.sessions[i].1,
-                };
+                let mut r = self.reader(self.sessions[i].1);
                 r.bytes() == Some(key.harness.as_bytes()) && r.bytes() == Some(key.id.as_bytes())
             })
+    }
+
+    /// A reader of the rows from `at` in the body.
+    fn reader(&self, at: usize) -> Reader<'_> {
+        Reader {
+            body: &self.body,
+            at,
+            dirs: &self.dirs,
+        }
     }
 
     /// The decoder version and state of the `i`-th stored session ([`Census::rows`]), read in
@@ -154,16 +156,16 @@ impl Census {
     /// with the fingerprint discovery took: a session unchanged since it was stored. `None`
     /// when it is not, or when only the row made can tell (another file among its witnesses).
     pub fn unchanged(&self, i: usize, file: &SessionFile) -> Option<(&str, SessionState)> {
-        let mut r = Reader {
-            body: &self.body,
-            at: self.sessions.get(i)?.1,
-        };
+        let mut r = self.reader(self.sessions.get(i)?.1);
         let head = r.head(self.versions.len())?;
         if head.flags & 2 != 0 || head.witnesses != 1 {
             return None;
         }
         let w = r.witness()?;
-        let same = w.path.unwrap_or(head.root_path) == file.path.as_os_str().as_bytes()
+        let path = file.path.as_os_str().as_bytes();
+        let same = w
+            .path
+            .map_or_else(|| head.root_path.is(path), |p| p == path)
             && file.fingerprint == Some(w.fingerprint);
         same.then(|| (&*self.versions[head.version], state(head.flags)))
     }
@@ -280,12 +282,43 @@ fn encode_rows(sessions: &[(i64, SessionRow)]) -> Vec<u8> {
     for v in &versions {
         bytes(&mut out, v.as_bytes());
     }
+    // The directories of the root paths, once each: a path is its directory's number and its
+    // file's name, the session id in it named once.
+    let mut dirs: FxHashMap<&[u8], usize> = FxHashMap::default();
+    let mut listed: Vec<&[u8]> = Vec::new();
+    for (_, row) in sessions {
+        let dir = split(&row.root_path).0;
+        dirs.entry(dir).or_insert_with(|| {
+            listed.push(dir);
+            listed.len() - 1
+        });
+    }
+    put(&mut out, listed.len() as u64);
+    for dir in listed {
+        bytes(&mut out, dir);
+    }
     put(&mut out, sessions.len() as u64);
     for (id, row) in sessions {
         put(&mut out, *id as u64);
         bytes(&mut out, row.key.harness.as_bytes());
         bytes(&mut out, row.key.id.as_bytes());
-        bytes(&mut out, row.root_path.as_os_str().as_bytes());
+        let (dir, name) = split(&row.root_path);
+        put(&mut out, dirs[dir] as u64);
+        let id = row.key.id.as_bytes();
+        let named = (!id.is_empty())
+            .then(|| name.windows(id.len()).position(|w| w == id))
+            .flatten();
+        match named {
+            Some(at) => {
+                put(&mut out, 1);
+                bytes(&mut out, &name[..at]);
+                bytes(&mut out, &name[at + id.len()..]);
+            }
+            None => {
+                put(&mut out, 0);
+                bytes(&mut out, name);
+            }
+        }
         out.push(u8::from(row.state == SessionState::Failed) | u8::from(row.lineage_open) << 1);
         match &row.reason {
             None => put(&mut out, 0),
@@ -319,6 +352,13 @@ fn encode_rows(sessions: &[(i64, SessionRow)]) -> Vec<u8> {
     out
 }
 
+/// A path's directory, with its last `/`, and its file's name.
+fn split(path: &Path) -> (&[u8], &[u8]) {
+    let path = path.as_os_str().as_bytes();
+    let at = path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+    path.split_at(at)
+}
+
 /// The ranges as the catalog holds them after the rows.
 fn put_ranges(out: &mut Vec<u8>, ranges: &[(i64, IdRange)]) {
     put(out, ranges.len() as u64);
@@ -337,6 +377,7 @@ fn decode(mut body: Vec<u8>) -> Option<Census> {
     let mut r = Reader {
         body: &body,
         at: end,
+        dirs: &[],
     };
     let n = r.num()?;
     let mut ranges = Vec::with_capacity(n.min(1 << 20) as usize);
@@ -367,10 +408,22 @@ fn decode_rows(body: Vec<u8>) -> Option<Census> {
 /// The census of the rows at the start of `body` (without the body itself), each row decoded
 /// once to check it, and where they end.
 fn rows_in(body: &[u8]) -> Option<(Census, usize)> {
-    let mut r = Reader { body, at: 0 };
+    let mut r = Reader {
+        body,
+        at: 0,
+        dirs: &[],
+    };
     let versions: Vec<std::sync::Arc<str>> = (0..r.num()?)
         .map(|_| r.text().map(Into::into))
         .collect::<Option<_>>()?;
+    let dirs: Vec<std::ops::Range<usize>> = (0..r.num()?)
+        .map(|_| {
+            let dir = r.bytes()?;
+            let start = dir.as_ptr() as usize - body.as_ptr() as usize;
+            Some(start..start + dir.len())
+        })
+        .collect::<Option<_>>()?;
+    r.dirs = &dirs;
     let n = r.num()?;
     let mut sessions = Vec::with_capacity(n.min(1 << 20) as usize);
     let mut by_hash = Vec::with_capacity(n.min(1 << 20) as usize);
@@ -387,27 +440,64 @@ fn rows_in(body: &[u8]) -> Option<(Census, usize)> {
         by_hash.push((key_hash(head.harness, head.id), i));
     }
     by_hash.sort_unstable();
+    let end = r.at;
     let census = Census {
         body: Vec::new(),
         versions,
+        dirs,
         sessions,
         by_hash,
         ranges: Vec::new(),
     };
-    Some((census, r.at))
+    Some((census, end))
 }
 
 /// Reads the values [`encode_rows`] and [`put_ranges`] wrote, in turn.
 struct Reader<'a> {
     body: &'a [u8],
     at: usize,
+    /// The directories the rows name by number.
+    dirs: &'a [std::ops::Range<usize>],
+}
+
+/// A root path as a row holds it: its directory, then its file's name, which may hold the
+/// session id (`id` empty when it does not).
+struct RootPath<'a> {
+    dir: &'a [u8],
+    before: &'a [u8],
+    id: &'a [u8],
+    after: &'a [u8],
+}
+
+impl RootPath<'_> {
+    fn parts(&self) -> [&[u8]; 4] {
+        [self.dir, self.before, self.id, self.after]
+    }
+
+    /// Whether this is `path`, compared in place.
+    fn is(&self, mut path: &[u8]) -> bool {
+        self.parts()
+            .iter()
+            .all(|part| match path.strip_prefix(*part) {
+                Some(rest) => {
+                    path = rest;
+                    true
+                }
+                None => false,
+            })
+            && path.is_empty()
+    }
+
+    fn to_path(&self) -> PathBuf {
+        path(&self.parts().concat())
+    }
 }
 
 /// A row's values before its witnesses, as its bytes hold them.
 struct Head<'a> {
     harness: &'a str,
     id: &'a str,
-    root_path: &'a [u8],
+    root_path: RootPath<'a>,
     flags: u8,
     reason: Option<&'a str>,
     /// Its decoder version's number, one of those the rows name.
@@ -429,7 +519,7 @@ impl<'a> Reader<'a> {
     /// The row starting here, after its row id, naming decoder versions among `versions`.
     fn row(&mut self, versions: &[std::sync::Arc<str>]) -> Option<SessionRow> {
         let head = self.head(versions.len())?;
-        let root_path = path(head.root_path);
+        let root_path = head.root_path.to_path();
         let mut witnesses = Vec::with_capacity(head.witnesses.min(1 << 10) as usize);
         for _ in 0..head.witnesses {
             let w = self.witness()?;
@@ -458,7 +548,18 @@ impl<'a> Reader<'a> {
     /// The values of the row starting here before its witnesses, of `versions` decoder versions.
     fn head(&mut self, versions: usize) -> Option<Head<'a>> {
         let (harness, id) = (self.text()?, self.text()?);
-        let root_path = self.bytes()?;
+        let dir = self.dirs.get(usize::try_from(self.num()?).ok()?)?.clone();
+        let (before, id_in_name, after) = match self.num()? {
+            0 => (self.bytes()?, &[][..], &[][..]),
+            1 => (self.bytes()?, id.as_bytes(), self.bytes()?),
+            _ => return None,
+        };
+        let root_path = RootPath {
+            dir: &self.body[dir],
+            before,
+            id: id_in_name,
+            after,
+        };
         let flags = self.byte()?;
         let reason = match self.num()? {
             0 => None,
@@ -580,14 +681,18 @@ mod tests {
     /// could not read would end a query).
     #[test]
     fn rows_checked_unmade_are_rows_that_read() {
-        let rows = vec![
+        let mut rows = vec![
             (1, row("a", &[""], None, "d1")),
             (
                 4,
                 row("bé", &["/p/parent.jsonl", ""], Some("too_large"), "d2"),
             ),
             (9, row("c", &[], None, "d1")),
+            (10, row("ab", &[], None, "d1")),
         ];
+        // A path without a directory, and one whose name does not hold the id.
+        rows[2].1.root_path = PathBuf::from("c");
+        rows[3].1.root_path = PathBuf::from("/r/other.jsonl");
         let body = encode_rows(&rows);
         let census = decode_rows(body.clone()).unwrap();
         assert_eq!(census.entries(), rows);
