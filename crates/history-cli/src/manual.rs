@@ -115,7 +115,8 @@ fn page(registry: &[&Harness], cmd: &clap::Command, name: &str, all: &[String]) 
         .map(|n| format!("\\fB{}\\fR({SECTION})", escape(n)))
         .collect();
     out += &format!(".SH \"SEE ALSO\"\n{}\n", others.join(",\n"));
-    out
+    // A terminal without a UTF-8 locale renders pages in ASCII, where groff has no ellipsis.
+    out.replace('…', "...")
 }
 
 /// A section as clap_mangen renders it; `preamble`: with the string definitions that each
