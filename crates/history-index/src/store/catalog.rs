@@ -405,8 +405,8 @@ fn decode_rows(body: Vec<u8>) -> Option<Census> {
     (end == body.len()).then_some(Census { body, ..census })
 }
 
-/// The census of the rows at the start of `body` (without the body itself), each row decoded
-/// once to check it, and where they end.
+/// The census of the rows at the start of `body` (without the body itself), each row checked
+/// where it lies, and where they end.
 fn rows_in(body: &[u8]) -> Option<(Census, usize)> {
     let mut r = Reader {
         body,
@@ -418,9 +418,8 @@ fn rows_in(body: &[u8]) -> Option<(Census, usize)> {
         .collect::<Option<_>>()?;
     let dirs: Vec<std::ops::Range<usize>> = (0..r.num()?)
         .map(|_| {
-            let dir = r.bytes()?;
-            let start = dir.as_ptr() as usize - body.as_ptr() as usize;
-            Some(start..start + dir.len())
+            let len = r.bytes()?.len();
+            Some(r.at - len..r.at)
         })
         .collect::<Option<_>>()?;
     r.dirs = &dirs;
