@@ -161,7 +161,7 @@ pub(crate) fn sessions(harness: &str, root: &Path, walk: &Walk) -> Vec<SessionFi
         let key = SessionKey::new(harness, thread.clone());
         Some(SessionFile::from_metadata(key, path.clone(), &meta))
     });
-    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.sort_by_cached_key(|f| history_core::path_key(&f.path));
     files
 }
 

@@ -44,7 +44,7 @@ pub(crate) fn sessions(home: &Path, walk: &Walk) -> Vec<SessionFile> {
         by_id.entry(file.key.id.clone()).or_default().push(file);
     }
     let mut chosen: Vec<SessionFile> = by_id.into_values().filter_map(choose).collect();
-    chosen.sort_by(|a, b| a.path.cmp(&b.path));
+    chosen.sort_by_cached_key(|f| history_core::path_key(&f.path));
     chosen
 }
 

@@ -52,7 +52,7 @@ pub use query::{
     browse, export, overview, representative, search, BrowseRequest, Browsed, BrowsedItem,
     Document, ExportRequest, FindRequest, Head, Hit, Known, ListRequest, Listing, Projection,
     ReadRequest, Representative, RepresentativeCache, SearchRequest, SessionEvents, SessionHits,
-    Stop, Wanted, DEFAULT_LIMIT,
+    Stop, Tally, Wanted, DEFAULT_LIMIT,
 };
 pub use source::{
     current_session, current_source, entry_metadata, env_text, line_spans, open_raw,
@@ -61,4 +61,4 @@ pub use source::{
     Origin, Resume, Resumed, Snapshot, TopLevel, Transcript, WantSnapshot, MAX_FILE_BYTES,
     MAX_LINE_BYTES, READ_BUFFER,
 };
-pub use source::{Kind, Walk, SETTLED_NS};
+pub use source::{path_key, Kind, Walk, SETTLED_NS};

@@ -18,7 +18,7 @@ use history_core::{
     Corpus, Event, Filter, HistoryError, LineTime, SessionFile, SessionKey, SessionMeta, Timestamp,
     Transcript,
 };
-use history_core::{Known, SessionEvents, SessionHits, Wanted};
+use history_core::{Known, SessionEvents, SessionHits, Tally, Wanted};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
 
@@ -278,6 +278,12 @@ fn spans_and_appended(
     positions: &[Option<usize>],
     per_query: &[Vec<Token>],
 ) -> (Option<Candidates>, Vec<(usize, Option<Appended>)>) {
+    if appended.is_empty() {
+        return (
+            candidate_spans(store, seen, census, positions, per_query),
+            Vec::new(),
+        );
+    }
     let reader = store.reader();
     std::thread::scope(|scope| {
         let decoding = scope.spawn(|| {
@@ -460,6 +466,31 @@ impl Index {
     }
 
     /// The stored lines of session `key` among `ids` up to `settled`, by seq.
+    /// What [`Projection::hits`] and [`Projection::tally`] read of a session for `filter`: its
+    /// stored candidates; and, of an appended session, the lines after its snapshot decoded for
+    /// their hits, with the branch and metadata of the whole session as that decode gives them.
+    fn candidates(
+        &self,
+        corpus: &Corpus,
+        source: &dyn Transcript,
+        file: &SessionFile,
+        filter: &Filter,
+    ) -> Option<(Stored, Branch, SessionMeta, Vec<Event>)> {
+        let mut stored = self.stored(source, file, filter)?;
+        let appended = match stored.appended_to.take() {
+            None => None,
+            Some(Ok(done)) => Some(done),
+            Some(Err(snapshot)) => Some(decode_appended(corpus, file, filter, &snapshot)?),
+        };
+        Some(match appended {
+            Some(done) => (stored, Branch(Some(done.branch)), done.meta, done.events),
+            None => {
+                let meta = std::mem::take(&mut stored.meta);
+                (stored, Branch(None), meta, Vec::new())
+            }
+        })
+    }
+
     fn lines(&self, key: &SessionKey, ids: &[u64], settled: u64) -> Option<Lines> {
         let store = self.store.lock().ok()?;
         let read = self.damage.ok(store.lines_of_among(key, ids))?;
@@ -1069,18 +1100,8 @@ impl Projection for Index {
             return None;
         }
         let source = corpus.source(&file.key.harness)?;
-        let mut stored = self.stored(source, file, wanted.filter)?;
-        // An appended session: the lines after its snapshot decoded for their hits, and the
-        // branch and metadata of the whole session as that decode gives them.
-        let appended = match stored.appended_to.take() {
-            None => None,
-            Some(Ok(done)) => Some(done),
-            Some(Err(snapshot)) => Some(decode_appended(corpus, file, wanted.filter, &snapshot)?),
-        };
-        let (branch, meta, events) = match appended {
-            Some(done) => (Branch(Some(done.branch)), done.meta, done.events),
-            None => (Branch(None), std::mem::take(&mut stored.meta), Vec::new()),
-        };
+        let (stored, branch, meta, events) =
+            self.candidates(corpus, source, file, wanted.filter)?;
         let appended = appended_hits(events, &branch, wanted);
         // The walk goes by time.
         let walk = stored.ordered && !wanted.by_position;
@@ -1105,4 +1126,44 @@ impl Projection for Index {
         };
         Some(Ok((hits, meta)))
     }
+
+    fn tally(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        wanted: &Wanted<'_>,
+        better: &dyn Fn(&Event, &Event) -> bool,
+    ) -> Option<Result<(Tally, SessionMeta), HistoryError>> {
+        if wanted.filter.queries().len() > MAX_LOCATED_QUERIES {
+            return None;
+        }
+        let source = corpus.source(&file.key.harness)?;
+        let (stored, branch, meta, events) =
+            self.candidates(corpus, source, file, wanted.filter)?;
+        let mut tally = Tally::default();
+        for (_, mut event, on) in appended_hits(events, &branch, wanted) {
+            if wanted.all_branches {
+                event.on_active_branch = Some(on);
+            }
+            tally.add(event, better);
+        }
+        // The stored candidates a chunk at a time, each chunk's lines read and let go before
+        // the next (the order of the hits does not matter to a sum); chunks that grow, so that
+        // a large session takes few of them.
+        let (mut rest, mut chunk) = (stored.ids.as_slice(), WALK_CHUNK);
+        while !rest.is_empty() {
+            let (ids, after) = rest.split_at(chunk.min(rest.len()));
+            let lines = self.lines(&file.key, ids, stored.settled)?;
+            let mut order = Vec::new();
+            stored_hits(lines.values(), &branch, wanted, &mut order)?;
+            for (event, _) in read_hits(source, &stored.path, order, wanted, usize::MAX)? {
+                tally.add(event, better);
+            }
+            (rest, chunk) = (after, (chunk * 2).min(TALLY_CHUNK));
+        }
+        Some(Ok((tally, meta)))
+    }
 }
+
+/// The most stored candidate lines [`Index::tally`] reads at a time.
+const TALLY_CHUNK: usize = 4096;

@@ -33,7 +33,7 @@ pub fn sessions(root: &Path, walk: &Walk, dialect: Dialect) -> Vec<SessionFile> 
     }
     // Each file's stat and header, on every core.
     let mut found = history_core::parallel::filter_map(&paths, |p| session_file(p, walk, dialect));
-    found.sort_by(|a, b| a.path.cmp(&b.path));
+    found.sort_by_cached_key(|f| history_core::path_key(&f.path));
     found
 }
 

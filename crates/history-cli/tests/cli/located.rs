@@ -10,11 +10,11 @@ use crate::common::Roots;
 use history_cli::render::{Json, Printer};
 use history_cli::HARNESSES;
 use history_core::End;
-use history_core::Render;
 use history_core::{
     Corpus, DecodeError, Decoded, Event, History, ListRequest, Role, SessionFile, Transcript,
 };
-use history_core::{LineTest, LineTime};
+use history_core::{LineTest, LineTime, Resumed, Snapshot, WantSnapshot};
+use history_core::{Render, RenderSessions};
 use history_index::build::update;
 use history_index::projection::Index;
 use history_index::store::Store;
@@ -52,6 +52,22 @@ impl Transcript for Counting {
     ) -> Result<Decoded, DecodeError> {
         self.calls.lock().unwrap().decoded.push(file.path.clone());
         self.inner.decode(file, sink, lines)
+    }
+
+    /// A decode from a snapshot on reads the appended lines alone: it is no decode of the
+    /// whole session.
+    fn decode_resumable(
+        &self,
+        file: &SessionFile,
+        sink: &mut dyn FnMut(Event),
+        lines: Option<LineTest<'_>>,
+        from: Option<&Snapshot>,
+        want: WantSnapshot,
+    ) -> Result<Resumed, DecodeError> {
+        if from.is_none() {
+            self.calls.lock().unwrap().decoded.push(file.path.clone());
+        }
+        self.inner.decode_resumable(file, sink, lines, from, want)
     }
 
     fn lineage(&self, file: &SessionFile) -> Vec<PathBuf> {
@@ -713,4 +729,77 @@ fn a_large_sessions_page_is_read_from_the_index() {
         assert_eq!(whole(&indexed, &req), whole(&scanned, &req));
         assert_eq!(decoded(&clean), 1, "an appended session is decoded");
     }
+}
+
+/// `--sessions` counts a session's hits from the lines the index locates, a growing chunk of
+/// them at a time, as a scan counts them: every hit, its first and last times and its best hit,
+/// for every role, branch and end, in a session of 1,500 candidate lines (many chunks), in
+/// large ones with a branch and damage, and once they are appended to (the appended lines of
+/// the first decoded for their hits).
+#[test]
+fn a_sessions_hits_are_tallied_as_a_scan_counts_them() {
+    let roots = Roots::new();
+    let dir = roots.root("claude").join("-w-large");
+    let clean = large_claude_session(&dir, "clean", false);
+    large_claude_session(&dir, "damaged", true);
+    let mut file = String::new();
+    for i in 0..1_500u32 {
+        let role = if i % 3 == 0 { "assistant" } else { "user" };
+        let line = serde_json::json!({
+            "parentUuid": (i > 0).then(|| format!("m{}", i - 1)), "isSidechain": false,
+            "type": role, "uuid": format!("m{i}"), "sessionId": "many", "cwd": "/w/many",
+            "timestamp": format!("2026-03-03T{:02}:{:02}:{:02}.000Z", i / 3600, i / 60 % 60, i % 60),
+            "message": {"role": role, "content": format!("quokka quagga {i}")},
+        });
+        file.push_str(&line.to_string());
+        file.push('\n');
+    }
+    let many = dir.join("many.jsonl");
+    std::fs::write(&many, file).unwrap();
+    let Indexed {
+        roots, calls, db, ..
+    } = Indexed::of(roots);
+    let sessions = |history: &History, req: &ListRequest| {
+        let page = history.sessions(req, &Json).unwrap();
+        let mut v: Value = serde_json::from_str(&Json.sessions(&page)).unwrap();
+        let o = v.as_object_mut().unwrap();
+        o.remove("coverage");
+        o.remove("notice");
+        v
+    };
+    let compare = |appended: bool| {
+        let (indexed, scanned) = histories(&roots, &calls, &db);
+        for query in ["quokka", "quagga", "quokka 7", "ls -la"] {
+            for (roles, all_branches, from, limit) in [
+                (vec![], false, End::Newest, 20),
+                (vec![Role::User], false, End::Oldest, 1),
+                (vec![Role::Assistant], true, End::Newest, 2),
+                (vec![], true, End::Oldest, 20),
+            ] {
+                let req = ListRequest {
+                    session: Some("claude:*".into()),
+                    queries: vec![query.into()],
+                    roles,
+                    all_branches,
+                    from: Some(from),
+                    limit,
+                    ..ListRequest::default()
+                };
+                *calls.lock().unwrap() = Calls::default();
+                let with = sessions(&indexed, &req);
+                assert_eq!(
+                    with,
+                    sessions(&scanned, &req),
+                    "appended: {appended} {req:?}"
+                );
+                let calls = calls.lock().unwrap();
+                let many = calls.decoded.iter().any(|p| p.ends_with("many.jsonl"));
+                assert!(!many, "{req:?}: the session was decoded");
+            }
+        }
+    };
+    compare(false);
+    append_claude_line(&clean, "quokka after the index");
+    append_claude_line(&many, "quokka quagga after the index");
+    compare(true);
 }

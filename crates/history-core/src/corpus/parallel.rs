@@ -10,9 +10,12 @@ use std::sync::mpsc;
 pub fn workers() -> usize {
     match WORKING.get() {
         true => 1,
-        false => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        // Asked once: on Linux each answer reads the cgroup's quota files again.
+        false => *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
     }
 }
+
+static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
 
 thread_local! {
     /// Whether this thread is running an item of [`map`] or [`ordered_map`].

@@ -69,6 +69,34 @@ pub struct Wanted<'a> {
     pub by_position: bool,
 }
 
+/// A session's hits summed up ([`Projection::tally`]): how many, their earliest and latest
+/// times, and the best of them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tally {
+    /// How many hits.
+    pub hits: usize,
+    /// The earliest time of a timed hit.
+    pub first: Option<Timestamp>,
+    /// The latest time of a timed hit.
+    pub last: Option<Timestamp>,
+    /// The best hit.
+    pub best: Option<Event>,
+}
+
+impl Tally {
+    /// Counts `event` in, keeping it as the best when `better(event, best)`.
+    pub fn add(&mut self, event: Event, better: &dyn Fn(&Event, &Event) -> bool) {
+        self.hits += 1;
+        if let Some(t) = event.timestamp {
+            self.first = Some(self.first.map_or(t, |f| f.min(t)));
+            self.last = Some(self.last.map_or(t, |l| l.max(t)));
+        }
+        if self.best.as_ref().is_none_or(|best| better(&event, best)) {
+            self.best = Some(event);
+        }
+    }
+}
+
 /// A search projection: what it knows of sessions' hits without reading their files.
 pub trait Projection: Send + Sync {
     /// What it knows of each of `sessions` (in their order) for `filter`'s queries; it must
@@ -89,6 +117,30 @@ pub trait Projection: Send + Sync {
     ) -> Option<Result<SessionHits, HistoryError>> {
         let _ = (corpus, file, wanted);
         None
+    }
+
+    /// Every hit [`Projection::hits`] would give for `wanted` (whose `count` and `from` it
+    /// ignores), summed up rather than each kept: a session of many thousand hits is counted
+    /// in the memory of a few. `better(a, b)`: whether hit `a` is a better one to show than
+    /// `b`. The default sums up what `hits` gives.
+    fn tally(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        wanted: &Wanted<'_>,
+        better: &dyn Fn(&Event, &Event) -> bool,
+    ) -> Option<Result<(Tally, SessionMeta), HistoryError>> {
+        let every = Wanted {
+            count: usize::MAX,
+            ..*wanted
+        };
+        Some(self.hits(corpus, file, &every)?.map(|(hits, meta)| {
+            let mut tally = Tally::default();
+            for (event, _) in hits {
+                tally.add(event, better);
+            }
+            (tally, meta)
+        }))
     }
 
     /// What a session it holds as the session is now (not appended to since) is about, and

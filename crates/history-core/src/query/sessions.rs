@@ -22,7 +22,7 @@ use crate::query::search::{hit_span, Rank, Span};
 #[cfg(test)]
 use crate::query::Hit;
 use crate::query::Projection;
-use crate::query::{coverage, Known, Wanted};
+use crate::query::{coverage, Known, Tally, Wanted};
 use crate::query::{ListRequest, Scope};
 use crate::source::LineTest;
 use history_raw::RawFilter;
@@ -68,9 +68,9 @@ fn rank<'a>(event: &'a Event, session: &'a SessionKey) -> (u8, crate::model::Ord
     (role, key)
 }
 
-/// Which of a session's hits is its best ([`rank`]); `None` when it has none.
-fn best(events: &[Event], session: &SessionKey) -> Option<usize> {
-    (0..events.len()).max_by(|&a, &b| rank(&events[a], session).cmp(&rank(&events[b], session)))
+/// Whether hit `a` of `session` is a better one to show than `b` ([`rank`]).
+fn better(a: &Event, b: &Event, session: &SessionKey) -> bool {
+    rank(a, session) > rank(b, session)
 }
 
 /// Gathers `hits` (of any sessions, in any order) into one summary per session, ordered by the
@@ -106,23 +106,24 @@ fn sort(summaries: &mut [SessionSummary]) {
 }
 
 /// One session's hits summed up; `None` when it has none.
-fn summary(
-    file: &SessionFile,
-    mut events: Vec<Event>,
-    meta: SessionMeta,
-) -> Option<SessionSummary> {
-    let times = || events.iter().filter_map(|e| e.timestamp);
-    let (first_hit, last_hit) = (times().min(), times().max());
-    let hits = events.len();
-    let best = events.swap_remove(best(&events, &file.key)?);
+fn summary(file: &SessionFile, events: Vec<Event>, meta: SessionMeta) -> Option<SessionSummary> {
+    let mut tally = Tally::default();
+    for event in events {
+        tally.add(event, &|a, b| better(a, b, &file.key));
+    }
+    summed(file, tally, meta)
+}
+
+/// A session's summary from its tally; `None` when it has no hit.
+fn summed(file: &SessionFile, tally: Tally, meta: SessionMeta) -> Option<SessionSummary> {
     Some(SessionSummary {
         session: file.key.clone(),
         path: file.path.clone(),
         meta,
-        hits,
-        first_hit,
-        last_hit,
-        best,
+        hits: tally.hits,
+        first_hit: tally.first,
+        last_hit: tally.last,
+        best: tally.best?,
     })
 }
 
@@ -194,25 +195,24 @@ pub fn gather(
                 texts: false,
                 by_position: false,
             };
-            match p.hits(corpus, file, &wanted) {
+            let better = |a: &Event, b: &Event| better(a, b, &file.key);
+            match p.tally(corpus, file, &wanted, &better) {
                 Some(Err(e)) => return Err(e),
-                Some(Ok((hits, meta))) => {
-                    let mut events: Vec<Event> = hits.into_iter().map(|(e, _)| e).collect();
-                    let Some(at) = best(&events, &file.key) else {
+                Some(Ok((mut tally, meta))) => {
+                    let Some(best) = &mut tally.best else {
                         return Ok(None);
                     };
-                    let (seq, part) = (events[at].seq, events[at].part);
+                    let (seq, part) = (best.seq, best.part);
                     let one = Wanted {
                         admit: &|e: &Event| (e.seq, e.part) == (seq, part),
                         count: 1,
                         texts: true,
-                        by_position: false,
                         ..wanted
                     };
                     if let Some(Ok((mut hit, _))) = p.hits(corpus, file, &one) {
                         if let Some((e, _)) = hit.pop() {
-                            events[at].text = e.text;
-                            return Ok(summary(file, events, meta));
+                            best.text = e.text;
+                            return Ok(summed(file, tally, meta));
                         }
                     }
                 }

@@ -20,4 +20,4 @@ pub use lines::{
 pub use origin::{line_spans, Located, Location, Origin, Resume};
 pub use snapshot::Snapshot;
 pub use transcript::{open_raw, Decoded, Layout, LineTest, Resumed, Transcript, WantSnapshot};
-pub use walk::{Kind, Walk, SETTLED_NS};
+pub use walk::{path_key, Kind, Walk, SETTLED_NS};

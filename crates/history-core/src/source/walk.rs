@@ -202,6 +202,21 @@ impl Walk {
     }
 }
 
+/// A key whose byte order is `Path`'s own order (component by component) for the paths
+/// discovery makes: the path's bytes with each separator made the lowest byte, which a path
+/// never holds otherwise, as the end of a component sorts before more of it. `Path::cmp`
+/// parses both paths into components for every comparison, which made sorting a few thousand
+/// of them cost more than stat'ing them.
+pub fn path_key(path: &Path) -> Vec<u8> {
+    let mut key = path.as_os_str().as_bytes().to_vec();
+    for b in &mut key {
+        if *b == b'/' {
+            *b = 0;
+        }
+    }
+    key
+}
+
 /// The first bytes of a memo: its format.
 const MAGIC: &[u8] = b"notesoup-walk-1\n";
 
@@ -232,6 +247,25 @@ mod tests {
             .collect();
         names.sort();
         names
+    }
+
+    #[test]
+    fn paths_are_ordered_as_path_orders_them() {
+        // Components that are prefixes of one another, and bytes on either side of '/'.
+        let parts = ["a", "a-b", "a.b", "ab", "a0", "-", "b", "a b", "é", "a/b"];
+        let mut paths: Vec<PathBuf> = vec![PathBuf::from("/")];
+        for x in parts {
+            paths.push(Path::new("/r").join(x));
+            for y in parts {
+                paths.push(Path::new("/r").join(x).join(y));
+                paths.push(Path::new("r").join(x).join(y));
+            }
+        }
+        for a in &paths {
+            for b in &paths {
+                assert_eq!(path_key(a).cmp(&path_key(b)), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
