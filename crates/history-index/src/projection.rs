@@ -465,10 +465,11 @@ impl Index {
         Some((all, ordered == Some(true)))
     }
 
-    /// The stored lines of session `key` among `ids` up to `settled`, by seq.
     /// What [`Projection::hits`] and [`Projection::tally`] read of a session for `filter`: its
     /// stored candidates; and, of an appended session, the lines after its snapshot decoded for
     /// their hits, with the branch and metadata of the whole session as that decode gives them.
+    /// `None` past [`MAX_LOCATED_QUERIES`] queries: each is a statement per session, and past a
+    /// few, a decode costs less.
     fn candidates(
         &self,
         corpus: &Corpus,
@@ -476,6 +477,9 @@ impl Index {
         file: &SessionFile,
         filter: &Filter,
     ) -> Option<(Stored, Branch, SessionMeta, Vec<Event>)> {
+        if filter.queries().len() > MAX_LOCATED_QUERIES {
+            return None;
+        }
         let mut stored = self.stored(source, file, filter)?;
         let appended = match stored.appended_to.take() {
             None => None,
@@ -491,6 +495,7 @@ impl Index {
         })
     }
 
+    /// The stored lines of session `key` among `ids` up to `settled`, by seq.
     fn lines(&self, key: &SessionKey, ids: &[u64], settled: u64) -> Option<Lines> {
         let store = self.store.lock().ok()?;
         let read = self.damage.ok(store.lines_of_among(key, ids))?;
@@ -1095,10 +1100,6 @@ impl Projection for Index {
         file: &SessionFile,
         wanted: &Wanted<'_>,
     ) -> Option<Result<SessionHits, HistoryError>> {
-        // Each query is a statement per session: past a few, a decode costs less.
-        if wanted.filter.queries().len() > MAX_LOCATED_QUERIES {
-            return None;
-        }
         let source = corpus.source(&file.key.harness)?;
         let (stored, branch, meta, events) =
             self.candidates(corpus, source, file, wanted.filter)?;
@@ -1134,9 +1135,6 @@ impl Projection for Index {
         wanted: &Wanted<'_>,
         better: &dyn Fn(&Event, &Event) -> bool,
     ) -> Option<Result<(Tally, SessionMeta), HistoryError>> {
-        if wanted.filter.queries().len() > MAX_LOCATED_QUERIES {
-            return None;
-        }
         let source = corpus.source(&file.key.harness)?;
         let (stored, branch, meta, events) =
             self.candidates(corpus, source, file, wanted.filter)?;
