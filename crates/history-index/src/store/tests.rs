@@ -361,6 +361,39 @@ fn a_newer_schema_with_a_pending_log_is_left_byte_for_byte() {
     assert!(!place::with_suffix(&f.db, ".damaged").exists());
 }
 
+/// A query opens this build's database with one read-only connection: it reads what a pending
+/// log holds, and leaves the database and the log byte for byte (a writable connection folds
+/// the log into the database as it closes). Any other file is opened as [`Store::open`] opens
+/// it: an empty one gets the schema.
+#[test]
+fn a_query_reads_a_pending_log_and_writes_nothing() {
+    let (f, _) = one_session();
+    let mut store = Store::open(&f.db).unwrap();
+    let rec = record(f.dir.path(), &key(2), 10);
+    store.replace_session(&rec, &[line(0, "bb")]).unwrap();
+    let wal = place::with_suffix(&f.db, "-wal");
+    let saved = (std::fs::read(&f.db).unwrap(), std::fs::read(&wal).unwrap());
+    assert!(!saved.1.is_empty());
+    drop(store);
+    std::fs::write(&f.db, &saved.0).unwrap();
+    std::fs::write(&wal, &saved.1).unwrap();
+    let _ = std::fs::remove_file(place::with_suffix(&f.db, "-shm"));
+
+    let store = Store::open_to_read(&f.db).unwrap();
+    assert!(!store.writable());
+    assert_eq!(store.schema_version(), SCHEMA_VERSION);
+    assert!(store.session(&key(2)).unwrap().is_some());
+    drop(store);
+    assert_eq!(std::fs::read(&f.db).unwrap(), saved.0);
+    assert_eq!(std::fs::read(&wal).unwrap(), saved.1);
+
+    let empty = f.dir.path().join("empty.sqlite");
+    std::fs::write(&empty, b"").unwrap();
+    let store = Store::open_to_read(&empty).unwrap();
+    assert!(store.writable());
+    assert!(store.has_tables().unwrap());
+}
+
 #[test]
 fn a_newer_schema_is_read_only_and_left_alone() {
     let (f, rec) = one_session();
@@ -637,7 +670,7 @@ fn several_tokens_are_an_and() {
     let keys = [key(2), key(7), key(1)];
     let census = store.census().unwrap();
     let located = store
-        .located(&census, &census.positions(&keys), &q)
+        .located(&census, &census.positions(&keys), &q, None)
         .unwrap();
     let mut spans: Vec<_> = (located.spans.iter())
         .map(|s| (s.session, s.times))
@@ -758,7 +791,7 @@ fn a_bulk_write_finds_exactly_the_lines_holding_every_token() {
         }
         let census = store.census().unwrap();
         let located = store
-            .located(&census, &census.positions(&keys), &q)
+            .located(&census, &census.positions(&keys), &q, None)
             .unwrap();
         let mut spans: Vec<usize> = located.spans.iter().map(|s| s.session).collect();
         spans.sort_unstable();
