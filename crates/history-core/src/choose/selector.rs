@@ -126,14 +126,23 @@ impl Pattern {
     /// Whether the pattern selects this session.
     /// Letters match either case.
     pub fn matches(&self, key: &SessionKey) -> bool {
-        let (harness, id) = (key.harness.to_lowercase(), key.id.to_lowercase());
+        // Matched against every session a query finds: `*` and `claude:*` copy no key.
+        let any = |pattern: &str| pattern.bytes().all(|b| b == b'*');
+        let lower = |s: &str| s.to_lowercase();
         match self.folded.split_once(':') {
-            None => glob(&self.folded, &id),
+            None => any(&self.folded) || glob(&self.folded, &lower(&key.id)),
             // A harness named literally: no harness holds a `:`, so the rest is the id's.
             Some((named, pattern)) if !named.contains('*') => {
-                named == harness && glob(pattern, &id)
+                key.harness
+                    .chars()
+                    .flat_map(char::to_lowercase)
+                    .eq(named.chars())
+                    && (any(pattern) || glob(pattern, &lower(&key.id)))
             }
-            Some(_) => glob(&self.folded, &format!("{harness}:{id}")),
+            Some(_) => glob(
+                &self.folded,
+                &format!("{}:{}", lower(&key.harness), lower(&key.id)),
+            ),
         }
     }
 
