@@ -141,7 +141,10 @@ impl Corpus {
                 found
             }
         });
-        let found: Vec<Vec<SessionFile>> = found.collect();
+        let mut found: Vec<Vec<SessionFile>> = found.filter(|f| !f.is_empty()).collect();
+        if found.len() == 1 {
+            return newest_first(found.remove(0));
+        }
         // Room for every file at once: one vector grown by doubling would hold up to twice.
         let mut all = Vec::with_capacity(found.iter().map(Vec::len).sum());
         all.extend(found.into_iter().flatten());
@@ -336,10 +339,25 @@ fn newest_first(files: Vec<SessionFile>) -> Vec<SessionFile> {
             !twin
         }
     });
-    let mut slots: Vec<Option<SessionFile>> = files.into_iter().map(Some).collect();
-    let mut kept = Vec::with_capacity(order.len());
-    kept.extend(order.into_iter().filter_map(|(.., i)| slots[i].take()));
-    kept
+    // Each file moved to its place where it lies, twins after the rest: never held twice.
+    let mut place = vec![usize::MAX; files.len()];
+    for (k, &(.., i)) in order.iter().enumerate() {
+        place[i] = k;
+    }
+    let twins = place.iter_mut().filter(|p| **p == usize::MAX);
+    for (p, k) in twins.zip(order.len()..) {
+        *p = k;
+    }
+    let mut files = files;
+    for i in 0..files.len() {
+        while place[i] != i {
+            let j = place[i];
+            files.swap(i, j);
+            place.swap(i, j);
+        }
+    }
+    files.truncate(order.len());
+    files
 }
 
 #[cfg(test)]
