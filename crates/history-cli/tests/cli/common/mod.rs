@@ -252,15 +252,22 @@ impl Roots {
     }
 
     /// Whether an `index --background` started by a search over these roots is still running:
-    /// a process with that argument whose environment names this cache root (Linux only).
+    /// a process with that argument whose environment names this cache root (Linux only). Or
+    /// one of this binary whose arguments are not in place yet: a search exits once the update
+    /// it starts is past `exec`, and the kernel sets up the new program's arguments and
+    /// environment a moment later (empty until then), when it may be this one's.
     pub fn background_running(&self) -> bool {
         let needle = format!("XDG_CACHE_HOME={}", self.cache_home().display());
+        let binary = fs::canonicalize(env!("CARGO_BIN_EXE_notesoup-history")).ok();
         let Ok(procs) = fs::read_dir("/proc") else {
             return false;
         };
         procs.flatten().any(|p| {
             let p = p.path();
             let args = fs::read(p.join("cmdline")).unwrap_or_default();
+            if args.is_empty() {
+                return fs::read_link(p.join("exe")).ok() == binary;
+            }
             args.split(|b| *b == 0).any(|a| a == b"--background")
                 && fs::read(p.join("environ"))
                     .unwrap_or_default()
@@ -285,9 +292,8 @@ impl Roots {
         })
     }
 
-    /// Waits until no background update over these roots runs (a search has exec'd it before
-    /// it exits, so one it started is visible by then) and none holds the index's lock;
-    /// panics after 20 s.
+    /// Waits until no background update over these roots runs ([`Roots::background_running`])
+    /// and none holds the index's lock; panics after 20 s.
     pub fn wait_background(&self) {
         let start = std::time::Instant::now();
         while self.background_running() || self.update_locked() {
