@@ -55,24 +55,22 @@ impl Settings {
         self.path.is_some() && self.updates
     }
 
-    /// The index as a search for `queries` consults it; `None` when it is off (searches then
-    /// read every file, as they would without it; and so when it is unusable). It is opened on
-    /// another thread, which reads ahead what the search reads first ([`Index::read_ahead`])
-    /// while discovery finds the sessions. Before the first update there is no database, and a
-    /// search does not create one: it is answered by reading every file and, like any search
-    /// that met sessions the index does not hold, says so in its notice.
-    pub fn projection(&self, queries: &[String]) -> Option<Box<dyn Projection>> {
-        let (path, version) = (self.path.clone()?, self.version.clone());
-        let queries = queries.to_vec();
-        let opening = std::thread::spawn(move || open_projection(&path, &version, Some(&queries)));
-        Some(Box::new(Deferred::new(Opening::Thread(opening))))
+    /// The index as a search consults it; `None` when it is off or unusable (searches then
+    /// read every file, as they would without it). Before the first update there is no
+    /// database, and a search does not create one: it is answered by reading every file and,
+    /// like any search that met sessions the index does not hold, says so in its notice.
+    pub fn projection(&self) -> Option<Box<dyn Projection>> {
+        open_projection(self.path.as_ref()?, &self.version)
     }
 
     /// The index as a page of one session, or of one event, consults it: opened only when the
     /// page asks it (a small session is decoded sooner than the index is opened).
     pub fn projection_when_asked(&self) -> Option<Box<dyn Projection>> {
-        let opening = Opening::Asked(self.path.clone()?, self.version.clone());
-        Some(Box::new(Deferred::new(opening)))
+        Some(Box::new(WhenAsked {
+            path: self.path.clone()?,
+            version: self.version.clone(),
+            opened: std::sync::OnceLock::new(),
+        }))
     }
 
     fn open(&self, check: Check) -> Result<(Store, &Path), HistoryError> {
@@ -315,57 +313,31 @@ impl Drop for Interrupt {
 /// The index before its first update: it knows nothing of any session.
 struct NotYet;
 
-/// The index at `path`, or [`NotYet`] before it exists; `None` when it cannot be used. With
-/// `queries`, having read ahead for a search of them.
-fn open_projection(
-    path: &Path,
-    version: &str,
-    queries: Option<&[String]>,
-) -> Option<Box<dyn Projection>> {
+/// The index at `path`, or [`NotYet`] before it exists; `None` when it cannot be used.
+fn open_projection(path: &Path, version: &str) -> Option<Box<dyn Projection>> {
     if !path.exists() {
         return Some(Box::new(NotYet));
     }
     let store = Store::open_to_read(path).ok()?;
-    let index = Index::new(store, version.to_string()).ok()?;
-    if let Some(queries) = queries {
-        index.read_ahead(queries);
-    }
-    Some(Box::new(index))
+    Some(Box::new(Index::new(store, version.to_string()).ok()?))
 }
 
-/// How a [`Deferred`] projection is opened.
-enum Opening {
-    /// On another thread, under way.
-    Thread(std::thread::JoinHandle<Option<Box<dyn Projection>>>),
-    /// When first asked anything: the database and the decoder version.
-    Asked(PathBuf, String),
-}
-
-/// [`open_projection`], done on another thread or when first asked anything.
-struct Deferred {
-    opening: std::sync::Mutex<Option<Opening>>,
+/// [`open_projection`] when first asked anything.
+struct WhenAsked {
+    path: PathBuf,
+    version: String,
     opened: std::sync::OnceLock<Option<Box<dyn Projection>>>,
 }
 
-impl Deferred {
-    fn new(opening: Opening) -> Deferred {
-        Deferred {
-            opening: std::sync::Mutex::new(Some(opening)),
-            opened: std::sync::OnceLock::new(),
-        }
-    }
-
+impl WhenAsked {
     fn get(&self) -> Option<&dyn Projection> {
         (self.opened)
-            .get_or_init(|| match self.opening.lock().ok()?.take()? {
-                Opening::Thread(thread) => thread.join().ok().flatten(),
-                Opening::Asked(path, version) => open_projection(&path, &version, None),
-            })
+            .get_or_init(|| open_projection(&self.path, &self.version))
             .as_deref()
     }
 }
 
-impl Projection for Deferred {
+impl Projection for WhenAsked {
     fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known> {
         match self.get() {
             Some(p) => p.known(corpus, sessions, filter),

@@ -263,7 +263,7 @@ where
             let req = list_request(a, budget, &times)?;
             let render: &dyn history_core::RenderSessions = if json { &Json } else { &text };
             sessions_answer(
-                history.with_projection(index.projection(&req.queries)),
+                history.with_projection(index.projection()),
                 &req,
                 json,
                 render,
@@ -277,7 +277,7 @@ where
             // need not open it.
             let search = req.is_search();
             let history = history.with_projection(match search {
-                true => index.projection(&req.queries),
+                true => index.projection(),
                 false => index.projection_when_asked(),
             });
             let page = history.list(&req, printer)?;
@@ -292,7 +292,7 @@ where
             let req = find_request(a, budget, &times)?;
             let render: &dyn history_core::RenderFind = if json { &Json } else { &text };
             find_answer(
-                history.with_projection(index.projection(&[])),
+                history.with_projection(index.projection()),
                 &req,
                 json,
                 render,
@@ -638,7 +638,7 @@ fn serve_mcp(
     let history = |consult: mcp::Consult, locations: bool| {
         open(registry, matches, cli, env).map(|h| {
             let projection = match consult {
-                mcp::Consult::Search => index.projection(&[]),
+                mcp::Consult::Search => index.projection(),
                 mcp::Consult::WhenAsked => index.projection_when_asked(),
             };
             h.with_locations(locations)

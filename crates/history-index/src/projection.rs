@@ -24,9 +24,7 @@ use history_raw::RawFilter;
 
 use crate::events::{self, text_hash};
 use crate::freshness::{Files, Freshness, Unread};
-use crate::store::{
-    Candidate, Census, Located, SessionRow, Store, StoreError, StoredMeta, TokenLists,
-};
+use crate::store::{Candidate, Census, Located, SessionRow, Store, StoreError, StoredMeta};
 use crate::tokens::{query_tokens, Token};
 
 /// The most queries (an OR) whose hits are read from located lines; a search for more decodes
@@ -57,8 +55,6 @@ pub struct Index {
     /// Whether a read met damage: the query answers by scanning, and the damage is noted for
     /// the next update when the index is dropped.
     damage: Seen,
-    /// The token lists [`Index::read_ahead`] read for the next [`Projection::known`].
-    ahead: Mutex<Vec<(Vec<Token>, TokenLists)>>,
 }
 
 /// Whether any store read gave [`StoreError::Corrupt`].
@@ -97,27 +93,7 @@ impl Index {
             appended: Mutex::new(HashMap::new()),
             located: Mutex::new(None),
             damage: Seen::default(),
-            ahead: Mutex::new(Vec::new()),
         })
-    }
-
-    /// Reads the token lists of `queries` for the next [`Projection::known`]: on another
-    /// thread, while discovery finds the sessions (a term in one file of the 1 GiB bench
-    /// corpus: 1.3 ms of 11). Not the census: held beside what discovery holds, it would raise
-    /// the peak of 20,000 small sessions by 5 MiB. A read that fails is left to the query,
-    /// which meets it again.
-    pub fn read_ahead(&self, queries: &[String]) {
-        let Ok(store) = self.store.lock() else {
-            return;
-        };
-        let lists = (queries.iter())
-            .filter_map(|q| query_tokens(&history_raw::fold(q)))
-            .filter(|tokens| !tokens.is_empty())
-            .filter_map(|tokens| Some((tokens.clone(), store.token_lists(&tokens).ok()?)))
-            .collect();
-        if let Ok(mut ahead) = self.ahead.lock() {
-            *ahead = lists;
-        }
     }
 }
 
@@ -218,13 +194,11 @@ fn candidate_spans(
     census: &Census,
     positions: &[Option<usize>],
     per_query: &[Vec<Token>],
-    ahead: &mut Vec<(Vec<Token>, TokenLists)>,
 ) -> Option<(Spans, Vec<QueryCandidates>)> {
     let mut spans: Spans = vec![None; positions.len()];
     let mut found = Vec::new();
     for tokens in per_query {
-        let lists = (ahead.iter().position(|(t, _)| t == tokens)).map(|at| ahead.swap_remove(at).1);
-        let mut located = seen.ok(store.located(census, positions, tokens, lists))?;
+        let mut located = seen.ok(store.located(census, positions, tokens))?;
         let mut ranges: Vec<Option<RangeInclusive<u64>>> = vec![None; positions.len()];
         for this in std::mem::take(&mut located.spans) {
             let entry = spans.get_mut(this.session)?.get_or_insert(this.times);
@@ -303,11 +277,10 @@ fn spans_and_appended(
     filter: &Filter,
     positions: &[Option<usize>],
     per_query: &[Vec<Token>],
-    ahead: &mut Vec<(Vec<Token>, TokenLists)>,
 ) -> (Option<Candidates>, Vec<(usize, Option<Appended>)>) {
     if appended.is_empty() {
         return (
-            candidate_spans(store, seen, census, positions, per_query, ahead),
+            candidate_spans(store, seen, census, positions, per_query),
             Vec::new(),
         );
     }
@@ -322,7 +295,7 @@ fn spans_and_appended(
             });
             Some(decoded.collect::<Vec<_>>())
         });
-        let spans = candidate_spans(store, seen, census, positions, per_query, ahead);
+        let spans = candidate_spans(store, seen, census, positions, per_query);
         (spans, decoding.join().ok().flatten().unwrap_or_default())
     })
 }
@@ -975,8 +948,6 @@ impl Projection for Index {
         let Some(census) = self.damage.ok(store.census()) else {
             return unknown();
         };
-        let mut ahead =
-            (self.ahead.lock()).map_or_else(|_| Vec::new(), |mut a| std::mem::take(&mut *a));
         // Each session's position in the census, if it is stored.
         let rows: Vec<Option<usize>> = sessions.iter().map(|f| census.position(&f.key)).collect();
         let row = |i: usize| rows[i].map(|at| census.row(at));
@@ -1016,7 +987,6 @@ impl Projection for Index {
             filter,
             &looked_up,
             &per_query,
-            &mut ahead,
         );
         // Those with a snapshot to go on from; their decodes are for this filter.
         let grown = self.keep_appended(sessions, decoded);

@@ -126,7 +126,7 @@ impl Searcher<'_> {
 
     /// A history over every source, with the index for a search.
     pub fn history(&self, search: bool) -> Result<History, HistoryError> {
-        let projection = search.then(|| self.index.projection(&[])).flatten();
+        let projection = search.then(|| self.index.projection()).flatten();
         Ok((self.open)()?
             .with_locations(false)
             .with_resumes(true)

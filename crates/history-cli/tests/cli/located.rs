@@ -166,40 +166,6 @@ fn histories(roots: &Roots, calls: &Arc<Mutex<Calls>>, db: &Path) -> (History, H
     (indexed, scanned)
 }
 
-/// An index that read ahead (the census, and the token lists of the queries a search was to
-/// ask) answers as a scan does, whichever queries it read ahead for: lists read for other
-/// tokens are never taken for a query's own.
-#[test]
-fn an_index_that_read_ahead_answers_what_a_scan_answers() {
-    let Indexed {
-        roots, calls, db, ..
-    } = Indexed::new();
-    let (_, scanned) = histories(&roots, &calls, &db);
-    let cases: [(&[&str], &[&str]); 5] = [
-        (&["review"], &["review"]),
-        (&["git", "review"], &["review", "git"]),
-        (&["git"], &["review"]),
-        (&["ls -la", "agents"], &["agents"]),
-        (&[], &["test"]),
-    ];
-    for (ahead, asked) in cases {
-        let index = Index::new(Store::open_to_read(&db).unwrap(), "test").unwrap();
-        index.read_ahead(&ahead.iter().map(|q| q.to_string()).collect::<Vec<_>>());
-        let indexed = History::new(corpus(&roots, &calls))
-            .with_locations(true)
-            .with_projection(Some(Box::new(index)));
-        let req = ListRequest {
-            session: Some("*".into()),
-            queries: asked.iter().map(|q| q.to_string()).collect(),
-            limit: 50,
-            ..ListRequest::default()
-        };
-        let with = page(&indexed, &req);
-        assert!(!with["items"].as_array().unwrap().is_empty(), "{asked:?}");
-        assert_eq!(with, page(&scanned, &req), "{ahead:?} then {asked:?}");
-    }
-}
-
 #[test]
 fn the_index_answers_from_located_lines_what_a_scan_answers() {
     let Indexed {

@@ -412,36 +412,25 @@ impl Store {
         Ok(rows)
     }
 
-    /// The lists of `tokens` (not empty) that [`Store::located`] reads first: for a query to
-    /// read while it finds the sessions.
-    pub fn token_lists(&self, tokens: &[Token]) -> Result<TokenLists, StoreError> {
-        Ok(postings::lists(&self.conn, tokens)?)
-    }
-
     /// Every line holding every one of `tokens`; and for each session at `positions` among the
     /// census's rows ([`Census::positions`]) with such lines, by its index there, the
     /// times of the lines of each write of the session that holds some ([`super::ranges`]:
     /// a frequent term's lines never cross into SQL one by one), with the range of the
     /// candidates' ids among them. A caller that keeps both finds a session's candidates
     /// ([`Store::lines_of_among`]) without reading the token lists again. A candidate in no
-    /// session's range must be a removed line, or the database is damaged. `ahead`: the token
-    /// lists as [`Store::token_lists`] read them in this read transaction, if it did.
+    /// session's range must be a removed line, or the database is damaged.
     pub fn located(
         &self,
         census: &Census,
         positions: &[Option<usize>],
         tokens: &[Token],
-        ahead: Option<TokenLists>,
     ) -> Result<Located, StoreError> {
         let wanted = census.ids_at(positions);
         if wanted.is_empty() {
             return Ok(Located::default());
         }
         let ranges = &census.ranges;
-        let lists = match ahead {
-            Some(lists) => lists,
-            None => postings::lists(&self.conn, tokens)?,
-        };
+        let lists = postings::lists(&self.conn, tokens)?;
         let lines: u64 = ranges.iter().map(|(_, r)| r.len()).sum();
         if !tokens.is_empty() && lists.rarest.saturating_mul(DENSE) > lines {
             let mut spans = Vec::with_capacity(ranges.len().min(wanted.len()));

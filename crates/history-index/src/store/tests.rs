@@ -670,7 +670,7 @@ fn several_tokens_are_an_and() {
     let keys = [key(2), key(7), key(1)];
     let census = store.census().unwrap();
     let located = store
-        .located(&census, &census.positions(&keys), &q, None)
+        .located(&census, &census.positions(&keys), &q)
         .unwrap();
     let mut spans: Vec<_> = (located.spans.iter())
         .map(|s| (s.session, s.times))
@@ -791,7 +791,7 @@ fn a_bulk_write_finds_exactly_the_lines_holding_every_token() {
         }
         let census = store.census().unwrap();
         let located = store
-            .located(&census, &census.positions(&keys), &q, None)
+            .located(&census, &census.positions(&keys), &q)
             .unwrap();
         let mut spans: Vec<usize> = located.spans.iter().map(|s| s.session).collect();
         spans.sort_unstable();
