@@ -84,8 +84,8 @@ pub fn ordered_map<'a, T, R>(
 }
 
 /// [`map`], keeping the results that are `Some`, in item order. Each worker keeps only its
-/// `Some` results, and they are merged into one vector: the results are held twice at most,
-/// not copied again as they are gathered (20,000 sessions' files: a peak 4 MiB lower).
+/// `Some` results, merged into one vector at the end: no vector of every result grows by
+/// copies, nor is copied again to leave out the `None`s.
 pub fn filter_map<'a, T, R>(items: &'a [T], work: impl Fn(&'a T) -> Option<R> + Sync) -> Vec<R>
 where
     T: Sync,
