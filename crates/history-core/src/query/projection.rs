@@ -84,6 +84,18 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// The tally of `events`, [`Tally::add`]ed one by one.
+    pub fn of(
+        events: impl IntoIterator<Item = Event>,
+        better: &dyn Fn(&Event, &Event) -> bool,
+    ) -> Tally {
+        let mut tally = Tally::default();
+        for event in events {
+            tally.add(event, better);
+        }
+        tally
+    }
+
     /// Counts `event` in, keeping it as the best when `better(event, best)`.
     pub fn add(&mut self, event: Event, better: &dyn Fn(&Event, &Event) -> bool) {
         self.hits += 1;
@@ -134,13 +146,10 @@ pub trait Projection: Send + Sync {
             count: usize::MAX,
             ..*wanted
         };
-        Some(self.hits(corpus, file, &every)?.map(|(hits, meta)| {
-            let mut tally = Tally::default();
-            for (event, _) in hits {
-                tally.add(event, better);
-            }
-            (tally, meta)
-        }))
+        Some(
+            self.hits(corpus, file, &every)?
+                .map(|(hits, meta)| (Tally::of(hits.into_iter().map(|(e, _)| e), better), meta)),
+        )
     }
 
     /// What a session it holds as the session is now (not appended to since) is about, and

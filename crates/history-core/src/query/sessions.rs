@@ -107,11 +107,11 @@ fn sort(summaries: &mut [SessionSummary]) {
 
 /// One session's hits summed up; `None` when it has none.
 fn summary(file: &SessionFile, events: Vec<Event>, meta: SessionMeta) -> Option<SessionSummary> {
-    let mut tally = Tally::default();
-    for event in events {
-        tally.add(event, &|a, b| better(a, b, &file.key));
-    }
-    summed(file, tally, meta)
+    summed(
+        file,
+        Tally::of(events, &|a, b| better(a, b, &file.key)),
+        meta,
+    )
 }
 
 /// A session's summary from its tally; `None` when it has no hit.
