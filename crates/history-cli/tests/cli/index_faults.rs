@@ -241,6 +241,16 @@ fn one_update_at_a_time_and_the_lock_names_its_holder() {
     let search = self::run(&roots, &["list", "--query", "the", "--json"]);
     assert_eq!(search.code, 0, "{search:?}");
     assert_eq!(fs::read_to_string(&lock).unwrap(), "4242\n");
+    // The update the search started gives way too: gone before the lock is let go, or it could
+    // take the lock from the update below.
+    let start = Instant::now();
+    while roots.background_running() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no background update ends"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     drop(held);
     assert_eq!(self::run(&roots, &["index"]).code, 0);
 }
