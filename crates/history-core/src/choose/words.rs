@@ -21,11 +21,13 @@
 //! which is how `find` gathers its candidates, through the index or a scan alike.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 use aho_corasick::AhoCorasick;
 use caseless::Caseless;
 use history_raw::ASCII_FOLDING;
 use rust_stemmers::{Algorithm, Stemmer};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::OnceLock;
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -60,9 +62,10 @@ const STOP_WORDS: &[&str] = &[
     "your",
 ];
 
-/// Whether `folded` is a stop word.
+/// Whether `folded` is a stop word (none is longer than seven bytes).
 pub fn is_stop_word(folded: &str) -> bool {
-    STOP_WORDS.binary_search(&folded).is_ok()
+    static SET: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
+    folded.len() <= 7 && SET.get_or_init(|| STOP_WORDS.iter().copied().collect()).contains(folded)
 }
 
 /// Whether `c` is written without spaces between words: Han, Hiragana, Katakana.
@@ -81,14 +84,39 @@ fn stemmer() -> &'static Stemmer {
 /// or more its Snowball stem, when the stem's [`literal`] begins the word; any other word as it
 /// is.
 pub fn reduce(folded: &str) -> Cow<'_, str> {
+    with_reduced(folded, |term| match term == folded {
+        true => Cow::Borrowed(folded),
+        false => Cow::Owned(term.to_string()),
+    })
+}
+
+/// How many words [`with_reduced`] remembers the terms of, per thread: a text repeats its
+/// words, and stemming one costs more than cutting and folding it.
+const REMEMBERED: usize = 1 << 16;
+
+/// Calls `f` with what `folded` becomes as a term ([`reduce`]), without allocating for a word
+/// seen before on this thread.
+fn with_reduced<R>(folded: &str, f: impl FnOnce(&str) -> R) -> R {
     if folded.len() < 4 || !folded.bytes().all(|b| b.is_ascii_lowercase()) {
-        return Cow::Borrowed(folded);
+        return f(folded);
     }
-    let stem = stemmer().stem(folded);
-    match folded.starts_with(literal(&stem)) {
-        true => stem,
-        false => Cow::Borrowed(folded),
+    thread_local! {
+        /// Each word's stem, where it is one ([`reduce`]).
+        static STEMS: RefCell<FxHashMap<Box<str>, Option<Box<str>>>> = RefCell::default();
     }
+    STEMS.with_borrow_mut(|stems| {
+        if let Some(stem) = stems.get(folded) {
+            return f(stem.as_deref().unwrap_or(folded));
+        }
+        let stem = stemmer().stem(folded);
+        let stem = folded.starts_with(literal(&stem)).then(|| Box::from(&*stem));
+        if stems.len() >= REMEMBERED {
+            stems.clear();
+        }
+        let out = f(stem.as_deref().unwrap_or(folded));
+        stems.insert(folded.into(), stem);
+        out
+    })
 }
 
 /// What every word whose term is `term` begins with, for a literal search to gather them: the
@@ -145,6 +173,11 @@ fn parts(word: &str) -> Vec<(usize, usize)> {
 /// `word` folded into `out`, which it replaces.
 fn fold_into(word: &str, out: &mut String) {
     out.clear();
+    if word.is_ascii() {
+        out.push_str(word);
+        out.make_ascii_lowercase();
+        return;
+    }
     for c in word.chars() {
         match c.is_ascii() {
             true => out.push(c.to_ascii_lowercase()),
@@ -427,7 +460,12 @@ impl State {
         self.flush(each);
         let position = self.position;
         // A contraction is its first word: `don't` is `don`, `we'll` is `we`.
-        let word = match word.find(['\'', '\u{2019}']) {
+        let ascii = word.is_ascii();
+        let apostrophe = match ascii {
+            true => word.bytes().position(|b| b == b'\''),
+            false => word.find(['\'', '\u{2019}']),
+        };
+        let word = match apostrophe {
             Some(at) if at > 0 => &word[..at],
             _ => word,
         };
@@ -435,19 +473,21 @@ impl State {
         fold_into(word, folded);
         // A word with no capital, `_`, `.` or `:` after its first letter is no identifier: no
         // parts to look for (`The` is one word).
-        let plain = word
-            .chars()
-            .skip(1)
-            .all(|c| c.is_lowercase() || c.is_numeric());
+        let plain = match ascii {
+            true => (word.bytes().skip(1)).all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()),
+            false => (word.chars().skip(1)).all(|c| c.is_lowercase() || c.is_numeric()),
+        };
         let pieces = if plain { Vec::new() } else { parts(word) };
         if pieces.len() < 2 {
             if could(folded) && !is_stop_word(folded) {
-                each(Word {
-                    start,
-                    end,
-                    term: &reduce(folded),
-                    part: in_compound,
-                    position,
+                with_reduced(folded, |term| {
+                    each(Word {
+                        start,
+                        end,
+                        term,
+                        part: in_compound,
+                        position,
+                    })
                 });
             }
             return;
@@ -465,13 +505,14 @@ impl State {
         for (a, b) in pieces {
             fold_into(&word[a..b], piece);
             if could(piece) && !is_stop_word(piece) {
-                let term = &reduce(piece);
-                each(Word {
-                    start: start + a,
-                    end: start + b,
-                    term,
-                    part: true,
-                    position,
+                with_reduced(piece, |term| {
+                    each(Word {
+                        start: start + a,
+                        end: start + b,
+                        term,
+                        part: true,
+                        position,
+                    })
                 });
             }
         }
@@ -530,6 +571,28 @@ mod tests {
             let t = reduce(w);
             assert!(w.starts_with(literal(&t)), "{w} → {t}");
         }
+    }
+
+    #[test]
+    fn a_remembered_term_is_the_one_the_stemmer_gives() {
+        // More distinct words than are remembered, twice over: each term as first reduced, as
+        // remembered, and after the memory was cleared, against the stemmer's own.
+        let words: Vec<String> = (0..REMEMBERED + 10)
+            .map(|i| format!("{}ing", ["flak", "pagin", "deploy", "test"][i % 4].repeat(1 + i % 3)))
+            .chain(["readiness", "ready", "uses"].map(String::from))
+            .collect();
+        for _ in 0..2 {
+            for w in &words {
+                let stem = stemmer().stem(w);
+                let want = match w.starts_with(literal(&stem)) {
+                    true => stem.to_string(),
+                    false => w.clone(),
+                };
+                assert_eq!(reduce(w), want, "{w}");
+            }
+        }
+        assert!(is_stop_word("through") && is_stop_word("a") && !is_stop_word("throughout"));
+        assert!(STOP_WORDS.iter().all(|w| w.len() <= 7 && is_stop_word(w)));
     }
 
     #[test]
