@@ -1,11 +1,14 @@
 //! Where rollouts are: the dated `YYYY/MM/DD/` tree and the older flat layout, file names and
 //! the ids they carry.
 
+use std::borrow::Cow;
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use history_core::{Fingerprint, Kind, SessionFile, SessionKey, Walk};
+use rustc_hash::FxHashMap;
 
 use crate::header;
 use crate::reader;
@@ -15,17 +18,17 @@ pub(crate) const NAME: &str = "codex";
 
 /// The ids a rollout's file name carries.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct RolloutName {
+pub(crate) struct RolloutName<'n> {
     /// The thread (session) id.
-    pub thread: String,
+    pub thread: &'n str,
     /// The rollout id of a file written after `thread/revert` (`<thread>_<rollout>`).
-    pub rollout: Option<String>,
+    pub rollout: Option<&'n str>,
 }
 
-impl RolloutName {
+impl RolloutName<'_> {
     /// The id a `history_base` names this file by.
     pub fn rollout_id(&self) -> &str {
-        self.rollout.as_deref().unwrap_or(&self.thread)
+        self.rollout.unwrap_or(self.thread)
     }
 }
 
@@ -46,7 +49,7 @@ fn is_uuid(s: &str) -> bool {
 }
 
 /// Parses `rollout-<ts>-<thread>[_<rollout>].jsonl[.zst]`; `None` when the name carries no id.
-pub(crate) fn parse_name(name: &str) -> Option<RolloutName> {
+pub(crate) fn parse_name(name: &str) -> Option<RolloutName<'_>> {
     let stem = stem(name)?;
     let uuid_at = |end: usize| -> Option<&str> {
         let start = end.checked_sub(36)?;
@@ -58,14 +61,14 @@ pub(crate) fn parse_name(name: &str) -> Option<RolloutName> {
         if let (Some(thread), Some(rollout)) = (uuid_at(len - 37), stem.get(len - 36..)) {
             if is_uuid(rollout) {
                 return Some(RolloutName {
-                    thread: thread.to_owned(),
-                    rollout: Some(rollout.to_owned()),
+                    thread,
+                    rollout: Some(rollout),
                 });
             }
         }
     }
     uuid_at(len).map(|thread| RolloutName {
-        thread: thread.to_owned(),
+        thread,
         rollout: None,
     })
 }
@@ -131,35 +134,39 @@ fn links_to_file(path: &Path) -> bool {
 /// several files (`<thread>` and later `<thread>_<rollout>`); its newest, the one named with the
 /// latest time, is the session (it inherits what it keeps of the others).
 pub(crate) fn sessions(harness: &str, root: &Path, walk: &Walk) -> Vec<SessionFile> {
-    let mut by_thread: HashMap<String, (String, PathBuf)> = HashMap::new();
-    for path in rollout_files(root, walk) {
+    let paths = rollout_files(root, walk);
+    // Each thread's file so far, by thread: its place in `paths`, and its name's order.
+    let mut by_thread: FxHashMap<Cow<'_, str>, (usize, &str)> = FxHashMap::default();
+    for (i, path) in paths.iter().enumerate() {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        let order = stem(name).unwrap_or(name).to_owned();
+        let order = stem(name).unwrap_or(name);
         let thread = match parse_name(name) {
-            Some(parsed) => parsed.thread,
-            None => match id_from_header(&path, walk) {
-                Some(id) => id,
+            Some(parsed) => Cow::Borrowed(parsed.thread),
+            None => match id_from_header(path, walk) {
+                Some(id) => Cow::Owned(id),
                 None => continue,
             },
         };
-        match by_thread.get(&thread) {
-            Some((seen, _)) if *seen >= order => {}
-            _ => {
-                by_thread.insert(thread, (order, path));
+        match by_thread.entry(thread) {
+            Entry::Occupied(mut seen) if seen.get().1 < order => *seen.get_mut() = (i, order),
+            Entry::Occupied(_) => {}
+            Entry::Vacant(new) => {
+                new.insert((i, order));
             }
         }
     }
-    let named: Vec<(String, PathBuf)> = by_thread
-        .into_iter()
-        .map(|(thread, (_, path))| (thread, path))
+    let mut named: Vec<(usize, Cow<'_, str>)> = (by_thread.into_iter())
+        .map(|(thread, (i, _))| (i, thread))
         .collect();
+    // In the order of their paths, which is the order of the files found.
+    named.sort_unstable_by_key(|&(i, _)| i);
     // One stat per file, on every core.
-    let mut files = history_core::parallel::filter_map(&named, |(thread, path)| {
-        let meta = fs::metadata(path).ok()?;
-        let key = SessionKey::new(harness, thread.clone());
-        Some(SessionFile::from_metadata(key, path.clone(), &meta))
+    let mut files = history_core::parallel::filter_map(&named, |(i, thread)| {
+        let meta = fs::metadata(&paths[*i]).ok()?;
+        let key = SessionKey::new(harness, thread.to_string());
+        Some(SessionFile::from_metadata(key, paths[*i].clone(), &meta))
     });
     files.sort_by_cached_key(|f| history_core::path_key(&f.path));
     files
@@ -206,8 +213,8 @@ impl RolloutIndex {
                         .file_name()
                         .and_then(|n| n.to_str())
                         .and_then(parse_name);
-                    if let Some(name) = name {
-                        map.entry(name.rollout_id().to_owned()).or_insert(path);
+                    if let Some(id) = name.map(|n| n.rollout_id().to_owned()) {
+                        map.entry(id).or_insert(path);
                     }
                 }
                 map
@@ -226,12 +233,15 @@ mod tests {
 
     #[test]
     fn names() {
-        let plain = parse_name(&format!("rollout-2026-02-23T20-34-25-{T}.jsonl")).unwrap();
+        let name = format!("rollout-2026-02-23T20-34-25-{T}.jsonl");
+        let plain = parse_name(&name).unwrap();
         assert_eq!(plain.thread, T);
         assert_eq!(plain.rollout, None);
-        let zst = parse_name(&format!("rollout-2025-05-20-{T}.jsonl.zst")).unwrap();
+        let name = format!("rollout-2025-05-20-{T}.jsonl.zst");
+        let zst = parse_name(&name).unwrap();
         assert_eq!(zst.thread, T);
-        let revert = parse_name(&format!("rollout-2026-02-23T20-34-25-{T}_{R}.jsonl")).unwrap();
+        let name = format!("rollout-2026-02-23T20-34-25-{T}_{R}.jsonl");
+        let revert = parse_name(&name).unwrap();
         assert_eq!(revert.thread, T);
         assert_eq!(revert.rollout_id(), R);
         assert_eq!(parse_name("rollout-2026-02-23.jsonl"), None);

@@ -65,7 +65,10 @@ const STOP_WORDS: &[&str] = &[
 /// Whether `folded` is a stop word (none is longer than seven bytes).
 pub fn is_stop_word(folded: &str) -> bool {
     static SET: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
-    folded.len() <= 7 && SET.get_or_init(|| STOP_WORDS.iter().copied().collect()).contains(folded)
+    folded.len() <= 7
+        && SET
+            .get_or_init(|| STOP_WORDS.iter().copied().collect())
+            .contains(folded)
 }
 
 /// Whether `c` is written without spaces between words: Han, Hiragana, Katakana.
@@ -109,7 +112,9 @@ fn with_reduced<R>(folded: &str, f: impl FnOnce(&str) -> R) -> R {
             return f(stem.as_deref().unwrap_or(folded));
         }
         let stem = stemmer().stem(folded);
-        let stem = folded.starts_with(literal(&stem)).then(|| Box::from(&*stem));
+        let stem = folded
+            .starts_with(literal(&stem))
+            .then(|| Box::from(&*stem));
         if stems.len() >= REMEMBERED {
             stems.clear();
         }
@@ -578,7 +583,12 @@ mod tests {
         // More distinct words than are remembered, twice over: each term as first reduced, as
         // remembered, and after the memory was cleared, against the stemmer's own.
         let words: Vec<String> = (0..REMEMBERED + 10)
-            .map(|i| format!("{}ing", ["flak", "pagin", "deploy", "test"][i % 4].repeat(1 + i % 3)))
+            .map(|i| {
+                format!(
+                    "{}ing",
+                    ["flak", "pagin", "deploy", "test"][i % 4].repeat(1 + i % 3)
+                )
+            })
             .chain(["readiness", "ready", "uses"].map(String::from))
             .collect();
         for _ in 0..2 {

@@ -14,13 +14,14 @@
 //! discovery always did.
 
 use std::ffi::OsString;
+use std::hash::BuildHasher;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use serde::{Deserialize, Serialize};
 
 use crate::model::Fingerprint;
@@ -81,14 +82,40 @@ struct Memo {
 }
 
 /// One walk of a root: what the last walk kept, and what this one sees.
+///
+/// The memo is looked up where it lies, by a hash of each path's bytes, and a walk notes only
+/// which of its entries it met again; an entry copied, or a path parsed into components to be
+/// hashed, for every file of every walk cost more than the stat that tells the file unchanged.
 #[derive(Debug, Default)]
 pub struct Walk {
-    dirs: FxHashMap<PathBuf, (Stamp, Vec<(OsString, Kind)>)>,
-    ids: FxHashMap<PathBuf, (Fingerprint, String)>,
-    /// What this walk saw, to keep for the next one (discoverers work on every core).
-    seen: Mutex<Memo>,
+    /// What the last walk kept.
+    kept: Memo,
+    /// Where each kept directory and id is in `kept`, by the hash of its path's bytes (of two
+    /// paths with one hash, the first: the other is listed or read again).
+    dir_at: FxHashMap<u64, usize>,
+    id_at: FxHashMap<u64, usize>,
+    /// Which kept directories and ids this walk met again, unchanged (discoverers work on
+    /// every core).
+    met_dirs: Vec<AtomicBool>,
+    met_ids: Vec<AtomicBool>,
+    /// What this walk listed or read that the memo did not hold, to keep for the next one.
+    added: Mutex<Memo>,
     /// Whether this walk listed or read anything the memo did not hold.
     fresh: AtomicBool,
+}
+
+/// The hash a memo's path is looked up by.
+fn hash(path: &[u8]) -> u64 {
+    FxBuildHasher.hash_one(path)
+}
+
+/// Where each item is, by the hash of its path (the first of a hash kept).
+fn places<T>(items: &[T], path: impl Fn(&T) -> &[u8]) -> FxHashMap<u64, usize> {
+    let mut at = FxHashMap::with_capacity_and_hasher(items.len(), FxBuildHasher);
+    for (i, item) in items.iter().enumerate() {
+        at.entry(hash(path(item))).or_insert(i);
+    }
+    at
 }
 
 impl Walk {
@@ -100,41 +127,47 @@ impl Walk {
     /// A walk that goes on from the memo `bytes` ([`Walk::to_bytes`]); from nothing when they
     /// are damaged or of another format.
     pub fn from_bytes(bytes: &[u8]) -> Walk {
-        let memo = (bytes.len().checked_sub(4))
+        let kept = (bytes.len().checked_sub(4))
             .filter(|&n| bytes[n..] == crc32fast::hash(&bytes[..n]).to_le_bytes())
             .and_then(|n| bytes[..n].strip_prefix(MAGIC))
             .and_then(|body| postcard::from_bytes::<Memo>(body).ok())
             .unwrap_or_default();
-        let path = |p: Vec<u8>| PathBuf::from(OsString::from_vec(p));
+        let met = |n: usize| (0..n).map(|_| AtomicBool::new(false)).collect();
         Walk {
-            dirs: (memo.dirs.into_iter())
-                .map(|listed| {
-                    let entries = (listed.entries.into_iter())
-                        .map(|(name, kind)| (OsString::from_vec(name), kind))
-                        .collect();
-                    (path(listed.dir), (listed.stamp, entries))
-                })
-                .collect(),
-            ids: (memo.ids.into_iter())
-                .map(|(file, f, id)| (path(file), (f, id)))
-                .collect(),
+            dir_at: places(&kept.dirs, |listed| &listed.dir),
+            id_at: places(&kept.ids, |(file, _, _)| file),
+            met_dirs: met(kept.dirs.len()),
+            met_ids: met(kept.ids.len()),
+            kept,
             ..Walk::default()
         }
     }
 
     /// What this walk saw, for the next one; `None` when that is what the memo held already.
     pub fn to_bytes(&self) -> Option<Vec<u8>> {
-        let seen = self.seen.lock().ok()?;
-        let same = !self.fresh.load(Ordering::Relaxed)
-            && seen.dirs.len() == self.dirs.len()
-            && seen.ids.len() == self.ids.len();
-        if same {
+        let added = self.added.lock().ok()?;
+        let all = |met: &[AtomicBool]| met.iter().all(|m| m.load(Ordering::Relaxed));
+        if !self.fresh.load(Ordering::Relaxed) && all(&self.met_dirs) && all(&self.met_ids) {
             return None;
         }
-        let mut memo = seen.clone();
+        let met = |met: &[AtomicBool], i: usize| met[i].load(Ordering::Relaxed);
+        let mut memo = Memo {
+            dirs: (self.kept.dirs.iter().enumerate())
+                .filter(|&(i, _)| met(&self.met_dirs, i))
+                .map(|(_, listed)| listed.clone())
+                .chain(added.dirs.iter().cloned())
+                .collect(),
+            ids: (self.kept.ids.iter().enumerate())
+                .filter(|&(i, _)| met(&self.met_ids, i))
+                .map(|(_, id)| id.clone())
+                .chain(added.ids.iter().cloned())
+                .collect(),
+        };
         // Walks on every core see things in any order; the bytes do not depend on it.
         memo.dirs.sort_by(|a, b| a.dir.cmp(&b.dir));
+        memo.dirs.dedup_by(|a, b| a.dir == b.dir);
         memo.ids.sort_by(|a, b| a.0.cmp(&b.0));
+        memo.ids.dedup_by(|a, b| a.0 == b.0);
         let mut bytes = MAGIC.to_vec();
         bytes.extend(postcard::to_allocvec(&memo).ok()?);
         bytes.extend(crc32fast::hash(&bytes).to_le_bytes());
@@ -150,9 +183,14 @@ impl Walk {
             return None;
         }
         let stamp = Stamp::of(&meta);
-        if let Some((_, entries)) = self.dirs.get(dir).filter(|(s, _)| *s == stamp) {
-            self.keep_dir(dir, stamp, entries);
-            return Some(entries.clone());
+        let key = dir.as_os_str().as_bytes();
+        let kept = (self.dir_at.get(&hash(key)))
+            .filter(|&&i| self.kept.dirs[i].dir == key && self.kept.dirs[i].stamp == stamp);
+        if let Some(&i) = kept {
+            self.met_dirs[i].store(true, Ordering::Relaxed);
+            let entries = (self.kept.dirs[i].entries.iter())
+                .map(|(name, kind)| (OsString::from_vec(name.clone()), *kind));
+            return Some(entries.collect());
         }
         let started = unix_nanos(SystemTime::now());
         let entries: Vec<(OsString, Kind)> = (std::fs::read_dir(dir).ok()?.flatten())
@@ -160,8 +198,14 @@ impl Walk {
             .collect();
         self.fresh.store(true, Ordering::Relaxed);
         let settled = started.saturating_sub(stamp.mtime_ns.max(stamp.ctime_ns)) >= SETTLED_NS;
-        if settled {
-            self.keep_dir(dir, stamp, &entries);
+        if let Some(mut added) = self.added.lock().ok().filter(|_| settled) {
+            added.dirs.push(Listed {
+                dir: key.to_vec(),
+                stamp,
+                entries: (entries.iter())
+                    .map(|(name, kind)| (name.as_bytes().to_vec(), *kind))
+                    .collect(),
+            });
         }
         Some(entries)
     }
@@ -174,31 +218,19 @@ impl Walk {
         now: &Fingerprint,
         read: impl FnOnce() -> Option<String>,
     ) -> Option<String> {
-        let id = match self.ids.get(path).filter(|(f, _)| f == now) {
-            Some((_, id)) => id.clone(),
-            None => {
-                self.fresh.store(true, Ordering::Relaxed);
-                read()?
-            }
-        };
-        if let Ok(mut seen) = self.seen.lock() {
-            let file = path.as_os_str().as_bytes().to_vec();
-            seen.ids.push((file, *now, id.clone()));
+        let key = path.as_os_str().as_bytes();
+        let kept = (self.id_at.get(&hash(key)))
+            .filter(|&&i| self.kept.ids[i].0 == key && self.kept.ids[i].1 == *now);
+        if let Some(&i) = kept {
+            self.met_ids[i].store(true, Ordering::Relaxed);
+            return Some(self.kept.ids[i].2.clone());
+        }
+        self.fresh.store(true, Ordering::Relaxed);
+        let id = read()?;
+        if let Ok(mut added) = self.added.lock() {
+            added.ids.push((key.to_vec(), *now, id.clone()));
         }
         Some(id)
-    }
-
-    fn keep_dir(&self, dir: &Path, stamp: Stamp, entries: &[(OsString, Kind)]) {
-        if let Ok(mut seen) = self.seen.lock() {
-            let entries = (entries.iter())
-                .map(|(name, kind)| (name.as_bytes().to_vec(), *kind))
-                .collect();
-            seen.dirs.push(Listed {
-                dir: dir.as_os_str().as_bytes().to_vec(),
-                stamp,
-                entries,
-            });
-        }
     }
 }
 
@@ -240,6 +272,7 @@ fn unix_nanos(t: SystemTime) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn names(entries: Option<Vec<(OsString, Kind)>>) -> Vec<String> {
         let mut names: Vec<String> = (entries.unwrap().into_iter())
@@ -279,7 +312,10 @@ mod tests {
         let first = Walk::none();
         let all = ["a.jsonl:File", "link:Link", "sub:Dir"];
         assert_eq!(names(first.entries(&root)), all);
-        assert!(Walk::from_bytes(&first.to_bytes().unwrap()).dirs.is_empty());
+        assert!(Walk::from_bytes(&first.to_bytes().unwrap())
+            .kept
+            .dirs
+            .is_empty());
         // Settled: kept, and the next walk lists nothing.
         std::thread::sleep(std::time::Duration::from_nanos(
             SETTLED_NS as u64 + 100_000_000,
@@ -330,10 +366,19 @@ mod tests {
             again.id(&path, &f2, || Some("id-2".into())),
             Some("id-2".into())
         );
+        // What a walk did not meet again is not kept: a file gone, a directory not walked.
+        let gone = Walk::from_bytes(&bytes);
+        assert!(Walk::from_bytes(&gone.to_bytes().unwrap())
+            .kept
+            .ids
+            .is_empty());
         // A file that gives no id is not kept.
         let none = Walk::from_bytes(&bytes);
         assert_eq!(none.id(&path, &f2, || None), None);
-        assert!(Walk::from_bytes(&none.to_bytes().unwrap()).ids.is_empty());
+        assert!(Walk::from_bytes(&none.to_bytes().unwrap())
+            .kept
+            .ids
+            .is_empty());
     }
 
     #[test]
@@ -345,16 +390,19 @@ mod tests {
         let walk = Walk::none();
         walk.id(&path, &f, || Some("id".into()));
         let bytes = walk.to_bytes().unwrap();
-        assert_eq!(Walk::from_bytes(&bytes).ids.len(), 1);
+        assert_eq!(Walk::from_bytes(&bytes).kept.ids.len(), 1);
         for at in [0, MAGIC.len(), bytes.len() / 2, bytes.len() - 1] {
             let mut damaged = bytes.clone();
             damaged[at] ^= 0x20;
             assert!(
-                Walk::from_bytes(&damaged).ids.is_empty(),
+                Walk::from_bytes(&damaged).kept.ids.is_empty(),
                 "byte {at} flipped"
             );
         }
-        assert!(Walk::from_bytes(&bytes[..bytes.len() - 1]).ids.is_empty());
-        assert!(Walk::from_bytes(b"").ids.is_empty());
+        assert!(Walk::from_bytes(&bytes[..bytes.len() - 1])
+            .kept
+            .ids
+            .is_empty());
+        assert!(Walk::from_bytes(b"").kept.ids.is_empty());
     }
 }
