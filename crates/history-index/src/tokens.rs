@@ -72,9 +72,15 @@ pub fn text_tokens(folded: &str, out: &mut Vec<Token>) {
     tokens_with(folded, BITS, out)
 }
 
-/// The tokens a line must all hold for `folded_query` to occur in one of its events, sorted and
+/// Tokens a line must all hold for `folded_query` to occur in one of its events, sorted and
 /// without repeats; `None` when the query is too short for any token (shorter than three scalar
 /// values, unless it is two CJK ones), and only a scan can answer it.
+///
+/// Of a longer query, the trigrams that do not overlap (every third from the first) and the
+/// last: together they hold every scalar value of the query, and a line that holds them all
+/// but not the query is as rare as one that holds every trigram but not the query (their order
+/// is what it lacks). Each token costs a query a lookup per segment, and a long identifier has
+/// a dozen trigrams.
 pub fn query_tokens(folded_query: &str) -> Option<Vec<Token>> {
     query_tokens_with(folded_query, BITS)
 }
@@ -160,6 +166,12 @@ fn query_tokens_with(folded_query: &str, bits: u32) -> Option<Vec<Token>> {
         // the query a doclist to read.
         tokens_with(folded_query, bits, &mut out);
         out.retain(|&t| t & (1 << bits) == 0);
+        let last = out.len() - 1;
+        let mut at = 0;
+        out.retain(|_| {
+            at += 1;
+            (at - 1) % 3 == 0 || at - 1 == last
+        });
     } else if is_cjk(a) && is_cjk(b) {
         bigram(a, b, bits, &mut out);
     } else {
@@ -375,6 +387,28 @@ mod tests {
             &line_tokens(&["xab".into(), "cdx".into()]),
             &query_tokens("abc").unwrap()
         ));
+    }
+
+    #[test]
+    fn a_long_query_needs_the_trigrams_that_cover_it() {
+        let tokens = |grams: &[&str]| {
+            let mut out: Vec<Token> = grams
+                .iter()
+                .flat_map(|g| line_tokens(&[g.to_string()]))
+                .collect();
+            out.sort_unstable();
+            out
+        };
+        assert_eq!(
+            query_tokens("abcdefgh").unwrap(),
+            tokens(&["abc", "def", "fgh"])
+        );
+        assert_eq!(
+            query_tokens("abcdefghi").unwrap(),
+            tokens(&["abc", "def", "ghi"])
+        );
+        assert_eq!(query_tokens("abcd").unwrap(), tokens(&["abc", "bcd"]));
+        assert_eq!(query_tokens("abc").unwrap(), tokens(&["abc"]));
     }
 
     #[test]

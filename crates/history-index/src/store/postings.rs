@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use rusqlite::types::Value;
 use rusqlite::vtab::array::Array;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 
 use crate::tokens::Token;
 
@@ -440,7 +440,7 @@ pub(crate) fn flush(conn: &Connection, acc: &mut Accumulator) -> rusqlite::Resul
 /// A segment's token lists as they are written, in key order: each row names the key of the
 /// row after it in its segment (`next`, the segment's end after the last), with the sum of the
 /// two (`link`), so that a key missing from a lookup is proven absent by the row before it
-/// ([`proven_absent`]): a row whose key changed is missed by the lookup, but not by its chain.
+/// ([`lists`]): a row whose key changed is missed by the lookup, but not by its chain.
 struct Lists<'c> {
     insert: rusqlite::CachedStatement<'c>,
     /// The row waiting for the key after it.
@@ -491,25 +491,6 @@ impl<'c> Lists<'c> {
 /// A token list's bytes as stored, checked and without their sum.
 fn get_list(r: &rusqlite::Row<'_>, key: usize, n: usize, list: usize) -> rusqlite::Result<Vec<u8>> {
     sum::unseal(r.get(key)?, r.get(n)?, r.get(list)?)
-}
-
-/// Whether `key`, which a lookup did not find, is absent from `segment` by the chain of its
-/// rows: the row before it names a later key as its next, or it lies before the segment's first
-/// key. `false` (damage) when a row claims it, or the row before is damaged.
-fn proven_absent(conn: &Connection, segment: &Segment, key: i64) -> rusqlite::Result<bool> {
-    let before: Option<(i64, bool)> = conn
-        .prepare_cached(
-            "SELECT next, link = row_sum(key, next) FROM postings
-             WHERE key < ?1 AND key >= ?2 ORDER BY key DESC LIMIT 1",
-        )?
-        .query_row(params![key, keys_of(segment.id).0], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .optional()?;
-    Ok(match before {
-        Some((next, whole)) => whole && next > key,
-        None => segment.head > key,
-    })
 }
 
 /// Stores a segment's row with its sum.
@@ -822,31 +803,44 @@ pub(crate) fn lists(conn: &Connection, tokens: &[Token]) -> rusqlite::Result<Tok
         Rc::new(keys.collect())
     };
     let mut counts: HashMap<Token, i64> = tokens.iter().map(|&t| (t, 0)).collect();
-    let mut found = std::collections::HashSet::new();
+    // Each key's row, or the row before it in its segment: a key not found is absent only if
+    // its segment's chain says so (the row before names a later key as its next, or there is
+    // none and the segment's first key is later), for damage to a key hides a list from the
+    // lookup, not from the chain. One statement for every key, found or not.
+    let mut unmet: std::collections::HashSet<i64> = (tokens.iter())
+        .flat_map(|&t| segments.iter().map(move |s| key(t, s.id)))
+        .collect();
     {
-        let mut stmt =
-            conn.prepare_cached("SELECT key, n FROM postings WHERE key IN rarray(?1)")?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT a.value, p.key, p.n, p.next, p.link = row_sum(p.key, p.next)
+             FROM rarray(?1) a JOIN postings p ON p.key = (
+                 SELECT max(key) FROM postings WHERE key <= a.value AND key >= a.value >> 32 << 32
+             )",
+        )?;
         let mut rows = stmt.query([keys(&mut tokens.iter().copied())])?;
         while let Some(r) = rows.next()? {
-            let k = r.get::<_, i64>(0)?;
-            found.insert(k);
-            let t = (k & 0xffff_ffff) as Token;
+            let (asked, k) = (r.get::<_, i64>(0)?, r.get::<_, i64>(1)?);
+            unmet.remove(&asked);
+            if k < asked {
+                let (next, whole) = (r.get::<_, i64>(3)?, r.get::<_, bool>(4)?);
+                if !(whole && next > asked) {
+                    return Err(sum::corrupt());
+                }
+                continue;
+            }
             // A stored list is never empty: a count that says so is damage, not an absence.
-            let n = r.get::<_, i64>(1)?;
+            let n = r.get::<_, i64>(2)?;
             if n <= 0 {
                 return Err(sum::corrupt());
             }
-            *counts.entry(t).or_default() += n;
+            *counts.entry((k & 0xffff_ffff) as Token).or_default() += n;
         }
     }
-    // A list not found is absent only if its segment's chain says so: damage to a key hides a
-    // list from the lookup, not from the chain.
-    for &t in tokens {
-        for segment in &segments {
-            let k = key(t, segment.id);
-            if !found.contains(&k) && !proven_absent(conn, segment, k)? {
-                return Err(sum::corrupt());
-            }
+    // No row at or before a key in its segment: absent if the segment starts after it.
+    for k in unmet {
+        let head = segments.iter().find(|s| s.id == k >> 32).map(|s| s.head);
+        if head.is_none_or(|head| head <= k) {
+            return Err(sum::corrupt());
         }
     }
     if counts.values().any(|&n| n == 0) {

@@ -965,3 +965,44 @@ fn the_catalog_repeats_the_tables_until_they_change() {
     catalog::write(&store.conn, &other).unwrap();
     assert!(matches!(store.checked_deep(), Ok(false)));
 }
+
+#[test]
+fn a_token_list_hidden_by_damage_is_damage_not_an_absence() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    for (n, words) in [(1, "aa bb cc"), (2, "bb dd"), (3, "aa ee")] {
+        let rec = record(f.dir.path(), &key(n), 10);
+        store.replace_session(&rec, &[line(0, words)]).unwrap();
+    }
+    let lists = |store: &Store, words: &[&str]| {
+        postings::candidates(&store.conn, &toks(words), 1..=i64::MAX as u64).map(|ids| ids.len())
+    };
+    assert_eq!(lists(&store, &["bb"]).unwrap(), 2);
+    assert_eq!(lists(&store, &["aa", "bb"]).unwrap(), 1);
+    // Absent everywhere, or from some segments only: proven so by each segment's chain.
+    assert_eq!(lists(&store, &["zz"]).unwrap(), 0);
+    assert_eq!(lists(&store, &["dd", "ee"]).unwrap(), 0);
+    let row_of = |word: &str| -> i64 {
+        store
+            .conn
+            .query_row(
+                "SELECT key FROM postings WHERE key & 4294967295 = ?1 ORDER BY key LIMIT 1",
+                [i64::from(tok(word))],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    // A list whose key changed, or that is gone: the lookup misses it, the chain does not.
+    let (bb, cc) = (row_of("bb"), row_of("cc"));
+    store
+        .conn
+        .execute("UPDATE postings SET key = key + 1 WHERE key = ?1", [bb])
+        .unwrap();
+    assert!(lists(&store, &["bb"]).is_err());
+    store
+        .conn
+        .execute("DELETE FROM postings WHERE key = ?1", [cc])
+        .unwrap();
+    assert!(lists(&store, &["cc"]).is_err());
+    assert!(lists(&store, &["zz", "cc"]).is_err());
+}
