@@ -76,14 +76,18 @@ pub fn text_tokens(folded: &str, out: &mut Vec<Token>) {
 /// without repeats; `None` when the query is too short for any token (shorter than three scalar
 /// values, unless it is two CJK ones), and only a scan can answer it.
 ///
-/// Of a longer query, the trigrams that do not overlap (every third from the first) and the
-/// last: together they hold every scalar value of the query, and a line that holds them all
-/// but not the query is as rare as one that holds every trigram but not the query (their order
-/// is what it lacks). Each token costs a query a lookup per segment, and a long identifier has
-/// a dozen trigrams.
+/// Of a query of more than [`ALL_UP_TO`] trigrams, those that do not overlap (every third from
+/// the first) and the last: together they hold every scalar value of the query, and a line that
+/// holds them all but not the query is as rare as one that holds every trigram but not the
+/// query (their order is what it lacks). Each token costs a query a lookup per segment, and a
+/// long identifier has a dozen trigrams.
 pub fn query_tokens(folded_query: &str) -> Option<Vec<Token>> {
     query_tokens_with(folded_query, BITS)
 }
+
+/// Up to how many trigrams a query needs them all ([`query_tokens`]): a short word's few
+/// lookups cost little, and each of its trigrams rules out lines.
+const ALL_UP_TO: usize = 8;
 
 /// Removes repeated tokens from a line's, keeping each one's first place: a bit per possible
 /// token, cleared again after each line, so that a long line costs no sort.
@@ -166,12 +170,14 @@ fn query_tokens_with(folded_query: &str, bits: u32) -> Option<Vec<Token>> {
         // the query a doclist to read.
         tokens_with(folded_query, bits, &mut out);
         out.retain(|&t| t & (1 << bits) == 0);
-        let last = out.len() - 1;
-        let mut at = 0;
-        out.retain(|_| {
-            at += 1;
-            (at - 1) % 3 == 0 || at - 1 == last
-        });
+        if out.len() > ALL_UP_TO {
+            let last = out.len() - 1;
+            let mut at = 0;
+            out.retain(|_| {
+                at += 1;
+                (at - 1) % 3 == 0 || at - 1 == last
+            });
+        }
     } else if is_cjk(a) && is_cjk(b) {
         bigram(a, b, bits, &mut out);
     } else {
@@ -399,14 +405,13 @@ mod tests {
             out.sort_unstable();
             out
         };
-        assert_eq!(
-            query_tokens("abcdefgh").unwrap(),
-            tokens(&["abc", "def", "fgh"])
-        );
-        assert_eq!(
-            query_tokens("abcdefghi").unwrap(),
-            tokens(&["abc", "def", "ghi"])
-        );
+        // Up to eight trigrams, all of them; from nine, every third and the last.
+        let all = ["abc", "bcd", "cde", "def", "efg", "fgh", "ghi", "hij"];
+        assert_eq!(query_tokens("abcdefghij").unwrap(), tokens(&all));
+        let covering = ["abc", "def", "ghi", "ijk"];
+        assert_eq!(query_tokens("abcdefghijk").unwrap(), tokens(&covering));
+        let covering = ["abc", "def", "ghi", "jkl"];
+        assert_eq!(query_tokens("abcdefghijkl").unwrap(), tokens(&covering));
         assert_eq!(query_tokens("abcd").unwrap(), tokens(&["abc", "bcd"]));
         assert_eq!(query_tokens("abc").unwrap(), tokens(&["abc"]));
     }
