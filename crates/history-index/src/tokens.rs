@@ -172,11 +172,10 @@ fn query_tokens_with(folded_query: &str, bits: u32) -> Option<Vec<Token>> {
         out.retain(|&t| t & (1 << bits) == 0);
         if out.len() > ALL_UP_TO {
             let last = out.len() - 1;
-            let mut at = 0;
-            out.retain(|_| {
-                at += 1;
-                (at - 1) % 3 == 0 || at - 1 == last
-            });
+            out = (out.iter().enumerate())
+                .filter(|&(i, _)| i % 3 == 0 || i == last)
+                .map(|(_, &t)| t)
+                .collect();
         }
     } else if is_cjk(a) && is_cjk(b) {
         bigram(a, b, bits, &mut out);
