@@ -118,6 +118,11 @@ fn places<T>(items: &[T], path: impl Fn(&T) -> &[u8]) -> FxHashMap<u64, usize> {
     at
 }
 
+/// The items whose flag in `met` is set.
+fn met_again<'a, T>(items: &'a [T], met: &'a [AtomicBool]) -> impl Iterator<Item = &'a T> {
+    (items.iter().zip(met)).filter_map(|(item, m)| m.load(Ordering::Relaxed).then_some(item))
+}
+
 impl Walk {
     /// A walk that remembers nothing: every directory is listed and every header read.
     pub fn none() -> Walk {
@@ -150,17 +155,14 @@ impl Walk {
         if !self.fresh.load(Ordering::Relaxed) && all(&self.met_dirs) && all(&self.met_ids) {
             return None;
         }
-        let met = |met: &[AtomicBool], i: usize| met[i].load(Ordering::Relaxed);
         let mut memo = Memo {
-            dirs: (self.kept.dirs.iter().enumerate())
-                .filter(|&(i, _)| met(&self.met_dirs, i))
-                .map(|(_, listed)| listed.clone())
-                .chain(added.dirs.iter().cloned())
+            dirs: met_again(&self.kept.dirs, &self.met_dirs)
+                .chain(&added.dirs)
+                .cloned()
                 .collect(),
-            ids: (self.kept.ids.iter().enumerate())
-                .filter(|&(i, _)| met(&self.met_ids, i))
-                .map(|(_, id)| id.clone())
-                .chain(added.ids.iter().cloned())
+            ids: met_again(&self.kept.ids, &self.met_ids)
+                .chain(&added.ids)
+                .cloned()
                 .collect(),
         };
         // Walks on every core see things in any order; the bytes do not depend on it.

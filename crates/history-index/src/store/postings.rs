@@ -798,18 +798,20 @@ pub(crate) fn lists(conn: &Connection, tokens: &[Token]) -> rusqlite::Result<Tok
     // Three statements whatever the number of tokens and segments: each statement is a read
     // transaction of its own, with its locks.
     let segments = segments(conn)?;
-    let keys = |tokens: &mut dyn Iterator<Item = Token>| -> Array {
-        let keys = tokens.flat_map(|t| segments.iter().map(move |s| Value::Integer(key(t, s.id))));
-        Rc::new(keys.collect())
+    let keys = |tokens: &mut dyn Iterator<Item = Token>| -> Vec<i64> {
+        tokens
+            .flat_map(|t| segments.iter().map(move |s| key(t, s.id)))
+            .collect()
     };
+    let array =
+        |keys: &[i64]| -> Array { Rc::new(keys.iter().map(|&k| Value::Integer(k)).collect()) };
     let mut counts: HashMap<Token, i64> = tokens.iter().map(|&t| (t, 0)).collect();
     // Each key's row, or the row before it in its segment: a key not found is absent only if
     // its segment's chain says so (the row before names a later key as its next, or there is
     // none and the segment's first key is later), for damage to a key hides a list from the
     // lookup, not from the chain. One statement for every key, found or not.
-    let mut unmet: std::collections::HashSet<i64> = (tokens.iter())
-        .flat_map(|&t| segments.iter().map(move |s| key(t, s.id)))
-        .collect();
+    let asked = keys(&mut tokens.iter().copied());
+    let mut unmet: std::collections::HashSet<i64> = asked.iter().copied().collect();
     {
         let mut stmt = conn.prepare_cached(
             "SELECT a.value, p.key, p.n, p.next, p.link = row_sum(p.key, p.next)
@@ -817,13 +819,13 @@ pub(crate) fn lists(conn: &Connection, tokens: &[Token]) -> rusqlite::Result<Tok
                  SELECT max(key) FROM postings WHERE key <= a.value AND key >= a.value >> 32 << 32
              )",
         )?;
-        let mut rows = stmt.query([keys(&mut tokens.iter().copied())])?;
+        let mut rows = stmt.query([array(&asked)])?;
         while let Some(r) = rows.next()? {
-            let (asked, k) = (r.get::<_, i64>(0)?, r.get::<_, i64>(1)?);
-            unmet.remove(&asked);
-            if k < asked {
+            let (sought, k) = (r.get::<_, i64>(0)?, r.get::<_, i64>(1)?);
+            unmet.remove(&sought);
+            if k < sought {
                 let (next, whole) = (r.get::<_, i64>(3)?, r.get::<_, bool>(4)?);
-                if !(whole && next > asked) {
+                if !(whole && next > sought) {
                     return Err(sum::corrupt());
                 }
                 continue;
@@ -853,7 +855,7 @@ pub(crate) fn lists(conn: &Connection, tokens: &[Token]) -> rusqlite::Result<Tok
     {
         let mut stmt =
             conn.prepare_cached("SELECT key, n, list FROM postings WHERE key IN rarray(?1)")?;
-        let mut rows = stmt.query([keys(&mut rarest.iter().map(|&(_, t)| t))])?;
+        let mut rows = stmt.query([array(&keys(&mut rarest.iter().map(|&(_, t)| t)))])?;
         while let Some(r) = rows.next()? {
             let k = r.get::<_, i64>(0)?;
             lists.push(((k & 0xffff_ffff) as Token, k >> 32, get_list(r, 0, 1, 2)?));
