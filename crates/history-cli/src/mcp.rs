@@ -1057,6 +1057,10 @@ fn elsewhere(
         }
     };
     let hits: usize = found.sessions.iter().map(|s| s.hits).sum();
+    let hits = match found.sessions.iter().any(|s| s.more_hits) {
+        true => format!("{hits}+ hits"),
+        false => count(hits, "hit"),
+    };
     if found.sessions.is_empty() {
         let words = req.queries.join(" ");
         let said = format!("no match in the current session {here}, nor in any other (session: \"*\"); for what happened rather than the exact words, try history_find");
@@ -1071,13 +1075,11 @@ fn elsewhere(
         .unwrap_or_default();
     let said = match found.has_older {
         false => format!(
-            "no match in the current session {here}; session: \"*\" has {} in {} (the latest in {latest})",
-            count(hits, "hit"),
+            "no match in the current session {here}; session: \"*\" has {hits} in {} (the latest in {latest})",
             count(found.sessions.len(), "session"),
         ),
         true => format!(
-            "no match in the current session {here}; session: \"*\" has {} in the {SUMMED} sessions with the latest hits (the latest in {latest}) and more in others; sessions: true lists them",
-            count(hits, "hit"),
+            "no match in the current session {here}; session: \"*\" has {hits} in the {SUMMED} sessions with the latest hits (the latest in {latest}) and more in others; sessions: true lists them",
         ),
     };
     (said, Some(("every_session", call)))
@@ -1331,7 +1333,7 @@ pub fn tools() -> Value {
                     "from": { "type": "string", "enum": ["newest", "oldest"], "description": "The end the page starts from." },
                     "limit": { "type": "integer", "minimum": 1, "default": history_core::DEFAULT_LIMIT, "description": "Items at most; folded runs do not count." },
                     "cwd": { "type": "string", "description": "Only sessions that ran in this directory or below it." },
-                    "sessions": { "type": "boolean", "default": false, "description": "With query: one entry per matching session (hits, first/last hit, best hit and its history_read call) instead of the hits; an omitted session means every session here." },
+                    "sessions": { "type": "boolean", "default": false, "description": "With query: one entry per matching session (hits counted up to 100, first/last hit, best hit and its history_read call) instead of the hits; an omitted session means every session here." },
                     "budget": budget,
                     "verbose": verbose
                 },

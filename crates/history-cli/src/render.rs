@@ -721,10 +721,11 @@ impl Text {
 impl RenderSessions for Text {
     fn session(&self, m: &SessionMatch) -> String {
         let place = Text::place(m.cwd.as_deref(), m.git_branch.as_deref());
+        let count = format!("{}{}", m.hits, if m.more_hits { "+" } else { "" });
         let hits = format!(
             "{} hit{}",
-            self.paint(Paint::Number, &m.hits.to_string()),
-            if m.hits == 1 { "" } else { "s" }
+            self.paint(Paint::Number, &count),
+            if m.hits == 1 && !m.more_hits { "" } else { "s" }
         );
         match self.sessions_layout {
             Layout::Blocks => {

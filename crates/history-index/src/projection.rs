@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use history_core::End;
 use history_core::Location;
@@ -18,7 +18,7 @@ use history_core::{
     Corpus, Event, Filter, HistoryError, LineTime, SessionFile, SessionKey, SessionMeta, Timestamp,
     Transcript,
 };
-use history_core::{Known, SessionEvents, SessionHits, Tally, Wanted};
+use history_core::{Known, SessionEvents, SessionHits, Wanted};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
 
@@ -52,10 +52,16 @@ pub struct Index {
     /// The candidate lines the last [`Projection::known`] found, for [`Projection::hits`] to
     /// take each session's from without reading the token lists again.
     located: Mutex<Option<Found>>,
+    /// The sessions [`Index::candidates`] located last, for the next look at one of them (a
+    /// page may look at a session several times, from either end).
+    recent: Mutex<Vec<Arc<SessionCandidates>>>,
     /// Whether a read met damage: the query answers by scanning, and the damage is noted for
     /// the next update when the index is dropped.
     damage: Seen,
 }
+
+/// How many sessions' candidates [`Index::recent`] keeps.
+const RECENT: usize = 8;
 
 /// Whether any store read gave [`StoreError::Corrupt`].
 #[derive(Default)]
@@ -92,6 +98,7 @@ impl Index {
             version: version.into(),
             appended: Mutex::new(HashMap::new()),
             located: Mutex::new(None),
+            recent: Mutex::new(Vec::new()),
             damage: Seen::default(),
         })
     }
@@ -101,7 +108,7 @@ impl Index {
 struct Appended {
     /// The snapshot's settled line: the stored lines after it are given again here.
     settled: u64,
-    /// Their events that pass the filter (whatever the page's bound).
+    /// Their events whose texts hold a query (whatever the roles, times and page's bound).
     events: Vec<Event>,
     /// The whole session's branch (`None`: every line).
     branch: Option<Vec<u64>>,
@@ -228,7 +235,7 @@ fn decode_appended(
     let test = |line: &[u8]| raw.may_match_slice(line);
     let mut events = Vec::new();
     let mut keep = |e: Event| {
-        if filter.matches(&e) {
+        if filter.matches_text(&e.text) {
             events.push(e);
         }
     };
@@ -298,6 +305,21 @@ fn spans_and_appended(
         let spans = candidate_spans(store, seen, census, positions, per_query);
         (spans, decoding.join().ok().flatten().unwrap_or_default())
     })
+}
+
+/// What [`Index::candidates`] locates of a session for a filter's queries: its stored
+/// candidates; and, of an appended session, the lines after its snapshot decoded for their
+/// hits (of any role and time), with the branch and metadata of the whole session as that
+/// decode gives them.
+struct SessionCandidates {
+    /// The file as it was located.
+    file: SessionFile,
+    /// The folded queries.
+    queries: Vec<String>,
+    stored: Stored,
+    branch: Branch,
+    meta: SessionMeta,
+    events: Vec<Event>,
 }
 
 /// What a query reads of one session from the store ([`Index::stored`]).
@@ -465,20 +487,27 @@ impl Index {
         Some((all, ordered == Some(true)))
     }
 
-    /// What [`Projection::hits`] and [`Projection::tally`] read of a session for `filter`: its
-    /// stored candidates; and, of an appended session, the lines after its snapshot decoded for
-    /// their hits, with the branch and metadata of the whole session as that decode gives them.
-    /// `None` past [`MAX_LOCATED_QUERIES`] queries: each is a statement per session, and past a
-    /// few, a decode costs less.
+    /// What [`Projection::hits`] reads of a session for `filter`'s queries
+    /// ([`SessionCandidates`]), as the last look at the same file located them if it is one of
+    /// the [`RECENT`]. `None` past [`MAX_LOCATED_QUERIES`] queries: each is a statement per
+    /// session, and past a few, a decode costs less.
     fn candidates(
         &self,
         corpus: &Corpus,
         source: &dyn Transcript,
         file: &SessionFile,
         filter: &Filter,
-    ) -> Option<(Stored, Branch, SessionMeta, Vec<Event>)> {
+    ) -> Option<Arc<SessionCandidates>> {
         if filter.queries().len() > MAX_LOCATED_QUERIES {
             return None;
+        }
+        let same = |c: &&Arc<SessionCandidates>| {
+            (c.file.key == file.key && c.file.path == file.path)
+                && (c.file.size, c.file.modified) == (file.size, file.modified)
+                && c.queries == filter.queries()
+        };
+        if let Some(found) = self.recent.lock().ok()?.iter().find(same) {
+            return Some(found.clone());
         }
         let mut stored = self.stored(source, file, filter)?;
         let appended = match stored.appended_to.take() {
@@ -486,13 +515,24 @@ impl Index {
             Some(Ok(done)) => Some(done),
             Some(Err(snapshot)) => Some(decode_appended(corpus, file, filter, &snapshot)?),
         };
-        Some(match appended {
-            Some(done) => (stored, Branch(Some(done.branch)), done.meta, done.events),
-            None => {
-                let meta = std::mem::take(&mut stored.meta);
-                (stored, Branch(None), meta, Vec::new())
-            }
-        })
+        let (branch, meta, events) = match appended {
+            Some(done) => (Branch(Some(done.branch)), done.meta, done.events),
+            None => (Branch(None), std::mem::take(&mut stored.meta), Vec::new()),
+        };
+        let located = Arc::new(SessionCandidates {
+            file: file.clone(),
+            queries: filter.queries().to_vec(),
+            stored,
+            branch,
+            meta,
+            events,
+        });
+        let mut recent = self.recent.lock().ok()?;
+        if recent.len() == RECENT {
+            recent.remove(0);
+        }
+        recent.push(located.clone());
+        Some(located)
     }
 
     /// The stored lines of session `key` among `ids` up to `settled`, by seq.
@@ -705,16 +745,17 @@ fn stored_hits<'a>(
 /// selected branch (`branch`), those off it left out unless every branch is wanted; in the
 /// order `wanted.from` counts them.
 fn appended_hits(
-    events: Vec<Event>,
+    events: &[Event],
     branch: &Branch,
     wanted: &Wanted<'_>,
 ) -> Vec<(Rank, Event, bool)> {
-    let mut hits: Vec<_> = (events.into_iter())
-        .filter(|e| (wanted.admit)(e))
+    let filter = wanted.filter;
+    let mut hits: Vec<_> = (events.iter())
+        .filter(|e| filter.in_time(e) && filter.has_role(e) && (wanted.admit)(e))
         .filter_map(|e| {
             let on = branch.on(e.seq, true);
             let rank = rank(wanted, e.timestamp, e.seq, e.part);
-            (wanted.all_branches || on).then_some((rank, e, on))
+            (wanted.all_branches || on).then(|| (rank, e.clone(), on))
         })
         .collect();
     hits.sort_by_key(|(rank, ..)| *rank);
@@ -1101,13 +1142,13 @@ impl Projection for Index {
         wanted: &Wanted<'_>,
     ) -> Option<Result<SessionHits, HistoryError>> {
         let source = corpus.source(&file.key.harness)?;
-        let (stored, branch, meta, events) =
-            self.candidates(corpus, source, file, wanted.filter)?;
-        let appended = appended_hits(events, &branch, wanted);
+        let located = self.candidates(corpus, source, file, wanted.filter)?;
+        let (stored, branch) = (&located.stored, &located.branch);
+        let appended = appended_hits(&located.events, branch, wanted);
         // The walk goes by time.
         let walk = stored.ordered && !wanted.by_position;
         let walked = match walk && stored.ids.len() / 2 > WALK_CHUNK.max(wanted.count) {
-            true => self.walk(source, &file.key, &stored, &appended, wanted, &branch)?,
+            true => self.walk(source, &file.key, stored, &appended, wanted, branch)?,
             false => None,
         };
         let hits = match walked {
@@ -1115,7 +1156,7 @@ impl Projection for Index {
             None => {
                 let lines = self.lines(&file.key, &stored.ids, stored.settled)?;
                 let mut order = Vec::new();
-                stored_hits(lines.values(), &branch, wanted, &mut order)?;
+                stored_hits(lines.values(), branch, wanted, &mut order)?;
                 order.extend(
                     appended
                         .into_iter()
@@ -1125,43 +1166,6 @@ impl Projection for Index {
                 read_hits(source, &stored.path, order, wanted, wanted.count)?
             }
         };
-        Some(Ok((hits, meta)))
-    }
-
-    fn tally(
-        &self,
-        corpus: &Corpus,
-        file: &SessionFile,
-        wanted: &Wanted<'_>,
-        better: &dyn Fn(&Event, &Event) -> bool,
-    ) -> Option<Result<(Tally, SessionMeta), HistoryError>> {
-        let source = corpus.source(&file.key.harness)?;
-        let (stored, branch, meta, events) =
-            self.candidates(corpus, source, file, wanted.filter)?;
-        let mut tally = Tally::default();
-        for (_, mut event, on) in appended_hits(events, &branch, wanted) {
-            if wanted.all_branches {
-                event.on_active_branch = Some(on);
-            }
-            tally.add(event, better);
-        }
-        // The stored candidates a chunk at a time, each chunk's lines read and let go before
-        // the next (the order of the hits does not matter to a sum); chunks that grow, so that
-        // a large session takes few of them.
-        let (mut rest, mut chunk) = (stored.ids.as_slice(), WALK_CHUNK);
-        while !rest.is_empty() {
-            let (ids, after) = rest.split_at(chunk.min(rest.len()));
-            let lines = self.lines(&file.key, ids, stored.settled)?;
-            let mut order = Vec::new();
-            stored_hits(lines.values(), &branch, wanted, &mut order)?;
-            for (event, _) in read_hits(source, &stored.path, order, wanted, usize::MAX)? {
-                tally.add(event, better);
-            }
-            (rest, chunk) = (after, (chunk * 2).min(TALLY_CHUNK));
-        }
-        Some(Ok((tally, meta)))
+        Some(Ok((hits, located.meta.clone())))
     }
 }
-
-/// The most stored candidate lines [`Index::tally`] reads at a time.
-const TALLY_CHUNK: usize = 4096;

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{every_role, Roots, Run};
 use history_raw::fold;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// The one fixture session no decoder can read (it has no leaf): it is recorded as failed and
 /// scanned by every search, so each search with the index on would start a background update.
@@ -1230,7 +1230,48 @@ fn a_long_session_in_time_order_is_read_from_the_page_end_as_a_decode_reads_it()
         long_session(twin_id, "walkword", 150),
     )
     .unwrap();
+    // A prompt with the word only in its first line, then hundreds of replies and tool
+    // output with it: its best hit is its oldest.
+    let asked_once = "4f2a0c1e-5555-4000-8000-000000000005";
+    let text: String = (long_session(asked_once, "walkword", 400)
+        .lines()
+        .enumerate())
+    .map(|(i, line)| match i {
+        0 => format!("{line}\n"),
+        _ => format!("{}\n", line.replace("ask walkword", "ask")),
+    })
+    .collect();
+    fs::write(dir.join(format!("{asked_once}.jsonl")), text).unwrap();
     index(&roots);
+    // Past a hundred hits a session's count says only that there are more; its first hit and
+    // its best are found all the same.
+    for index in [&[][..], &["--no-index"]] {
+        let args = [
+            "list",
+            "--query",
+            "walkword",
+            "--sessions",
+            "--json",
+            "--cwd",
+            "/w/long",
+        ];
+        let page = roots.run_indexed(&[index, &args[..]].concat()).json();
+        let sessions = page["sessions"].as_array().unwrap();
+        let once = sessions
+            .iter()
+            .find(|s| s["session"] == format!("claude:{asked_once}"));
+        let once = once.unwrap_or_else(|| panic!("{index:?}: {page}"));
+        assert_eq!(
+            (&once["hits"], &once["more_hits"]),
+            (&json!(100), &json!(true))
+        );
+        assert_eq!(once["first_hit"], "2026-04-01T00:00:00.000Z", "{index:?}");
+        assert_eq!(once["best"]["text"], "ask walkword 0", "{index:?}");
+        let twin = sessions
+            .iter()
+            .find(|s| s["session"] == format!("claude:{twin_id}"));
+        assert_eq!(twin.unwrap()["more_hits"], json!(true), "{index:?}");
+    }
     // Each page with the index (run by `indexed`) equals the page without it, across every
     // session and of the long one alone.
     let check = |indexed: &dyn Fn(&[&str]) -> Run| {
@@ -1250,7 +1291,7 @@ fn a_long_session_in_time_order_is_read_from_the_page_end_as_a_decode_reads_it()
                     &["--until", "2026-04-01T00:04:05Z"],
                     &["--all-branches"],
                 ] {
-                    for one in [&[][..], &["--session", session]] {
+                    for one in [&[][..], &["--session", session], &["--sessions"]] {
                         let mut args = vec!["list", "--query", "walkword", "--json", "--from", end];
                         args.extend(["--limit", limit, "--budget", "100000000"]);
                         args.extend_from_slice(filter);
@@ -1260,7 +1301,7 @@ fn a_long_session_in_time_order_is_read_from_the_page_end_as_a_decode_reads_it()
                         let without = roots.run_indexed(&[&["--no-index"], &args[..]].concat());
                         assert_eq!(comparable(&with), comparable(&without), "{args:?}");
                         // The page of one session says nothing of coverage.
-                        if one.is_empty() {
+                        if one.first() != Some(&"--session") {
                             assert!(coverage(&with).0 > 0, "{args:?}: the index took no part");
                         }
                     }

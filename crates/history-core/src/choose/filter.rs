@@ -138,6 +138,14 @@ impl Filter {
             .map(|i| origin[i])
     }
 
+    /// The same filter for `roles` alone.
+    pub fn with_roles(&self, roles: Vec<Role>) -> Filter {
+        Filter {
+            roles,
+            ..self.clone()
+        }
+    }
+
     /// Whether the event passes every part of the filter.
     pub fn matches(&self, event: &Event) -> bool {
         self.in_time(event) && self.has_role(event) && self.matches_text(&event.text)

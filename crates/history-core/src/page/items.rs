@@ -350,8 +350,11 @@ pub struct SessionMatch {
     /// The session's title, where it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// How many events of the session match: every one, not only those shown.
+    /// How many events of the session match, every one rather than those shown, up to
+    /// a hundred.
     pub hits: usize,
+    /// Whether more than `hits` match: a count stops there.
+    pub more_hits: bool,
     /// The time of its earliest timed hit.
     pub first_hit: Option<Timestamp>,
     /// The time of its latest timed hit.

@@ -69,8 +69,7 @@ pub struct Wanted<'a> {
     pub by_position: bool,
 }
 
-/// A session's hits summed up ([`Projection::tally`]): how many, their earliest and latest
-/// times, and the best of them.
+/// A session's hits summed up: how many, their earliest and latest times, and the best of them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Tally {
     /// How many hits.
@@ -129,27 +128,6 @@ pub trait Projection: Send + Sync {
     ) -> Option<Result<SessionHits, HistoryError>> {
         let _ = (corpus, file, wanted);
         None
-    }
-
-    /// Every hit [`Projection::hits`] would give for `wanted` (whose `count` and `from` it
-    /// ignores), summed up rather than each kept: a session of many thousand hits is counted
-    /// in the memory of a few. `better(a, b)`: whether hit `a` is a better one to show than
-    /// `b`. The default sums up what `hits` gives.
-    fn tally(
-        &self,
-        corpus: &Corpus,
-        file: &SessionFile,
-        wanted: &Wanted<'_>,
-        better: &dyn Fn(&Event, &Event) -> bool,
-    ) -> Option<Result<(Tally, SessionMeta), HistoryError>> {
-        let every = Wanted {
-            count: usize::MAX,
-            ..*wanted
-        };
-        Some(
-            self.hits(corpus, file, &every)?
-                .map(|(hits, meta)| (Tally::of(hits.into_iter().map(|(e, _)| e), better), meta)),
-        )
     }
 
     /// What a session it holds as the session is now (not appended to since) is about, and

@@ -3,8 +3,8 @@
 //! session talked about it most.
 //!
 //! [`gather`] is exact where a page looks: every session the page shows yields one
-//! [`SessionSummary`], and its count is of all its hits; sessions that cannot reach the page are
-//! not read. The page policy on top (order by the latest hit, the limit, the budget)
+//! [`SessionSummary`], its count of hits up to [`COUNTED`], its first, latest and best hit of all
+//! its hits; sessions that cannot reach the page are not read. The page policy on top (order by the latest hit, the limit, the budget)
 //! is [`crate::History::sessions`].
 
 use crate::choose::Filter;
@@ -36,6 +36,11 @@ pub const SNIPPET: usize = 320;
 /// What stands for text left out of a snippet.
 const ELLIPSIS: &str = "…";
 
+/// How many hits of a session its summary counts: past this many it says only that there are
+/// more, so that a session that mentions a word on every line costs a page no more than one
+/// that mentions it a hundred times.
+pub const COUNTED: usize = 100;
+
 /// One session's hits, summed up.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionSummary {
@@ -45,8 +50,10 @@ pub struct SessionSummary {
     pub path: std::path::PathBuf,
     /// What its transcript says of it.
     pub meta: SessionMeta,
-    /// How many of its events matched.
+    /// How many of its events matched, up to [`COUNTED`].
     pub hits: usize,
+    /// Whether more than [`COUNTED`] matched.
+    pub more: bool,
     /// The earliest time of a timed hit.
     pub first_hit: Option<Timestamp>,
     /// The latest time of a timed hit.
@@ -55,17 +62,16 @@ pub struct SessionSummary {
     pub best: Event,
 }
 
-/// A hit's rank as the best of `session`'s: what a person typed says most of what the session
-/// was about, then what the model answered; later beats earlier.
-fn rank<'a>(event: &'a Event, session: &'a SessionKey) -> (u8, crate::model::OrderKey<'a>) {
-    let role = match event.role {
-        Role::User => 3,
-        Role::Assistant => 2,
-        Role::Tool => 1,
-        Role::Context => 0,
-    };
+/// The roles of hits, the best to show first: what a person typed says most of what the
+/// session was about, then what the model answered.
+const BEST_FIRST: [Role; 4] = [Role::User, Role::Assistant, Role::Tool, Role::Context];
+
+/// A hit's rank as the best of `session`'s: by its role ([`BEST_FIRST`]), then later beats
+/// earlier.
+fn rank<'a>(event: &'a Event, session: &'a SessionKey) -> (usize, crate::model::OrderKey<'a>) {
+    let role = BEST_FIRST.iter().rev().position(|&r| r == event.role);
     let key = crate::model::order_key(event.timestamp, session, event.seq, event.part);
-    (role, key)
+    (role.unwrap_or(0), key)
 }
 
 /// Whether hit `a` of `session` is a better one to show than `b` ([`rank`]).
@@ -120,11 +126,92 @@ fn summed(file: &SessionFile, tally: Tally, meta: SessionMeta) -> Option<Session
         session: file.key.clone(),
         path: file.path.clone(),
         meta,
-        hits: tally.hits,
+        hits: tally.hits.min(COUNTED),
+        more: tally.hits > COUNTED,
         first_hit: tally.first,
         last_hit: tally.last,
         best: tally.best?,
     })
+}
+
+/// A session's summary from the lines `p` locates rather than a decode: its newest hits, up to
+/// one more than are counted; when there are more, its earliest timed hit and its best (the
+/// latest of the first role in [`BEST_FIRST`] that has one), each looked up alone. Only the
+/// best hit's text is read. `None` when `p` cannot tell: the session is then decoded.
+fn indexed(
+    corpus: &Corpus,
+    p: &dyn Projection,
+    file: &SessionFile,
+    filter: &Filter,
+    all_branches: bool,
+) -> Result<Option<Option<SessionSummary>>, HistoryError> {
+    let look = |wanted: &Wanted<'_>| p.hits(corpus, file, wanted).transpose();
+    let first = |hits: Vec<(Event, _)>| hits.into_iter().next().map(|(e, _)| e);
+    let newest = Wanted {
+        filter,
+        admit: &|_| true,
+        from: End::Newest,
+        count: COUNTED + 1,
+        all_branches,
+        texts: false,
+        by_position: false,
+    };
+    let Some((hits, meta)) = look(&newest)? else {
+        return Ok(None);
+    };
+    let mut tally = Tally::of(hits.into_iter().map(|(e, _)| e), &|a, b| {
+        better(a, b, &file.key)
+    });
+    if tally.hits > COUNTED {
+        let timed = |e: &Event| e.timestamp.is_some();
+        let oldest = Wanted {
+            admit: &timed,
+            from: End::Oldest,
+            count: 1,
+            ..newest
+        };
+        let Some((hits, _)) = look(&oldest)? else {
+            return Ok(None);
+        };
+        tally.first = first(hits).and_then(|e| e.timestamp);
+        tally.best = None;
+        let asked = |r: &Role| filter.roles.is_empty() || filter.roles.contains(r);
+        for role in BEST_FIRST.into_iter().filter(asked) {
+            let narrowed = filter.with_roles(vec![role]);
+            let latest = Wanted {
+                filter: &narrowed,
+                count: 1,
+                texts: true,
+                ..newest
+            };
+            let Some((hits, _)) = look(&latest)? else {
+                return Ok(None);
+            };
+            if let Some(best) = first(hits) {
+                tally.best = Some(best);
+                break;
+            }
+        }
+    } else if let Some(best) = &mut tally.best {
+        let (seq, part) = (best.seq, best.part);
+        let one = Wanted {
+            admit: &|e: &Event| (e.seq, e.part) == (seq, part),
+            count: 1,
+            texts: true,
+            ..newest
+        };
+        // A best hit the projection no longer gives sends the session to a decode.
+        let Some(text) = look(&one)?.and_then(|(hits, _)| first(hits)) else {
+            return Ok(None);
+        };
+        best.text = text.text;
+    }
+    // A hit found among the newest but not again (the session changed in between) sends the
+    // session to a decode.
+    match tally.best.is_some() || tally.hits == 0 {
+        true => Ok(Some(summed(file, tally, meta))),
+        false => Ok(None),
+    }
 }
 
 /// The sessions of a session-level search a page shows, summed up, and how the search was
@@ -148,9 +235,9 @@ pub struct Gathered {
 /// bounds each other session's hit times by what the projection knows or by its raw candidate
 /// lines. Sessions are then summed up from the most promising bound on (the latest a last hit
 /// can be, from the newest end; the earliest a hit can be, from the oldest), until `limit` + 1
-/// are in hand and no bound left can reach past them. A session's summary is exact: every hit
-/// of it is read (from the lines a projection locates, or decoded), and only its best hit
-/// keeps its text.
+/// are in hand and no bound left can reach past them. A session's summary is exact: its hits
+/// are counted up to [`COUNTED`] (from the lines a projection locates, from the newest, or
+/// decoded), and only its best hit keeps its text.
 pub fn gather(
     corpus: &Corpus,
     sessions: &[SessionFile],
@@ -183,40 +270,8 @@ pub fn gather(
     let sum_up = |i: usize| -> Result<Option<SessionSummary>, HistoryError> {
         let file = &sessions[i];
         if let (Some(Known::Within { .. }), Some(p)) = (known(i), projection) {
-            // Every hit counted, and only the best one's text read: a session with thousands
-            // of hits holds one text, not all. A best hit the index no longer gives sends the
-            // session to a decode, as a session it cannot answer for.
-            let wanted = Wanted {
-                filter,
-                admit: &|_| true,
-                from: End::Newest,
-                count: usize::MAX,
-                all_branches,
-                texts: false,
-                by_position: false,
-            };
-            let better = |a: &Event, b: &Event| better(a, b, &file.key);
-            match p.tally(corpus, file, &wanted, &better) {
-                Some(Err(e)) => return Err(e),
-                Some(Ok((mut tally, meta))) => {
-                    let Some(best) = &mut tally.best else {
-                        return Ok(None);
-                    };
-                    let (seq, part) = (best.seq, best.part);
-                    let one = Wanted {
-                        admit: &|e: &Event| (e.seq, e.part) == (seq, part),
-                        count: 1,
-                        texts: true,
-                        ..wanted
-                    };
-                    if let Some(Ok((mut hit, _))) = p.hits(corpus, file, &one) {
-                        if let Some((e, _)) = hit.pop() {
-                            best.text = e.text;
-                            return Ok(summed(file, tally, meta));
-                        }
-                    }
-                }
-                None => {}
+            if let Some(summary) = indexed(corpus, p, file, filter, all_branches)? {
+                return Ok(summary);
             }
         }
         let keep = |e: &Event| match filter.matches(e) {
@@ -421,6 +476,7 @@ fn session_match(
         git_branch: s.meta.git_branch.clone(),
         title: s.meta.title.clone(),
         hits: s.hits,
+        more_hits: s.more,
         first_hit: s.first_hit,
         last_hit: s.last_hit,
         best,
