@@ -316,9 +316,13 @@ struct SessionCandidates {
     file: SessionFile,
     /// The folded queries.
     queries: Vec<String>,
+    /// Its stored candidates.
     stored: Stored,
+    /// Its selected branch.
     branch: Branch,
+    /// What it is about.
     meta: SessionMeta,
+    /// Of an appended session, the events of its appended lines that hold a query.
     events: Vec<Event>,
 }
 
