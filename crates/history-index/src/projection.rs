@@ -51,7 +51,7 @@ pub struct Index {
     appended: Mutex<HashMap<SessionKey, Appended>>,
     /// The candidate lines the last [`Projection::known`] found, for [`Projection::hits`] to
     /// take each session's from without reading the token lists again.
-    located: Mutex<Option<Found>>,
+    located: Mutex<Option<Arc<Found>>>,
     /// The sessions [`Index::candidates`] located last, for the next look at one of them (a
     /// page may look at a session several times, from either end).
     recent: Mutex<Vec<Arc<SessionCandidates>>>,
@@ -61,7 +61,7 @@ pub struct Index {
 }
 
 /// How many sessions' candidates [`Index::recent`] keeps.
-const RECENT: usize = 8;
+const RECENT: usize = 64;
 
 /// Whether any store read gave [`StoreError::Corrupt`].
 #[derive(Default)]
@@ -382,13 +382,13 @@ impl Index {
                     *s = Some(slot);
                 }
             }
-            *located = Some(Found {
+            *located = Some(Arc::new(Found {
                 queries: filter.queries().to_vec(),
                 per_query,
                 census,
                 rows,
                 slots,
-            });
+            }));
         }
     }
 
@@ -402,32 +402,36 @@ impl Index {
         file: &SessionFile,
         filter: &Filter,
     ) -> Option<Stored> {
-        let store = self.store.lock().ok()?;
-        let row = self.damage.ok(store.session(&file.key))??;
-        let meta = self.damage.ok(store.session_meta(&file.key))??.meta;
+        let (row, meta, appended_to) = {
+            let store = self.store.lock().ok()?;
+            let row = self.damage.ok(store.session(&file.key))??;
+            let meta = self.damage.ok(store.session_meta(&file.key))??.meta;
+            let (now, freshness) = Freshness::of_session(source, file, Some(&row), &self.version)?;
+            // An appended session: its appended lines as `known` decoded them, or the snapshot
+            // to decode them from.
+            let appended_to = match freshness {
+                Freshness::Fresh => None,
+                Freshness::Appended(Unread) => {
+                    Some(match self.appended.lock().ok()?.remove(&file.key) {
+                        Some(done) => Ok(done),
+                        None => Err(snapshot_within(&store, &self.damage, &row, &now)?),
+                    })
+                }
+                Freshness::Failed | Freshness::Stale => return None,
+            };
+            (row, meta, appended_to)
+        };
         // Inherited history is not located yet: only a session's own file is.
         let [witness] = row.witnesses.as_slice() else {
             return None;
-        };
-        let (now, freshness) = Freshness::of_session(source, file, Some(&row), &self.version)?;
-        // An appended session: its appended lines as `known` decoded them, or the snapshot to
-        // decode them from.
-        let appended_to = match freshness {
-            Freshness::Fresh => None,
-            Freshness::Appended(Unread) => {
-                Some(match self.appended.lock().ok()?.remove(&file.key) {
-                    Some(done) => Ok(done),
-                    None => Err(snapshot_within(&store, &self.damage, &row, &now)?),
-                })
-            }
-            Freshness::Failed | Freshness::Stale => return None,
         };
         let settled = match &appended_to {
             None => u64::MAX,
             Some(Ok(done)) => done.settled,
             Some(Err(snapshot)) => snapshot.settled,
         };
-        let (ids, ordered) = self.candidate_ids(&store, &file.key, filter, &row)?;
+        // The candidates are worked out with the store free for the other cores' sessions.
+        let (ids, ordered) = self.candidate_ids(&file.key, filter, &row)?;
         Some(Stored {
             path: witness.file.path.clone(),
             ids,
@@ -464,20 +468,20 @@ impl Index {
     /// id, as far as what `known` found tells (a session looked up anew is taken not to be).
     fn candidate_ids(
         &self,
-        store: &Store,
         key: &SessionKey,
         filter: &Filter,
         row: &SessionRow,
     ) -> Option<(Vec<u64>, bool)> {
-        let found = self.located.lock().ok()?;
-        let found = found.as_ref();
+        let found = self.located.lock().ok()?.clone();
+        let found = found.as_deref();
         let mut all: Vec<u64> = Vec::new();
         for (q, query) in filter.queries().iter().enumerate() {
             let ids = match found.and_then(|f| f.ids(filter, q, key, row)) {
                 Some(ids) => ids.into_owned(),
-                None => self
-                    .damage
-                    .ok(store.candidate_ids(key, &query_tokens(query)?))?,
+                None => {
+                    let store = self.store.lock().ok()?;
+                    (self.damage).ok(store.candidate_ids(key, &query_tokens(query)?))?
+                }
             };
             if all.is_empty() {
                 all = ids;

@@ -233,11 +233,12 @@ pub(crate) fn encode(ids: &[u64], out: &mut Vec<u8>) {
 }
 
 /// The ids of one stored list, in order, with seeks that use its skip entries. A damaged list
-/// ends early.
+/// ends early. A clone shares the bytes and skip entries, read once.
+#[derive(Clone, Debug)]
 pub(crate) struct List {
     bytes: Arc<[u8]>,
     payload: usize,
-    skips: Vec<(u64, usize)>,
+    skips: Arc<[(u64, usize)]>,
     n: u64,
     last: u64,
     /// The current id (`u64::MAX` past the end), its index, where the next delta starts, and
@@ -269,7 +270,7 @@ impl List {
         let mut list = List {
             bytes,
             payload: at,
-            skips,
+            skips: skips.into(),
             n,
             last,
             id: 0,
@@ -773,8 +774,8 @@ pub(crate) fn candidates(
 /// any range of ids, on demand.
 #[derive(Clone, Debug, Default)]
 pub struct TokenLists {
-    /// Per token, the bytes of its lists in segment order.
-    terms: Vec<Vec<Arc<[u8]>>>,
+    /// Per token, its lists in segment order, each at its start.
+    terms: Vec<Vec<List>>,
     /// How many ids the token with the fewest holds; 0 when one holds none (no line holds
     /// them all).
     pub(crate) rarest: u64,
@@ -787,7 +788,7 @@ impl TokenLists {
             return Vec::new();
         }
         let terms = (self.terms.iter())
-            .map(|lists| Term::new(lists.iter().map(|b| List::new(b.clone())).collect()))
+            .map(|lists| Term::new(lists.clone()))
             .collect();
         intersect(terms, range)
     }
@@ -866,9 +867,9 @@ pub(crate) fn lists(conn: &Connection, tokens: &[Token]) -> rusqlite::Result<Tok
     let mut terms = Vec::new();
     let mut lists = lists.into_iter().peekable();
     while let Some((t, _, bytes)) = lists.next() {
-        let mut found: Vec<Arc<[u8]>> = vec![bytes.into()];
+        let mut found = vec![List::new(bytes)];
         while let Some((_, _, bytes)) = lists.next_if(|(next, _, _)| *next == t) {
-            found.push(bytes.into());
+            found.push(List::new(bytes));
         }
         terms.push(found);
     }
