@@ -193,9 +193,11 @@ impl RawFilter {
             .iter()
             .zip(&per_query)
             .all(|(r, s)| r.len() == s.len());
-        // Hatches for the letters of every segment, not the keys' alone: the second read needs
-        // them for the other segments.
-        let mut letters: Vec<char> = per_query.iter().flatten().flat_map(|s| s.chars()).collect();
+        // The first read looks for the keys alone: the hatches of their letters (the second
+        // read has each segment's own).
+        let mut letters: Vec<char> = (keys.iter())
+            .flat_map(|k| k.needle().iter().map(|&b| char::from(b)))
+            .collect();
         letters.sort_unstable();
         letters.dedup();
         let reach = per_query
@@ -598,6 +600,18 @@ mod tests {
                         f.may_match(|| Ok(Trickle(raw.as_bytes(), step))),
                         "round {round}: {key} in {raw}, {step} bytes a read"
                     );
+                    // With a segment of another word: the first read looks for the rarer
+                    // through its own letters' hatches, the second for both.
+                    let other = &words[rng.usize(..words.len())];
+                    let other = other.split(|c: char| !c.is_ascii_alphabetic()).next();
+                    if let Some(other) = other.filter(|o| !o.is_empty()) {
+                        let phrase = format!("{key} {other}");
+                        let f = RawFilter::new(std::slice::from_ref(&phrase));
+                        assert!(
+                            f.may_match(|| Ok(Trickle(raw.as_bytes(), step))),
+                            "round {round}: {phrase} in {raw}"
+                        );
+                    }
                 }
             }
         }
