@@ -52,7 +52,7 @@ pub use query::{
     browse, export, overview, representative, search, BrowseRequest, Browsed, BrowsedItem,
     Document, ExportRequest, FindRequest, Head, Hit, Known, ListRequest, Listing, Projection,
     ReadRequest, Representative, RepresentativeCache, SearchRequest, SessionEvents, SessionHits,
-    Stop, Tally, Wanted, DEFAULT_LIMIT,
+    Stop, Wanted, DEFAULT_LIMIT,
 };
 pub use source::{
     current_session, current_source, entry_metadata, env_text, line_spans, open_raw,

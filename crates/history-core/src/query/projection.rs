@@ -69,45 +69,6 @@ pub struct Wanted<'a> {
     pub by_position: bool,
 }
 
-/// A session's hits summed up: how many, their earliest and latest times, and the best of them.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Tally {
-    /// How many hits.
-    pub hits: usize,
-    /// The earliest time of a timed hit.
-    pub first: Option<Timestamp>,
-    /// The latest time of a timed hit.
-    pub last: Option<Timestamp>,
-    /// The best hit.
-    pub best: Option<Event>,
-}
-
-impl Tally {
-    /// The tally of `events`, [`Tally::add`]ed one by one.
-    pub fn of(
-        events: impl IntoIterator<Item = Event>,
-        better: &dyn Fn(&Event, &Event) -> bool,
-    ) -> Tally {
-        let mut tally = Tally::default();
-        for event in events {
-            tally.add(event, better);
-        }
-        tally
-    }
-
-    /// Counts `event` in, keeping it as the best when `better(event, best)`.
-    pub fn add(&mut self, event: Event, better: &dyn Fn(&Event, &Event) -> bool) {
-        self.hits += 1;
-        if let Some(t) = event.timestamp {
-            self.first = Some(self.first.map_or(t, |f| f.min(t)));
-            self.last = Some(self.last.map_or(t, |l| l.max(t)));
-        }
-        if self.best.as_ref().is_none_or(|best| better(&event, best)) {
-            self.best = Some(event);
-        }
-    }
-}
-
 /// A search projection: what it knows of sessions' hits without reading their files.
 pub trait Projection: Send + Sync {
     /// What it knows of each of `sessions` (in their order) for `filter`'s queries; it must

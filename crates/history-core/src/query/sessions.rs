@@ -22,7 +22,7 @@ use crate::query::search::{hit_span, Rank, Span};
 #[cfg(test)]
 use crate::query::Hit;
 use crate::query::Projection;
-use crate::query::{coverage, Known, Tally, Wanted};
+use crate::query::{coverage, Known, Wanted};
 use crate::query::{ListRequest, Scope};
 use crate::source::LineTest;
 use history_raw::RawFilter;
@@ -104,6 +104,45 @@ fn summarize(hits: Vec<Hit>) -> Vec<SessionSummary> {
         .collect();
     sort(&mut out);
     out
+}
+
+/// A session's hits summed up: how many, their earliest and latest times, and the best of them.
+#[derive(Debug, Default)]
+struct Tally {
+    /// How many hits.
+    hits: usize,
+    /// The earliest time of a timed hit.
+    first: Option<Timestamp>,
+    /// The latest time of a timed hit.
+    last: Option<Timestamp>,
+    /// The best hit.
+    best: Option<Event>,
+}
+
+impl Tally {
+    /// The tally of `events`, [`Tally::add`]ed one by one.
+    fn of(
+        events: impl IntoIterator<Item = Event>,
+        better: &dyn Fn(&Event, &Event) -> bool,
+    ) -> Tally {
+        let mut tally = Tally::default();
+        for event in events {
+            tally.add(event, better);
+        }
+        tally
+    }
+
+    /// Counts `event` in, keeping it as the best when `better(event, best)`.
+    fn add(&mut self, event: Event, better: &dyn Fn(&Event, &Event) -> bool) {
+        self.hits += 1;
+        if let Some(t) = event.timestamp {
+            self.first = Some(self.first.map_or(t, |f| f.min(t)));
+            self.last = Some(self.last.map_or(t, |l| l.max(t)));
+        }
+        if self.best.as_ref().is_none_or(|best| better(&event, best)) {
+            self.best = Some(event);
+        }
+    }
 }
 
 /// The order of a session-level search: by the latest hit, then by qualified id.
