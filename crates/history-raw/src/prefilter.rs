@@ -308,10 +308,13 @@ impl RawFilter {
         needles: &[AsciiNeedle],
         run: &mut Vec<u8>,
     ) -> bool {
-        !letters::run_through(bytes, at, self.reach, start_known, run)
-            || needles
-                .iter()
-                .any(|n| memchr::memmem::find(run, n.needle()).is_some())
+        let through =
+            |n: &AsciiNeedle| letters::may_run_through(bytes, at, start_known, n.needle());
+        needles.iter().any(through)
+            && (!letters::run_through(bytes, at, self.reach, start_known, run)
+                || needles
+                    .iter()
+                    .any(|n| memchr::memmem::find(run, n.needle()).is_some()))
     }
 
     /// Streams `reader` chunk by chunk (overlapping, so that no match is split) until `look`
