@@ -1,5 +1,7 @@
 //! The overview's representative, answered from the cache when the session's files are unchanged.
 
+use std::path::PathBuf;
+
 use history_core::RepresentativeCache;
 use history_core::{representative, Representative};
 use history_core::{Corpus, Filter, HistoryError, SessionFile};
@@ -24,9 +26,7 @@ pub fn cached_representative(
     let Some(source) = corpus.source(&file.key.harness) else {
         return representative(corpus, file, &unfiltered);
     };
-    let witnesses = source.lineage(file);
-    let root = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
-    let key = Key::new(root, file.key.harness.clone(), file.key.id.clone());
+    let (key, witnesses) = entry(source, file);
     if let Some(hit) = cache.get::<Representative>(&key, &witnesses) {
         return Ok(hit);
     }
@@ -41,6 +41,24 @@ pub fn cached_representative(
         }
     }
     Ok(rep)
+}
+
+/// The key of `file`'s entry, and the files it is decoded from (the session's own first).
+fn entry(source: &dyn history_core::Transcript, file: &SessionFile) -> (Key, Vec<PathBuf>) {
+    let witnesses = source.lineage(file);
+    let root = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+    let key = Key::new(root, file.key.harness.clone(), file.key.id.clone());
+    (key, witnesses)
+}
+
+/// The session's representative when `cache` holds it for the session's files as they are now.
+fn representative_if_cached(
+    cache: &Cache,
+    corpus: &Corpus,
+    file: &SessionFile,
+) -> Option<Representative> {
+    let (key, witnesses) = entry(corpus.source(&file.key.harness)?, file);
+    cache.get(&key, &witnesses)
 }
 
 /// Whether the first `size` bytes of the transcript at `path` end at the end of a line. An
@@ -66,5 +84,9 @@ impl RepresentativeCache for Cache {
         file: &SessionFile,
     ) -> Result<Representative, HistoryError> {
         cached_representative(self, corpus, file)
+    }
+
+    fn cached(&self, corpus: &Corpus, file: &SessionFile) -> Option<Representative> {
+        representative_if_cached(self, corpus, file)
     }
 }

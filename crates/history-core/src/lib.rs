@@ -50,9 +50,9 @@ pub use page::{
 };
 pub use query::{
     browse, export, overview, representative, search, BrowseRequest, Browsed, BrowsedItem,
-    Document, ExportRequest, FindRequest, Head, Hit, Known, ListRequest, Listing, Projection,
-    ReadRequest, Representative, RepresentativeCache, SearchRequest, SessionEvents, SessionHits,
-    Stop, Wanted, DEFAULT_LIMIT,
+    Document, ExportRequest, FindRequest, Head, Hit, Known, LatestEvent, ListRequest, Listing,
+    Projection, ReadRequest, Representative, RepresentativeCache, SearchRequest, SessionEvents,
+    SessionHits, Stop, Wanted, DEFAULT_LIMIT,
 };
 pub use source::{
     current_session, current_source, entry_metadata, env_text, line_spans, open_raw,

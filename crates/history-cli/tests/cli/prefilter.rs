@@ -126,6 +126,7 @@ fn differential(root: &Path, n: usize) {
                     raw_prefilter,
                     projection: None,
                     bound: None,
+                    latest: None,
                 },
             )
         };
@@ -237,4 +238,172 @@ fn a_large_session_decoded_from_its_nearest_candidates_gives_the_same_hits() {
     })
     .unwrap();
     differential(&out, 12);
+}
+
+/// With the overview's cache, a page from the newest end leaves unread the large sessions whose
+/// latest event, as the cache holds it, comes before what the hits of the sessions decoded first
+/// reach: the same pages, with and without a narrowing filter, as without the cache.
+#[test]
+fn sessions_the_overview_cache_rules_out_leave_every_page_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("corpus");
+    xtask::corpus::generate(&xtask::corpus::Options {
+        mib: 3.0,
+        big_mib: None,
+        seed: 7,
+        out: root.clone(),
+    })
+    .unwrap();
+    let corpus = corpus(&root);
+    let sessions = corpus.discover();
+    let cache = history_cache::Cache::new(dir.path().join("cache"), "test");
+    for file in &sessions {
+        history_core::RepresentativeCache::representative(&cache, &corpus, file).unwrap();
+    }
+    let latest = |file: &history_core::SessionFile| {
+        let rep = history_core::RepresentativeCache::cached(&cache, &corpus, file)?;
+        Some(rep.last_activity)
+    };
+    let mut rng = Rng::with_seed(9);
+    let mut qs = queries(&corpus, &mut rng, 40);
+    qs.extend(["function", "the", "git status", "deploy", "error"].map(String::from));
+    let at = |t: &str| Timestamp::parse_rfc3339(t);
+    let mut spared = 0;
+    for (i, q) in qs.iter().enumerate() {
+        let (roles, until) = match i % 3 {
+            1 => (vec![Role::User, Role::Assistant], None),
+            2 => (vec![], at("2026-09-15T00:00:00Z")),
+            _ => (vec![], None),
+        };
+        let filter = Filter::new(std::slice::from_ref(q), roles, None, until);
+        for limit in [1, 4, 20] {
+            let run = |latest: Option<&history_core::LatestEvent<'_>>| {
+                search(
+                    &corpus,
+                    &sessions,
+                    &SearchRequest {
+                        filter: &filter,
+                        limit,
+                        from: End::Newest,
+                        all_branches: false,
+                        raw_prefilter: true,
+                        projection: None,
+                        bound: None,
+                        latest,
+                    },
+                )
+            };
+            let (without, with) = (run(None), run(Some(&latest)));
+            assert_eq!(
+                (&with.items, with.has_older),
+                (&without.items, without.has_older),
+                "the newest {limit} hits of {q:?}"
+            );
+            spared += without.candidates - with.candidates;
+        }
+    }
+    assert!(
+        spared > qs.len(),
+        "the cache spared reading {spared} sessions: the test proves nothing"
+    );
+}
+
+/// A Claude session of one chain of prompts, each `(time, text)`.
+fn claude_session(path: &Path, prompts: &[(String, String)]) {
+    let id = path.file_stem().unwrap().to_str().unwrap();
+    let mut parent = serde_json::Value::Null;
+    let mut text = String::new();
+    for (i, (time, prompt)) in prompts.iter().enumerate() {
+        let uuid = format!("{id}-{i}");
+        let line = serde_json::json!({
+            "parentUuid": parent, "isSidechain": false, "type": "user", "uuid": uuid,
+            "sessionId": id, "timestamp": time, "cwd": "/p",
+            "message": {"role": "user", "content": prompt},
+        });
+        text.push_str(&line.to_string());
+        text.push('\n');
+        parent = uuid.into();
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// The overview's cache rules a session out only when its latest event comes before what the
+/// eager sessions' hits reach, and only once they have more hits than the page holds: a
+/// session just after that rank, or with the one hit beyond a page they fill exactly, is read.
+#[test]
+fn the_overview_cache_rules_out_no_session_that_reaches_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("claude/-p");
+    std::fs::create_dir_all(&project).unwrap();
+    let t = |s: u32| format!("2026-03-01T10:00:{s:02}Z");
+    // Large enough for the cache to be asked, with nothing a query finds.
+    let padding = "lorem ipsum ".repeat(12_000);
+    let session = |n: u32, prompts: &[(u32, &str)], modified: u64| {
+        let path = project.join(format!("00000000-0000-4000-8000-{n:012}.jsonl"));
+        let mut all = vec![(t(0), padding.clone())];
+        all.extend(prompts.iter().map(|&(s, p)| (t(s), p.to_string())));
+        claude_session(&path, &all);
+        let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(modified);
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(when).unwrap();
+    };
+    // Modified last: decoded first.
+    let mut newest = vec![
+        (1, "alpha"),
+        (2, "alpha"),
+        (3, "alpha"),
+        (5, "alpha"),
+        (6, "alpha"),
+    ];
+    newest.extend((11..16).map(|s| (s, "gamma")));
+    session(1, &newest, 2_000_000_000);
+    // Sessions modified in between, without hits, so that the next one is not decoded first
+    // however many cores there are.
+    for n in 2..70 {
+        session(n, &[], 1_900_000_000 - u64::from(n));
+    }
+    // An `alpha` between the newest session's third and second newest; a `gamma` before its
+    // five.
+    session(70, &[(4, "alpha")], 1_000_000_000);
+    session(71, &[(10, "gamma")], 1_000_000_000);
+    let corpus = corpus(dir.path());
+    let sessions = corpus.discover();
+    let cache = history_cache::Cache::new(dir.path().join("cache"), "test");
+    for file in &sessions {
+        history_core::RepresentativeCache::representative(&cache, &corpus, file).unwrap();
+    }
+    let latest = |file: &history_core::SessionFile| {
+        let rep = history_core::RepresentativeCache::cached(&cache, &corpus, file)?;
+        Some(rep.last_activity)
+    };
+    for (q, limit) in [("alpha", 3), ("gamma", 5), ("gamma", 4)] {
+        let filter = Filter::new(&[q.to_string()], vec![], None, None);
+        let run = |latest: Option<&history_core::LatestEvent<'_>>| {
+            search(
+                &corpus,
+                &sessions,
+                &SearchRequest {
+                    filter: &filter,
+                    limit,
+                    from: End::Newest,
+                    all_branches: false,
+                    raw_prefilter: true,
+                    projection: None,
+                    bound: None,
+                    latest,
+                },
+            )
+        };
+        let (without, with) = (run(None), run(Some(&latest)));
+        assert_eq!(
+            (&with.items, with.has_older),
+            (&without.items, without.has_older),
+            "the newest {limit} hits of {q}"
+        );
+        assert!(without.has_older, "{q}: more hits than the page");
+        // Only the last page leaves a session unread: its newest four reach past the `gamma`
+        // of session 71.
+        let spared = without.candidates - with.candidates;
+        assert_eq!(spared, usize::from(limit == 4), "{q}, {limit}");
+    }
 }

@@ -8,7 +8,9 @@ use crate::choose::Filter;
 use crate::model::{Bound, Cursor, End, SessionFile, SessionKey, Timestamp};
 use crate::page::budget::{fit_list_widest, FRAME_SLACK};
 use crate::page::{notice, Coverage, Item, ListPage, Recipe, Render, SCHEMA_VERSION};
-use crate::query::{overview, representative, search, ListRequest, Listing, Scope, SearchRequest};
+use crate::query::{
+    overview, representative, search, LatestEvent, ListRequest, Listing, Scope, SearchRequest,
+};
 
 /// Hits from `sessions` (a query), or their overview (none).
 pub(crate) fn listing(
@@ -19,6 +21,12 @@ pub(crate) fn listing(
 ) -> Listing {
     let from = req.many_from();
     if filter.is_search() {
+        let latest = scope.cache.map(|cache| {
+            move |file: &SessionFile| {
+                let rep = cache.cached(scope.corpus, file)?;
+                Some(rep.last_activity)
+            }
+        });
         return search(
             scope.corpus,
             sessions,
@@ -34,6 +42,7 @@ pub(crate) fn listing(
                     (None, Some(c)) => Some(Bound::After(c)),
                     (None, None) => None,
                 },
+                latest: latest.as_ref().map(|f| f as &LatestEvent<'_>),
             },
         );
     }

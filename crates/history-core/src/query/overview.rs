@@ -171,6 +171,10 @@ pub trait RepresentativeCache: Send + Sync {
         corpus: &Corpus,
         file: &SessionFile,
     ) -> Result<Representative, HistoryError>;
+
+    /// The session's representative with no filter when the cache holds it for the session's
+    /// files as they are now; nothing is decoded.
+    fn cached(&self, corpus: &Corpus, file: &SessionFile) -> Option<Representative>;
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! The wildcard search: hits from every selected session, merged by event time.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Mutex;
 
 use crate::choose::Filter;
 use crate::corpus::parallel::{map, ordered_map, workers};
@@ -99,7 +101,16 @@ pub struct SearchRequest<'a> {
     pub projection: Option<&'a dyn Projection>,
     /// Only hits on one side of a place in the merge order: the page goes on from there.
     pub bound: Option<Bound<'a>>,
+    /// The time of a session's latest event, where it is known without reading the session:
+    /// it bounds its hits', so that a page from the newest end need not read a session whose
+    /// hits cannot reach it ([`Search::beaten`]).
+    pub latest: Option<&'a LatestEvent<'a>>,
 }
+
+/// The time of the latest event of a session's selected branch (`Some(None)`: it has no timed
+/// one), where something knows it without reading the session's files as they are now: the
+/// overview's cache.
+pub type LatestEvent<'a> = dyn Fn(&SessionFile) -> Option<Option<Timestamp>> + Sync + 'a;
 
 /// Searches `sessions` for events passing the request's filter, decoding them on every core.
 ///
@@ -121,6 +132,8 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             .map(|p| p.known(corpus, sessions, req.filter)),
         // A session can contribute at most `limit` hits, and one more tells there are others.
         want: req.limit.saturating_add(1),
+        eager_ranks: Mutex::new(Vec::new()),
+        reached: AtomicI64::new(i64::MIN),
     };
     let mut found = HitsSoFar {
         limit: req.limit,
@@ -141,11 +154,29 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         End::Newest => 0..w,
         End::Oldest => sessions.len() - w..sessions.len(),
     };
-    let indices: Vec<usize> = (0..sessions.len()).collect();
-    let scans = map(&indices, |&i| search.first_pass(i, eager.contains(&i)));
+    // Where the sessions' latest events may spare reading files the eager sessions' hits beat
+    // ([`Search::beaten`]), the eager sessions go first and those files last, smallest first: by
+    // the time the largest come, the eager sessions have told.
+    let mut order: Vec<usize> = (0..sessions.len()).collect();
+    if search.bounds_from_cache() {
+        order.sort_by_key(|&i| {
+            let size = sessions[i].size;
+            (
+                !eager.contains(&i),
+                size >= UNREAD_BYTES,
+                size.max(UNREAD_BYTES),
+            )
+        });
+    }
+    let mut scans: Vec<(usize, Scan)> = order
+        .iter()
+        .zip(map(&order, |&i| search.first_pass(i, eager.contains(&i))))
+        .map(|(&i, scan)| (i, scan))
+        .collect();
+    scans.sort_by_key(|&(i, _)| i);
     search.count_known(&mut found);
     let mut later: Vec<(Span, usize)> = Vec::new();
-    for (i, scan) in scans.into_iter().enumerate() {
+    for (i, scan) in scans {
         match scan {
             Scan::Decoded(result) => found.add(&sessions[i], *result),
             Scan::Later(span) => later.push((span, i)),
@@ -181,6 +212,11 @@ struct Search<'a> {
     known: Option<Vec<Known>>,
     /// How many hits a session can contribute, and one more.
     want: usize,
+    /// The ranks of the hits the eager sessions add to the page ([`Search::noted`]).
+    eager_ranks: Mutex<Vec<Rank>>,
+    /// A rank that every hit on the page reaches, once the eager sessions tell one
+    /// (`i64::MIN` until then).
+    reached: AtomicI64,
 }
 
 impl Search<'_> {
@@ -209,14 +245,59 @@ impl Search<'_> {
         };
         if eager {
             return match self.corpus.may_match(file, raw) {
-                true => Scan::Decoded(Box::new(self.decode(i))),
+                true => Scan::Decoded(Box::new(self.noted(self.decode(i)))),
                 false => Scan::Out,
             };
+        }
+        if self.beaten(file) {
+            return Scan::Out;
         }
         match hit_span(self.corpus, file, raw) {
             Some(span) => Scan::Later(span),
             None => Scan::Out,
         }
+    }
+
+    /// Whether the sessions' latest events can tell which cannot reach the page once the eager
+    /// sessions found hits ([`Search::beaten`]): from the newest end, of the selected branches.
+    fn bounds_from_cache(&self) -> bool {
+        self.req.latest.is_some() && self.req.from == End::Newest && !self.req.all_branches
+    }
+
+    /// Notes the ranks of an eager session's hits; once there are more than `limit`, the newest
+    /// `limit`-th of them is a rank that every hit on the page reaches, and there is more beyond
+    /// the page: a session whose hits all come before it can add nothing ([`HitsSoFar::beats`]).
+    fn noted(
+        &self,
+        result: Result<SessionHits, HistoryError>,
+    ) -> Result<SessionHits, HistoryError> {
+        let limit = self.req.limit;
+        if let (Ok((events, _)), true) = (&result, self.bounds_from_cache() && limit > 0) {
+            let ranks = events.iter().map(|(e, _)| e.timestamp.map(|t| t.0));
+            if let Ok(mut page) = self.eager_ranks.lock() {
+                page.extend(ranks);
+                if page.len() > limit {
+                    let at = page.len() - limit;
+                    if let (_, Some(kth), _) = page.select_nth_unstable(at) {
+                        self.reached.fetch_max(*kth, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+        result
+    }
+
+    /// Whether no hit of `file` can reach the page, as the hits of the eager sessions and
+    /// [`SearchRequest::latest`] tell: its selected branch's latest event comes before the rank
+    /// every hit on the page reaches. Only a file of [`UNREAD_BYTES`] or more is looked up.
+    fn beaten(&self, file: &SessionFile) -> bool {
+        let reached = self.reached.load(Ordering::Relaxed);
+        let latest = self.req.latest.filter(|_| {
+            reached != i64::MIN && self.bounds_from_cache() && file.size >= UNREAD_BYTES
+        });
+        latest
+            .and_then(|latest| latest(file))
+            .is_some_and(|last| last.map(|t| t.0) < Some(reached))
     }
 
     /// Counts the sessions the projection answered for, could not take in, and took in before
@@ -301,6 +382,11 @@ enum Scan {
     /// Its hits, if any, lie within this span: decode it if that can matter.
     Later(Span),
 }
+
+/// The size from which a session is left unread when its latest event tells that it cannot reach
+/// the page ([`Search::beaten`]): below it, reading the overview cache's entry costs about what
+/// scanning the file does.
+const UNREAD_BYTES: u64 = 128 << 10;
 
 /// An event's rank in the merge order by time alone: untimed events (`None`) first.
 pub(crate) type Rank = Option<i64>;
