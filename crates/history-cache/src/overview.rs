@@ -51,16 +51,6 @@ fn entry(source: &dyn history_core::Transcript, file: &SessionFile) -> (Key, Vec
     (key, witnesses)
 }
 
-/// The session's representative when `cache` holds it for the session's files as they are now.
-fn representative_if_cached(
-    cache: &Cache,
-    corpus: &Corpus,
-    file: &SessionFile,
-) -> Option<Representative> {
-    let (key, witnesses) = entry(corpus.source(&file.key.harness)?, file);
-    cache.get(&key, &witnesses)
-}
-
 /// Whether the first `size` bytes of the transcript at `path` end at the end of a line. An
 /// agent may write a line in more than one call: a decode that met the first half has a damaged
 /// last line that the next write repairs, and is not worth keeping even for as long as the file
@@ -87,6 +77,7 @@ impl RepresentativeCache for Cache {
     }
 
     fn cached(&self, corpus: &Corpus, file: &SessionFile) -> Option<Representative> {
-        representative_if_cached(self, corpus, file)
+        let (key, witnesses) = entry(corpus.source(&file.key.harness)?, file);
+        self.get(&key, &witnesses)
     }
 }
