@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use fastrand::Rng;
+use history_cache::Cache;
 use history_core::End;
-use history_core::{search, SearchRequest};
+use history_core::{search, RepresentativeCache, SearchRequest};
 use history_core::{Corpus, Filter, History, Keep, ListRequest, Role, Timestamp};
 
 fn corpus(root: &Path) -> Corpus {
@@ -186,6 +187,19 @@ fn differential(root: &Path, n: usize) {
     );
 }
 
+/// A generated corpus of `mib` MiB (its big transcript `big_mib`) in `dir`.
+fn generated(dir: &Path, mib: f64, big_mib: Option<f64>, seed: u64) -> PathBuf {
+    let out = dir.join("corpus");
+    xtask::corpus::generate(&xtask::corpus::Options {
+        mib,
+        big_mib,
+        seed,
+        out: out.clone(),
+    })
+    .unwrap();
+    out
+}
+
 #[test]
 fn the_prefilter_equals_full_decoding_on_the_fixtures() {
     let dir = tempfile::tempdir().unwrap();
@@ -209,17 +223,7 @@ fn the_prefilter_equals_full_decoding_on_a_generated_corpus() {
     let dir = tempfile::tempdir().unwrap();
     let root = match std::env::var_os("NOTESOUP_DIFF_CORPUS") {
         Some(root) => PathBuf::from(root),
-        None => {
-            let out = dir.path().join("corpus");
-            xtask::corpus::generate(&xtask::corpus::Options {
-                mib: 3.0,
-                big_mib: None,
-                seed: 7,
-                out: out.clone(),
-            })
-            .unwrap();
-            out
-        }
+        None => generated(dir.path(), 3.0, None, 7),
     };
     differential(&root, 60);
 }
@@ -229,15 +233,49 @@ fn the_prefilter_equals_full_decoding_on_a_generated_corpus() {
 #[test]
 fn a_large_session_decoded_from_its_nearest_candidates_gives_the_same_hits() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("corpus");
-    xtask::corpus::generate(&xtask::corpus::Options {
-        mib: 20.0,
-        big_mib: Some(17.0),
-        seed: 11,
-        out: out.clone(),
-    })
-    .unwrap();
-    differential(&out, 12);
+    differential(&generated(dir.path(), 20.0, Some(17.0), 11), 12);
+}
+
+/// The newest `limit` hits of the selected branches, the prefilter on, without `latest` and with
+/// it: the same page. Returns the page, and how many sessions `latest` left unread.
+fn newest_with_and_without(
+    corpus: &Corpus,
+    sessions: &[history_core::SessionFile],
+    filter: &Filter,
+    limit: usize,
+    latest: &history_core::LatestEvent<'_>,
+) -> (history_core::Listing, usize) {
+    let run = |latest| {
+        let req = SearchRequest {
+            filter,
+            limit,
+            from: End::Newest,
+            all_branches: false,
+            raw_prefilter: true,
+            projection: None,
+            bound: None,
+            latest,
+        };
+        search(corpus, sessions, &req)
+    };
+    let (without, with) = (run(None), run(Some(latest)));
+    assert_eq!(
+        (&with.items, with.has_older),
+        (&without.items, without.has_older),
+        "the newest {limit} hits of {:?}",
+        filter.queries()
+    );
+    let spared = without.candidates - with.candidates;
+    (without, spared)
+}
+
+/// The overview's cache in `dir`, holding every session's representative.
+fn warm_cache(corpus: &Corpus, sessions: &[history_core::SessionFile], dir: &Path) -> Cache {
+    let cache = Cache::new(dir.to_path_buf(), "test");
+    for file in sessions {
+        RepresentativeCache::representative(&cache, corpus, file).unwrap();
+    }
+    cache
 }
 
 /// With the overview's cache, a page from the newest end leaves unread the large sessions whose
@@ -246,22 +284,11 @@ fn a_large_session_decoded_from_its_nearest_candidates_gives_the_same_hits() {
 #[test]
 fn sessions_the_overview_cache_rules_out_leave_every_page_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("corpus");
-    xtask::corpus::generate(&xtask::corpus::Options {
-        mib: 3.0,
-        big_mib: None,
-        seed: 7,
-        out: root.clone(),
-    })
-    .unwrap();
-    let corpus = corpus(&root);
+    let corpus = corpus(&generated(dir.path(), 3.0, None, 7));
     let sessions = corpus.discover();
-    let cache = history_cache::Cache::new(dir.path().join("cache"), "test");
-    for file in &sessions {
-        history_core::RepresentativeCache::representative(&cache, &corpus, file).unwrap();
-    }
+    let cache = warm_cache(&corpus, &sessions, &dir.path().join("cache"));
     let latest = |file: &history_core::SessionFile| {
-        let rep = history_core::RepresentativeCache::cached(&cache, &corpus, file)?;
+        let rep = RepresentativeCache::cached(&cache, &corpus, file)?;
         Some(rep.last_activity)
     };
     let mut rng = Rng::with_seed(9);
@@ -277,29 +304,7 @@ fn sessions_the_overview_cache_rules_out_leave_every_page_as_it_was() {
         };
         let filter = Filter::new(std::slice::from_ref(q), roles, None, until);
         for limit in [1, 4, 20] {
-            let run = |latest: Option<&history_core::LatestEvent<'_>>| {
-                search(
-                    &corpus,
-                    &sessions,
-                    &SearchRequest {
-                        filter: &filter,
-                        limit,
-                        from: End::Newest,
-                        all_branches: false,
-                        raw_prefilter: true,
-                        projection: None,
-                        bound: None,
-                        latest,
-                    },
-                )
-            };
-            let (without, with) = (run(None), run(Some(&latest)));
-            assert_eq!(
-                (&with.items, with.has_older),
-                (&without.items, without.has_older),
-                "the newest {limit} hits of {q:?}"
-            );
-            spared += without.candidates - with.candidates;
+            spared += newest_with_and_without(&corpus, &sessions, &filter, limit, &latest).1;
         }
     }
     assert!(
@@ -348,15 +353,15 @@ fn the_overview_cache_rules_out_no_session_that_reaches_the_page() {
         file.set_modified(when).unwrap();
     };
     // Modified last: decoded first.
-    let mut newest = vec![
+    let mut prompts = vec![
         (1, "alpha"),
         (2, "alpha"),
         (3, "alpha"),
         (5, "alpha"),
         (6, "alpha"),
     ];
-    newest.extend((11..16).map(|s| (s, "gamma")));
-    session(1, &newest, 2_000_000_000);
+    prompts.extend((11..16).map(|s| (s, "gamma")));
+    session(1, &prompts, 2_000_000_000);
     // Sessions modified in between, without hits, so that the next one is not decoded first
     // however many cores there are.
     for n in 2..70 {
@@ -368,42 +373,17 @@ fn the_overview_cache_rules_out_no_session_that_reaches_the_page() {
     session(71, &[(10, "gamma")], 1_000_000_000);
     let corpus = corpus(dir.path());
     let sessions = corpus.discover();
-    let cache = history_cache::Cache::new(dir.path().join("cache"), "test");
-    for file in &sessions {
-        history_core::RepresentativeCache::representative(&cache, &corpus, file).unwrap();
-    }
+    let cache = warm_cache(&corpus, &sessions, &dir.path().join("cache"));
     let latest = |file: &history_core::SessionFile| {
-        let rep = history_core::RepresentativeCache::cached(&cache, &corpus, file)?;
+        let rep = RepresentativeCache::cached(&cache, &corpus, file)?;
         Some(rep.last_activity)
     };
     for (q, limit) in [("alpha", 3), ("gamma", 5), ("gamma", 4)] {
         let filter = Filter::new(&[q.to_string()], vec![], None, None);
-        let run = |latest: Option<&history_core::LatestEvent<'_>>| {
-            search(
-                &corpus,
-                &sessions,
-                &SearchRequest {
-                    filter: &filter,
-                    limit,
-                    from: End::Newest,
-                    all_branches: false,
-                    raw_prefilter: true,
-                    projection: None,
-                    bound: None,
-                    latest,
-                },
-            )
-        };
-        let (without, with) = (run(None), run(Some(&latest)));
-        assert_eq!(
-            (&with.items, with.has_older),
-            (&without.items, without.has_older),
-            "the newest {limit} hits of {q}"
-        );
-        assert!(without.has_older, "{q}: more hits than the page");
+        let (page, spared) = newest_with_and_without(&corpus, &sessions, &filter, limit, &latest);
+        assert!(page.has_older, "{q}: more hits than the page");
         // Only the last page leaves a session unread: its newest four reach past the `gamma`
         // of session 71.
-        let spared = without.candidates - with.candidates;
         assert_eq!(spared, usize::from(limit == 4), "{q}, {limit}");
     }
 }

@@ -158,7 +158,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
     // ([`Search::beaten`]), the eager sessions go first and those files last, smallest first: by
     // the time the largest come, the eager sessions have told.
     let mut order: Vec<usize> = (0..sessions.len()).collect();
-    if search.bounds_from_cache() {
+    if search.bounded_by_latest() {
         order.sort_by_key(|&i| {
             let size = sessions[i].size;
             (
@@ -212,7 +212,7 @@ struct Search<'a> {
     known: Option<Vec<Known>>,
     /// How many hits a session can contribute, and one more.
     want: usize,
-    /// The ranks of the hits the eager sessions add to the page ([`Search::noted`]).
+    /// The ranks of the eager sessions' hits ([`Search::noted`]).
     eager_ranks: Mutex<Vec<Rank>>,
     /// A rank that every hit on the page reaches, once the eager sessions tell one
     /// (`i64::MIN` until then).
@@ -260,7 +260,7 @@ impl Search<'_> {
 
     /// Whether the sessions' latest events can tell which cannot reach the page once the eager
     /// sessions found hits ([`Search::beaten`]): from the newest end, of the selected branches.
-    fn bounds_from_cache(&self) -> bool {
+    fn bounded_by_latest(&self) -> bool {
         self.req.latest.is_some() && self.req.from == End::Newest && !self.req.all_branches
     }
 
@@ -272,7 +272,7 @@ impl Search<'_> {
         result: Result<SessionHits, HistoryError>,
     ) -> Result<SessionHits, HistoryError> {
         let limit = self.req.limit;
-        if let (Ok((events, _)), true) = (&result, self.bounds_from_cache() && limit > 0) {
+        if let (Ok((events, _)), true) = (&result, self.bounded_by_latest() && limit > 0) {
             let ranks = events.iter().map(|(e, _)| e.timestamp.map(|t| t.0));
             if let Ok(mut page) = self.eager_ranks.lock() {
                 page.extend(ranks);
@@ -293,7 +293,7 @@ impl Search<'_> {
     fn beaten(&self, file: &SessionFile) -> bool {
         let reached = self.reached.load(Ordering::Relaxed);
         let latest = self.req.latest.filter(|_| {
-            reached != i64::MIN && self.bounds_from_cache() && file.size >= UNREAD_BYTES
+            reached != i64::MIN && self.bounded_by_latest() && file.size >= UNREAD_BYTES
         });
         latest
             .and_then(|latest| latest(file))
