@@ -18,9 +18,9 @@
 //!
 //! The store is generic; [`cached_representative`] composes it with `history-core`'s overview,
 //! which is the one place a cache may answer (only the unfiltered overview). A search only
-//! takes a bound from it: the time of an unchanged session's latest event, after which none of
-//! its hits can come, so that a page from the newest end leaves unread the sessions whose hits
-//! cannot reach it.
+//! takes bounds from it: the times of an unchanged session's earliest and latest events, between
+//! which all of its hits lie, so that a page leaves unread the sessions whose hits cannot reach
+//! it.
 //!
 //! [`Cache::get`] and [`Cache::put`] have no error type by design: a missing, corrupt,
 //! unreadable or unwritable cache must behave exactly like no cache at all, so every failure is

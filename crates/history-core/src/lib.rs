@@ -49,10 +49,10 @@ pub use page::{
     SCHEMA_VERSION,
 };
 pub use query::{
-    browse, export, overview, representative, search, BrowseRequest, Browsed, BrowsedItem,
-    Document, ExportRequest, FindRequest, Head, Hit, Known, LatestEvent, ListRequest, Listing,
-    Projection, ReadRequest, Representative, RepresentativeCache, SearchRequest, SessionEvents,
-    SessionHits, Stop, Wanted, DEFAULT_LIMIT,
+    browse, export, overview, representative, search, Activity, BrowseRequest, Browsed,
+    BrowsedItem, Document, ExportRequest, FindRequest, Head, Hit, Known, ListRequest, Listing,
+    Projection, ReadRequest, Representative, RepresentativeCache, SearchRequest, SessionActivity,
+    SessionEvents, SessionHits, Stop, Wanted, DEFAULT_LIMIT,
 };
 pub use source::{
     current_session, current_source, entry_metadata, env_text, line_spans, open_raw,

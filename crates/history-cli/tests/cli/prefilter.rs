@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use fastrand::Rng;
 use history_cache::Cache;
 use history_core::End;
-use history_core::{search, RepresentativeCache, SearchRequest};
+use history_core::{search, Activity, Listing, RepresentativeCache, SearchRequest};
 use history_core::{Corpus, Filter, History, Keep, ListRequest, Role, Timestamp};
+use history_core::{SessionActivity, SessionFile};
 
 fn corpus(root: &Path) -> Corpus {
     Corpus::new(vec![
@@ -127,7 +128,7 @@ fn differential(root: &Path, n: usize) {
                     raw_prefilter,
                     projection: None,
                     bound: None,
-                    latest: None,
+                    activity: None,
                 },
             )
         };
@@ -236,37 +237,46 @@ fn a_large_session_decoded_from_its_nearest_candidates_gives_the_same_hits() {
     differential(&generated(dir.path(), 20.0, Some(17.0), 11), 12);
 }
 
-/// The newest `limit` hits of the selected branches, the prefilter on, without `latest` and with
-/// it: the same page. Returns the page, and how many sessions `latest` left unread.
-fn newest_with_and_without(
+/// The `limit` hits of the selected branches nearest `from`'s end, the prefilter on, without
+/// `activity` and with it: the same page. Returns the page, and how many sessions `activity`
+/// left unread.
+fn page_with_and_without(
     corpus: &Corpus,
-    sessions: &[history_core::SessionFile],
+    sessions: &[SessionFile],
     filter: &Filter,
-    limit: usize,
-    latest: &history_core::LatestEvent<'_>,
-) -> (history_core::Listing, usize) {
-    let run = |latest| {
+    (limit, from): (usize, End),
+    activity: &SessionActivity<'_>,
+) -> (Listing, usize) {
+    let run = |activity| {
         let req = SearchRequest {
             filter,
             limit,
-            from: End::Newest,
+            from,
             all_branches: false,
             raw_prefilter: true,
             projection: None,
             bound: None,
-            latest,
+            activity,
         };
         search(corpus, sessions, &req)
     };
-    let (without, with) = (run(None), run(Some(latest)));
+    let (without, with) = (run(None), run(Some(activity)));
     assert_eq!(
-        (&with.items, with.has_older),
-        (&without.items, without.has_older),
-        "the newest {limit} hits of {:?}",
+        (&with.items, with.has_older, with.has_newer),
+        (&without.items, without.has_older, without.has_newer),
+        "the {limit} hits of {:?} from the {from:?} end",
         filter.queries()
     );
     let spared = without.candidates - with.candidates;
     (without, spared)
+}
+
+/// Each session's activity, as the overview's `cache` holds it.
+fn cached<'a>(
+    cache: &'a Cache,
+    corpus: &'a Corpus,
+) -> impl Fn(&SessionFile) -> Option<Activity> + Sync + 'a {
+    move |file| Some(RepresentativeCache::cached(cache, corpus, file)?.activity())
 }
 
 /// The overview's cache in `dir`, holding every session's representative.
@@ -278,19 +288,16 @@ fn warm_cache(corpus: &Corpus, sessions: &[history_core::SessionFile], dir: &Pat
     cache
 }
 
-/// With the overview's cache, a page from the newest end leaves unread the large sessions whose
-/// latest event, as the cache holds it, comes before what the hits of the sessions decoded first
-/// reach: the same pages, with and without a narrowing filter, as without the cache.
+/// With the overview's cache, a page leaves unread the large sessions whose events, as the cache
+/// holds their times, all lie beyond what the hits of the sessions decoded first reach: the same
+/// pages from either end, with and without a narrowing filter, as without the cache.
 #[test]
 fn sessions_the_overview_cache_rules_out_leave_every_page_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = corpus(&generated(dir.path(), 3.0, None, 7));
     let sessions = corpus.discover();
     let cache = warm_cache(&corpus, &sessions, &dir.path().join("cache"));
-    let latest = |file: &history_core::SessionFile| {
-        let rep = RepresentativeCache::cached(&cache, &corpus, file)?;
-        Some(rep.last_activity)
-    };
+    let activity = cached(&cache, &corpus);
     let mut rng = Rng::with_seed(9);
     let mut qs = queries(&corpus, &mut rng, 40);
     qs.extend(["function", "the", "git status", "deploy", "error"].map(String::from));
@@ -303,8 +310,11 @@ fn sessions_the_overview_cache_rules_out_leave_every_page_as_it_was() {
             _ => (vec![], None),
         };
         let filter = Filter::new(std::slice::from_ref(q), roles, None, until);
-        for limit in [1, 4, 20] {
-            spared += newest_with_and_without(&corpus, &sessions, &filter, limit, &latest).1;
+        for page in [1, 4, 20]
+            .map(|n| [(n, End::Newest), (n, End::Oldest)])
+            .concat()
+        {
+            spared += page_with_and_without(&corpus, &sessions, &filter, page, &activity).1;
         }
     }
     assert!(
@@ -332,9 +342,10 @@ fn claude_session(path: &Path, prompts: &[(String, String)]) {
     std::fs::write(path, text).unwrap();
 }
 
-/// The overview's cache rules a session out only when its latest event comes before what the
-/// eager sessions' hits reach, and only once they have more hits than the page holds: a
-/// session just after that rank, or with the one hit beyond a page they fill exactly, is read.
+/// The overview's cache rules a session out only when its events all lie beyond what the eager
+/// sessions' hits reach, and only once they have more hits than the page holds: a session just
+/// within that rank, or with the one hit beyond a page they fill exactly, is read. From either
+/// end.
 #[test]
 fn the_overview_cache_rules_out_no_session_that_reaches_the_page() {
     let dir = tempfile::tempdir().unwrap();
@@ -345,7 +356,9 @@ fn the_overview_cache_rules_out_no_session_that_reaches_the_page() {
     let padding = "lorem ipsum ".repeat(12_000);
     let session = |n: u32, prompts: &[(u32, &str)], modified: u64| {
         let path = project.join(format!("00000000-0000-4000-8000-{n:012}.jsonl"));
-        let mut all = vec![(t(0), padding.clone())];
+        // The padding as early as the session's first prompt.
+        let first = prompts.first().map_or(0, |&(s, _)| s);
+        let mut all = vec![(t(first), padding.clone())];
         all.extend(prompts.iter().map(|&(s, p)| (t(s), p.to_string())));
         claude_session(&path, &all);
         let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(modified);
@@ -371,19 +384,36 @@ fn the_overview_cache_rules_out_no_session_that_reaches_the_page() {
     // five.
     session(70, &[(4, "alpha")], 1_000_000_000);
     session(71, &[(10, "gamma")], 1_000_000_000);
+    // Modified first: decoded first from the oldest end.
+    let mut prompts: Vec<(u32, &str)> = vec![(1, "delta"), (2, "delta")];
+    prompts.extend((4..7).map(|s| (s, "delta")));
+    prompts.extend((11..16).map(|s| (s, "epsilon")));
+    session(80, &prompts, 900_000_000);
+    // A `delta` between the oldest session's second and third; an `epsilon` after its five.
+    session(81, &[(3, "delta")], 1_950_000_000);
+    session(82, &[(20, "epsilon")], 1_950_000_000);
     let corpus = corpus(dir.path());
     let sessions = corpus.discover();
     let cache = warm_cache(&corpus, &sessions, &dir.path().join("cache"));
-    let latest = |file: &history_core::SessionFile| {
-        let rep = RepresentativeCache::cached(&cache, &corpus, file)?;
-        Some(rep.last_activity)
-    };
-    for (q, limit) in [("alpha", 3), ("gamma", 5), ("gamma", 4)] {
+    let activity = cached(&cache, &corpus);
+    let (newest, oldest) = (End::Newest, End::Oldest);
+    for (q, limit, from) in [
+        ("alpha", 3, newest),
+        ("gamma", 5, newest),
+        ("gamma", 4, newest),
+        ("delta", 3, oldest),
+        ("epsilon", 5, oldest),
+        ("epsilon", 4, oldest),
+    ] {
         let filter = Filter::new(&[q.to_string()], vec![], None, None);
-        let (page, spared) = newest_with_and_without(&corpus, &sessions, &filter, limit, &latest);
-        assert!(page.has_older, "{q}: more hits than the page");
-        // Only the last page leaves a session unread: its newest four reach past the `gamma`
-        // of session 71.
+        let page = (limit, from);
+        let (page, spared) = page_with_and_without(&corpus, &sessions, &filter, page, &activity);
+        assert!(
+            page.has_older || page.has_newer,
+            "{q}: more hits than the page"
+        );
+        // Only a page of four leaves a session unread: its four reach past the `gamma` of
+        // session 71, or the `epsilon` of session 82.
         assert_eq!(spared, usize::from(limit == 4), "{q}, {limit}");
     }
 }

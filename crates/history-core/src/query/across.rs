@@ -9,7 +9,7 @@ use crate::model::{Bound, Cursor, End, SessionFile, SessionKey, Timestamp};
 use crate::page::budget::{fit_list_widest, FRAME_SLACK};
 use crate::page::{notice, Coverage, Item, ListPage, Recipe, Render, SCHEMA_VERSION};
 use crate::query::{
-    overview, representative, search, LatestEvent, ListRequest, Listing, Scope, SearchRequest,
+    overview, representative, search, ListRequest, Listing, Scope, SearchRequest, SessionActivity,
 };
 
 /// Hits from `sessions` (a query), or their overview (none).
@@ -21,11 +21,8 @@ pub(crate) fn listing(
 ) -> Listing {
     let from = req.many_from();
     if filter.is_search() {
-        let latest = scope.cache.map(|cache| {
-            move |file: &SessionFile| {
-                let rep = cache.cached(scope.corpus, file)?;
-                Some(rep.last_activity)
-            }
+        let activity = scope.cache.map(|cache| {
+            move |file: &SessionFile| Some(cache.cached(scope.corpus, file)?.activity())
         });
         return search(
             scope.corpus,
@@ -42,7 +39,7 @@ pub(crate) fn listing(
                     (None, Some(c)) => Some(Bound::After(c)),
                     (None, None) => None,
                 },
-                latest: latest.as_ref().map(|f| f as &LatestEvent<'_>),
+                activity: activity.as_ref().map(|f| f as &SessionActivity<'_>),
             },
         );
     }

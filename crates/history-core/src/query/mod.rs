@@ -34,4 +34,4 @@ pub(crate) use projection::coverage;
 pub use projection::{Known, Projection, SessionEvents, SessionHits, Wanted};
 #[cfg(feature = "testing")]
 pub(crate) use search::Span;
-pub use search::{search, Hit, LatestEvent, Listing, SearchRequest};
+pub use search::{search, Activity, Hit, Listing, SearchRequest, SessionActivity};

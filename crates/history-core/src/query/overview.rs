@@ -33,9 +33,25 @@ pub struct Representative {
     /// activity.
     #[serde(default)]
     pub last_activity: Option<Timestamp>,
+    /// The time of the earliest timed event the filter admits.
+    #[serde(default)]
+    pub first_activity: Option<Timestamp>,
+    /// Whether an event the filter admits has no time.
+    #[serde(default)]
+    pub untimed: bool,
     /// The files decoding read (the session's own first), to compare with a cache's witnesses.
     #[serde(skip)]
     pub lineage: Vec<std::path::PathBuf>,
+}
+
+impl Representative {
+    /// The times of the earliest and the latest event the filter admits.
+    pub fn activity(&self) -> crate::query::Activity {
+        crate::query::Activity {
+            earliest: self.first_activity.filter(|_| !self.untimed),
+            latest: self.last_activity,
+        }
+    }
 }
 
 /// Chooses a session's representative under `filter` (roles and time; queries are ignored).
@@ -98,6 +114,8 @@ pub fn representative(
     Ok(Representative {
         event,
         last_activity: loaded.events.iter().filter_map(|e| e.timestamp).max(),
+        first_activity: loaded.events.iter().filter_map(|e| e.timestamp).min(),
+        untimed: loaded.events.iter().any(|e| e.timestamp.is_none()),
         events: loaded.events.len(),
         notices: loaded.notices,
         meta: loaded.meta,

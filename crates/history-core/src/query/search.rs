@@ -1,7 +1,6 @@
 //! The wildcard search: hits from every selected session, merged by event time.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 
 use crate::choose::Filter;
@@ -101,16 +100,25 @@ pub struct SearchRequest<'a> {
     pub projection: Option<&'a dyn Projection>,
     /// Only hits on one side of a place in the merge order: the page goes on from there.
     pub bound: Option<Bound<'a>>,
-    /// The time of a session's latest event, where it is known without reading the session:
-    /// it bounds its hits', so that a page from the newest end need not read a session whose
+    /// The times of a session's earliest and latest events, where they are known without
+    /// reading the session: they bound its hits', so that a page need not read a session whose
     /// hits cannot reach it ([`Search::beaten`]).
-    pub latest: Option<&'a LatestEvent<'a>>,
+    pub activity: Option<&'a SessionActivity<'a>>,
 }
 
-/// The time of the latest event of a session's selected branch (`Some(None)`: it has no timed
-/// one), where something knows it without reading the session's files as they are now: the
-/// overview's cache.
-pub type LatestEvent<'a> = dyn Fn(&SessionFile) -> Option<Option<Timestamp>> + Sync + 'a;
+/// The times of the events of a session's selected branch, where something knows them without
+/// reading the session's files as they are now (the overview's cache): the earliest (`None`
+/// when one has no time, or none has one) and the latest (`None` when none has a time).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Activity {
+    /// The earliest event's time.
+    pub earliest: Option<Timestamp>,
+    /// The latest event's time.
+    pub latest: Option<Timestamp>,
+}
+
+/// What tells a session's [`Activity`], where it is known.
+pub type SessionActivity<'a> = dyn Fn(&SessionFile) -> Option<Activity> + Sync + 'a;
 
 /// Searches `sessions` for events passing the request's filter, decoding them on every core.
 ///
@@ -133,7 +141,7 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         // A session can contribute at most `limit` hits, and one more tells there are others.
         want: req.limit.saturating_add(1),
         eager_ranks: Mutex::new(Vec::new()),
-        reached: AtomicI64::new(i64::MIN),
+        reached: Mutex::new(None),
     };
     let mut found = HitsSoFar {
         limit: req.limit,
@@ -154,11 +162,11 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         End::Newest => 0..w,
         End::Oldest => sessions.len() - w..sessions.len(),
     };
-    // Where the sessions' latest events may spare reading files the eager sessions' hits beat
+    // Where the sessions' activity may spare reading files the eager sessions' hits beat
     // ([`Search::beaten`]), the eager sessions go first and those files last, smallest first: by
     // the time the largest come, the eager sessions have told.
     let mut order: Vec<usize> = (0..sessions.len()).collect();
-    if search.bounded_by_latest() {
+    if search.bounded() {
         order.sort_by_key(|&i| {
             let size = sessions[i].size;
             (
@@ -214,9 +222,8 @@ struct Search<'a> {
     want: usize,
     /// The ranks of the eager sessions' hits ([`Search::noted`]).
     eager_ranks: Mutex<Vec<Rank>>,
-    /// A rank that every hit on the page reaches, once the eager sessions tell one
-    /// (`i64::MIN` until then).
-    reached: AtomicI64,
+    /// A rank that every hit on the page reaches from its end, once the eager sessions tell one.
+    reached: Mutex<Option<Rank>>,
 }
 
 impl Search<'_> {
@@ -258,29 +265,33 @@ impl Search<'_> {
         }
     }
 
-    /// Whether the sessions' latest events can tell which cannot reach the page once the eager
-    /// sessions found hits ([`Search::beaten`]): from the newest end, of the selected branches.
-    fn bounded_by_latest(&self) -> bool {
-        self.req.latest.is_some() && self.req.from == End::Newest && !self.req.all_branches
+    /// Whether the sessions' activity can tell which cannot reach the page once the eager
+    /// sessions found hits ([`Search::beaten`]): of the selected branches, which it is of.
+    fn bounded(&self) -> bool {
+        self.req.activity.is_some() && !self.req.all_branches
     }
 
-    /// Notes the ranks of an eager session's hits; once there are more than `limit`, the newest
-    /// `limit`-th of them is a rank that every hit on the page reaches, and there is more beyond
-    /// the page: a session whose hits all come before it can add nothing ([`HitsSoFar::beats`]).
+    /// Notes the ranks of an eager session's hits; once there are more than `limit`, the
+    /// `limit`-th of them from the page's end is a rank that every hit on the page reaches, and
+    /// there is more beyond the page: a session whose hits all lie beyond it can add nothing
+    /// ([`HitsSoFar::beats`]).
     fn noted(
         &self,
         result: Result<SessionHits, HistoryError>,
     ) -> Result<SessionHits, HistoryError> {
         let limit = self.req.limit;
-        if let (Ok((events, _)), true) = (&result, self.bounded_by_latest() && limit > 0) {
+        if let (Ok((events, _)), true) = (&result, self.bounded() && limit > 0) {
             let ranks = events.iter().map(|(e, _)| e.timestamp.map(|t| t.0));
-            if let Ok(mut page) = self.eager_ranks.lock() {
+            if let (Ok(mut page), Ok(mut reached)) = (self.eager_ranks.lock(), self.reached.lock())
+            {
                 page.extend(ranks);
                 if page.len() > limit {
-                    let at = page.len() - limit;
-                    if let (_, Some(kth), _) = page.select_nth_unstable(at) {
-                        self.reached.fetch_max(*kth, Ordering::Relaxed);
-                    }
+                    let (at, further): (usize, fn(Rank, Rank) -> Rank) = match self.req.from {
+                        End::Newest => (page.len() - limit, std::cmp::max),
+                        End::Oldest => (limit - 1, std::cmp::min),
+                    };
+                    let kth = *page.select_nth_unstable(at).1;
+                    *reached = Some(reached.map_or(kth, |r| further(r, kth)));
                 }
             }
         }
@@ -288,16 +299,23 @@ impl Search<'_> {
     }
 
     /// Whether no hit of `file` can reach the page, as the hits of the eager sessions and
-    /// [`SearchRequest::latest`] tell: its selected branch's latest event comes before the rank
-    /// every hit on the page reaches. Only a file of [`UNREAD_BYTES`] or more is looked up.
+    /// [`SearchRequest::activity`] tell: its selected branch's latest event comes before the
+    /// rank every hit on a page from the newest end reaches (its earliest, after it from the
+    /// oldest). Only a file of [`UNREAD_BYTES`] or more is looked up.
     fn beaten(&self, file: &SessionFile) -> bool {
-        let reached = self.reached.load(Ordering::Relaxed);
-        let latest = self.req.latest.filter(|_| {
-            reached != i64::MIN && self.bounded_by_latest() && file.size >= UNREAD_BYTES
-        });
-        latest
-            .and_then(|latest| latest(file))
-            .is_some_and(|last| last.map(|t| t.0) < Some(reached))
+        let reached = self.reached.lock().ok().and_then(|r| *r);
+        let activity = self
+            .req
+            .activity
+            .filter(|_| self.bounded() && file.size >= UNREAD_BYTES);
+        let (Some(reached), Some(activity)) = (reached, activity) else {
+            return false;
+        };
+        let rank = |t: Option<Timestamp>| t.map(|t| t.0);
+        activity(file).is_some_and(|a| match self.req.from {
+            End::Newest => rank(a.latest) < reached,
+            End::Oldest => rank(a.earliest) > reached,
+        })
     }
 
     /// Counts the sessions the projection answered for, could not take in, and took in before
@@ -383,8 +401,8 @@ enum Scan {
     Later(Span),
 }
 
-/// The size from which a session is left unread when its latest event tells that it cannot reach
-/// the page ([`Search::beaten`]): below it, reading the overview cache's entry costs about what
+/// The size from which a session is left unread when its activity tells that it cannot reach the
+/// page ([`Search::beaten`]): below it, reading the overview cache's entry costs about what
 /// scanning the file does.
 const UNREAD_BYTES: u64 = 128 << 10;
 

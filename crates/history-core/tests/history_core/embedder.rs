@@ -255,7 +255,7 @@ fn a_fake_source_is_listed_searched_and_paged() {
         raw_prefilter: true,
         projection: None,
         bound: None,
-        latest: None,
+        activity: None,
     };
     let hits = search(&corpus, &sessions, &req);
     let found: Vec<String> = hits
