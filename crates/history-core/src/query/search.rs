@@ -163,18 +163,13 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
         End::Oldest => sessions.len() - w..sessions.len(),
     };
     // Where the sessions' activity may spare reading files the eager sessions' hits beat
-    // ([`Search::beaten`]), the eager sessions go first and those files last, smallest first: by
-    // the time the largest come, the eager sessions have told.
+    // ([`Search::beaten`]), the eager sessions go first and those files after the others: by the
+    // time they come, the eager sessions have told. (Taken smallest first, the largest last
+    // left a core idle at the end: 207 ms instead of 187 for a frequent word from the oldest
+    // end.)
     let mut order: Vec<usize> = (0..sessions.len()).collect();
     if search.bounded() {
-        order.sort_by_key(|&i| {
-            let size = sessions[i].size;
-            (
-                !eager.contains(&i),
-                size >= UNREAD_BYTES,
-                size.max(UNREAD_BYTES),
-            )
-        });
+        order.sort_by_key(|&i| (!eager.contains(&i), sessions[i].size >= UNREAD_BYTES));
     }
     let mut scans: Vec<(usize, Scan)> = order
         .iter()
