@@ -45,7 +45,8 @@ pub struct Representative {
 }
 
 impl Representative {
-    /// The times of the earliest and the latest event the filter admits.
+    /// The times of the events the filter admits: the earliest (none when one of them has no
+    /// time) and the latest.
     pub fn activity(&self) -> crate::query::Activity {
         crate::query::Activity {
             earliest: self.first_activity.filter(|_| !self.untimed),

@@ -180,10 +180,8 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             (!eager.contains(&i), big, nearest_last)
         });
     }
-    let mut scans: Vec<(usize, Scan)> = order
-        .iter()
+    let mut scans: Vec<(usize, Scan)> = (order.iter().copied())
         .zip(map(&order, |&i| search.first_pass(i, eager.contains(&i))))
-        .map(|(&i, scan)| (i, scan))
         .collect();
     scans.sort_by_key(|&(i, _)| i);
     search.count_known(&mut found);
