@@ -23,7 +23,7 @@ thread_local! {
 }
 
 /// Runs `f` as a worker ([`WORKING`]), as it was before afterwards.
-fn working<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn working<R>(f: impl FnOnce() -> R) -> R {
     let was = WORKING.replace(true);
     let r = f();
     WORKING.set(was);

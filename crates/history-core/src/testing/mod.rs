@@ -1552,3 +1552,10 @@ fn repeat(rng: &mut Rng, bytes: &mut Vec<u8>) -> String {
         }
     })
 }
+
+/// Runs `f` with every parallel map in it on the calling thread, its items in order: where what
+/// a search spares depends on which session finished first, a test of it is then the same on
+/// every run.
+pub fn on_one_core<R>(f: impl FnOnce() -> R) -> R {
+    crate::corpus::parallel::working(f)
+}
