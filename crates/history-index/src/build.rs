@@ -401,6 +401,15 @@ fn write_session(
         Ok(ended) => finish(&mut writer, t, &received.seqs, ended),
         Err(_) => Ok(()),
     });
+    // The database failed (a full disk, say): the update ends with that failure, whatever
+    // undoing the session's writes says (SQLite may have rolled the whole transaction back).
+    let written = match written {
+        Err(e) if !e.refuses_the_session() => {
+            let _ = writer.abandon();
+            return Err(e);
+        }
+        written => written,
+    };
     // Lines out of seq order, say: the session is scanned at query time.
     let outcome = received.ended.and(written.map_err(|_| "unindexable"));
     // A file that changed while it was read is indexed again next time.

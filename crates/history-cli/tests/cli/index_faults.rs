@@ -481,6 +481,49 @@ fn a_full_disk_is_named_and_leaves_no_oversized_log() {
     );
 }
 
+#[test]
+fn a_disk_that_fills_while_a_session_is_written_is_named() {
+    let roots = Roots::new();
+    fs::remove_file(roots.dir.path().join(UNDECODABLE)).unwrap();
+    // One session of 30,000 lines: their rows alone take more than the 2 MiB the cache gets,
+    // so the disk fills while they are written, long before the update's commit.
+    let stash = roots.dir.path().join("stash");
+    plant(&stash.join("-w-planted"), 0..1, 30_000, 20);
+    let cache = roots.cache_home();
+    let out = roots.dir.path().join("out");
+    fs::create_dir_all(&cache).unwrap();
+    fs::create_dir_all(&out).unwrap();
+    let wal = PathBuf::from(format!("{}-wal", roots.index_db().display()));
+    let marker = out.join("mounted");
+    let script = r#"
+        cache=$1 bin=$2 out=$3 wal=$4 marker=$5 stash=$6 claude=$7
+        mount -t tmpfs -o size=2m tmpfs "$cache" || exit 99
+        touch "$marker"
+        cd "$out"
+        "$bin" index --json > fixtures.json || exit 98
+        mv "$stash"/* "$claude"
+        "$bin" index --json > written.json; echo $? > written.code
+        if [ -e "$wal" ]; then stat -c %s "$wal" > written.wal; fi
+        NOTESOUP_HISTORY_INDEX=read "$bin" list --query 'prefix twin' --json > written.with
+        "$bin" --no-index list --query 'prefix twin' --json > written.without
+        "$bin" doctor --json > written.doctor
+    "#;
+    let claude = roots.root("claude");
+    let args = [&cache, Path::new(BIN), &out, &wal, &marker, &stash, claude];
+    let Some(ran) = in_mount_namespace(&roots, script, &args, &marker) else {
+        eprintln!("skipped: no mount namespace here (neither a user namespace nor root)");
+        return;
+    };
+    assert_eq!(ran.code, 0, "{ran:?}");
+    // The update fails for the full disk (not for what undoing the session's writes met
+    // after SQLite rolled them back), and keeps what the index held.
+    let fixtures = Step(&out, "fixtures").json("json")["indexed"]
+        .as_u64()
+        .unwrap();
+    let message = Step(&out, "written").full(fixtures);
+    assert!(message.contains("could not be updated: "), "{message}");
+}
+
 /// How many bytes the process whose `/proc/<pid>/io` is `io` has read so far.
 fn bytes_read(io: &str) -> u64 {
     let io = fs::read_to_string(io).unwrap_or_default();

@@ -96,6 +96,18 @@ fn directory_cause(code: &str) -> &'static str {
 }
 
 impl StoreError {
+    /// Whether the store refused what a session's decode gave (a line out of seq order, say),
+    /// rather than failing itself: the session is then scanned, and the update goes on.
+    pub fn refuses_the_session(&self) -> bool {
+        matches!(
+            self,
+            StoreError::InvalidLine
+                | StoreError::InvalidReason
+                | StoreError::WitnessMismatch
+                | StoreError::NotIndexed
+        )
+    }
+
     /// The stable reason code.
     pub fn code(&self) -> &'static str {
         match self {
