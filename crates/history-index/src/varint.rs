@@ -15,6 +15,11 @@ pub(crate) fn put(out: &mut Vec<u8>, v: u64) {
     write_with(v, |b| out.push(b));
 }
 
+/// How many bytes `v` takes.
+pub(crate) fn len(v: u64) -> u64 {
+    u64::from((64 - (v | 1).leading_zeros()).div_ceil(7))
+}
+
 /// Reads a varint at `*at`, moving `*at` past it; `None` past the end or on more than 64 bits.
 pub(crate) fn read(bytes: &[u8], at: &mut usize) -> Option<u64> {
     let mut v = 0u64;
@@ -46,6 +51,8 @@ mod tests {
             assert_eq!(read(&bytes, &mut at), Some(v));
         }
         assert_eq!(at, bytes.len());
+        let lens: u64 = values.iter().map(|&v| len(v)).sum();
+        assert_eq!(lens, bytes.len() as u64);
         assert_eq!(read(&bytes, &mut at), None, "past the end");
         assert_eq!(read(&[0xff; 11], &mut 0), None, "over 64 bits");
     }

@@ -50,8 +50,9 @@ fn run(roots: &Roots, args: &[&str]) -> Run {
 }
 
 /// Writes into `dir` (a Claude project directory) the sessions numbered `sessions`, each of
-/// `lines` user messages of `chars` random letters and blanks: text whose every few letters
-/// are a token of their own, so that indexing it takes a while and a good deal of room.
+/// `lines` user messages of `chars` random letters, digits and blanks: text whose every few
+/// characters are a token of their own, each on few lines (its list too sparse for bitmaps),
+/// so that indexing it takes a while and a good deal of room.
 fn plant(dir: &Path, sessions: std::ops::Range<usize>, lines: usize, chars: usize) {
     let mut rng = fastrand::Rng::with_seed(sessions.start as u64);
     fs::create_dir_all(dir).unwrap();
@@ -62,7 +63,7 @@ fn plant(dir: &Path, sessions: std::ops::Range<usize>, lines: usize, chars: usiz
             let text: String = (0..chars)
                 .map(|_| match rng.u8(..6) {
                     0 => ' ',
-                    _ => rng.lowercase(),
+                    _ => rng.alphanumeric(),
                 })
                 .collect();
             let parent = (l > 0).then(|| format!("u{}", l - 1));

@@ -1,7 +1,7 @@
 //! The schema and the connection's settings.
 
 /// The schema version this build reads and writes, kept in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// Marks the file as this projection's (`PRAGMA application_id`, "NSHX"), so that a database
 /// of anything else found at the path is moved aside rather than written into.
@@ -37,10 +37,10 @@ pub(super) const TABLES: [&str; 9] = [
     "catalog",
 ];
 
-/// Schema v10 (v1 had no `branch` and `events`: what a page needs without decoding the session;
+/// Schema v11 (v1 had no `branch` and `events`: what a page needs without decoding the session;
 /// v2 had no `resumes`; v3 no `lineage_open`; v4 kept the tokens in an FTS5 table; v5 had no
 /// checksums; v6 no `ranges`; v7 no `catalog`; v8 no notices in `meta`; v9 kept each path
-/// whole in `catalog`).
+/// whole in `catalog`; v10 kept every token list as deltas, without bitmaps).
 ///
 /// Paths are BLOBs of their bytes (a path need not be UTF-8). `lines.id` is given by the writer
 /// ([`super::postings`]): `postings` holds, per segment and token (`key` is `segment << 32 |
