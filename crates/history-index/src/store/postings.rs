@@ -390,7 +390,7 @@ impl List {
         let block = self.index / BLOCK as u64;
         let end = ((block + 1) * BLOCK as u64).min(self.n);
         // The ids after the current one in the block, and those before the target.
-        let left = end - self.index - 1;
+        let left = end.saturating_sub(self.index + 1);
         let (from, to) = (self.id - first, target - first - 1);
         let mut before = 0u64;
         let mut bit = from;
@@ -415,7 +415,7 @@ impl List {
                 self.skip = self.skip.max(block as usize + 1);
                 self.index = end;
                 self.id = id;
-                self.at = self.payload + off;
+                self.at = self.payload.saturating_add(off);
                 self.bitmap = bitmap.then_some(id);
             }
             _ => self.id = u64::MAX,
@@ -440,7 +440,7 @@ impl List {
                 self.skip = m + 1;
                 self.id = id;
                 self.index = ((m + 1) * BLOCK) as u64;
-                self.at = self.payload + off;
+                self.at = self.payload.saturating_add(off);
                 self.bitmap = bitmap.then_some(id);
             }
         }
@@ -1114,6 +1114,36 @@ mod tests {
             &mut bytes,
         );
         assert!(bytes.len() > 10_000 * 2, "{}", bytes.len());
+    }
+
+    #[test]
+    fn damaged_lists_end_without_a_panic() {
+        let mut x = 7u64;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for round in 0..2_000 {
+            let mut bytes = Vec::new();
+            encode(&mixed(1 + round % 700, round as u64 + 1), &mut bytes);
+            for _ in 0..1 + next() % 4 {
+                let at = next() as usize % bytes.len();
+                bytes[at] = next() as u8;
+            }
+            bytes.truncate(bytes.len() - next() as usize % 3);
+            let mut list = List::new(bytes);
+            for _ in 0..2_000 {
+                match next() % 3 {
+                    0 => list.seek(list.id().saturating_add(next() % 3_000)),
+                    _ => list.step(),
+                }
+                if list.id() == u64::MAX {
+                    break;
+                }
+            }
+        }
     }
 
     #[test]
