@@ -327,7 +327,10 @@ struct Held {
     /// Its place among the sessions in scope.
     index: usize,
     meta: SessionMeta,
+    /// Those of its events that hold a term and can rank among its best ([`frontier`]).
     events: Vec<Scored>,
+    /// How many of its events hold a term.
+    hits: usize,
     /// The snippets of its likely best events ([`Likely`]).
     kept: Vec<Shot>,
     /// Which terms it holds.
@@ -363,6 +366,55 @@ impl Question {
         };
         self.terms[i].1 * role_weight(e.role) * (tf * (K1 + 1.0) / (tf + norm) + near)
     }
+}
+
+/// Of a session's events that hold a term, those that can be among its `depth` best whatever
+/// the terms' rarities (all above 0): an event that `depth` others dominate is never among them
+/// and is left out. One dominates another when it holds every term at least as much
+/// ([`Question::component`]) and one of them more (it scores more), or every term as much and
+/// comes later both in time and in place (it ranks first in each order that ties go by). The
+/// events are taken by their sum of components, best first, so that an event meets those that
+/// may dominate it before it; those kept stay in the order they came. On the 1 GiB bench corpus,
+/// five common words are in 144,483 events, of which 38,370 stay.
+fn frontier(q: &Question, events: Vec<Scored>, depth: usize) -> Vec<Scored> {
+    if events.len() <= depth {
+        return events;
+    }
+    let n = q.terms.len();
+    let parts: Vec<f64> = (events.iter())
+        .flat_map(|e| (0..n).map(move |i| q.component(e, i)))
+        .collect();
+    let of = |k: usize| &parts[k * n..(k + 1) * n];
+    let sums: Vec<f64> = (0..events.len()).map(|k| of(k).iter().sum()).collect();
+    let later = |k: usize| (events[k].timestamp, events[k].seq, events[k].part);
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    order.sort_by(|&a, &b| sums[b].total_cmp(&sums[a]).then(later(b).cmp(&later(a))));
+    let dominates = |a: usize, b: usize| {
+        let (x, y) = (of(a), of(b));
+        if x.iter().zip(y).any(|(x, y)| x < y) {
+            return false;
+        }
+        let (ea, eb) = (&events[a], &events[b]);
+        x.iter().zip(y).any(|(x, y)| x > y)
+            || (ea.timestamp >= eb.timestamp && (ea.seq, ea.part) > (eb.seq, eb.part))
+    };
+    let mut keep = vec![false; events.len()];
+    let mut kept: Vec<usize> = Vec::new();
+    for k in order {
+        let beaten = kept
+            .iter()
+            .filter(|&&j| dominates(j, k))
+            .take(depth)
+            .count()
+            == depth;
+        if !beaten {
+            kept.push(k);
+            keep[k] = true;
+        }
+    }
+    (events.into_iter().zip(keep))
+        .filter_map(|(e, keep)| keep.then_some(e))
+        .collect()
 }
 
 /// An event as a hit shows it: its text cut to a snippet around the first of the words, where
@@ -617,13 +669,15 @@ impl Likely {
 /// so that a superseded search frees the cores within a chunk's time.
 pub type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
 
-/// Gathers what every session of `sessions` holds of `q`, on every core; the sessions not yet
-/// read when `stop` says so are left out.
+/// Gathers what every session of `sessions` holds of `q`, on every core, each session's events
+/// down to those that can be among its `depth` best ([`frontier`]); the sessions not yet read
+/// when `stop` says so are left out.
 fn gather(
     scope: &Scope<'_>,
     q: &Question,
     filter: &Filter,
     sessions: &[SessionFile],
+    depth: usize,
     stop: Stop<'_>,
 ) -> Gathered {
     let raw = RawFilter::new(filter.queries());
@@ -687,10 +741,12 @@ fn gather(
                 }
                 let kept = likely.into_inner().shots.into_values().collect();
                 let last = scored.iter().filter_map(|e| e.timestamp).max();
+                let hits = scored.len();
                 (!scored.is_empty()).then_some(Ok(Held {
                     index: i,
                     meta,
-                    events: scored,
+                    events: frontier(q, scored, depth),
+                    hits,
                     kept,
                     terms,
                     last: last.map_or(file.modified, |t| t.0),
@@ -726,7 +782,13 @@ pub(crate) fn find_page(
 ) -> Result<Option<FindPage>, HistoryError> {
     let q = Question::parse(&req.text)?;
     let filter = Filter::new(&q.literals(), req.roles.clone(), req.since, req.until);
-    let gathered = gather(scope, &q, &filter, sessions, stop);
+    // A session's score takes its best events; a page of events, each session's best up to
+    // the page's last.
+    let depth = match req.events {
+        true => (req.after_rank + req.limit).max(1 + MORE_EVENTS),
+        false => 1 + MORE_EVENTS,
+    };
+    let gathered = gather(scope, &q, &filter, sessions, depth, stop);
     if stop() {
         return Ok(None);
     }
@@ -805,10 +867,10 @@ pub(crate) fn find_page(
                 .then(a.1.cmp(&b.1))
                 .then(place(b).cmp(&place(a)))
         });
-        page.matched = events.len();
+        page.matched = ranked.iter().map(|r| r.held.hits).sum();
         let window: Vec<&(f64, usize, usize)> =
             events.iter().skip(req.after_rank).take(req.limit).collect();
-        page.has_more = req.after_rank + window.len() < events.len();
+        page.has_more = req.after_rank + window.len() < page.matched;
         let hits: Vec<FoundHit> = window
             .iter()
             .filter_map(|&&(score, s, e)| shown.hits(&ranked[s], &[(score, e)]).pop())
@@ -979,7 +1041,7 @@ impl Shown<'_> {
             title: meta.title.clone(),
             prompt,
             last_hit: Some(Timestamp(r.held.last)),
-            hits: r.held.events.len(),
+            hits: r.held.hits,
             best: hits,
             list: Recipe {
                 session: Some(qualified),
@@ -1099,6 +1161,71 @@ mod tests {
         let same_length = event(Role::User, &format!("flaky login test {filler}{filler}"));
         assert!(q.total(&rarity, &same_length) > q.total(&rarity, &apart));
         assert!(q.total(&rarity, &together) > q.total(&rarity, &same_length));
+    }
+
+    #[test]
+    fn the_frontier_keeps_every_event_that_can_rank_among_a_sessions_best() {
+        let q = Question::parse("flaky login retry budget").unwrap();
+        let words = [
+            "flaky",
+            "login",
+            "retry",
+            "budget",
+            "x",
+            "x x x",
+            "flaky flaky",
+        ];
+        let roles = [Role::User, Role::Assistant, Role::Tool, Role::Context];
+        let mut rng = fastrand::Rng::with_seed(5);
+        for round in 0..40 {
+            let events: Vec<Scored> = (0..200 + round * 10)
+                .filter_map(|n| {
+                    // Few distinct texts, roles and times: many events score alike.
+                    let text: Vec<&str> = (0..rng.usize(1..6))
+                        .map(|_| words[rng.usize(..words.len())])
+                        .collect();
+                    Some(Scored {
+                        seq: n as u64 / 2,
+                        part: n as u32 % 2,
+                        role: roles[rng.usize(..roles.len())],
+                        timestamp: rng.bool().then(|| Timestamp(rng.i64(0..4))),
+                        tally: q.tally(&text.join(" "))?,
+                    })
+                })
+                .collect();
+            let depth = 1 + rng.usize(..8);
+            let kept = frontier(&q, events.clone(), depth);
+            assert!(
+                kept.len() < events.len() / 2,
+                "{} of {}",
+                kept.len(),
+                events.len()
+            );
+            for _ in 0..50 {
+                let idf: Vec<f64> = (0..q.terms.len())
+                    .map(|_| [1e-3, 0.1, 1.0, 7.0][rng.usize(..4)] * rng.f64().max(0.01))
+                    .collect();
+                let rarity = Rarity {
+                    holders: vec![1; idf.len()],
+                    idf,
+                };
+                // The best `depth` in a session's order, and in the order of a page of events.
+                let best = |events: &[Scored], by_time: bool| {
+                    let mut all: Vec<(f64, Option<Timestamp>, u64, u32)> = (events.iter())
+                        .map(|e| (q.total(&rarity, e), e.timestamp, e.seq, e.part))
+                        .map(|(s, t, seq, part)| (s, t.filter(|_| by_time), seq, part))
+                        .collect();
+                    all.sort_by(|a, b| {
+                        (b.0.total_cmp(&a.0)).then((b.1, b.2, b.3).cmp(&(a.1, a.2, a.3)))
+                    });
+                    all.truncate(depth);
+                    all
+                };
+                for by_time in [false, true] {
+                    assert_eq!(best(&kept, by_time), best(&events, by_time), "{depth}");
+                }
+            }
+        }
     }
 
     #[test]
