@@ -18,7 +18,7 @@ use history_core::{
     Corpus, Event, Filter, HistoryError, LineTime, SessionFile, SessionKey, SessionMeta, Timestamp,
     Transcript,
 };
-use history_core::{Known, SessionEvents, SessionHits, Wanted};
+use history_core::{HitTexts, Known, SessionEvents, SessionHits, Wanted};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
 
@@ -901,6 +901,10 @@ fn replay_lines(
 /// The fewest lines [`read_hits`] reads at a time; each read takes twice as many as the last.
 const READ_BATCH: usize = 16;
 
+/// The lines [`read_hits`] reads at a time when it shows the texts as they are read
+/// ([`HitTexts::Shown`]): it then holds no more than theirs.
+const SHOWN_BATCH: usize = 256;
+
 /// The first `count` hits of `order` whose texts match: an appended event as it is, a
 /// stored one with its text, read from its line in `path` (each line read and replayed once,
 /// a batch of the lines next in `order` at a time). `None` when a line cannot be read or no
@@ -914,9 +918,27 @@ fn read_hits(
 ) -> Option<Vec<HitAt>> {
     let all_branches = wanted.all_branches;
     let mut replayed: HashMap<u64, Replayed> = HashMap::new();
-    // Every hit wanted (a session summed up whole): every line in the first batch.
-    let mut batch = count.max(READ_BATCH);
+    // Every hit wanted (a session summed up whole): every line in the first batch; texts
+    // shown as they are read, a batch of lines at a time.
+    let shown = matches!(wanted.texts, HitTexts::Shown(_));
+    let mut batch = match shown {
+        true => SHOWN_BATCH,
+        false => count.max(READ_BATCH),
+    };
     let mut hits = Vec::new();
+    // Gives the hit's text to whom it is shown; false once no more are wanted.
+    let show = |event: &mut Event| match wanted.texts {
+        HitTexts::Kept => true,
+        HitTexts::Dropped => {
+            event.text = String::new();
+            true
+        }
+        HitTexts::Shown(to) => {
+            let more = to(event);
+            event.text = String::new();
+            more
+        }
+    };
     for (at, (_, hit)) in order.iter().enumerate() {
         if hits.len() >= count {
             break;
@@ -927,11 +949,12 @@ fn read_hits(
                 if all_branches {
                     event.on_active_branch = Some(*on);
                 }
-                if !wanted.texts {
-                    event.text = String::new();
-                }
+                let more = show(&mut event);
                 hits.push((event, None));
-                continue;
+                match more {
+                    true => continue,
+                    false => break,
+                }
             }
             Hit::Stored(stored, c, on) => (stored, *c, *on),
         };
@@ -950,9 +973,11 @@ fn read_hits(
                     break;
                 }
             }
-            let what = (wanted.filter, wanted.texts);
+            let what = (wanted.filter, wanted.texts.read());
             replay_lines(source, path, next, what, &mut replayed)?;
-            batch = batch.saturating_mul(2);
+            if !shown {
+                batch = batch.saturating_mul(2);
+            }
         }
         let Some(texts) = replayed.get_mut(&seq)? else {
             continue;
@@ -970,7 +995,11 @@ fn read_hits(
                 byte_offset: c.line.offset,
                 byte_len: c.line.len,
             };
+            let more = show(&mut event);
             hits.push((event, Some(location)));
+            if !more {
+                break;
+            }
         }
     }
     Some(hits)

@@ -10,6 +10,7 @@ use crate::common::Roots;
 use history_cli::render::{Json, Printer};
 use history_cli::HARNESSES;
 use history_core::End;
+use history_core::HitTexts;
 use history_core::{
     Corpus, DecodeError, Decoded, Event, History, ListRequest, Role, SessionFile, Transcript,
 };
@@ -387,13 +388,31 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
         from: End::Newest,
         count: 10,
         all_branches: false,
-        texts: true,
+        texts: HitTexts::Kept,
         by_position: false,
     };
     if let Some(found) = index.hits(&searching, &file, &wanted) {
         let (hits, _) = found.unwrap();
         let texts: Vec<&str> = hits.iter().map(|(e, _)| e.text.as_str()).collect();
         assert_eq!(texts, ["zebracorn two", "zebracorn one"]);
+        // Shown as they are read, the same texts, which the hits no longer carry; and none
+        // after the one that says no more.
+        for more in [true, false] {
+            let shown = std::cell::RefCell::new(Vec::new());
+            let show = |e: &history_core::Event| {
+                shown.borrow_mut().push(e.text.clone());
+                more
+            };
+            let wanted = Wanted {
+                texts: HitTexts::Shown(&show),
+                ..wanted
+            };
+            let (hits, _) = index.hits(&searching, &file, &wanted).unwrap().unwrap();
+            let want = if more { &texts[..] } else { &texts[..1] };
+            assert_eq!(shown.into_inner(), want);
+            assert_eq!(hits.len(), want.len());
+            assert!(hits.iter().all(|(e, _)| e.text.is_empty()));
+        }
     }
     // A search through that index, as a user has it, answers as a scan does.
     let indexed = History::new(searching)

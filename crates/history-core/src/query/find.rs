@@ -41,7 +41,7 @@ use crate::page::{
     WordScore, SCHEMA_VERSION,
 };
 use crate::query::sessions::around;
-use crate::query::{coverage, Known, Scope, Wanted};
+use crate::query::{coverage, HitTexts, Known, Scope, Wanted};
 use crate::source::LineTest;
 use history_raw::RawFilter;
 
@@ -524,7 +524,7 @@ type OnBranch = (Vec<(u64, u32)>, SessionMeta);
 /// ([`LOCATED`]), else decoded (a decode may show events off the session's selected branch
 /// too). Returns the positions of the events on the branch, and what the session is about;
 /// `None` when it has none, or when `stop` said the search is no longer wanted (then it stops
-/// reading at the next chunk or line, and what it showed `visit` is to be forgotten).
+/// reading at the next hit or line, and what it showed `visit` is to be forgotten).
 #[allow(clippy::too_many_arguments)]
 fn events_of(
     corpus: &Corpus,
@@ -539,38 +539,29 @@ fn events_of(
     match (known, projection) {
         (Some(Known::NoHit), _) => return Ok(None),
         (Some(Known::Within { .. }), Some(p)) if file.size >= LOCATED => {
-            // In chunks of the order hits come in, each after the last: a session of any size
-            // holds a chunk's texts at a time.
-            type Key = (Option<crate::model::Timestamp>, u64, u32);
-            let key = |e: &Event| (e.timestamp, e.seq, e.part);
-            let mut after: Option<Key> = None;
-            let mut on_branch = Vec::new();
-            loop {
+            // Each hit's text is seen as it is read, and not kept: a session of any size holds
+            // a batch of texts at a time.
+            let shown = |e: &Event| {
+                visit(e);
+                !stop()
+            };
+            let wanted = Wanted {
+                filter,
+                admit,
+                from: crate::model::End::Oldest,
+                count: usize::MAX,
+                all_branches: false,
+                texts: HitTexts::Shown(&shown),
+                by_position: false,
+            };
+            // Declined: the session is read instead.
+            if let Some(answer) = p.hits(corpus, file, &wanted) {
+                let (hits, meta) = answer?;
                 if stop() {
                     return Ok(None);
                 }
-                let admit_after = |e: &Event| after.is_none_or(|a| key(e) > a) && admit(e);
-                let wanted = Wanted {
-                    filter,
-                    admit: &admit_after,
-                    from: crate::model::End::Oldest,
-                    count: CHUNK,
-                    all_branches: false,
-                    texts: true,
-                    by_position: false,
-                };
-                // Declined, even after some chunks: the session is read instead (what was
-                // seen is seen again, by the same positions).
-                let Some(answer) = p.hits(corpus, file, &wanted) else {
-                    break;
-                };
-                let (hits, meta) = answer?;
-                hits.iter().for_each(|(e, _)| visit(e));
-                on_branch.extend(hits.iter().map(|(e, _)| e.position()));
-                match hits.last() {
-                    Some((e, _)) if hits.len() == CHUNK => after = Some(key(e)),
-                    _ => return Ok(Some((on_branch, meta))),
-                }
+                let on_branch = hits.iter().map(|(e, _)| e.position()).collect();
+                return Ok(Some((on_branch, meta)));
             }
         }
         _ => {}
@@ -604,11 +595,6 @@ const LARGE: u64 = 1 << 20;
 /// a smaller one is decoded whole in less time than the projection takes to look its lines up
 /// (on 20,000 sessions of a few KiB holding a word, 0.6 s against 7 s).
 const LOCATED: u64 = 256 << 10;
-
-/// How many hits of a session a projection gives at a time: a ranking superseded stops at the
-/// end of one (in the picker, 4,096 hits of the 128 MiB bench transcript held the next
-/// keystroke's first results up to 80 ms; 1,024 cost a whole ranking nothing measurable).
-const CHUNK: usize = 1024;
 
 /// The snippets of a large session's likely best events, kept as its events come by: the best
 /// for each term alone and the best [`SHOWN`] for all of them equally, so far. A small session

@@ -61,12 +61,54 @@ pub struct Wanted<'a> {
     pub count: usize,
     /// Every branch, each event marked, rather than the selected one.
     pub all_branches: bool,
-    /// Whether hits carry their texts: without, each is matched all the same but comes with an
-    /// empty text, for a caller that counts them (`--sessions` reads its best hit's alone).
-    pub texts: bool,
+    /// What becomes of the hits' texts.
+    pub texts: HitTexts<'a>,
     /// Whether hits are counted in the session's own order, by position (seq, then part),
     /// as a page of one session is, rather than in the merge order (time first).
     pub by_position: bool,
+}
+
+/// What becomes of the texts of the hits a projection gives ([`Wanted::texts`]).
+#[derive(Clone, Copy)]
+pub enum HitTexts<'a> {
+    /// Each hit carries its text.
+    Kept,
+    /// Each hit is matched all the same but comes with an empty text: for a caller that counts
+    /// them (`--sessions` reads its best hit's alone).
+    Dropped,
+    /// Each hit, with its text, is shown to this as it is read, and comes without it: for a
+    /// caller that reads each hit once (`find` tallies its words), which then holds a batch of
+    /// texts at a time, not every hit's. Once it says `false`, no more are read.
+    Shown(&'a dyn Fn(&Event) -> bool),
+}
+
+impl HitTexts<'_> {
+    /// Whether the hits' texts are read at all.
+    pub fn read(&self) -> bool {
+        !matches!(self, HitTexts::Dropped)
+    }
+
+    /// Makes hits found with their texts what these ask for: kept, emptied, or shown one after
+    /// another and emptied (those after the one that says no more left out). For a projection
+    /// that finds a session's hits all at once.
+    pub fn apply(&self, hits: &mut Vec<(Event, Option<Location>)>) {
+        match self {
+            HitTexts::Kept => {}
+            HitTexts::Dropped => hits.iter_mut().for_each(|(e, _)| e.text = String::new()),
+            HitTexts::Shown(to) => {
+                let mut shown = 0;
+                for (e, _) in hits.iter_mut() {
+                    shown += 1;
+                    let more = to(e);
+                    e.text = String::new();
+                    if !more {
+                        break;
+                    }
+                }
+                hits.truncate(shown);
+            }
+        }
+    }
 }
 
 /// A search projection: what it knows of sessions' hits without reading their files.
@@ -79,8 +121,9 @@ pub trait Projection: Send + Sync {
     /// the lines it locates rather than a decode of the session: of its events that pass the
     /// filter and `admit`, on the selected branch (or on every branch, marked, with
     /// `all_branches`), the first `count` from `from`'s end of the merge order (of positions,
-    /// with `by_position`), or all of them when fewer. `None` when it cannot tell: the session
-    /// is decoded instead. The default always declines.
+    /// with `by_position`), or all of them when fewer, their texts as `texts` asks
+    /// ([`HitTexts::apply`]). `None` when it cannot tell: the session is decoded instead. The
+    /// default always declines.
     fn hits(
         &self,
         corpus: &Corpus,

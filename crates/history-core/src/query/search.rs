@@ -10,7 +10,7 @@ use crate::error::HistoryError;
 use crate::model::Timestamp;
 use crate::model::{order_key, Bound, End, OrderKey};
 use crate::model::{Event, SessionFile, SessionKey, SessionMeta};
-use crate::query::{Known, Projection, SessionHits, Wanted};
+use crate::query::{HitTexts, Known, Projection, SessionHits, Wanted};
 use crate::source::Location;
 use crate::source::{LineTest, LineTime, READ_BUFFER};
 use history_raw::RawFilter;
@@ -357,7 +357,7 @@ impl Search<'_> {
                 from,
                 count: want,
                 all_branches,
-                texts: true,
+                texts: HitTexts::Kept,
                 by_position: false,
             };
             if let Some(hits) = p.hits(corpus, file, &wanted) {

@@ -9,7 +9,7 @@ use crate::model::{End, Event, SessionFile};
 use crate::page::budget::fit_list_widest;
 use crate::page::{notice, FoldedRun, Item, ListPage, Recipe, Render, SCHEMA_VERSION};
 use crate::query::{
-    browse, BrowseRequest, Browsed, BrowsedItem, Known, ListRequest, Scope, Wanted,
+    browse, BrowseRequest, Browsed, BrowsedItem, HitTexts, Known, ListRequest, Scope, Wanted,
 };
 use crate::source::LineTest;
 use history_raw::RawFilter;
@@ -145,7 +145,7 @@ fn searched_in_projection(
             from,
             count,
             all_branches: req.all_branches,
-            texts: true,
+            texts: HitTexts::Kept,
             by_position: true,
         };
         let found = p.hits(scope.corpus, file, &wanted)?;

@@ -22,7 +22,7 @@ use crate::query::search::{hit_span, Rank, Span};
 #[cfg(test)]
 use crate::query::Hit;
 use crate::query::Projection;
-use crate::query::{coverage, Known, Wanted};
+use crate::query::{coverage, HitTexts, Known, Wanted};
 use crate::query::{ListRequest, Scope};
 use crate::source::LineTest;
 use history_raw::RawFilter;
@@ -192,7 +192,7 @@ fn indexed(
         from: End::Newest,
         count: COUNTED + 1,
         all_branches,
-        texts: false,
+        texts: HitTexts::Dropped,
         by_position: false,
     };
     let Some((hits, meta)) = look(&newest)? else {
@@ -220,7 +220,7 @@ fn indexed(
             let latest = Wanted {
                 filter: &narrowed,
                 count: 1,
-                texts: true,
+                texts: HitTexts::Kept,
                 ..newest
             };
             let Some((hits, _)) = look(&latest)? else {
@@ -236,7 +236,7 @@ fn indexed(
         let one = Wanted {
             admit: &|e: &Event| (e.seq, e.part) == (seq, part),
             count: 1,
-            texts: true,
+            texts: HitTexts::Kept,
             ..newest
         };
         // A best hit the projection no longer gives sends the session to a decode.

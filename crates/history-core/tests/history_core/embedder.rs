@@ -598,17 +598,19 @@ impl history_core::Projection for Decoding {
                 events.reverse();
             }
             events.truncate(wanted.count);
-            (events.into_iter().map(|e| (e, None)).collect(), loaded.meta)
+            let mut hits = events.into_iter().map(|e| (e, None)).collect();
+            wanted.texts.apply(&mut hits);
+            (hits, loaded.meta)
         }))
     }
 }
 
 #[test]
-fn find_through_a_projection_in_chunks_ranks_as_a_decode() {
+fn find_through_a_projection_that_shows_its_hits_ranks_as_a_decode() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("live");
-    // More hits in one session than a projection gives at a time, some sharing a time; over a
-    // MiB, so that its likely best events keep their snippets as they are read.
+    // Thousands of hits in one session, shown to the ranking as they are read, some sharing a
+    // time; over a MiB, so that its likely best events keep their snippets as they pass.
     let filler = "while the canary watches the error budget and the queue drains ".repeat(2);
     let long: Vec<String> = (0..9_000)
         .map(|i| {
@@ -641,7 +643,7 @@ fn find_through_a_projection_in_chunks_ranks_as_a_decode() {
     assert!(best.contains("deploy step 8999"), "{decoded}");
 }
 
-/// [`Decoding`], counting the chunks of hits asked of it.
+/// [`Decoding`], counting the times hits are asked of it.
 struct Counting(std::sync::Arc<std::sync::atomic::AtomicUsize>);
 
 impl history_core::Projection for Counting {
@@ -682,16 +684,16 @@ fn a_ranked_search_stopped_inside_one_long_session_stops_there() {
     // between sessions is asked a handful of times, and never says stop here.
     let asked = AtomicUsize::new(0);
     let stop = || asked.fetch_add(1, Ordering::Relaxed) >= 100;
-    let chunks = Arc::new(AtomicUsize::new(0));
+    let asks = Arc::new(AtomicUsize::new(0));
     for counted in [false, true] {
         asked.store(0, Ordering::Relaxed);
-        let projection = counted
-            .then(|| Box::new(Counting(chunks.clone())) as Box<dyn history_core::Projection>);
+        let projection =
+            counted.then(|| Box::new(Counting(asks.clone())) as Box<dyn history_core::Projection>);
         let history = history_core::History::new(Corpus::new(vec![(LIVE.open)(root.clone())]))
             .with_projection(projection);
         let page = history.find_unless(&request("deploy step"), &FindJson, &stop);
         assert!(page.unwrap().is_none(), "a stopped search gave a page");
     }
-    // 9,000 hits come in three chunks; the stop came within the first.
-    assert_eq!(chunks.load(Ordering::Relaxed), 1);
+    // The 9,000 hits are asked for once, and the stop came as they were shown.
+    assert_eq!(asks.load(Ordering::Relaxed), 1);
 }
