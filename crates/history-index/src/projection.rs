@@ -926,21 +926,22 @@ fn read_hits(
         false => count.max(READ_BATCH),
     };
     let mut hits = Vec::new();
-    // Gives the hit's text to whom it is shown; false once no more are wanted.
-    let show = |event: &mut Event| match wanted.texts {
-        HitTexts::Kept => true,
-        HitTexts::Dropped => {
-            event.text = String::new();
+    // Keeps the hit as `texts` asks: whether more are wanted.
+    let mut keep = |mut event: Event, location: Option<Location>| match wanted.texts {
+        HitTexts::Kept => {
+            hits.push((event, location));
             true
         }
-        HitTexts::Shown(to) => {
-            let more = to(event);
+        HitTexts::Dropped => {
             event.text = String::new();
-            more
+            hits.push((event, location));
+            true
         }
+        HitTexts::Shown(to) => to(&event),
     };
+    let mut kept = 0;
     for (at, (_, hit)) in order.iter().enumerate() {
-        if hits.len() >= count {
+        if kept >= count {
             break;
         }
         let (stored, c, on) = match hit {
@@ -949,9 +950,8 @@ fn read_hits(
                 if all_branches {
                     event.on_active_branch = Some(*on);
                 }
-                let more = show(&mut event);
-                hits.push((event, None));
-                match more {
+                kept += 1;
+                match keep(event, None) {
                     true => continue,
                     false => break,
                 }
@@ -995,9 +995,8 @@ fn read_hits(
                 byte_offset: c.line.offset,
                 byte_len: c.line.len,
             };
-            let more = show(&mut event);
-            hits.push((event, Some(location)));
-            if !more {
+            kept += 1;
+            if !keep(event, Some(location)) {
                 break;
             }
         }

@@ -540,9 +540,11 @@ fn events_of(
         (Some(Known::NoHit), _) => return Ok(None),
         (Some(Known::Within { .. }), Some(p)) if file.size >= LOCATED => {
             // Each hit's text is seen as it is read, and not kept: a session of any size holds
-            // a batch of texts at a time.
+            // a batch of texts at a time. Every hit is on the branch.
+            let on_branch = RefCell::new(Vec::new());
             let shown = |e: &Event| {
                 visit(e);
+                on_branch.borrow_mut().push(e.position());
                 !stop()
             };
             let wanted = Wanted {
@@ -556,12 +558,8 @@ fn events_of(
             };
             // Declined: the session is read instead.
             if let Some(answer) = p.hits(corpus, file, &wanted) {
-                let (hits, meta) = answer?;
-                if stop() {
-                    return Ok(None);
-                }
-                let on_branch = hits.iter().map(|(e, _)| e.position()).collect();
-                return Ok(Some((on_branch, meta)));
+                let (_, meta) = answer?;
+                return Ok((!stop()).then(|| (on_branch.into_inner(), meta)));
             }
         }
         _ => {}

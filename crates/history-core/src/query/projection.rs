@@ -76,7 +76,7 @@ pub enum HitTexts<'a> {
     /// Each hit is matched all the same but comes with an empty text: for a caller that counts
     /// them (`--sessions` reads its best hit's alone).
     Dropped,
-    /// Each hit, with its text, is shown to this as it is read, and comes without it: for a
+    /// Each hit, with its text, is shown to this as it is read, and not given back: for a
     /// caller that reads each hit once (`find` tallies its words), which then holds a batch of
     /// texts at a time, not every hit's. Once it says `false`, no more are read.
     Shown(&'a dyn Fn(&Event) -> bool),
@@ -89,23 +89,15 @@ impl HitTexts<'_> {
     }
 
     /// Makes hits found with their texts what these ask for: kept, emptied, or shown one after
-    /// another and emptied (those after the one that says no more left out). For a projection
-    /// that finds a session's hits all at once.
+    /// another (until one says no more) and not given back. For a projection that finds a
+    /// session's hits all at once.
     pub fn apply(&self, hits: &mut Vec<(Event, Option<Location>)>) {
         match self {
             HitTexts::Kept => {}
             HitTexts::Dropped => hits.iter_mut().for_each(|(e, _)| e.text = String::new()),
             HitTexts::Shown(to) => {
-                let mut shown = 0;
-                for (e, _) in hits.iter_mut() {
-                    shown += 1;
-                    let more = to(e);
-                    e.text = String::new();
-                    if !more {
-                        break;
-                    }
-                }
-                hits.truncate(shown);
+                let _ = hits.iter().all(|(e, _)| to(e));
+                hits.clear();
             }
         }
     }
