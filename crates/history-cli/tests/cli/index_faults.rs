@@ -427,6 +427,49 @@ impl Step<'_> {
     }
 }
 
+/// Indexes the fixtures with the cache on a tmpfs of `size`, in a mount namespace, moves what
+/// `stash` holds into the Claude root, then runs `steps` (sh, where `step NAME` updates the
+/// index and leaves what it said, its log's size, a search with and without the index and
+/// `doctor` in `NAME.*`); the directory of those files and how many sessions the fixtures'
+/// index held. `None` where no mount namespace can be had.
+fn on_a_small_disk(roots: &Roots, stash: &Path, size: &str, steps: &str) -> Option<(PathBuf, u64)> {
+    let cache = roots.cache_home();
+    let out = roots.dir.path().join("out");
+    fs::create_dir_all(&cache).unwrap();
+    fs::create_dir_all(&out).unwrap();
+    let wal = PathBuf::from(format!("{}-wal", roots.index_db().display()));
+    let marker = out.join("mounted");
+    let script = format!(
+        r#"
+        cache=$1 bin=$2 out=$3 wal=$4 marker=$5 stash=$6 claude=$7
+        mount -t tmpfs -o size={size} tmpfs "$cache" || exit 99
+        touch "$marker"
+        cd "$out"
+        step() {{
+            "$bin" index --json > $1.json; echo $? > $1.code
+            if [ -e "$wal" ]; then stat -c %s "$wal" > $1.wal; fi
+            NOTESOUP_HISTORY_INDEX=read "$bin" list --query 'prefix twin' --json > $1.with
+            "$bin" --no-index list --query 'prefix twin' --json > $1.without
+            "$bin" doctor --json > $1.doctor
+        }}
+        "$bin" index --json > fixtures.json || exit 98
+        mv "$stash"/* "$claude"
+        {steps}
+    "#
+    );
+    let claude = roots.root("claude");
+    let args = [&cache, Path::new(BIN), &out, &wal, &marker, stash, claude];
+    let Some(ran) = in_mount_namespace(roots, &script, &args, &marker) else {
+        eprintln!("skipped: no mount namespace here (neither a user namespace nor root)");
+        return None;
+    };
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let fixtures = Step(&out, "fixtures").json("json")["indexed"]
+        .as_u64()
+        .unwrap();
+    Some((out, fixtures))
+}
+
 #[test]
 fn a_full_disk_is_named_and_leaves_no_oversized_log() {
     let roots = Roots::new();
@@ -437,41 +480,15 @@ fn a_full_disk_is_named_and_leaves_no_oversized_log() {
     let stash = roots.dir.path().join("stash");
     plant(&stash.join("-w-planted-a"), 0..360, 50, 2000);
     plant(&stash.join("-w-planted-b"), 360..600, 50, 2000);
-    let cache = roots.cache_home();
-    let out = roots.dir.path().join("out");
-    fs::create_dir_all(&cache).unwrap();
-    fs::create_dir_all(&out).unwrap();
-    let wal = PathBuf::from(format!("{}-wal", roots.index_db().display()));
-    let marker = out.join("mounted");
-    let script = r#"
-        cache=$1 bin=$2 out=$3 wal=$4 marker=$5 stash=$6 claude=$7
-        mount -t tmpfs -o size=40m tmpfs "$cache" || exit 99
-        touch "$marker"
-        cd "$out"
-        step() {
-            "$bin" index --json > $1.json; echo $? > $1.code
-            if [ -e "$wal" ]; then stat -c %s "$wal" > $1.wal; fi
-            NOTESOUP_HISTORY_INDEX=read "$bin" list --query 'prefix twin' --json > $1.with
-            "$bin" --no-index list --query 'prefix twin' --json > $1.without
-            "$bin" doctor --json > $1.doctor
-        }
-        "$bin" index --json > fixtures.json || exit 98
-        mv "$stash"/* "$claude"
+    let steps = r#"
         step before_commit
         mv "$claude/-w-planted-b" "$stash"
         step after_commit
     "#;
-    let claude = roots.root("claude");
-    let args = [&cache, Path::new(BIN), &out, &wal, &marker, &stash, claude];
-    let Some(ran) = in_mount_namespace(&roots, script, &args, &marker) else {
-        eprintln!("skipped: no mount namespace here (neither a user namespace nor root)");
+    let Some((out, fixtures)) = on_a_small_disk(&roots, &stash, "40m", steps) else {
         return;
     };
-    assert_eq!(ran.code, 0, "{ran:?}");
     // Filled before its commit, the update keeps what the index held (the fixtures).
-    let fixtures = Step(&out, "fixtures").json("json")["indexed"]
-        .as_u64()
-        .unwrap();
     let message = Step(&out, "before_commit").full(fixtures);
     assert!(message.contains("could not be updated: "), "{message}");
     // The log it committed cannot be emptied: the index is deleted to give its room back.
@@ -490,37 +507,11 @@ fn a_disk_that_fills_while_a_session_is_written_is_named() {
     // so the disk fills while they are written, long before the update's commit.
     let stash = roots.dir.path().join("stash");
     plant(&stash.join("-w-planted"), 0..1, 30_000, 20);
-    let cache = roots.cache_home();
-    let out = roots.dir.path().join("out");
-    fs::create_dir_all(&cache).unwrap();
-    fs::create_dir_all(&out).unwrap();
-    let wal = PathBuf::from(format!("{}-wal", roots.index_db().display()));
-    let marker = out.join("mounted");
-    let script = r#"
-        cache=$1 bin=$2 out=$3 wal=$4 marker=$5 stash=$6 claude=$7
-        mount -t tmpfs -o size=2m tmpfs "$cache" || exit 99
-        touch "$marker"
-        cd "$out"
-        "$bin" index --json > fixtures.json || exit 98
-        mv "$stash"/* "$claude"
-        "$bin" index --json > written.json; echo $? > written.code
-        if [ -e "$wal" ]; then stat -c %s "$wal" > written.wal; fi
-        NOTESOUP_HISTORY_INDEX=read "$bin" list --query 'prefix twin' --json > written.with
-        "$bin" --no-index list --query 'prefix twin' --json > written.without
-        "$bin" doctor --json > written.doctor
-    "#;
-    let claude = roots.root("claude");
-    let args = [&cache, Path::new(BIN), &out, &wal, &marker, &stash, claude];
-    let Some(ran) = in_mount_namespace(&roots, script, &args, &marker) else {
-        eprintln!("skipped: no mount namespace here (neither a user namespace nor root)");
+    let Some((out, fixtures)) = on_a_small_disk(&roots, &stash, "2m", "step written") else {
         return;
     };
-    assert_eq!(ran.code, 0, "{ran:?}");
     // The update fails for the full disk (not for what undoing the session's writes met
     // after SQLite rolled them back), and keeps what the index held.
-    let fixtures = Step(&out, "fixtures").json("json")["indexed"]
-        .as_u64()
-        .unwrap();
     let message = Step(&out, "written").full(fixtures);
     assert!(message.contains("could not be updated: "), "{message}");
 }
