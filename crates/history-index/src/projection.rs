@@ -905,6 +905,10 @@ const READ_BATCH: usize = 16;
 /// ([`HitTexts::Shown`]): it then holds no more than theirs.
 const SHOWN_BATCH: usize = 256;
 
+/// The stored lines whose rows are read at a time when every hit is shown as it is read
+/// ([`HitTexts::Shown`]).
+const SHOWN_LINES: usize = 4096;
+
 /// The first `count` hits of `order` whose texts match: an appended event as it is, a
 /// stored one with its text, read from its line in `path` (each line read and replayed once,
 /// a batch of the lines next in `order` at a time). `None` when a line cannot be read or no
@@ -1181,6 +1185,33 @@ impl Projection for Index {
         let located = self.candidates(corpus, source, file, wanted.filter)?;
         let (stored, branch) = (&located.stored, &located.branch);
         let appended = appended_hits(&located.events, branch, wanted);
+        if let HitTexts::Shown(to) = wanted.texts {
+            // Every hit, shown as it is read: the stored lines a slice at a time, each slice's
+            // rows dropped before the next are read, then the appended ones.
+            let more = std::cell::Cell::new(true);
+            let to = |e: &Event| {
+                more.set(to(e));
+                more.get()
+            };
+            let wanted = Wanted {
+                texts: HitTexts::Shown(&to),
+                ..*wanted
+            };
+            for ids in stored.ids.chunks(SHOWN_LINES) {
+                let lines = self.lines(&file.key, ids, stored.settled)?;
+                let mut order = Vec::new();
+                stored_hits(lines.values(), branch, &wanted, &mut order)?;
+                read_hits(source, &stored.path, order, &wanted, usize::MAX)?;
+                if !more.get() {
+                    return Some(Ok((Vec::new(), located.meta.clone())));
+                }
+            }
+            let order = (appended.into_iter())
+                .map(|(rank, e, on)| (rank, Hit::Appended(e, on)))
+                .collect();
+            read_hits(source, &stored.path, order, &wanted, usize::MAX)?;
+            return Some(Ok((Vec::new(), located.meta.clone())));
+        }
         // The walk goes by time.
         let walk = stored.ordered && !wanted.by_position;
         let walked = match walk && stored.ids.len() / 2 > WALK_CHUNK.max(wanted.count) {

@@ -78,7 +78,8 @@ pub enum HitTexts<'a> {
     Dropped,
     /// Each hit, with its text, is shown to this as it is read, and not given back: for a
     /// caller that reads each hit once (`find` tallies its words), which then holds a batch of
-    /// texts at a time, not every hit's. Once it says `false`, no more are read.
+    /// texts at a time, not every hit's. Every hit is shown, whatever `count`, in no set order;
+    /// once this says `false`, no more are read.
     Shown(&'a dyn Fn(&Event) -> bool),
 }
 
