@@ -911,7 +911,8 @@ const SHOWN_LINES: usize = 4096;
 
 /// The first `count` hits of `order` whose texts match: an appended event as it is, a
 /// stored one with its text, read from its line in `path` (each line read and replayed once,
-/// a batch of the lines next in `order` at a time). `None` when a line cannot be read or no
+/// a batch of the lines next in `order` at a time), their texts as `wanted.texts` asks (hits
+/// shown as they are read are not given back). `None` when a line cannot be read or no
 /// longer gives a text it was indexed with.
 fn read_hits(
     source: &dyn Transcript,

@@ -556,7 +556,8 @@ fn events_of(
                 texts: HitTexts::Shown(&shown),
                 by_position: false,
             };
-            // Declined: the session is read instead.
+            // Declined, even after some hits: the session is read instead (what was seen is
+            // seen again, by the same positions).
             if let Some(answer) = p.hits(corpus, file, &wanted) {
                 let (_, meta) = answer?;
                 return Ok((!stop()).then(|| (on_branch.into_inner(), meta)));
@@ -649,8 +650,8 @@ impl Likely {
 }
 
 /// Whether a search that is under way is no longer wanted (a picker's query that the next
-/// keystroke replaced): asked before each session, each chunk of hits and each line is read,
-/// so that a superseded search frees the cores within a chunk's time.
+/// keystroke replaced): asked before each session is read and after each of its hits or lines,
+/// so that a superseded search frees the cores within a batch of lines' time.
 pub type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
 
 /// Gathers what every session of `sessions` holds of `q`, on every core, each session's events
