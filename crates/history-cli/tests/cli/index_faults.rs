@@ -427,12 +427,21 @@ impl Step<'_> {
     }
 }
 
-/// Indexes the fixtures with the cache on a tmpfs of `size`, in a mount namespace, moves what
-/// `stash` holds into the Claude root, then runs `steps` (sh, where `step NAME` updates the
-/// index and leaves what it said, its log's size, a search with and without the index and
-/// `doctor` in `NAME.*`); the directory of those files and how many sessions the fixtures'
-/// index held. `None` where no mount namespace can be had.
-fn on_a_small_disk(roots: &Roots, stash: &Path, size: &str, steps: &str) -> Option<(PathBuf, u64)> {
+/// Indexes the fixtures (without the undecodable one) with the cache on a tmpfs of `size`, in
+/// a mount namespace, moves what `plant` wrote into the stash it is given into the Claude
+/// root, then runs `steps` (sh, where `step NAME` updates the index and leaves what it said, its
+/// log's size, a search with and without the index and `doctor` in `NAME.*`); the roots, the
+/// directory of those files and how many sessions the fixtures' index held. `None` where no
+/// mount namespace can be had.
+fn on_a_small_disk(
+    size: &str,
+    plant: impl FnOnce(&Path),
+    steps: &str,
+) -> Option<(Roots, PathBuf, u64)> {
+    let roots = Roots::new();
+    fs::remove_file(roots.dir.path().join(UNDECODABLE)).unwrap();
+    let stash = roots.dir.path().join("stash");
+    plant(&stash);
     let cache = roots.cache_home();
     let out = roots.dir.path().join("out");
     fs::create_dir_all(&cache).unwrap();
@@ -458,8 +467,8 @@ fn on_a_small_disk(roots: &Roots, stash: &Path, size: &str, steps: &str) -> Opti
     "#
     );
     let claude = roots.root("claude");
-    let args = [&cache, Path::new(BIN), &out, &wal, &marker, stash, claude];
-    let Some(ran) = in_mount_namespace(roots, &script, &args, &marker) else {
+    let args = [&cache, Path::new(BIN), &out, &wal, &marker, &stash, claude];
+    let Some(ran) = in_mount_namespace(&roots, &script, &args, &marker) else {
         eprintln!("skipped: no mount namespace here (neither a user namespace nor root)");
         return None;
     };
@@ -467,25 +476,24 @@ fn on_a_small_disk(roots: &Roots, stash: &Path, size: &str, steps: &str) -> Opti
     let fixtures = Step(&out, "fixtures").json("json")["indexed"]
         .as_u64()
         .unwrap();
-    Some((out, fixtures))
+    Some((roots, out, fixtures))
 }
 
 #[test]
 fn a_full_disk_is_named_and_leaves_no_oversized_log() {
-    let roots = Roots::new();
-    fs::remove_file(roots.dir.path().join(UNDECODABLE)).unwrap();
     // The cache gets 40 MiB, more than the 32 MiB a log may keep. An update of 36 MB of
     // transcripts commits a log of about that size, then cannot copy it into the database;
     // one of 60 MB fills the disk before it commits.
-    let stash = roots.dir.path().join("stash");
-    plant(&stash.join("-w-planted-a"), 0..360, 50, 2000);
-    plant(&stash.join("-w-planted-b"), 360..600, 50, 2000);
+    let stash = |stash: &Path| {
+        plant(&stash.join("-w-planted-a"), 0..360, 50, 2000);
+        plant(&stash.join("-w-planted-b"), 360..600, 50, 2000);
+    };
     let steps = r#"
         step before_commit
         mv "$claude/-w-planted-b" "$stash"
         step after_commit
     "#;
-    let Some((out, fixtures)) = on_a_small_disk(&roots, &stash, "40m", steps) else {
+    let Some((_roots, out, fixtures)) = on_a_small_disk("40m", stash, steps) else {
         return;
     };
     // Filled before its commit, the update keeps what the index held (the fixtures).
@@ -501,13 +509,10 @@ fn a_full_disk_is_named_and_leaves_no_oversized_log() {
 
 #[test]
 fn a_disk_that_fills_while_a_session_is_written_is_named() {
-    let roots = Roots::new();
-    fs::remove_file(roots.dir.path().join(UNDECODABLE)).unwrap();
     // One session of 30,000 lines: their rows alone take more than the 2 MiB the cache gets,
     // so the disk fills while they are written, long before the update's commit.
-    let stash = roots.dir.path().join("stash");
-    plant(&stash.join("-w-planted"), 0..1, 30_000, 20);
-    let Some((out, fixtures)) = on_a_small_disk(&roots, &stash, "2m", "step written") else {
+    let stash = |stash: &Path| plant(&stash.join("-w-planted"), 0..1, 30_000, 20);
+    let Some((_roots, out, fixtures)) = on_a_small_disk("2m", stash, "step written") else {
         return;
     };
     // The update fails for the full disk (not for what undoing the session's writes met
