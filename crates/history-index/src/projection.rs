@@ -1119,6 +1119,42 @@ impl Projection for Index {
         })
     }
 
+    /// The stored events of the session's branch offered in order, each line's decoded in turn,
+    /// and the chosen one's line read alone ([`Index::texts`]): a session of any size holds its
+    /// lines' rows, not its events.
+    fn representative(&self, corpus: &Corpus, file: &SessionFile) -> Option<Option<Event>> {
+        let source = corpus.source(&file.key.harness)?;
+        let lines = {
+            let store = self.store.lock().ok()?;
+            self.fresh(&store, source, file)?;
+            let census = self.damage.ok(store.census())?;
+            let ids = census.line_ids(census.position(&file.key)?);
+            self.damage.ok(store.lines_of_session(&file.key, &ids))?
+        };
+        let mut choice = history_core::Choice::new(true);
+        for c in lines.iter().filter(|c| c.branch) {
+            let mut stored = events::decode(&c.events)?;
+            stored.sort_by_key(|e| e.part);
+            for e in stored {
+                choice.offer(&e.event(c.line.seq, String::new()));
+            }
+        }
+        let Some((seq, part)) = choice.chosen() else {
+            return Some(None);
+        };
+        let line = lines.iter().find(|c| c.line.seq == seq)?;
+        let stored = events::decode(&line.events)?;
+        let mut chosen = [stored
+            .iter()
+            .find(|e| e.part == part)?
+            .event(seq, String::new())];
+        if !self.texts(corpus, file, &mut chosen) {
+            return None;
+        }
+        let [event] = chosen;
+        Some(Some(event))
+    }
+
     /// Each line of `wanted` read alone ([`read_line`]), the session checked fresh once.
     fn texts(&self, corpus: &Corpus, file: &SessionFile, wanted: &mut [Event]) -> bool {
         let mut seqs: Vec<u64> = wanted.iter().map(|e| e.seq).collect();

@@ -233,3 +233,26 @@ fn the_more_recipe_pages_through_the_ranking() {
     ]);
     assert_eq!([ids(&first), ids(&next)].concat(), whole);
 }
+
+/// A page's sessions that the overview's cache does not hold take their first prompts from the
+/// lines the index holds, not from a decode of the whole session: the prompts a decode gives.
+#[test]
+fn first_prompts_read_from_the_index_are_those_a_decode_gives() {
+    let roots = roots();
+    let _guard = Guard(&roots);
+    index(&roots);
+    let overview = roots.cache_home().join("notesoup").join("history");
+    let mut prompts = 0;
+    for q in questions(&roots) {
+        let _ = fs::remove_dir_all(&overview);
+        let args = [
+            "find", "--json", "--limit", "100", "--budget", "10000000", "--", &q,
+        ];
+        same_both_ways(&roots, &args);
+        let _ = fs::remove_dir_all(&overview);
+        let found = roots.run_indexed(&args).json();
+        let sessions = found["sessions"].as_array().cloned().unwrap_or_default();
+        prompts += sessions.iter().filter(|s| s["prompt"].is_string()).count();
+    }
+    assert!(prompts >= 20, "{prompts} prompts shown");
+}

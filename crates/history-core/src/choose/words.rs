@@ -43,10 +43,6 @@ pub struct Word<'t> {
     pub term: &'t str,
     /// Whether it is a part of an identifier rather than a whole word.
     pub part: bool,
-    /// Where it is in the text for nearness: the number of its run of non-space characters
-    /// (a CJK character counting one more each), which its parts and neighbours in the run
-    /// share.
-    pub position: u32,
 }
 
 /// English function words: they say how a question is asked, not what it is about.
@@ -153,20 +149,23 @@ pub fn variant(term: &str) -> Option<String> {
 }
 
 /// Where a word splits into the parts of an identifier: at `_`, `.`, `:` and other joiners, and
-/// where case changes (`flakyLogin`, `HTTPServer`); the byte ranges of its parts.
-fn parts(word: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
+/// where case changes (`flakyLogin`, `HTTPServer`); the byte ranges of its parts, into `out`,
+/// which they replace.
+fn parts(word: &str, out: &mut Vec<(usize, usize)>) {
+    out.clear();
     let mut start: Option<usize> = None;
-    let chars: Vec<(usize, char)> = word.char_indices().collect();
-    for (i, &(at, c)) in chars.iter().enumerate() {
+    let mut prev: Option<char> = None;
+    let mut chars = word.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let before = prev.replace(c);
         if !c.is_alphanumeric() {
             if let Some(s) = start.take() {
                 out.push((s, at));
             }
             continue;
         }
-        if let (Some(s), Some(&(_, prev))) = (start, i.checked_sub(1).map(|p| &chars[p])) {
-            let next_lower = chars.get(i + 1).is_some_and(|&(_, n)| n.is_lowercase());
+        if let (Some(s), Some(prev)) = (start, before) {
+            let next_lower = chars.peek().is_some_and(|&(_, n)| n.is_lowercase());
             let boundary = (prev.is_lowercase() && c.is_uppercase())
                 || (prev.is_uppercase() && c.is_uppercase() && next_lower);
             if boundary {
@@ -179,7 +178,6 @@ fn parts(word: &str) -> Vec<(usize, usize)> {
     if let Some(s) = start {
         out.push((s, word.len()));
     }
-    out
 }
 
 /// `word` folded into `out`, which it replaces.
@@ -195,12 +193,7 @@ fn fold_into(word: &str, out: &mut String) {
 
 /// Calls `each` with the terms of a run of neighbouring CJK characters that ends at `end`: its
 /// pairs, or the one character of a run of one; empties the run.
-fn flush(
-    cjk: &mut Vec<(usize, char)>,
-    end: usize,
-    position: &mut u32,
-    each: &mut dyn FnMut(Word<'_>),
-) {
+fn flush(cjk: &mut Vec<(usize, char)>, end: usize, each: &mut dyn FnMut(Word<'_>)) {
     let mut pair = String::new();
     if let [(start, c)] = cjk[..] {
         pair.push(c);
@@ -209,7 +202,6 @@ fn flush(
             end,
             term: &pair,
             part: false,
-            position: *position,
         });
     }
     for (i, w) in cjk.windows(2).enumerate() {
@@ -222,16 +214,13 @@ fn flush(
             end: stop,
             term: &pair,
             part: false,
-            position: *position + i as u32,
         });
     }
-    *position += cjk.len() as u32;
     cjk.clear();
 }
 
 /// Calls `each` with every term of `text` in order; returns the text's length for ranking: its
-/// runs of non-space characters, a CJK character one more each. A term's position is its run's
-/// (the CJK pairs of a run count on from there).
+/// runs of non-space characters, a CJK character one more each.
 pub fn for_each_term(text: &str, each: impl FnMut(Word<'_>)) -> u32 {
     for_each_term_where(text, &Literals::default(), &|_| true, each)
 }
@@ -368,7 +357,6 @@ pub fn for_each_term_where(
     let starts = literals.starts(text);
     let mut next = 0;
     for (at, end, cjk) in (Runs { text, at: 0 }) {
-        let base = length;
         length = length.saturating_add(1 + cjk);
         let holds = match &starts {
             None => true,
@@ -383,7 +371,6 @@ pub fn for_each_term_where(
             continue;
         }
         let run = &text[at..end];
-        state.position = base;
         words.clear();
         words.extend(run.unicode_word_indices().map(|(i, w)| (at + i, w)));
         // Words joined by `-`, `/`, `.`, `:`… with no space (`add-session-review-skill`,
@@ -404,7 +391,6 @@ pub fn for_each_term_where(
                     end,
                     term: &state.folded,
                     part: false,
-                    position: base,
                 });
             }
         }
@@ -428,20 +414,20 @@ pub fn is_joiner(c: char) -> bool {
 /// Where [`for_each_term_where`] is in a text.
 #[derive(Default)]
 struct State {
-    /// The position of the run's words.
-    position: u32,
     /// A run of neighbouring CJK characters with their offsets, and where it ends.
     cjk: Vec<(usize, char)>,
     cjk_end: usize,
     /// Buffers for a folded word and part.
     folded: String,
     piece: String,
+    /// A buffer for the parts of an identifier.
+    pieces: Vec<(usize, usize)>,
 }
 
 impl State {
     /// Calls `each` with the terms of the run of CJK characters, and empties it.
     fn flush(&mut self, each: &mut dyn FnMut(Word<'_>)) {
-        flush(&mut self.cjk, self.cjk_end, &mut self.position, each);
+        flush(&mut self.cjk, self.cjk_end, each);
     }
 
     /// Calls `each` with the terms of one word at `start`, or adds it to the run of CJK
@@ -465,7 +451,6 @@ impl State {
             return;
         }
         self.flush(each);
-        let position = self.position;
         // A contraction is its first word: `don't` is `don`, `we'll` is `we`.
         let word = match word.find(['\'', '\u{2019}']) {
             Some(at) if at > 0 => &word[..at],
@@ -479,7 +464,11 @@ impl State {
             .chars()
             .skip(1)
             .all(|c| c.is_lowercase() || c.is_numeric());
-        let pieces = if plain { Vec::new() } else { parts(word) };
+        let pieces = &mut self.pieces;
+        match plain {
+            true => pieces.clear(),
+            false => parts(word, pieces),
+        }
         if pieces.len() < 2 {
             if could(folded) && !is_stop_word(folded) {
                 with_reduced(folded, |term| {
@@ -488,7 +477,6 @@ impl State {
                         end,
                         term,
                         part: in_compound,
-                        position,
                     })
                 });
             }
@@ -500,11 +488,10 @@ impl State {
                 end,
                 term: folded,
                 part: in_compound,
-                position,
             });
         }
         let piece = &mut self.piece;
-        for (a, b) in pieces {
+        for &(a, b) in pieces.iter() {
             fold_into(&word[a..b], piece);
             if could(piece) && !is_stop_word(piece) {
                 with_reduced(piece, |term| {
@@ -513,7 +500,6 @@ impl State {
                         end: start + b,
                         term,
                         part: true,
-                        position,
                     })
                 });
             }
@@ -663,8 +649,8 @@ mod tests {
         assert_eq!(words("数据库迁移"), ["数据", "据库", "库迁", "迁移"]);
         assert_eq!(words("库 x"), ["库", "x"]);
         let mut spans = Vec::new();
-        let n = for_each_term("ab 数据库", |w| spans.push((w.start, w.end, w.position)));
-        assert_eq!(spans, [(0, 2, 0), (3, 9, 1), (6, 12, 2)]);
+        let n = for_each_term("ab 数据库", |w| spans.push((w.start, w.end)));
+        assert_eq!(spans, [(0, 2), (3, 9), (6, 12)]);
         assert_eq!(n, 5);
     }
 
@@ -693,13 +679,13 @@ mod tests {
             let mut all = Vec::new();
             let n = for_each_term(text, |w| {
                 if keep(&w) {
-                    all.push((w.start, w.term.to_string(), w.position));
+                    all.push((w.start, w.term.to_string()));
                 }
             });
             let mut some = Vec::new();
             let m = for_each_term_where(text, &Literals::new(&literals), &|_| true, |w| {
                 if keep(&w) {
-                    some.push((w.start, w.term.to_string(), w.position));
+                    some.push((w.start, w.term.to_string()));
                 }
             });
             assert_eq!((some, m), (all.clone(), n), "{text}");

@@ -10,9 +10,8 @@
 //! **An event's score** is BM25 over its words: for each term, its weight in the question
 //! (1; [`PART`] for a part of an identifier) × its rarity × how often the event holds it,
 //! saturated and normalised by the event's length; times its role's weight ([`role_weight`]:
-//! what a person typed above replies, replies above tool output and injected context); plus
-//! [`NEAR`] × the rarity of the terms that occur within [`WINDOW`] runs of non-space
-//! characters of each other.
+//! what a person typed above replies, replies above tool output and injected context); plus,
+//! when the event holds two of the terms or more, [`NEAR`] × the rarity of each it holds.
 //! Rarity is counted over sessions, not events ([`idf`]): what tells sessions apart is how
 //! few sessions say a word, and a marathon session that says it a thousand times is one.
 //!
@@ -23,7 +22,6 @@
 //! scores go by the latest hit, then by qualified id.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
@@ -54,10 +52,11 @@ const B: f64 = 0.75;
 const TYPICAL_WORDS: f64 = 40.0;
 /// The weight of a question's term that is a part of an identifier it names whole.
 pub const PART: f64 = 0.5;
-/// The weight of the terms that occur near one another in an event.
+/// The weight of the terms that occur together in an event. Together in the event, not within
+/// a few words of each other: on the recall questions the two score alike (hit@1 90.2% against
+/// 89.6% with a window of 8 runs; MRR@10 0.932 against 0.929), and an event's counts then say
+/// all that it scores by, without where its words are.
 pub const NEAR: f64 = 0.5;
-/// How near, in runs of non-space characters: a window of this many.
-pub const WINDOW: u32 = 8;
 /// The weight of a session's next best events.
 pub const OTHERS: f64 = 0.3;
 /// How many next best events add to a session's score.
@@ -229,24 +228,14 @@ impl Question {
     /// How `text` holds the terms; `None` when it holds none but [short](Question::short) ones.
     fn tally(&self, text: &str) -> Option<Tally> {
         let mut tf = vec![0u16; self.terms.len()];
-        let mut near: VecDeque<(u32, usize)> = VecDeque::new();
-        let mut window = 0u64;
         let words =
             for_each_term_where(text, &self.literal_set, &|folded| self.could(folded), |w| {
-                self.matches(w.term, |i| {
-                    tf[i] = tf[i].saturating_add(1);
-                    while near.front().is_some_and(|&(p, _)| p + WINDOW <= w.position) {
-                        near.pop_front();
-                    }
-                    near.push_back((w.position, i));
-                    let mask = near.iter().fold(0u64, |m, &(_, t)| m | 1 << t);
-                    if mask.count_ones() > window.count_ones() {
-                        window = mask;
-                    }
-                });
+                self.matches(w.term, |i| tf[i] = tf[i].saturating_add(1));
             });
-        let long = (0..tf.len()).any(|i| tf[i] > 0 && self.short & 1 << i == 0);
-        long.then_some(Tally { tf, words, window })
+        let held = (0..tf.len())
+            .filter(|&i| tf[i] > 0)
+            .fold(0u64, |m, i| m | 1 << i);
+        (held & !self.short != 0).then_some(Tally { tf, words, held })
     }
 
     /// Calls `hit` with each term that a text's `term` counts for: the same term, or a compound
@@ -308,8 +297,8 @@ struct Tally {
     tf: Vec<u16>,
     /// How many words it has.
     words: u32,
-    /// The terms of the window of [`WINDOW`] words that holds most of them.
-    window: u64,
+    /// Which terms it holds.
+    held: u64,
 }
 
 /// An event that holds some of the terms, without its text.
@@ -360,7 +349,7 @@ impl Question {
     fn component(&self, e: &Scored, i: usize) -> f64 {
         let norm = K1 * (1.0 - B + B * f64::from(e.tally.words) / TYPICAL_WORDS);
         let tf = f64::from(e.tally.tf[i]);
-        let near = match e.tally.window.count_ones() >= 2 && e.tally.window & 1 << i != 0 {
+        let near = match e.tally.held.count_ones() >= 2 && e.tally.held & 1 << i != 0 {
             true => NEAR,
             false => 0.0,
         };
@@ -716,21 +705,18 @@ fn gather(
                     .iter()
                     .filter_map(|at| tallied.remove(at))
                     .collect();
-                let mut terms = 0u64;
-                for e in &scored {
-                    for (t, &n) in e.tally.tf.iter().enumerate() {
-                        if n > 0 {
-                            terms |= 1 << t;
-                        }
-                    }
-                }
+                let terms = scored.iter().fold(0u64, |m, e| m | e.tally.held);
                 let kept = likely.into_inner().shots.into_values().collect();
                 let last = scored.iter().filter_map(|e| e.timestamp).max();
                 let hits = scored.len();
                 (!scored.is_empty()).then_some(Ok(Held {
                     index: i,
                     meta,
-                    events: frontier(q, scored, depth),
+                    events: {
+                        let mut kept = frontier(q, scored, depth);
+                        kept.shrink_to_fit();
+                        kept
+                    },
                     hits,
                     kept,
                     terms,
@@ -867,8 +853,11 @@ pub(crate) fn find_page(
         return Ok((!stop()).then_some(page));
     }
     page.matched = ranked.len();
-    let window: Vec<&Ranked> = ranked.iter().skip(req.after_rank).take(req.limit).collect();
-    page.has_more = req.after_rank + window.len() < ranked.len();
+    // The sessions after the page are let go first: reading the page's (a session's first
+    // prompt may mean decoding it whole) then takes the memory they held.
+    ranked.truncate(req.after_rank + req.limit);
+    let window: Vec<&Ranked> = ranked.iter().skip(req.after_rank).collect();
+    page.has_more = req.after_rank + window.len() < page.matched;
     let entries: Vec<FoundSession> = window
         .iter()
         .enumerate()
@@ -1038,13 +1027,24 @@ impl Shown<'_> {
         }
     }
 
-    /// The session's first prompt, cut to a line.
+    /// The session's first prompt, cut to a line: from the overview's cache, else from the
+    /// lines the projection holds (a large session is not decoded whole for it), else from a
+    /// decode.
     fn prompt(&self, file: &SessionFile) -> Option<String> {
-        let rep = match self.scope.cache {
-            Some(cache) => cache.representative(self.scope.corpus, file),
-            None => crate::query::representative(self.scope.corpus, file, &Filter::default()),
+        let corpus = self.scope.corpus;
+        let cached = self.scope.cache.and_then(|c| c.cached(corpus, file));
+        let stored = || self.scope.projection?.representative(corpus, file);
+        let event = match cached.map(|r| r.event).or_else(stored) {
+            Some(event) => event?,
+            None => {
+                match self.scope.cache {
+                    Some(cache) => cache.representative(corpus, file),
+                    None => crate::query::representative(corpus, file, &Filter::default()),
+                }
+                .ok()?
+                .event?
+            }
         };
-        let event = rep.ok()?.event?;
         let mut text: String = event.text.split_whitespace().collect::<Vec<_>>().join(" ");
         crate::page::budget::cut(&mut text, PROMPT);
         Some(text)
@@ -1134,7 +1134,7 @@ mod tests {
     }
 
     #[test]
-    fn words_together_score_above_the_same_words_apart() {
+    fn words_together_in_an_event_score_above_the_same_words_in_several() {
         let q = Question::parse("flaky login test").unwrap();
         let rarity = Rarity {
             holders: vec![1; 3],
@@ -1142,10 +1142,14 @@ mod tests {
         };
         let filler = "x ".repeat(30);
         let together = event(Role::User, &format!("flaky login test {filler}"));
-        let apart = event(Role::User, &format!("flaky {filler} login {filler} test"));
-        let same_length = event(Role::User, &format!("flaky login test {filler}{filler}"));
-        assert!(q.total(&rarity, &same_length) > q.total(&rarity, &apart));
-        assert!(q.total(&rarity, &together) > q.total(&rarity, &same_length));
+        let apart = event(Role::User, &format!("flaky {filler} login test"));
+        let alone: f64 = ["flaky x x", "login x x", "test x x"]
+            .iter()
+            .map(|w| q.total(&rarity, &event(Role::User, &format!("{w} {filler}"))))
+            .sum();
+        assert!(q.total(&rarity, &together) > alone + 1.0);
+        // Anywhere in the event.
+        assert_eq!(q.total(&rarity, &together), q.total(&rarity, &apart));
     }
 
     #[test]

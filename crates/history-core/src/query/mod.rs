@@ -29,7 +29,7 @@ pub use browse::{browse, BrowseRequest, Browsed, BrowsedItem};
 pub use export::{export, Document, ExportRequest, Head};
 pub(crate) use find::find_page;
 pub use find::{FindRequest, Stop};
-pub use overview::{overview, representative, Representative, RepresentativeCache};
+pub use overview::{overview, representative, Choice, Representative, RepresentativeCache};
 pub(crate) use projection::coverage;
 pub use projection::{HitTexts, Known, Projection, SessionEvents, SessionHits, Wanted};
 #[cfg(feature = "testing")]

@@ -55,11 +55,62 @@ impl Representative {
     }
 }
 
-/// Chooses a session's representative under `filter` (roles and time; queries are ignored).
+/// Which of a session's events represents it, from its events (on its branch, those a filter
+/// admits) offered in the session's order.
 ///
-/// Without roles: the first visible user event, else the latest visible event, else the latest
-/// event of any role. With roles: the latest matching visible event, else the latest matching
-/// event (a role such as `tool` has no visible events, and an empty answer would help no one).
+/// Without roles: the first visible prompt, else the first visible user event, else the latest
+/// visible event, else the latest event of any role. With roles: the latest visible event, else
+/// the latest event (a role such as `tool` has no visible events, and an empty answer would
+/// help no one).
+#[derive(Clone, Debug)]
+pub struct Choice {
+    first_user: bool,
+    prompt: Option<(u64, u32)>,
+    user: Option<(u64, u32)>,
+    visible: Option<(u64, u32)>,
+    last: Option<(u64, u32)>,
+}
+
+impl Choice {
+    /// A choice for a filter with no roles (`first_user`), or with some.
+    pub fn new(first_user: bool) -> Choice {
+        Choice {
+            first_user,
+            prompt: None,
+            user: None,
+            visible: None,
+            last: None,
+        }
+    }
+
+    /// Takes the session's next event.
+    pub fn offer(&mut self, e: &Event) {
+        let at = Some(e.position());
+        self.last = at;
+        if !e.visible {
+            return;
+        }
+        self.visible = at;
+        if e.is_prompt() {
+            self.prompt = self.prompt.or(at);
+        }
+        if e.role == crate::Role::User {
+            self.user = self.user.or(at);
+        }
+    }
+
+    /// The position of the event chosen; `None` when none was offered.
+    pub fn chosen(&self) -> Option<(u64, u32)> {
+        let first = match self.first_user {
+            true => self.prompt.or(self.user),
+            false => None,
+        };
+        first.or(self.visible).or(self.last)
+    }
+}
+
+/// Chooses a session's representative under `filter` (roles and time; queries are ignored), as
+/// [`Choice`] says.
 pub fn representative(
     corpus: &Corpus,
     file: &SessionFile,
@@ -86,16 +137,12 @@ pub fn representative(
         }
     };
     let loaded = corpus.load(file, &keep, false, None)?;
-    let visible = || loaded.events.iter().filter(|e| e.visible);
-    let chosen = if filter.roles.is_empty() {
-        visible()
-            .find(|e| e.is_prompt())
-            .or_else(|| visible().find(|e| e.role == crate::Role::User))
-            .or_else(|| visible().next_back())
-    } else {
-        visible().next_back()
-    };
-    let event = match chosen.or(loaded.events.last()) {
+    let mut choice = Choice::new(filter.roles.is_empty());
+    loaded.events.iter().for_each(|e| choice.offer(e));
+    let chosen = choice
+        .chosen()
+        .and_then(|at| loaded.events.iter().find(|e| e.position() == at));
+    let event = match chosen {
         Some(e) if !stripped.borrow().contains(&e.position()) => Some(e.clone()),
         None => None,
         // Its text was not kept (many megabytes of text came first): read it again, keeping

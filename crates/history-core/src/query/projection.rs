@@ -149,6 +149,15 @@ pub trait Projection: Send + Sync {
         None
     }
 
+    /// The event that represents a session it holds as the session is now, under no filter
+    /// ([`crate::query::Choice`]), with its text read from its line alone; `Some(None)` when the
+    /// session has no event. `None` when it cannot tell (the session is then decoded). The
+    /// default always declines.
+    fn representative(&self, corpus: &Corpus, file: &SessionFile) -> Option<Option<Event>> {
+        let _ = (corpus, file);
+        None
+    }
+
     /// Gives `events` (of a session [`Projection::events`] answered for) their texts, each read
     /// from its line alone. Whether it could; if not, the session is decoded.
     fn texts(&self, corpus: &Corpus, file: &SessionFile, events: &mut [Event]) -> bool {
