@@ -817,28 +817,38 @@ fn sort_from<T>(order: &mut [(Rank, T)], from: End) {
 /// What [`replay`] gave of a stored line.
 type Replayed = Option<Vec<(u64, Option<String>)>>;
 
-/// The texts of a stored line's events, decoded alone from its bytes `line`: each one's
-/// [`text_hash`], and where `filter` finds a match in it the text itself (an empty one unless
-/// `keep_texts`); `Some(None)` when the bytes cannot hold a match, as a scan rules lines out
-/// before decoding them; `None` when the line cannot be decoded.
-fn replay(
-    source: &dyn Transcript,
-    seq: u64,
-    line: &[u8],
-    filter: &Filter,
+/// What [`replay`] gives of a line's events.
+#[derive(Clone, Copy)]
+struct Replay<'f> {
+    /// The filter whose matches are given.
+    filter: &'f Filter,
+    /// Whether their texts are kept (else each is empty).
     keep_texts: bool,
-) -> Option<Replayed> {
-    if !filter.may_match_line(line) {
+    /// Whether each text is matched: else every event of a line that may hold a match is given
+    /// ([`HitTexts::Candidates`]).
+    matched: bool,
+}
+
+/// The texts of a stored line's events, decoded alone from its bytes `line`: each one's
+/// [`text_hash`], and where the filter finds a match in it the text itself (as `what` says);
+/// `Some(None)` when the bytes cannot hold a match, as a scan rules lines out before decoding
+/// them; `None` when the line cannot be decoded.
+fn replay(source: &dyn Transcript, seq: u64, line: &[u8], what: Replay<'_>) -> Option<Replayed> {
+    if !what.filter.may_match_line(line) {
         return Some(None);
     }
     let mut texts = Vec::new();
     let mut keep = |e: Event| {
         let hash = text_hash(&e.text);
-        let matched = filter.matches_text(&e.text);
-        texts.push((
-            hash,
-            matched.then(|| if keep_texts { e.text } else { String::new() }),
-        ));
+        let matched = !what.matched || what.filter.matches_text(&e.text);
+        let text = matched.then(|| {
+            if what.keep_texts {
+                e.text
+            } else {
+                String::new()
+            }
+        });
+        texts.push((hash, text));
     };
     source.replay(seq, line, &mut keep).then_some(Some(texts))
 }
@@ -857,7 +867,7 @@ fn replay_lines(
     source: &dyn Transcript,
     path: &Path,
     mut lines: Vec<&Candidate>,
-    (filter, keep_texts): (&Filter, bool),
+    what: Replay<'_>,
     replayed: &mut HashMap<u64, Replayed>,
 ) -> Option<()> {
     lines.sort_unstable_by_key(|c| c.line.offset);
@@ -887,7 +897,7 @@ fn replay_lines(
             .map(|c| {
                 let from = usize::try_from(c.line.offset - at).ok()?;
                 let line = bytes.get(from..from + usize::try_from(c.line.len).ok()?)?;
-                let texts = replay(source, c.line.seq, line, filter, keep_texts)?;
+                let texts = replay(source, c.line.seq, line, what)?;
                 Some((c.line.seq, texts))
             })
             .collect::<Option<Vec<_>>>()
@@ -925,7 +935,7 @@ fn read_hits(
     let mut replayed: HashMap<u64, Replayed> = HashMap::new();
     // Every hit wanted (a session summed up whole): every line in the first batch; texts
     // shown as they are read, a batch of lines at a time.
-    let shown = matches!(wanted.texts, HitTexts::Shown(_));
+    let shown = matches!(wanted.texts, HitTexts::Shown(_) | HitTexts::Candidates(_));
     let mut batch = match shown {
         true => SHOWN_BATCH,
         false => count.max(READ_BATCH),
@@ -942,7 +952,7 @@ fn read_hits(
             hits.push((event, location));
             true
         }
-        HitTexts::Shown(to) => to(&event),
+        HitTexts::Shown(to) | HitTexts::Candidates(to) => to(&event),
     };
     let mut kept = 0;
     for (at, (_, hit)) in order.iter().enumerate() {
@@ -978,7 +988,11 @@ fn read_hits(
                     break;
                 }
             }
-            let what = (wanted.filter, wanted.texts.read());
+            let what = Replay {
+                filter: wanted.filter,
+                keep_texts: wanted.texts.read(),
+                matched: !matches!(wanted.texts, HitTexts::Candidates(_)),
+            };
             replay_lines(source, path, next, what, &mut replayed)?;
             if !shown {
                 batch = batch.saturating_mul(2);
@@ -1222,7 +1236,7 @@ impl Projection for Index {
         let located = self.candidates(corpus, source, file, wanted.filter)?;
         let (stored, branch) = (&located.stored, &located.branch);
         let appended = appended_hits(&located.events, branch, wanted);
-        if let HitTexts::Shown(to) = wanted.texts {
+        if let HitTexts::Shown(to) | HitTexts::Candidates(to) = wanted.texts {
             // Every hit, shown as it is read: the stored lines a slice at a time, each slice's
             // rows dropped before the next are read, then the appended ones.
             let more = std::cell::Cell::new(true);
@@ -1231,7 +1245,10 @@ impl Projection for Index {
                 more.get()
             };
             let wanted = Wanted {
-                texts: HitTexts::Shown(&to),
+                texts: match wanted.texts {
+                    HitTexts::Candidates(_) => HitTexts::Candidates(&to),
+                    _ => HitTexts::Shown(&to),
+                },
                 ..*wanted
             };
             for ids in stored.ids.chunks(SHOWN_LINES) {

@@ -330,16 +330,18 @@ fn an_append_that_moves_the_branch_keeps_the_stored_lines_and_moves_their_marks(
     }
 }
 
-/// Appends a user line saying `text` to a Claude transcript, as a child of its last line.
-fn append_claude_line(path: &Path, text: &str) {
+/// Appends a user line with `content` (a text, or blocks) to a Claude transcript, as a child of
+/// its last line.
+fn append_claude_line(path: &Path, said: impl Into<Value>) {
     use std::io::Write;
+    let said: Value = said.into();
     let content = std::fs::read_to_string(path).unwrap();
     let last: Value = serde_json::from_str(content.lines().last().unwrap()).unwrap();
     let uuid = format!("00000000-0000-4000-8000-{:012}", content.lines().count());
     let line = serde_json::json!({
         "type": "user", "uuid": uuid, "parentUuid": last["uuid"], "sessionId": last["sessionId"],
         "timestamp": "2031-01-01T00:00:00.000Z", "isSidechain": false,
-        "message": {"role": "user", "content": text},
+        "message": {"role": "user", "content": said},
     });
     let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
     writeln!(file, "{line}").unwrap();
@@ -366,6 +368,12 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
         .unwrap()
         .clone();
     append_claude_line(&file.path, "zebracorn one");
+    // A line with a hit, and an event that is none.
+    let blocks = |texts: [&str; 2]| texts.map(|t| serde_json::json!({"type": "text", "text": t}));
+    append_claude_line(
+        &file.path,
+        blocks(["zebracorn three", "zebrac acorn"]).to_vec(),
+    );
     update(&mut store, &indexing, "test", &mut |_, _| true).unwrap();
     let searching = corpus(&roots, &calls);
     let sessions = searching.discover_in(Some("claude"));
@@ -394,7 +402,7 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
     if let Some(found) = index.hits(&searching, &file, &wanted) {
         let (hits, _) = found.unwrap();
         let texts: Vec<&str> = hits.iter().map(|(e, _)| e.text.as_str()).collect();
-        assert_eq!(texts, ["zebracorn two", "zebracorn one"]);
+        assert_eq!(texts, ["zebracorn two", "zebracorn three", "zebracorn one"]);
         // Shown as they are read (in no set order), the same texts, and not given back; and
         // none after the one that says no more.
         for more in [true, false] {
@@ -411,11 +419,32 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
             let mut shown = shown.into_inner();
             shown.sort();
             match more {
-                true => assert_eq!(shown, ["zebracorn one", "zebracorn two"]),
+                true => assert_eq!(shown, ["zebracorn one", "zebracorn three", "zebracorn two"]),
                 false => assert!(shown.len() == 1 && texts.contains(&shown[0].as_str())),
             }
             assert!(hits.is_empty());
         }
+        // As candidates, unmatched: the other event of a line that may hold a hit too.
+        let shown = std::cell::RefCell::new(Vec::new());
+        let show = |e: &history_core::Event| {
+            shown.borrow_mut().push(e.text.clone());
+            true
+        };
+        let wanted = Wanted {
+            texts: HitTexts::Candidates(&show),
+            ..wanted
+        };
+        let (hits, _) = index.hits(&searching, &file, &wanted).unwrap().unwrap();
+        let mut shown = shown.into_inner();
+        shown.sort();
+        let all = [
+            "zebrac acorn",
+            "zebracorn one",
+            "zebracorn three",
+            "zebracorn two",
+        ];
+        assert_eq!(shown, all);
+        assert!(hits.is_empty());
     }
     // A search through that index, as a user has it, answers as a scan does.
     let indexed = History::new(searching)
@@ -430,7 +459,7 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
     };
     let found = page(&indexed, &req);
     assert_eq!(found, page(&scanned, &req));
-    assert_eq!(found["items"].as_array().map(Vec::len), Some(2), "{found}");
+    assert_eq!(found["items"].as_array().map(Vec::len), Some(3), "{found}");
 }
 
 /// Lines near each other in a file are read together, those far apart each alone, and a line

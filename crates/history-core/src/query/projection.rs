@@ -81,6 +81,11 @@ pub enum HitTexts<'a> {
     /// texts at a time, not every hit's. Every hit is shown, whatever `count`, in no set order;
     /// once this says `false`, no more are read.
     Shown(&'a dyn Fn(&Event) -> bool),
+    /// As [`HitTexts::Shown`], each event of a line that may hold a hit, its text not matched:
+    /// for a caller that looks for its own words in every text it is shown (`find`), and
+    /// would otherwise have each text matched twice. A projection that finds a session's hits
+    /// at once shows the hits alone.
+    Candidates(&'a dyn Fn(&Event) -> bool),
 }
 
 impl HitTexts<'_> {
@@ -96,7 +101,7 @@ impl HitTexts<'_> {
         match self {
             HitTexts::Kept => {}
             HitTexts::Dropped => hits.iter_mut().for_each(|(e, _)| e.text = String::new()),
-            HitTexts::Shown(to) => {
+            HitTexts::Shown(to) | HitTexts::Candidates(to) => {
                 let _ = hits.iter().all(|(e, _)| to(e));
                 hits.clear();
             }
