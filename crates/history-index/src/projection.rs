@@ -912,17 +912,18 @@ fn replay_lines(
 const READ_BATCH: usize = 16;
 
 /// The lines [`read_hits`] reads at a time when it shows the texts as they are read
-/// ([`HitTexts::Shown`]): it then holds no more than theirs.
+/// ([`HitTexts::Candidates`]): it then holds no more than theirs.
 const SHOWN_BATCH: usize = 256;
 
-/// The stored lines whose rows are read at a time when every hit is shown as it is read
-/// ([`HitTexts::Shown`]).
+/// The stored lines whose rows are read at a time when their events are shown as they are read
+/// ([`HitTexts::Candidates`]).
 const SHOWN_LINES: usize = 4096;
 
-/// The first `count` hits of `order` whose texts match: an appended event as it is, a
-/// stored one with its text, read from its line in `path` (each line read and replayed once,
-/// a batch of the lines next in `order` at a time), their texts as `wanted.texts` asks (hits
-/// shown as they are read are not given back). `None` when a line cannot be read or no
+/// The first `count` hits of `order` whose texts match (every one of them, unmatched, for
+/// [`HitTexts::Candidates`]): an appended event as it is, a stored one with its text, read from
+/// its line in `path` (each line read and replayed once, a batch of the lines next in `order`
+/// at a time), their texts as `wanted.texts` asks (those shown as they are read are not given
+/// back). `None` when a line cannot be read or no
 /// longer gives a text it was indexed with.
 fn read_hits(
     source: &dyn Transcript,
@@ -935,7 +936,7 @@ fn read_hits(
     let mut replayed: HashMap<u64, Replayed> = HashMap::new();
     // Every hit wanted (a session summed up whole): every line in the first batch; texts
     // shown as they are read, a batch of lines at a time.
-    let shown = matches!(wanted.texts, HitTexts::Shown(_) | HitTexts::Candidates(_));
+    let shown = matches!(wanted.texts, HitTexts::Candidates(_));
     let mut batch = match shown {
         true => SHOWN_BATCH,
         false => count.max(READ_BATCH),
@@ -952,7 +953,7 @@ fn read_hits(
             hits.push((event, location));
             true
         }
-        HitTexts::Shown(to) | HitTexts::Candidates(to) => to(&event),
+        HitTexts::Candidates(to) => to(&event),
     };
     let mut kept = 0;
     for (at, (_, hit)) in order.iter().enumerate() {
@@ -1236,19 +1237,16 @@ impl Projection for Index {
         let located = self.candidates(corpus, source, file, wanted.filter)?;
         let (stored, branch) = (&located.stored, &located.branch);
         let appended = appended_hits(&located.events, branch, wanted);
-        if let HitTexts::Shown(to) | HitTexts::Candidates(to) = wanted.texts {
-            // Every hit, shown as it is read: the stored lines a slice at a time, each slice's
-            // rows dropped before the next are read, then the appended ones.
+        if let HitTexts::Candidates(to) = wanted.texts {
+            // Every candidate, shown as it is read: the stored lines a slice at a time, each
+            // slice's rows dropped before the next are read, then the appended hits.
             let more = std::cell::Cell::new(true);
             let to = |e: &Event| {
                 more.set(to(e));
                 more.get()
             };
             let wanted = Wanted {
-                texts: match wanted.texts {
-                    HitTexts::Candidates(_) => HitTexts::Candidates(&to),
-                    _ => HitTexts::Shown(&to),
-                },
+                texts: HitTexts::Candidates(&to),
                 ..*wanted
             };
             for ids in stored.ids.chunks(SHOWN_LINES) {

@@ -76,15 +76,12 @@ pub enum HitTexts<'a> {
     /// Each hit is matched all the same but comes with an empty text: for a caller that counts
     /// them (`--sessions` reads its best hit's alone).
     Dropped,
-    /// Each hit, with its text, is shown to this as it is read, and not given back: for a
-    /// caller that reads each hit once (`find` tallies its words), which then holds a batch of
-    /// texts at a time, not every hit's. Every hit is shown, whatever `count`, in no set order;
-    /// once this says `false`, no more are read.
-    Shown(&'a dyn Fn(&Event) -> bool),
-    /// As [`HitTexts::Shown`], each event of a line that may hold a hit, its text not matched:
-    /// for a caller that looks for its own words in every text it is shown (`find`), and
-    /// would otherwise have each text matched twice. A projection that finds a session's hits
-    /// at once shows the hits alone.
+    /// Each event of a line that may hold a hit, with its text, is shown to this as it is
+    /// read, its text not matched, and not given back: for a caller that reads each text once
+    /// and looks for its own words in it (`find` tallies them), which then holds a batch of
+    /// texts at a time, not every hit's, and has no text matched twice. Every such event is
+    /// shown, whatever `count`, in no set order; once this says `false`, no more are read. A
+    /// projection that finds a session's hits at once shows the hits alone.
     Candidates(&'a dyn Fn(&Event) -> bool),
 }
 
@@ -101,7 +98,7 @@ impl HitTexts<'_> {
         match self {
             HitTexts::Kept => {}
             HitTexts::Dropped => hits.iter_mut().for_each(|(e, _)| e.text = String::new()),
-            HitTexts::Shown(to) | HitTexts::Candidates(to) => {
+            HitTexts::Candidates(to) => {
                 let _ = hits.iter().all(|(e, _)| to(e));
                 hits.clear();
             }
