@@ -817,6 +817,9 @@ fn sort_from<T>(order: &mut [(Rank, T)], from: End) {
 /// What [`replay`] gave of a stored line.
 type Replayed = Option<Vec<(u64, Option<String>)>>;
 
+/// The longest text [`replay`] gives unmatched ([`Replay::matched`]).
+const UNMATCHED: usize = 64 << 10;
+
 /// What [`replay`] gives of a line's events.
 #[derive(Clone, Copy)]
 struct Replay<'f> {
@@ -824,8 +827,9 @@ struct Replay<'f> {
     filter: &'f Filter,
     /// Whether their texts are kept (else each is empty).
     keep_texts: bool,
-    /// Whether each text is matched: else every event of a line that may hold a match is given
-    /// ([`HitTexts::Candidates`]).
+    /// Whether each text is matched: else every event of a line that may hold a match whose
+    /// text may hold one too is given ([`HitTexts::Candidates`]), if not longer than
+    /// [`UNMATCHED`].
     matched: bool,
 }
 
@@ -840,7 +844,14 @@ fn replay(source: &dyn Transcript, seq: u64, line: &[u8], what: Replay<'_>) -> O
     let mut texts = Vec::new();
     let mut keep = |e: Event| {
         let hash = text_hash(&e.text);
-        let matched = !what.matched || what.filter.matches_text(&e.text);
+        // Unmatched, a text is still put to the test a raw line is (a text without the query's
+        // bytes or a character that may stand for them holds no match), and a long one matched
+        // all the same: a line's other events, a tool output of megabytes with a character that
+        // may stand for a letter of the query say, are then not held with the batch's texts.
+        let matched = match what.matched || e.text.len() > UNMATCHED {
+            true => what.filter.matches_text(&e.text),
+            false => what.filter.may_match_line(e.text.as_bytes()),
+        };
         let text = matched.then(|| {
             if what.keep_texts {
                 e.text
@@ -1134,39 +1145,52 @@ impl Projection for Index {
         })
     }
 
-    /// The stored events of the session's branch offered in order, each line's decoded in turn,
-    /// and the chosen one's line read alone ([`Index::texts`]): a session of any size holds its
-    /// lines' rows, not its events.
+    /// The stored events of the session's branch offered in order as its rows are read, and the
+    /// chosen one's line read alone ([`Index::texts`]): a session of any size holds one row at a
+    /// time, not its events, nor its rows.
     fn representative(&self, corpus: &Corpus, file: &SessionFile) -> Option<Option<Event>> {
         let source = corpus.source(&file.key.harness)?;
-        let lines = {
+        let mut choice = history_core::Choice::new(true);
+        // The chosen line's events, as the choice moves on.
+        let mut chosen: Option<(u64, Vec<events::Stored>)> = None;
+        let mut undecodable = false;
+        {
             let store = self.store.lock().ok()?;
             self.fresh(&store, source, file)?;
             let census = self.damage.ok(store.census())?;
             let ids = census.line_ids(census.position(&file.key)?);
-            self.damage.ok(store.lines_of_session(&file.key, &ids))?
-        };
-        let mut choice = history_core::Choice::new(true);
-        for c in lines.iter().filter(|c| c.branch) {
-            let mut stored = events::decode(&c.events)?;
-            stored.sort_by_key(|e| e.part);
-            for e in stored {
-                choice.offer(&e.event(c.line.seq, String::new()));
-            }
+            let mut each = |c: Candidate| {
+                let Some(mut stored) = (c.branch).then(|| events::decode(&c.events)).flatten()
+                else {
+                    undecodable |= c.branch;
+                    return;
+                };
+                stored.sort_by_key(|e| e.part);
+                for e in &stored {
+                    choice.offer(&e.event(c.line.seq, String::new()));
+                }
+                if choice.chosen().is_some_and(|(seq, _)| seq == c.line.seq) {
+                    chosen = Some((c.line.seq, stored));
+                }
+            };
+            self.damage
+                .ok(store.each_line_of_session(&file.key, &ids, &mut each))?;
+        }
+        if undecodable {
+            return None;
         }
         let Some((seq, part)) = choice.chosen() else {
             return Some(None);
         };
-        let line = lines.iter().find(|c| c.line.seq == seq)?;
-        let stored = events::decode(&line.events)?;
-        let mut chosen = [stored
+        let (_, stored) = chosen.filter(|(at, _)| *at == seq)?;
+        let mut event = [stored
             .iter()
             .find(|e| e.part == part)?
             .event(seq, String::new())];
-        if !self.texts(corpus, file, &mut chosen) {
+        if !self.texts(corpus, file, &mut event) {
             return None;
         }
-        let [event] = chosen;
+        let [event] = event;
         Some(Some(event))
     }
 

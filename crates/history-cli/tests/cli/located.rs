@@ -368,11 +368,13 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
         .unwrap()
         .clone();
     append_claude_line(&file.path, "zebracorn one");
-    // A line with a hit, and an event that is none.
-    let blocks = |texts: [&str; 2]| texts.map(|t| serde_json::json!({"type": "text", "text": t}));
+    // A line with a hit, and events that are none but may be: they hold what an escape looks
+    // like; the long one is matched all the same, and not shown.
+    let long = format!(r"zebra\u0063orn {}", "x ".repeat(40_000));
+    let blocks = |texts: [&str; 3]| texts.map(|t| serde_json::json!({"type": "text", "text": t}));
     append_claude_line(
         &file.path,
-        blocks(["zebracorn three", "zebrac acorn"]).to_vec(),
+        blocks(["zebracorn three", r"zebra\u0063orn", &long]).to_vec(),
     );
     update(&mut store, &indexing, "test", &mut |_, _| true).unwrap();
     let searching = corpus(&roots, &calls);
@@ -406,7 +408,7 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
         // Shown as they are read (in no set order) and not given back, with the other event of
         // a line that may hold a hit, unmatched; and none after the one that says no more.
         let all = [
-            "zebrac acorn",
+            r"zebra\u0063orn",
             "zebracorn one",
             "zebracorn three",
             "zebracorn two",

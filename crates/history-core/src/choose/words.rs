@@ -239,6 +239,20 @@ pub struct Literals {
     /// and nothing else folds to ASCII is searched with its ASCII letters lowered alone, a copy
     /// of its length (so that offsets stay), not folded.
     ascii: bool,
+    /// The longest literal's length.
+    longest: usize,
+}
+
+/// How much of a text is lowered or folded for the search at a time ([`Literals::starts`]): a
+/// tool output of many megabytes is not copied whole.
+const SEARCHED: usize = 64 << 10;
+
+/// The character boundary of `text` at or before `at`.
+fn boundary(text: &str, at: usize) -> usize {
+    (0..=at.min(text.len()))
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0)
 }
 
 /// Whether `text` holds a character whose folding holds ASCII letters ([`ASCII_FOLDING`]); only
@@ -260,6 +274,7 @@ impl Literals {
             automaton: AhoCorasick::new(literals).ok(),
             packed: packed.extend(literals).build(),
             ascii: literals.iter().all(|l| l.is_ascii()),
+            longest: literals.iter().map(String::len).max().unwrap_or(0),
         }
     }
 
@@ -269,7 +284,9 @@ impl Literals {
     }
 
     /// Where they start in the folded `text`, as offsets of `text`, in order, one in each run
-    /// that holds one at least (literals hold no space); `None`: look everywhere.
+    /// that holds one at least (literals hold no space); `None`: look everywhere. The text is
+    /// lowered or folded [`SEARCHED`] bytes at a time, each piece with enough of the next for
+    /// a literal that starts in it (a folded character comes of at most four bytes).
     fn starts(&self, text: &str) -> Option<Vec<usize>> {
         let a = self.automaton.as_ref()?;
         let find = |haystack: &[u8]| -> Vec<usize> {
@@ -278,16 +295,35 @@ impl Literals {
                 None => a.find_iter(haystack).map(|m| m.start()).collect(),
             }
         };
-        if self.ascii && (text.is_ascii() || !folds_to_ascii(text)) {
-            return Some(find(&text.as_bytes().to_ascii_lowercase()));
+        let lowered = self.ascii && (text.is_ascii() || !folds_to_ascii(text));
+        let (mut out, mut from, mut piece) = (Vec::new(), 0, Vec::new());
+        while from < text.len() {
+            let limit = match from + SEARCHED >= text.len() {
+                true => text.len(),
+                false => boundary(text, from + SEARCHED),
+            };
+            let window = &text[from..boundary(text, limit + 4 * self.longest)];
+            let found = match lowered {
+                true => {
+                    piece.clear();
+                    piece.extend(window.bytes().map(|b| b.to_ascii_lowercase()));
+                    find(&piece)
+                }
+                false => {
+                    let (folded, origins) = history_raw::fold_with_origins(window);
+                    let found = find(folded.as_bytes());
+                    found.into_iter().map(|at| origins[at]).collect()
+                }
+            };
+            out.extend(
+                found
+                    .into_iter()
+                    .map(|at| from + at)
+                    .filter(|&at| at < limit),
+            );
+            from = limit;
         }
-        let (folded, origins) = history_raw::fold_with_origins(text);
-        Some(
-            find(folded.as_bytes())
-                .into_iter()
-                .map(|at| origins[at])
-                .collect(),
-        )
+        Some(out)
     }
 }
 
@@ -757,18 +793,32 @@ mod tests {
 
     #[test]
     fn looking_only_where_a_literal_is_finds_the_same_terms_at_the_same_places() {
-        let texts = [
+        let mut texts: Vec<String> = [
             "The flaky LoginTest kept flaking; see src/login_test.rs and a.b::c (CI)",
             "Die STRASSE war flaky — Übergrößenträger flaked, 数据库迁移 flakes",
             "Über flaky Login: ünïcödé flakes, die Straße",
             "ﬂaky ǰ Kelvin-login flake",
-        ];
+        ]
+        .map(String::from)
+        .to_vec();
+        // Texts searched a piece at a time: the words on every side of where a piece ends,
+        // in ASCII, and folded.
+        for shift in 0..12 {
+            for (pad, words) in [
+                ("x", " FLAKY LoginTest flaked "),
+                ("ß", " ﬂaky Login STRASSE "),
+            ] {
+                let pad = pad.repeat((SEARCHED - shift) / pad.len());
+                texts.push(format!("{pad}{words}{pad}{words}"));
+            }
+        }
         // With a literal that is not ASCII, and with ASCII ones only.
         let sets = [
             &["flaki", "flake", "login", "strass", "数据"][..],
             &["flaki", "flake", "login", "strass"],
         ];
-        for (wanted, text) in sets.iter().flat_map(|w| texts.map(|t| (w, t))) {
+        for (wanted, text) in sets.iter().flat_map(|w| texts.iter().map(move |t| (w, t))) {
+            let text = text.as_str();
             let literals: Vec<String> = wanted.iter().map(|t| literal(t).to_string()).collect();
             let keep = |w: &Word<'_>| wanted.contains(&w.term);
             let mut all = Vec::new();
@@ -783,7 +833,12 @@ mod tests {
                     some.push((w.start, w.term.to_string()));
                 }
             });
-            assert_eq!((some, m), (all.clone(), n), "{text}");
+            assert_eq!(
+                (some, m),
+                (all.clone(), n),
+                "{}",
+                &text[..text.len().min(200)]
+            );
             assert!(all.len() >= 3, "{all:?}");
         }
     }

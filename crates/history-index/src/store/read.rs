@@ -266,8 +266,21 @@ impl Store {
         key: &SessionKey,
         ids: &[u64],
     ) -> Result<Vec<Candidate>, StoreError> {
+        let mut lines = Vec::new();
+        self.each_line_of_session(key, ids, &mut |c| lines.push(c))?;
+        Ok(lines)
+    }
+
+    /// [`Store::lines_of_session`], each line given to `each` as it is read rather than held:
+    /// what was given is to be forgotten if this then fails.
+    pub fn each_line_of_session(
+        &self,
+        key: &SessionKey,
+        ids: &[u64],
+        each: &mut dyn FnMut(Candidate),
+    ) -> Result<(), StoreError> {
         let Some(session) = self.session_id(key)? else {
-            return Ok(Vec::new());
+            return Ok(());
         };
         // By the session's own index, in seq order: no sort of the ids.
         let mut stmt = self.conn.prepare_cached(&format!(
@@ -275,7 +288,7 @@ impl Store {
             line_columns()
         ))?;
         let rows = stmt.query([session])?;
-        self.accounted(session, ids, rows)
+        self.accounted(session, ids, rows, each)
     }
 
     fn lines_among(&self, session: i64, ids: &[u64]) -> Result<Vec<Candidate>, StoreError> {
@@ -285,19 +298,22 @@ impl Store {
             line_columns()
         ))?;
         let rows = stmt.query([id_array(ids)])?;
-        self.accounted(session, ids, rows)
+        let mut lines = Vec::new();
+        self.accounted(session, ids, rows, &mut |c| lines.push(c))?;
+        Ok(lines)
     }
 
-    /// The lines of `session` among `rows` (lines with their session and id), once every one
-    /// of `ids` (ascending) is accounted for: found among them, or gone; a line of the session
-    /// not among them is damage.
+    /// Gives `each` the lines of `session` among `rows` (lines with their session and id), and
+    /// then checks that every one of `ids` (ascending) is accounted for: found among them, or
+    /// gone; a line of the session not among them is damage.
     fn accounted(
         &self,
         session: i64,
         ids: &[u64],
         mut rows: rusqlite::Rows<'_>,
-    ) -> Result<Vec<Candidate>, StoreError> {
-        let (mut found, mut lines) = (Vec::with_capacity(ids.len()), Vec::new());
+        each: &mut dyn FnMut(Candidate),
+    ) -> Result<(), StoreError> {
+        let mut found = Vec::with_capacity(ids.len());
         while let Some(r) = rows.next()? {
             let line = candidate(r)?;
             let id = uint(r.get(10)?);
@@ -306,7 +322,7 @@ impl Store {
                 if ids.binary_search(&id).is_err() {
                     return Err(StoreError::Corrupt);
                 }
-                lines.push(line);
+                each(line);
             }
         }
         found.sort_unstable();
@@ -314,8 +330,7 @@ impl Store {
             .filter(|id| found.binary_search(id).is_err())
             .copied()
             .collect();
-        self.all_gone(&missing)?;
-        Ok(lines)
+        self.all_gone(&missing)
     }
 
     /// Checks that each of `ids` (ascending), which are no line's, is a removed line's: any
