@@ -327,21 +327,9 @@ impl Literals {
     }
 }
 
-/// Whether an ASCII byte is white space ([`char::is_whitespace`]).
-const ASCII_SPACE: [bool; 128] = {
-    let mut t = [false; 128];
-    let mut b = 0;
-    while b < 128 {
-        // U+0009 to U+000D and U+0020.
-        t[b] = matches!(b, 0x09..=0x0D | 0x20);
-        b += 1;
-    }
-    t
-};
-
 /// The runs of non-space characters of a text ([`char::is_whitespace`], as
 /// [`str::split_whitespace`] cuts them), each as its byte range and how many CJK characters it
-/// holds; ASCII bytes are looked up one at a time, without decoding.
+/// holds; ASCII bytes are taken one at a time, without decoding.
 struct Runs<'t> {
     text: &'t str,
     at: usize,
@@ -366,7 +354,7 @@ impl Iterator for Runs<'_> {
         let bytes = self.text.as_bytes();
         while let Some(&b) = bytes.get(self.at) {
             match b < 0x80 {
-                true if ASCII_SPACE[usize::from(b)] => self.at += 1,
+                true if is_ascii_space(b) => self.at += 1,
                 true => break,
                 false => match self.wide() {
                     (true, _, n) => self.at += n,
@@ -378,7 +366,7 @@ impl Iterator for Runs<'_> {
         let mut cjk = 0;
         while let Some(&b) = bytes.get(self.at) {
             match b < 0x80 {
-                true if ASCII_SPACE[usize::from(b)] => break,
+                true if is_ascii_space(b) => break,
                 true => self.at += 1,
                 false => match self.wide() {
                     (true, _, _) => break,
