@@ -947,8 +947,8 @@ fn read_hits(
     let mut replayed: HashMap<u64, Replayed> = HashMap::new();
     // Every hit wanted (a session summed up whole): every line in the first batch; texts
     // shown as they are read, a batch of lines at a time.
-    let shown = matches!(wanted.texts, HitTexts::Candidates(_));
-    let mut batch = match shown {
+    let candidates = matches!(wanted.texts, HitTexts::Candidates(_));
+    let mut batch = match candidates {
         true => SHOWN_BATCH,
         false => count.max(READ_BATCH),
     };
@@ -1003,10 +1003,10 @@ fn read_hits(
             let what = Replay {
                 filter: wanted.filter,
                 keep_texts: wanted.texts.read(),
-                matched: !matches!(wanted.texts, HitTexts::Candidates(_)),
+                matched: !candidates,
             };
             replay_lines(source, path, next, what, &mut replayed)?;
-            if !shown {
+            if !candidates {
                 batch = batch.saturating_mul(2);
             }
         }

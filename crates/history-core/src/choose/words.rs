@@ -278,11 +278,6 @@ impl Literals {
         }
     }
 
-    /// Whether the folded `text` holds one of them (`true` without any).
-    pub fn in_text(&self, text: &str) -> bool {
-        self.starts(text).is_none_or(|s| !s.is_empty())
-    }
-
     /// Where they start in the folded `text`, as offsets of `text`, in order, one in each run
     /// that holds one at least (literals hold no space); `None`: look everywhere. The text is
     /// lowered or folded [`SEARCHED`] bytes at a time, each piece with enough of the next for

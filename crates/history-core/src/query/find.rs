@@ -127,9 +127,6 @@ pub(crate) struct Question {
     compounds: Vec<usize>,
     /// The literals of every term, short ones too, to cut into words the runs that hold one.
     literal_set: Literals,
-    /// The literals of the terms that are not short, when some are: a text without one of them
-    /// holds none of the terms that count, and is not cut into words for the short ones.
-    long_set: Option<Literals>,
     /// The terms that are short ([`locatable`]), when some are not: they count only in an event
     /// that holds a term that is not.
     short: u64,
@@ -198,7 +195,6 @@ impl Question {
             first,
             compounds,
             literal_set: Literals::default(),
-            long_set: None,
             short: 0,
         };
         let short = (0..q.terms.len())
@@ -208,7 +204,6 @@ impl Question {
             q.short = short;
         }
         q.literal_set = Literals::new(&q.literals_of(u64::MAX));
-        q.long_set = (q.short != 0).then(|| Literals::new(&q.literals()));
         Ok(q)
     }
 
@@ -238,9 +233,6 @@ impl Question {
 
     /// How `text` holds the terms; `None` when it holds none but [short](Question::short) ones.
     fn tally(&self, text: &str) -> Option<Tally> {
-        if self.long_set.as_ref().is_some_and(|l| !l.in_text(text)) {
-            return None;
-        }
         let mut tf = vec![0u16; self.terms.len()];
         let words =
             for_each_term_where(text, &self.literal_set, &|folded| self.could(folded), |w| {
