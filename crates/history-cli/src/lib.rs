@@ -132,7 +132,7 @@ where
     if !terminal.is_terminal {
         return None;
     }
-    let matches = args::command(registry)
+    let matches = args::command_to_parse(registry, args::MAX_HELP_WIDTH)
         .try_get_matches_from(argv.iter().cloned())
         .ok()?;
     let cli = Cli::from_arg_matches(&matches).ok()?;
@@ -182,7 +182,20 @@ where
     let fail = |error: &HistoryError| failed(json, error);
     // Help wraps to the terminal's width; piped, to the widest it takes.
     let width = terminal.width.unwrap_or(args::MAX_HELP_WIDTH);
-    let matches = match args::command_for_width(registry, width).try_get_matches_from(&argv) {
+    let parse = |argv: &[OsString]| {
+        (args::command_to_parse(registry, width).try_get_matches_from(argv)).map_err(|e| {
+            match e.kind() {
+                // Help is shown with its text laid out: the command is built again with it.
+                clap::error::ErrorKind::DisplayHelp
+                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let full = args::command_for_width(registry, width);
+                    full.try_get_matches_from(argv).err().unwrap_or(e)
+                }
+                _ => e,
+            }
+        })
+    };
+    let matches = match parse(&argv) {
         Ok(m) => m,
         // No subcommand, for a person at a terminal: the picker.
         Err(e)
@@ -195,7 +208,7 @@ where
         {
             let mut argv = argv.clone();
             argv.push("pick".into());
-            match args::command_for_width(registry, width).try_get_matches_from(&argv) {
+            match parse(&argv) {
                 Ok(m) => m,
                 Err(_) => return clap_error(e, &fail),
             }
