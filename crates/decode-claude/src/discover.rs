@@ -31,8 +31,9 @@ pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
         .filter(|p| p.file_type().is_ok_and(|kind| kind.is_dir()))
         .map(|p| p.path())
         .collect();
-    // The project directories are listed, and then each file stat'ed once, on every core.
-    let listed = history_core::parallel::map(&projects, |project| {
+    // The project directories are listed, and then each file stat'ed once, on every core when
+    // there are enough of them to be worth it.
+    let listed = history_core::parallel::map_quick(&projects, |project| {
         let Ok(entries) = fs::read_dir(project) else {
             return Vec::new();
         };
@@ -41,7 +42,7 @@ pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
             .collect()
     });
     let named: Vec<(String, fs::DirEntry)> = listed.into_iter().flatten().collect();
-    history_core::parallel::filter_map(&named, |(id, entry)| {
+    history_core::parallel::filter_map_quick(&named, |(id, entry)| {
         // A symlinked file is followed (its target is the transcript); a directory never is.
         let meta = entry_metadata(entry).ok().filter(|m| m.is_file())?;
         let key = SessionKey::new(NAME, id.clone());

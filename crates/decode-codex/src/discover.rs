@@ -162,8 +162,8 @@ pub(crate) fn sessions(harness: &str, root: &Path, walk: &Walk) -> Vec<SessionFi
         .collect();
     // In the order of their paths, which is the order of the files found.
     named.sort_unstable_by_key(|&(i, _)| i);
-    // One stat per file, on every core.
-    let mut files = history_core::parallel::filter_map(&named, |(i, thread)| {
+    // One stat per file, on every core when there are enough to be worth it.
+    let mut files = history_core::parallel::filter_map_quick(&named, |(i, thread)| {
         let meta = fs::metadata(&paths[*i]).ok()?;
         let key = SessionKey::new(harness, thread.to_string());
         Some(SessionFile::from_metadata(key, paths[*i].clone(), &meta))

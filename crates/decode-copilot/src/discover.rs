@@ -36,7 +36,7 @@ pub(crate) fn sessions(root: &Path, walk: &Walk) -> Vec<SessionFile> {
         }
     }
     let mut found =
-        history_core::parallel::filter_map(&candidates, |(p, s)| session_file(p, s, walk));
+        history_core::parallel::filter_map_quick(&candidates, |(p, s)| session_file(p, s, walk));
     found.sort_by_cached_key(|f| history_core::path_key(&f.path));
     found
 }

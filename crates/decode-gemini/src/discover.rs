@@ -38,7 +38,7 @@ pub(crate) fn sessions(home: &Path, walk: &Walk) -> Vec<SessionFile> {
             }
         }
     }
-    let found = history_core::parallel::filter_map(&paths, |p| session_file(p, walk));
+    let found = history_core::parallel::filter_map_quick(&paths, |p| session_file(p, walk));
     let mut by_id: BTreeMap<String, Vec<SessionFile>> = BTreeMap::new();
     for file in found {
         by_id.entry(file.key.id.clone()).or_default().push(file);

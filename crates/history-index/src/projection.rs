@@ -1060,9 +1060,10 @@ impl Projection for Index {
         let rows: Vec<Option<usize>> = sessions.iter().map(|f| census.position(&f.key)).collect();
         let row = |i: usize| rows[i].map(|at| census.row(at));
         // The freshness check compares each file's fingerprint (discovery's, or a stat of an
-        // inherited file) and reads the headers of changed ones again: on every core.
+        // inherited file) and reads the headers of changed ones again: on every core when there
+        // are enough to be worth it.
         let each: Vec<usize> = (0..sessions.len()).collect();
-        let judged: Judged = history_core::parallel::map(&each, |&i| {
+        let judged: Judged = history_core::parallel::map_quick(&each, |&i| {
             let file = &sessions[i];
             let source = corpus.source(&file.key.harness)?;
             Freshness::judge_in(source, file, &census, rows[i], &self.version)

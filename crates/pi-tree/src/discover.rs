@@ -31,8 +31,9 @@ pub fn sessions(root: &Path, walk: &Walk, dialect: Dialect) -> Vec<SessionFile> 
         };
         files_in(&dir, walk, depth, &mut paths);
     }
-    // Each file's stat and header, on every core.
-    let mut found = history_core::parallel::filter_map(&paths, |p| session_file(p, walk, dialect));
+    // Each file's stat and header, on every core when there are enough to be worth it.
+    let mut found =
+        history_core::parallel::filter_map_quick(&paths, |p| session_file(p, walk, dialect));
     found.sort_by_cached_key(|f| history_core::path_key(&f.path));
     found
 }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 /// How many workers to run: the number of cores, or one inside a worker already (the work of
 /// an item that is itself shared out runs on the thread the item runs on).
@@ -91,27 +92,92 @@ where
     T: Sync,
     R: Send,
 {
+    spread(items, work, false)
+}
+
+/// [`filter_map`] for items that each take microseconds (a stat, a comparison of fingerprints):
+/// the calling thread works alone until the pace of its first items says that the rest is worth
+/// the other threads' start ([`worth_sharing`]). A thread takes about 50 µs to start and join
+/// on the 2-core machine the bench runs on, where a query's discovery of 866 files took 2.3 ms
+/// on both cores and 2.0 ms on one.
+pub fn filter_map_quick<'a, T, R>(
+    items: &'a [T],
+    work: impl Fn(&'a T) -> Option<R> + Sync,
+) -> Vec<R>
+where
+    T: Sync,
+    R: Send,
+{
+    spread(items, work, true)
+}
+
+/// [`map`] for quick items, as [`filter_map_quick`].
+pub fn map_quick<'a, T, R>(items: &'a [T], work: impl Fn(&'a T) -> R + Sync) -> Vec<R>
+where
+    T: Sync,
+    R: Send,
+{
+    spread(items, |item| Some(work(item)), true)
+}
+
+/// How long the calling thread works alone before it judges whether to share the rest.
+const ALONE: Duration = Duration::from_micros(100);
+
+/// How much work, at the pace so far, is worth sharing: some twenty times what starting a
+/// thread costs.
+const WORTH_SHARING: Duration = Duration::from_millis(1);
+
+/// Whether `taken` of `items` items having taken `spent` leaves enough to share.
+fn worth_sharing(spent: Duration, taken: usize, items: usize) -> bool {
+    spent >= ALONE
+        && spent.as_nanos() * (items - taken) as u128 >= WORTH_SHARING.as_nanos() * taken as u128
+}
+
+/// [`filter_map`], or with `quick` [`filter_map_quick`].
+fn spread<'a, T, R>(items: &'a [T], work: impl Fn(&'a T) -> Option<R> + Sync, quick: bool) -> Vec<R>
+where
+    T: Sync,
+    R: Send,
+{
     let threads = workers().min(items.len());
     if threads <= 1 {
         return items.iter().filter_map(work).collect();
     }
     let next = AtomicUsize::new(0);
+    // Takes the next item, if any is left.
+    let take = |done: &mut Vec<(usize, R)>| -> bool {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(item) = items.get(i) else {
+            return false;
+        };
+        if let Some(r) = working(|| work(item)) {
+            done.push((i, r));
+        }
+        true
+    };
     let run = || {
         // Room for its share from the start: only what it fills takes memory.
         let mut done = Vec::with_capacity(items.len().div_ceil(threads));
+        while take(&mut done) {}
+        done
+    };
+    let mut alone = Vec::new();
+    if quick {
+        let started = Instant::now();
+        let mut taken = 0;
         loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(item) = items.get(i) else {
-                return done;
-            };
-            if let Some(r) = working(|| work(item)) {
-                done.push((i, r));
+            if !take(&mut alone) {
+                return alone.into_iter().map(|(_, r)| r).collect();
+            }
+            taken += 1;
+            if worth_sharing(started.elapsed(), taken, items.len()) {
+                break;
             }
         }
-    };
+    }
     let parts = std::thread::scope(|scope| {
         let others: Vec<_> = (1..threads).map(|_| scope.spawn(run)).collect();
-        let mut parts = vec![run()];
+        let mut parts = vec![alone, run()];
         for other in others {
             match other.join() {
                 Ok(done) => parts.push(done),
@@ -189,6 +255,40 @@ mod tests {
             map(&items, |x| x * 3),
             (0..1000).map(|x| x * 3).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn quick_items_keep_their_order_whether_shared_or_not() {
+        let items: Vec<u32> = (0..1000).collect();
+        let kept = |x: &u32| x.is_multiple_of(3).then_some(x * 2);
+        let expected: Vec<u32> = items.iter().filter_map(kept).collect();
+        assert_eq!(filter_map_quick(&items, kept), expected);
+        // Slow enough to be shared: what the calling thread took alone comes first.
+        let slow = |x: &u32| {
+            std::thread::sleep(Duration::from_micros(20));
+            kept(x)
+        };
+        assert_eq!(filter_map_quick(&items, slow), expected);
+        assert_eq!(
+            map_quick(&items, |x| x * 3),
+            (0..1000).map(|x| x * 3).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn quick_items_are_shared_only_when_the_rest_is_worth_a_thread() {
+        // 400 items of 100 µs: 40 ms, on every core.
+        let items: Vec<u32> = (0..400).collect();
+        let ids = map_quick(&items, |_| {
+            std::thread::sleep(Duration::from_micros(100));
+            format!("{:?}", std::thread::current().id())
+        });
+        let threads: std::collections::BTreeSet<String> = ids.into_iter().collect();
+        assert!(threads.len() >= workers().min(2), "{threads:?}");
+        // Whether to share is judged from the pace of the first items, after 100 µs.
+        assert!(!worth_sharing(Duration::from_micros(99), 1, 1_000_000));
+        assert!(!worth_sharing(Duration::from_micros(200), 100, 500));
+        assert!(worth_sharing(Duration::from_micros(200), 100, 1000));
     }
 
     #[test]
