@@ -401,7 +401,8 @@ impl RawFilter {
         }
         let mut segments_here = self.single.then_some(true);
         let mut at = 0;
-        while let Some(m) = self.first_key(lines, at, true) {
+        let mut ahead = Ahead::default();
+        while let Some(m) = self.next_key(lines, at, true, &mut ahead) {
             if !*segments_here.get_or_insert_with(|| self.has_segments(lines, true)) {
                 return;
             }
@@ -416,14 +417,33 @@ impl RawFilter {
     }
 
     /// The first place at or after `at` where a key is written out or runs through a hatch.
-    fn first_key(&self, haystack: &[u8], mut at: usize, start_known: bool) -> Option<usize> {
+    fn first_key(&self, haystack: &[u8], at: usize, start_known: bool) -> Option<usize> {
+        self.next_key(haystack, at, start_known, &mut Ahead::default())
+    }
+
+    /// [`RawFilter::first_key`], for one of several calls over the same `haystack` with `at`
+    /// never going back: with several keys, each is searched for once per place it occurs, not
+    /// again at every hatch or line before it ([`Ahead`]).
+    fn next_key(
+        &self,
+        haystack: &[u8],
+        mut at: usize,
+        start_known: bool,
+        ahead: &mut Ahead,
+    ) -> Option<usize> {
         let mut run = Vec::new();
         loop {
             let (i, pair) = match self.keys.as_slice() {
                 [key] => self.hatches.starts.find_with(key, haystack, at)?,
                 keys => {
-                    let key = keys.iter().filter_map(|k| k.find_at(haystack, at)).min();
-                    match (self.hatches.starts.find_at(haystack, at), key) {
+                    ahead.keys.resize(keys.len(), Next::default());
+                    let hatch = ahead
+                        .hatch
+                        .find(at, |from| self.hatches.starts.find_at(haystack, from));
+                    let key = (keys.iter().zip(&mut ahead.keys))
+                        .filter_map(|(k, next)| next.find(at, |from| k.find_at(haystack, from)))
+                        .min();
+                    match (hatch, key) {
                         (Some(h), Some(k)) if h < k => (h, true),
                         (_, Some(k)) => (k, false),
                         (Some(h), None) => (h, true),
@@ -443,6 +463,37 @@ impl RawFilter {
 
     fn nothing_found(&self) -> Vec<Vec<bool>> {
         self.segments.iter().map(|s| vec![false; s.len()]).collect()
+    }
+}
+
+/// Where each of several keys, and the next hatch, occur next in one haystack
+/// ([`RawFilter::next_key`]). Searched for one at a time, a key found far ahead, or nowhere,
+/// was searched for again from every hatch and every line before it: over a chunk of lines with
+/// the hatches of German text, a pass over the rest of the chunk for each.
+#[derive(Default)]
+struct Ahead {
+    keys: Vec<Next>,
+    hatch: Next,
+}
+
+/// What a search found from a place on: `None` before any search.
+#[derive(Clone, Copy, Default)]
+struct Next(Option<(usize, Option<usize>)>);
+
+impl Next {
+    /// The first place at or after `at` (which never goes back), from the last search when it
+    /// still tells, else from `search(at)`.
+    fn find(&mut self, at: usize, search: impl FnOnce(usize) -> Option<usize>) -> Option<usize> {
+        match self.0 {
+            // Nothing from `from` on, where `at` is.
+            Some((from, None)) if from <= at => None,
+            Some((_, Some(found))) if found >= at => Some(found),
+            _ => {
+                let found = search(at);
+                self.0 = Some((at, found));
+                found
+            }
+        }
     }
 }
 
@@ -663,7 +714,15 @@ mod tests {
                     text.push('\n');
                 }
             }
-            let filter = RawFilter::new(&[fold(["deploy zq", "file", "deploy"][round % 3])]);
+            // One query, and several (whose keys are searched for one at a time).
+            let queries: &[&str] = [
+                &["deploy zq"][..],
+                &["file"],
+                &["deploy"],
+                &["zq", "file"],
+                &["file", "deploy zq", "absent"],
+            ][round % 5];
+            let filter = RawFilter::new(&queries.iter().map(|q| fold(q)).collect::<Vec<_>>());
             let mut found = Vec::new();
             filter
                 .candidate_lines(Uneven(text.as_bytes(), round), |l| found.push(l.to_vec()))
