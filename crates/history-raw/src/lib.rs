@@ -29,7 +29,7 @@ pub mod scan;
 
 pub use fold::{fold, fold_with_origins, ASCII_FOLDING};
 pub use needle::AsciiNeedle;
-pub use pairs::Pairs;
+pub use pairs::{Pairs, MAX_KEYS};
 pub use prefilter::{segments, word_missing_from_line, RawFilter};
 pub use scan::Scan;
 

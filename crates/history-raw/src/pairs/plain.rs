@@ -4,6 +4,13 @@
 
 use crate::needle::AsciiNeedle;
 
+/// The most keys searched for in one pass ([`super::Pairs::find_with_keys`]).
+pub const MAX_KEYS: usize = 8;
+
+/// A place found by a search for keys and pairs: where, and which key is there (`None`: a
+/// pair).
+pub type Found = (usize, Option<usize>);
+
 /// The first place at or after `start` where one of `pairs` begins or `key` occurs; `true` for
 /// a pair. A pair and the key at the same place count as the key.
 pub fn find(
@@ -20,5 +27,26 @@ pub fn find(
             let pair = haystack.get(i..i + 2)?;
             pairs.iter().any(|p| p == pair).then_some((i, true))
         }
+    })
+}
+
+/// The first place at or after `start` where one of `pairs` begins or one of `keys` occurs,
+/// with the index of the key (the first of those there), `None` for a pair. A pair and a key at
+/// the same place count as the key.
+pub fn find_keys(
+    pairs: &[[u8; 2]],
+    keys: &[AsciiNeedle],
+    haystack: &[u8],
+    start: usize,
+) -> Option<Found> {
+    (start..haystack.len()).find_map(|i| {
+        let key = keys
+            .iter()
+            .position(|k| i + k.needle().len() <= haystack.len() && k.is_at(haystack, i));
+        if key.is_some() {
+            return Some((i, key));
+        }
+        let pair = haystack.get(i..i + 2)?;
+        pairs.iter().any(|p| p == pair).then_some((i, None))
     })
 }
