@@ -126,9 +126,10 @@ impl Corpus {
             .map(|s| s.as_ref())
             .filter(|s| harness.is_none_or(|h| s.harness() == h))
             .collect();
-        // One source after another, each stat'ing (and reading headers) on every core: sources
-        // shared out among the cores would each walk on one, so that the one holding most of
-        // the sessions would leave the other cores idle.
+        // One source after another, each stat'ing (and reading headers) on every core when it
+        // has enough files to be worth it ([`crate::parallel::filter_map_quick`]): sources shared
+        // out among the cores would each walk on one, so that the one holding most of the
+        // sessions would leave the other cores idle.
         let found = sources.iter().map(|s| match &self.memos {
             None => s.discover(),
             Some(memos) => {

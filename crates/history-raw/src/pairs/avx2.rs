@@ -65,17 +65,65 @@ unsafe fn split<const N: usize, const KEY: bool>(
     haystack: &[u8],
     start: usize,
 ) -> Result<(usize, bool), usize> {
-    let ascii = pairs.iter().filter(|p| p[0] < 0x80).count();
-    let high_after = pairs.iter().skip(ascii).all(|p| p[0] >= 0x80);
-    // SAFETY: as this function's own; `ASCII` is 0 or 1 only where the pairs after the first
-    // `ASCII` all start with a byte of 0x80 or more.
+    // SAFETY: as this function's own; `ASCII` is 0 or 1 only where `ascii_first` says so.
     unsafe {
-        match (ascii, high_after) {
-            (0, true) => blocks::<N, KEY, 0>(pairs, key, haystack, start),
-            (1, true) => blocks::<N, KEY, 1>(pairs, key, haystack, start),
+        match ascii_first(pairs) {
+            Some(0) => blocks::<N, KEY, 0>(pairs, key, haystack, start),
+            Some(1) => blocks::<N, KEY, 1>(pairs, key, haystack, start),
             _ => blocks::<N, KEY, N>(pairs, key, haystack, start),
         }
     }
+}
+
+/// How many of `pairs` (0 or 1) are to be compared in every block, when every other one starts
+/// with a byte of 0x80 or more; `None` otherwise.
+fn ascii_first(pairs: &[[u8; 2]]) -> Option<usize> {
+    let ascii = pairs.iter().filter(|p| p[0] < 0x80).count();
+    let high_after = pairs.iter().skip(ascii).all(|p| p[0] >= 0x80);
+    (ascii <= 1 && high_after).then_some(ascii)
+}
+
+/// Which of the 32 positions from `at` start one of the pairs (their first and second bytes
+/// broadcast in `firsts` and `seconds`), a bit each; those from `ASCII` on are compared only
+/// where the block has a byte of 0x80 or more.
+///
+/// # Safety
+/// The CPU must have AVX2, and 33 bytes from `at` must be readable; every pair from `ASCII` on
+/// must start with a byte of 0x80 or more.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn pairs_at<const N: usize, const ASCII: usize>(
+    at: *const u8,
+    firsts: &[std::arch::x86_64::__m256i; N],
+    seconds: &[std::arch::x86_64::__m256i; N],
+) -> u32 {
+    use std::arch::x86_64::*;
+    if N == 0 {
+        return 0;
+    }
+    // SAFETY: 33 bytes from `at` are readable (this function's contract).
+    let (x, y) = unsafe {
+        (
+            _mm256_loadu_si256(at.cast()),
+            _mm256_loadu_si256(at.add(1).cast()),
+        )
+    };
+    let pair = |k: usize| {
+        _mm256_and_si256(
+            _mm256_cmpeq_epi8(x, firsts[k]),
+            _mm256_cmpeq_epi8(y, seconds[k]),
+        )
+    };
+    let mut found = _mm256_setzero_si256();
+    for k in 0..ASCII.min(N) {
+        found = _mm256_or_si256(found, pair(k));
+    }
+    if ASCII < N && _mm256_movemask_epi8(x) != 0 {
+        for k in ASCII..N {
+            found = _mm256_or_si256(found, pair(k));
+        }
+    }
+    _mm256_movemask_epi8(found) as u32
 }
 
 /// [`plain::find`] for `N` pairs over whole blocks of 32 start positions: what was found, or
@@ -120,30 +168,7 @@ unsafe fn blocks<const N: usize, const KEY: bool, const ASCII: usize>(
             );
             keys = _mm256_movemask_epi8(both) as u32;
         }
-        let mut found = _mm256_setzero_si256();
-        if N > 0 {
-            let x = _mm256_loadu_si256(ptr.add(s).cast());
-            let y = _mm256_loadu_si256(ptr.add(s + 1).cast());
-            // A macro, not a closure: the comparisons stay inline, in this function's AVX2.
-            macro_rules! pair {
-                ($k:expr) => {
-                    _mm256_and_si256(
-                        _mm256_cmpeq_epi8(x, firsts[$k]),
-                        _mm256_cmpeq_epi8(y, seconds[$k]),
-                    )
-                };
-            }
-            for k in 0..ASCII.min(N) {
-                found = _mm256_or_si256(found, pair!(k));
-            }
-            // The other pairs start with a byte of 0x80 or more, where the block has one.
-            if ASCII < N && _mm256_movemask_epi8(x) != 0 {
-                for k in ASCII..N {
-                    found = _mm256_or_si256(found, pair!(k));
-                }
-            }
-        }
-        let found = _mm256_movemask_epi8(found) as u32;
+        let found = pairs_at::<N, ASCII>(ptr.add(s), &firsts, &seconds);
         let mut marks = keys | found;
         while marks != 0 {
             let bit = marks.trailing_zeros();
@@ -172,20 +197,18 @@ pub unsafe fn find_keys(
     haystack: &[u8],
     start: usize,
 ) -> Option<Found> {
-    let ascii = pairs.iter().filter(|p| p[0] < 0x80).count();
-    let high_after = pairs.iter().skip(ascii).all(|p| p[0] >= 0x80);
+    let ascii = ascii_first(pairs);
     macro_rules! split {
         ($n:literal) => {
-            match (ascii, high_after) {
-                (0, true) => keyed::<$n, 0>(pairs, keys, haystack, start),
-                (1, true) => keyed::<$n, 1>(pairs, keys, haystack, start),
+            match ascii {
+                Some(0) => keyed::<$n, 0>(pairs, keys, haystack, start),
+                Some(1) => keyed::<$n, 1>(pairs, keys, haystack, start),
                 _ => keyed::<$n, $n>(pairs, keys, haystack, start),
             }
         };
     }
     // SAFETY: the CPU has AVX2 (this function's own contract); each arm passes
-    // `N == pairs.len()`, and `ASCII` is 0 or 1 only where the pairs after the first `ASCII`
-    // all start with a byte of 0x80 or more.
+    // `N == pairs.len()`, and `ASCII` is 0 or 1 only where `ascii_first` says so.
     let scanned = match (keys.len(), pairs.len()) {
         (2..=MAX_KEYS, 0) => unsafe { split!(0) },
         (2..=MAX_KEYS, 1) => unsafe { split!(1) },
@@ -260,28 +283,7 @@ unsafe fn keyed<const N: usize, const ASCII: usize>(
             marks[j] = _mm256_movemask_epi8(both) as u32;
             any |= marks[j];
         }
-        let mut found = _mm256_setzero_si256();
-        if N > 0 {
-            let x = _mm256_loadu_si256(ptr.add(s).cast());
-            let y = _mm256_loadu_si256(ptr.add(s + 1).cast());
-            macro_rules! pair {
-                ($k:expr) => {
-                    _mm256_and_si256(
-                        _mm256_cmpeq_epi8(x, firsts[$k]),
-                        _mm256_cmpeq_epi8(y, seconds[$k]),
-                    )
-                };
-            }
-            for k in 0..ASCII.min(N) {
-                found = _mm256_or_si256(found, pair!(k));
-            }
-            if ASCII < N && _mm256_movemask_epi8(x) != 0 {
-                for k in ASCII..N {
-                    found = _mm256_or_si256(found, pair!(k));
-                }
-            }
-        }
-        let found = _mm256_movemask_epi8(found) as u32;
+        let found = pairs_at::<N, ASCII>(ptr.add(s), &firsts, &seconds);
         let mut all = any | found;
         while all != 0 {
             let bit = all.trailing_zeros();

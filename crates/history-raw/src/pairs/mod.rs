@@ -184,62 +184,39 @@ mod tests {
         assert_eq!(Pairs::new(Vec::new()).find_at(b"abc", 0), None);
     }
 
-    #[test]
-    fn finds_keys_and_pairs_in_one_pass() {
-        let mut rng = fastrand::Rng::with_seed(0x0123_4567_89ab_cdefu64);
-        let alphabet = b"\\uAbBz\xc5\x89";
-        for round in 0..3000 {
-            let pairs: Vec<[u8; 2]> = (0..round % 8)
-                .map(|_| [alphabet[rng.usize(..7)], alphabet[rng.usize(..7)]])
-                .collect();
-            let needle: String = (0..1 + rng.usize(..4))
-                .map(|_| b"abz"[rng.usize(..3)] as char)
-                .collect();
-            let key = AsciiNeedle::new(&needle).unwrap();
-            let len = rng.usize(..150);
-            let hay: Vec<u8> = (0..len).map(|_| alphabet[rng.usize(..7)]).collect();
-            let search = Pairs::new(pairs.clone());
-            for start in [0, 1, rng.usize(..60)] {
-                let naive = (start..len).find_map(|i| {
-                    if i + needle.len() <= len
-                        && hay[i..i + needle.len()].eq_ignore_ascii_case(needle.as_bytes())
-                    {
-                        Some((i, false))
-                    } else {
-                        (i + 1 < len && pairs.contains(&[hay[i], hay[i + 1]])).then_some((i, true))
-                    }
-                });
-                assert_eq!(
-                    search.find_with(&key, &hay, start),
-                    naive,
-                    "{needle} {pairs:?} in {hay:?}"
-                );
-            }
-        }
+    /// A few random pairs of `alphabet`'s bytes.
+    fn some_pairs(rng: &mut fastrand::Rng, alphabet: &[u8], most: usize) -> Vec<[u8; 2]> {
+        let n = rng.usize(..=most);
+        let mut byte = || alphabet[rng.usize(..alphabet.len())];
+        (0..n).map(|_| [byte(), byte()]).collect()
+    }
+
+    /// A few random keys of one to `longest` of `letters`.
+    fn some_keys(
+        rng: &mut fastrand::Rng,
+        letters: &[u8],
+        (fewest, most): (usize, usize),
+        longest: usize,
+    ) -> Vec<AsciiNeedle> {
+        let n = fewest + rng.usize(..=most - fewest);
+        (0..n)
+            .map(|_| {
+                let needle: String = (0..1 + rng.usize(..longest))
+                    .map(|_| letters[rng.usize(..letters.len())] as char)
+                    .collect();
+                AsciiNeedle::new(&needle).unwrap()
+            })
+            .collect()
     }
 
     #[test]
     fn finds_any_of_several_keys_and_pairs_in_one_pass() {
         let mut rng = fastrand::Rng::with_seed(0x2545_f491_4f6c_dd1du64);
         let alphabet = b"\\uAbBzZ \xc5\x89";
-        for round in 0..3000 {
-            let pairs: Vec<[u8; 2]> = (0..round % 4)
-                .map(|_| {
-                    [
-                        alphabet[rng.usize(..alphabet.len())],
-                        alphabet[rng.usize(..alphabet.len())],
-                    ]
-                })
-                .collect();
-            // Up to twelve keys: more than one pass's worth too.
-            let keys: Vec<AsciiNeedle> = (0..rng.usize(..13))
-                .map(|_| {
-                    let needle: String = (0..1 + rng.usize(..4))
-                        .map(|_| b"abz"[rng.usize(..3)] as char)
-                        .collect();
-                    AsciiNeedle::new(&needle).unwrap()
-                })
-                .collect();
+        for _ in 0..4000 {
+            let pairs = some_pairs(&mut rng, alphabet, 4);
+            // None, one, and up to twelve: more than one pass's worth too.
+            let keys = some_keys(&mut rng, b"abz", (0, 12), 4);
             let len = rng.usize(..200);
             let hay: Vec<u8> = (0..len)
                 .map(|_| alphabet[rng.usize(..alphabet.len())])
@@ -262,88 +239,31 @@ mod tests {
                     naive,
                     "{keys:?} {pairs:?} in {hay:?}"
                 );
+                if let [key] = keys.as_slice() {
+                    let one = naive.map(|(i, key)| (i, key.is_none()));
+                    assert_eq!(search.find_with(key, &hay, start), one);
+                }
             }
         }
     }
 
-    /// The vectorised twin of several keys against the plain one, directly: any number of
-    /// pairs, two to [`MAX_KEYS`] keys of different lengths, from any start.
+    /// The vectorised twins against the plain ones, directly (not through [`Pairs`], which picks
+    /// one of them): any number of pairs, no key, one, or up to [`MAX_KEYS`] of different
+    /// lengths, from any start, across block boundaries and up to the haystack's end.
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn the_vectorised_search_for_several_keys_finds_what_the_plain_one_finds() {
-        if !std::is_x86_feature_detected!("avx2") {
-            eprintln!("no AVX2 on this CPU: its twin cannot run here");
-            return;
-        }
-        let mut rng = fastrand::Rng::with_seed(0x6a09_e667_f3bc_c908u64);
-        let alphabet = b"\\uUaAbBzZ\xc5\x89\xef\xac x";
-        for _ in 0..20_000 {
-            let mut pairs: Vec<[u8; 2]> = (0..rng.usize(..10))
-                .map(|_| {
-                    [
-                        alphabet[rng.usize(..alphabet.len())],
-                        alphabet[rng.usize(..alphabet.len())],
-                    ]
-                })
-                .collect();
-            pairs.sort_unstable();
-            pairs.dedup();
-            let keys: Vec<AsciiNeedle> = (0..2 + rng.usize(..MAX_KEYS - 1))
-                .map(|_| {
-                    let needle: String = (0..1 + rng.usize(..6))
-                        .map(|_| b"abzAZ"[rng.usize(..5)] as char)
-                        .collect();
-                    AsciiNeedle::new(&needle).unwrap()
-                })
-                .collect();
-            let len = rng.usize(..300);
-            let hay: Vec<u8> = (0..len)
-                .map(|_| match rng.usize(..8) {
-                    0 => rng.u8(..),
-                    1 | 2 => alphabet[rng.usize(..alphabet.len())],
-                    _ => b'x',
-                })
-                .collect();
-            for start in [0, 1, rng.usize(..len + 2), len, len + 1] {
-                // SAFETY: the CPU has AVX2, checked above.
-                let wide = unsafe { avx2::find_keys(&pairs, &keys, &hay, start) };
-                assert_eq!(
-                    wide,
-                    plain::find_keys(&pairs, &keys, &hay, start),
-                    "{keys:?} {pairs:?} in {hay:?} from {start}"
-                );
-            }
-        }
-    }
-
-    /// The vectorised twin against the plain one, directly (not through [`Pairs`], which picks
-    /// one of them): any number of pairs, with and without a key, from any start, across block
-    /// boundaries and up to the haystack's end.
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn the_vectorised_search_finds_what_the_plain_one_finds() {
+    fn the_vectorised_searches_find_what_the_plain_ones_find() {
         if !std::is_x86_feature_detected!("avx2") {
             eprintln!("no AVX2 on this CPU: its twin cannot run here");
             return;
         }
         let mut rng = fastrand::Rng::with_seed(0x3c6e_f372_fe94_f82bu64);
         let alphabet = b"\\uUaAbBzZ\xc5\x89\xef\xac x";
-        for round in 0..20_000 {
-            let mut pairs: Vec<[u8; 2]> = (0..rng.usize(..13))
-                .map(|_| {
-                    [
-                        alphabet[rng.usize(..alphabet.len())],
-                        alphabet[rng.usize(..alphabet.len())],
-                    ]
-                })
-                .collect();
+        for _ in 0..40_000 {
+            let mut pairs = some_pairs(&mut rng, alphabet, 12);
             pairs.sort_unstable();
             pairs.dedup();
-            let needle: String = (0..1 + rng.usize(..6))
-                .map(|_| b"abzAZ"[rng.usize(..5)] as char)
-                .collect();
-            let key = AsciiNeedle::new(&needle).unwrap();
-            let key = (round % 3 != 0).then_some(&key);
+            let keys = some_keys(&mut rng, b"abzAZ", (0, MAX_KEYS), 6);
             let len = rng.usize(..300);
             // Mostly filler, so that blocks pass without a mark and the tail is reached.
             let hay: Vec<u8> = (0..len)
@@ -355,12 +275,21 @@ mod tests {
                 .collect();
             for start in [0, 1, rng.usize(..len + 2), len, len + 1] {
                 // SAFETY: the CPU has AVX2, checked above.
-                let wide = unsafe { avx2::find(&pairs, key, &hay, start) };
-                assert_eq!(
-                    wide,
-                    plain::find(&pairs, key, &hay, start),
-                    "{needle:?} {pairs:?} in {hay:?} from {start}"
-                );
+                let (wide, plain) = unsafe {
+                    match keys.as_slice() {
+                        [] | [_] => (
+                            avx2::find(&pairs, keys.first(), &hay, start)
+                                .map(|(i, p)| (i, (!p).then_some(0))),
+                            plain::find(&pairs, keys.first(), &hay, start)
+                                .map(|(i, p)| (i, (!p).then_some(0))),
+                        ),
+                        _ => (
+                            avx2::find_keys(&pairs, &keys, &hay, start),
+                            plain::find_keys(&pairs, &keys, &hay, start),
+                        ),
+                    }
+                };
+                assert_eq!(wide, plain, "{keys:?} {pairs:?} in {hay:?} from {start}");
             }
         }
     }
