@@ -533,9 +533,10 @@ fn find_weighs_what_a_person_typed_above_tool_output() {
 
 #[test]
 fn find_breaks_ties_by_recency_and_pages_by_rank() {
+    // The same text at three times, in files of the same size (a session's size counts).
     let same = |start| lines(start, &["user rotate the signing keys"]);
     let sessions = [
-        ("old", same(1000)),
+        ("old", same(1_000_000)),
         ("new", same(9_000_000)),
         ("mid", same(5_000_000)),
     ];
