@@ -850,8 +850,9 @@ impl Text {
     /// Where a session's score comes from, a line.
     fn explain(&self, e: &Explain) -> String {
         let mut s = format!(
-            "why: best event {:.2} + next events {:.2} + words held {:.2}, × recency {:.3}",
-            e.best, e.others, e.coverage, e.recency
+            "why: best event {:.2} + next events {:.2} + words held {:.2} (× {:.2} for its size), \
+             × recency {:.3}",
+            e.best, e.others, e.coverage, e.size, e.recency
         );
         for w in &e.words {
             let _ = write!(

@@ -51,6 +51,9 @@ pub struct Explain {
     pub others: f64,
     /// The bonus for the question's words the session holds anywhere.
     pub coverage: f64,
+    /// What that bonus was multiplied by for the session's size: above 1 for a session smaller
+    /// than those in scope take on average, below it for a larger one.
+    pub size: f64,
     /// The recency factor the sum was multiplied by (a tie-breaker: at most 1.01).
     pub recency: f64,
     /// Each word's part.

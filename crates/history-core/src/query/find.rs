@@ -526,6 +526,7 @@ fn rank_session(
             best,
             others,
             coverage,
+            size: size_norm,
             recency: factor,
             words,
         },
@@ -1229,6 +1230,9 @@ mod tests {
         assert_eq!(typical.explain.coverage, COVERAGE * 3.0);
         assert_eq!(typical.explain.best, long.explain.best);
         assert!(long.explain.coverage < typical.explain.coverage / 4.0);
+        // The explanation says by how much.
+        let said = COVERAGE * 3.0 * long.explain.size;
+        assert!((long.explain.coverage - said).abs() < 1e-12, "{said}");
         assert!(long.score < typical.score);
         // A short one gets more, never more than 1 / (1 - COVERAGE_B) times.
         assert!(coverage_norm(10, 1000.0) > 1.0);
