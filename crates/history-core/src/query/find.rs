@@ -19,8 +19,9 @@
 //! [`MORE_EVENTS`] events' scores, each halved again, and [`COVERAGE`] × the rarity of the
 //! question's terms it holds anywhere — so a session about the whole question beats one that
 //! says one word often — that last bonus normalised by the session's size ([`coverage_norm`]),
-//! so that a marathon session does not win for holding every word somewhere. A recency factor of at most 1 + [`RECENCY`] breaks near ties; equal
-//! scores go by the latest hit, then by qualified id.
+//! so that a marathon session does not win for holding every word somewhere. A recency factor
+//! of at most 1 + [`RECENCY`] breaks near ties; equal scores go by the latest hit, then by
+//! qualified id.
 
 use std::cell::RefCell;
 
