@@ -97,9 +97,9 @@ where
 
 /// [`filter_map`] for items that each take microseconds (a stat, a comparison of fingerprints):
 /// the calling thread works alone until the pace of its first items says that the rest is worth
-/// the other threads' start ([`worth_sharing`]). A thread takes about 50 µs to start and join
-/// on the 2-core machine the bench runs on, where a query's discovery of 866 files took 2.3 ms
-/// on both cores and 2.0 ms on one.
+/// the other threads' start. A thread takes about 50 µs to start and join on the 2-core
+/// machine the bench runs on, where a query's discovery of 866 files took 2.3 ms on both cores
+/// and 2.0 ms on one.
 pub fn filter_map_quick<'a, T, R>(
     items: &'a [T],
     work: impl Fn(&'a T) -> Option<R> + Sync,
