@@ -225,6 +225,7 @@ struct Line {
     time: LineTime,
     events: Vec<u8>,
     tokens: Vec<Token>,
+    words: Vec<u8>,
 }
 
 impl Line {
@@ -240,6 +241,7 @@ impl Line {
             branch: true,
             events: &self.events,
             tokens: &self.tokens,
+            words: &self.words,
         }
     }
 }
@@ -553,6 +555,8 @@ fn settle_resumed(
 struct Gathered {
     seq: u64,
     texts: Vec<String>,
+    /// Each event's part, role and time.
+    heads: Vec<(u32, history_core::Role, Option<history_core::Timestamp>)>,
     time: Option<LineTime>,
     events: Vec<u8>,
 }
@@ -569,6 +573,7 @@ impl Gathered {
                 None => LineTime::Untimed,
             },
         });
+        self.heads.push((event.part, event.role, event.timestamp));
         self.texts.push(event.text);
     }
 
@@ -599,6 +604,9 @@ impl Gathered {
             text_tokens(&fold(text), &mut tokens);
         }
         distinct.retain(&mut tokens);
+        let mut words = Vec::new();
+        let heads = done.heads.iter().zip(&done.texts);
+        crate::store::encode_line(heads.map(|(&(p, r, t), text)| (p, r, t, text.as_str())), &mut words);
         tx.send(Decoded::Line(Line {
             seq: done.seq,
             offset,
@@ -606,6 +614,7 @@ impl Gathered {
             time,
             events: done.events,
             tokens,
+            words,
         }))
         .is_ok()
     }

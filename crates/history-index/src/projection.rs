@@ -18,13 +18,16 @@ use history_core::{
     Corpus, Event, Filter, HistoryError, LineTime, SessionFile, SessionKey, SessionMeta, Timestamp,
     Transcript,
 };
-use history_core::{HitTexts, Known, SessionEvents, SessionHits, Wanted};
+use history_core::{Counted, HitTexts, Known, SessionEvents, SessionHits, Wanted};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
 
 use crate::events::{self, text_hash};
 use crate::freshness::{Files, Freshness, Unread};
-use crate::store::{Candidate, Census, Located, SessionRow, Store, StoreError, StoredMeta};
+use crate::store::{
+    term_hash, Candidate, Census, Located, SessionRow, Store, StoreError, StoredMeta, WordEvent,
+    PARTS,
+};
 use crate::tokens::{query_tokens, Token};
 
 /// The most queries (an OR) whose hits are read from located lines; a search for more decodes
@@ -1036,6 +1039,46 @@ fn read_hits(
 }
 
 impl Projection for Index {
+    fn counted(
+        &self,
+        _corpus: &Corpus,
+        sessions: &[SessionFile],
+        known: &[Known],
+        terms: &[String],
+    ) -> Vec<Option<Vec<Counted>>> {
+        let none = || vec![None; sessions.len()];
+        let Ok(store) = self.store.lock() else {
+            return none();
+        };
+        let Some(census) = self.damage.ok(store.census()) else {
+            return none();
+        };
+        // Only a session as the index holds it, not appended to since.
+        let positions: Vec<Option<usize>> = (sessions.iter().zip(known))
+            .map(|(file, known)| match known {
+                Known::Within {
+                    appended: false, ..
+                } => census.position(&file.key),
+                _ => None,
+            })
+            .collect();
+        let hashes: Vec<u64> = terms.iter().map(|t| term_hash(t)).collect();
+        let Some(counted) = self.damage.ok(store.counted(&census, &positions, &hashes)) else {
+            return none();
+        };
+        let event = |(e, counts): (WordEvent, Vec<u32>)| Counted {
+            seq: e.seq,
+            part: (e.id % PARTS) as u32,
+            role: e.role,
+            timestamp: e.timestamp,
+            words: e.words,
+            counts,
+        };
+        (counted.into_iter())
+            .map(|events| Some(events?.into_iter().map(event).collect()))
+            .collect()
+    }
+
     fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known> {
         let unknown = || vec![Known::Unknown; sessions.len()];
         if sessions.is_empty() {

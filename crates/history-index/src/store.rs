@@ -30,6 +30,7 @@ mod schema;
 mod sum;
 #[cfg(test)]
 mod tests;
+mod words;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -54,6 +55,8 @@ pub use record::{
     TimeSpan, Witness,
 };
 pub use schema::SCHEMA_VERSION;
+pub(crate) use words::encode_line;
+pub use words::{term_hash, WordEvent, WordLists, PARTS};
 
 /// A read-only connection to a database already open, not yet made: see [`Store::reader`].
 pub struct Reader {

@@ -306,6 +306,72 @@ impl Question {
     }
 }
 
+impl Question {
+    /// What a session holds of the question, from the counts of its events that hold a term
+    /// ([`crate::query::Projection::counted`], `of` naming each count's term), as a read of it
+    /// would find: its events down to those that can be among its `depth` best.
+    fn held_of(
+        &self,
+        filter: &Filter,
+        events: &[crate::query::Counted],
+        of: &[usize],
+        depth: usize,
+        (index, file, known): (usize, &SessionFile, Option<Known>),
+    ) -> Option<Held> {
+        let in_time = |t: Option<Timestamp>| {
+            (filter.since.is_none() && filter.until.is_none())
+                || t.is_some_and(|t| {
+                    filter.since.is_none_or(|s| t >= s) && filter.until.is_none_or(|u| t < u)
+                })
+        };
+        let mut scored: Vec<Scored> = Vec::new();
+        for e in events {
+            if !(filter.roles.is_empty() || filter.roles.contains(&e.role)) || !in_time(e.timestamp)
+            {
+                continue;
+            }
+            let mut tf = vec![0u16; self.terms.len()];
+            for (k, &n) in e.counts.iter().enumerate() {
+                let n = u16::try_from(n).unwrap_or(u16::MAX);
+                tf[of[k]] = tf[of[k]].saturating_add(n);
+            }
+            let held = (0..tf.len())
+                .filter(|&i| tf[i] > 0)
+                .fold(0u64, |m, i| m | 1 << i);
+            if held & !self.short == 0 {
+                continue;
+            }
+            scored.push(Scored {
+                seq: e.seq,
+                part: e.part,
+                role: e.role,
+                timestamp: e.timestamp,
+                tally: Tally {
+                    tf,
+                    words: e.words,
+                    held,
+                },
+            });
+        }
+        if scored.is_empty() {
+            return None;
+        }
+        scored.sort_unstable_by_key(|e| (e.seq, e.part));
+        let terms = scored.iter().fold(0u64, |m, e| m | e.tally.held);
+        let last = scored.iter().filter_map(|e| e.timestamp).max();
+        Some(Held {
+            index,
+            meta: None,
+            hits: scored.len(),
+            events: frontier(self, scored, depth),
+            kept: Vec::new(),
+            terms,
+            last: last.map_or(file.modified, |t| t.0),
+            known,
+        })
+    }
+}
+
 /// How an event holds a question's terms.
 #[derive(Clone, Debug)]
 struct Tally {
@@ -331,7 +397,9 @@ struct Scored {
 struct Held {
     /// Its place among the sessions in scope.
     index: usize,
-    meta: SessionMeta,
+    /// What it is about; `None` when it was not read, but counted from word lists (its hits are
+    /// read for the page, and say it).
+    meta: Option<SessionMeta>,
     /// Those of its events that hold a term and can rank among its best ([`frontier`]).
     events: Vec<Scored>,
     /// How many of its events hold a term.
@@ -701,12 +769,30 @@ fn gather(
     let known: Option<Vec<Known>> = scope
         .projection
         .map(|p| p.known(scope.corpus, sessions, filter));
+    // The sessions the projection's word lists answer for: their events' counts, without
+    // reading them. A compound term (`pi-herdr/pull/24`) counts in longer words that hold it,
+    // which word lists cannot look up: such questions read every session.
+    let counted = match (scope.projection, &known) {
+        (Some(p), Some(known)) if q.compounds.is_empty() => {
+            let (keys, of): (Vec<String>, Vec<usize>) =
+                q.index.iter().map(|(k, &i)| (k.clone(), i)).unzip();
+            let counted = p.counted(scope.corpus, sessions, known, &keys);
+            Some((counted, of))
+        }
+        _ => None,
+    };
     let known = |i: usize| known.as_ref().and_then(|k| k.get(i)).copied();
     let indices: Vec<usize> = (0..sessions.len()).collect();
     let results = filter_map(&indices, |&i| {
         let file = &sessions[i];
         if stop() {
             return None;
+        }
+        if let Some((counted, of)) = &counted {
+            if let Some(Some(events)) = counted.get(i) {
+                let held = q.held_of(filter, events, of, depth, (i, file, known(i)));
+                return held.map(Ok);
+            }
         }
         if known(i).is_none() && !scope.corpus.may_match(file, &raw) {
             return None;
@@ -754,7 +840,7 @@ fn gather(
                 let hits = scored.len();
                 (!scored.is_empty()).then_some(Ok(Held {
                     index: i,
-                    meta,
+                    meta: Some(meta),
                     events: frontier(q, scored, depth),
                     hits,
                     kept,
@@ -886,7 +972,7 @@ pub(crate) fn find_page(
         page.has_more = req.after_rank + window.len() < page.matched;
         let hits: Vec<FoundHit> = window
             .iter()
-            .filter_map(|&&(score, s, e)| shown.hits(&ranked[s], &[(score, e)]).pop())
+            .filter_map(|&&(score, s, e)| shown.hits(&ranked[s], &[(score, e)]).0.pop())
             .collect();
         let admitted = fit_find(&mut page, None, Some(hits), render, req.budget);
         page.more = page
@@ -946,8 +1032,8 @@ struct Shown<'a> {
 
 impl Shown<'_> {
     /// The hits of `r` at `events` (scores and places in its events), best first, each a
-    /// snippet with the words in view.
-    fn hits(&self, r: &Ranked, events: &[(f64, usize)]) -> Vec<FoundHit> {
+    /// snippet with the words in view; and what the session is about.
+    fn hits(&self, r: &Ranked, events: &[(f64, usize)]) -> (Vec<FoundHit>, SessionMeta) {
         let file = &self.sessions[r.held.index];
         let want: Vec<(u64, u32)> = events
             .iter()
@@ -958,7 +1044,7 @@ impl Shown<'_> {
             .iter()
             .all(|at| r.held.kept.iter().any(|k| k.event.position() == *at));
         let (shots, meta) = match kept {
-            true => (r.held.kept.clone(), r.held.meta.clone()),
+            true => (r.held.kept.clone(), r.held.meta.clone().unwrap_or_default()),
             // Not kept from the first read: read again.
             false => {
                 let raw = RawFilter::new(self.filter.queries());
@@ -974,7 +1060,7 @@ impl Shown<'_> {
                     &visit,
                     self.stop,
                 ) else {
-                    return Vec::new();
+                    return (Vec::new(), r.held.meta.clone().unwrap_or_default());
                 };
                 (read.into_inner(), meta)
             }
@@ -1003,7 +1089,7 @@ impl Shown<'_> {
         }
         let files = vec![file; items.len()];
         self.scope.fill(&mut items, &files);
-        items
+        let hits = items
             .into_iter()
             .zip(found)
             .map(|(item, (score, matched, spans))| FoundHit {
@@ -1018,15 +1104,16 @@ impl Shown<'_> {
                 matched,
                 spans,
             })
-            .collect()
+            .collect();
+        (hits, meta)
     }
 
     /// The entry of session `r`, at `rank`.
     fn session(&self, r: &Ranked, rank: usize, req: &FindRequest) -> FoundSession {
         let file = &self.sessions[r.held.index];
         let best: Vec<(f64, usize)> = r.events.iter().take(SHOWN).copied().collect();
-        let hits = self.hits(r, &best);
-        let meta = &r.held.meta;
+        let (hits, meta) = self.hits(r, &best);
+        let meta = &meta;
         let prompt = match meta.title {
             Some(_) => None,
             None => self.prompt(file),
@@ -1207,7 +1294,7 @@ mod tests {
         let score = |size: u64| {
             let held = Held {
                 index: 0,
-                meta: SessionMeta::default(),
+                meta: None,
                 events: ["flaky x", "login x", "test x"]
                     .iter()
                     .map(|t| event(Role::User, t))

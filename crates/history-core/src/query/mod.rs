@@ -31,7 +31,9 @@ pub(crate) use find::find_page;
 pub use find::{FindRequest, Stop};
 pub use overview::{overview, representative, Choice, Representative, RepresentativeCache};
 pub(crate) use projection::coverage;
-pub use projection::{HitTexts, Known, Projection, SessionEvents, SessionHits, Wanted};
+pub use projection::{
+    Counted, HitTexts, Known, Projection, SessionEvents, SessionHits, Wanted,
+};
 #[cfg(feature = "testing")]
 pub(crate) use search::Span;
 pub use search::{search, Activity, Hit, Listing, SearchRequest, SessionActivity};

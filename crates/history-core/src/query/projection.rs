@@ -106,6 +106,24 @@ impl HitTexts<'_> {
     }
 }
 
+/// An event that holds some of a question's terms, as a projection's word lists know it
+/// ([`Projection::counted`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Counted {
+    /// Its line.
+    pub seq: u64,
+    /// Its part of the line.
+    pub part: u32,
+    /// Its role.
+    pub role: crate::model::Role,
+    /// When it happened.
+    pub timestamp: Option<Timestamp>,
+    /// Its length in words ([`crate::for_each_term`]).
+    pub words: u32,
+    /// How often it holds each of the terms asked for.
+    pub counts: Vec<u32>,
+}
+
 /// A search projection: what it knows of sessions' hits without reading their files.
 pub trait Projection: Send + Sync {
     /// What it knows of each of `sessions` (in their order) for `filter`'s queries; it must
@@ -127,6 +145,22 @@ pub trait Projection: Send + Sync {
     ) -> Option<Result<SessionHits, HistoryError>> {
         let _ = (corpus, file, wanted);
         None
+    }
+
+    /// For each of `sessions`, of which `known` says what [`Projection::known`] said: the
+    /// events on its selected branch that hold one of `terms` (as [`crate::for_each_term`] cuts
+    /// text), each with how often it holds each term, from word lists rather than the session's
+    /// lines. `None` for a session it cannot answer for whole (not known as it is now, say),
+    /// which is read instead. The default always declines.
+    fn counted(
+        &self,
+        corpus: &Corpus,
+        sessions: &[SessionFile],
+        known: &[Known],
+        terms: &[String],
+    ) -> Vec<Option<Vec<Counted>>> {
+        let _ = (corpus, known, terms);
+        vec![None; sessions.len()]
     }
 
     /// What a session it holds as the session is now (not appended to since) is about, and

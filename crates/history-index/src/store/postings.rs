@@ -67,6 +67,8 @@ pub(crate) struct Accumulator {
     pairs: u64,
     /// The id the next line gets.
     next_id: u64,
+    /// The words of the lines' events.
+    pub(crate) words: super::words::Words,
 }
 
 impl Default for Accumulator {
@@ -82,6 +84,7 @@ impl Default for Accumulator {
             lines: 0,
             pairs: 0,
             next_id: 1,
+            words: Default::default(),
         }
     }
 }
@@ -102,6 +105,7 @@ impl Accumulator {
         self.arena.truncate(1);
         self.lines = 0;
         self.pairs = 0;
+        self.words.clear();
     }
 
     /// Gives the next line its id and gathers its tokens, which must be distinct.
@@ -152,7 +156,7 @@ impl Accumulator {
 
     /// The memory the gathered ids take.
     pub(crate) fn bytes(&self) -> usize {
-        self.arena.len() + self.heads.len() * 8
+        self.arena.len() + self.heads.len() * 8 + self.words.bytes()
     }
 
     /// Whether anything was gathered since the last segment.
@@ -544,6 +548,7 @@ pub(crate) fn flush(conn: &Connection, acc: &mut Accumulator) -> rusqlite::Resul
         conn.query_row("SELECT coalesce(max(id), 0) + 1 FROM segments", [], |r| {
             r.get(0)
         })?;
+    acc.words.write(conn, segment)?;
     let mut lists = Lists::new(conn, segment)?;
     let (first, last, lines, pairs) =
         acc.drain(|token, n, list| lists.put(key(token, segment), n, list))?;
@@ -644,6 +649,11 @@ struct Segment {
     last: u64,
     lines: u64,
     pairs: u64,
+}
+
+/// The ids of every segment, in order, each checked against its sum.
+pub(super) fn segment_ids(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
+    Ok(segments(conn)?.into_iter().map(|s| s.id).collect())
 }
 
 /// Every segment, in id order, each checked against its sum.
@@ -800,6 +810,11 @@ fn merge(conn: &Connection, run: &[Segment]) -> rusqlite::Result<()> {
             }
         }
     }
+    if pairs > 0 {
+        let ids: Vec<i64> = run.iter().map(|s| s.id).collect();
+        super::words::merge(conn, &ids, segment, &is_live)?;
+    }
+    super::words::delete(conn, oldest.id, newest.id)?;
     let (a, _) = keys_of(oldest.id);
     let (_, b) = keys_of(newest.id);
     conn.execute(
@@ -833,7 +848,10 @@ fn merge(conn: &Connection, run: &[Segment]) -> rusqlite::Result<()> {
 /// Reads every segment and token list, each checked against its sum and its segment's chain:
 /// the error of the first that fails.
 pub(crate) fn verify(conn: &Connection) -> rusqlite::Result<()> {
-    for segment in segments(conn)? {
+    let all = segments(conn)?;
+    let ids: Vec<i64> = all.iter().map(|s| s.id).collect();
+    super::words::verify(conn, &ids)?;
+    for segment in all {
         let (first, last) = keys_of(segment.id);
         let mut stmt = conn.prepare_cached(
             "SELECT key, n, list, next, link = row_sum(key, next) FROM postings

@@ -66,6 +66,8 @@ pub struct LineRecord<'a> {
     pub events: &'a [u8],
     /// Its retrieval tokens, each once.
     pub tokens: &'a [crate::tokens::Token],
+    /// The words of its events ([`crate::store::encode_line`]).
+    pub words: &'a [u8],
 }
 
 /// A stored line: where to read it and when its events happen.

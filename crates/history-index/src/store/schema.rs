@@ -1,7 +1,7 @@
 //! The schema and the connection's settings.
 
 /// The schema version this build reads and writes, kept in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// Marks the file as this projection's (`PRAGMA application_id`, "NSHX"), so that a database
 /// of anything else found at the path is moved aside rather than written into.
@@ -25,7 +25,7 @@ pub(super) const BUSY_TIMEOUT_MS: u64 = 200;
 pub(super) const PAGES: &str = "PRAGMA page_size = 16384; PRAGMA auto_vacuum = INCREMENTAL;";
 
 /// The tables every database of this version has.
-pub(super) const TABLES: [&str; 9] = [
+pub(super) const TABLES: [&str; 10] = [
     "sessions",
     "witnesses",
     "lines",
@@ -35,9 +35,10 @@ pub(super) const TABLES: [&str; 9] = [
     "gone",
     "ranges",
     "catalog",
+    "words",
 ];
 
-/// Schema v11 (v1 had no `branch` and `events`: what a page needs without decoding the session;
+/// Schema v12 (v11 had no `words`; v1 had no `branch` and `events`: what a page needs without decoding the session;
 /// v2 had no `resumes`; v3 no `lineage_open`; v4 kept the tokens in an FTS5 table; v5 had no
 /// checksums; v6 no `ranges`; v7 no `catalog`; v8 no notices in `meta`; v9 kept each path
 /// whole in `catalog`; v10 kept every token list as deltas, without bitmaps).
@@ -57,7 +58,9 @@ pub(super) const TABLES: [&str; 9] = [
 /// branch; `events` holds what the line's events are but their texts ([`crate::events`]). `resumes`
 /// holds, for a session whose decoder can go on from where it stopped, its
 /// [`history_core::Snapshot`]: an append is then decoded from there, and a query reads only
-/// the appended lines. `sum` is each row's checksum, and a token list ends with its own
+/// the appended lines. `words` holds each segment's word lists for `find` ([`super::words`]),
+/// and `lines_off_branch` finds the lines off their session's branch, which those lists do not
+/// know of. `sum` is each row's checksum, and a token list ends with its own
 /// ([`super::sum`]); each token list names the key of the next in its segment (`next`, with
 /// `link` their sum) from the segment's first (`head`), and `gone` holds the ids of removed
 /// lines until their token lists are merged: a line or list missing from a lookup is then
@@ -149,6 +152,11 @@ CREATE TABLE postings (
     link INTEGER NOT NULL,
     list BLOB NOT NULL
 ) STRICT;
+CREATE TABLE words (
+    key INTEGER PRIMARY KEY,
+    list BLOB NOT NULL
+) STRICT;
+CREATE INDEX lines_off_branch ON lines (id) WHERE branch = 0;
 CREATE TABLE catalog (
     id INTEGER PRIMARY KEY CHECK (id = 0),
     n INTEGER NOT NULL,

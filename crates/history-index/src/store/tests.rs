@@ -50,6 +50,10 @@ fn line(seq: u64, words: &str) -> LineRecord<'static> {
     tokens.sort_unstable();
     tokens.dedup();
     let tokens = Box::leak(tokens.into_boxed_slice());
+    let mut cut = Vec::new();
+    let time = Some(Timestamp(seq as i64));
+    crate::store::encode_line([(0, history_core::Role::User, time, words)], &mut cut);
+    let words = Box::leak(cut.into_boxed_slice());
     LineRecord {
         seq,
         file: 0,
@@ -59,6 +63,7 @@ fn line(seq: u64, words: &str) -> LineRecord<'static> {
         branch: true,
         events: &[],
         tokens,
+        words,
     }
 }
 

@@ -10,7 +10,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::postings::Accumulator;
 use super::ranges::{self, IdRange};
 use super::sum;
-use super::{int, time_columns, LineRecord, SessionRecord, StoreError, Witness};
+use super::{int, time_columns, uint, LineRecord, SessionRecord, StoreError, Witness};
 
 /// Stores `record` as indexed with exactly `lines`.
 pub(super) fn replace(
@@ -246,6 +246,7 @@ pub(super) fn put_lines(
         last = Some(seq);
         let (kind, ns) = time_columns(l.time);
         let line_id = int(acc.line(l.tokens));
+        acc.words.line(uint(line_id), l.seq, l.words);
         written = joined(written, Some(IdRange::of(line_id, l.time)));
         line.execute(params![
             line_id,

@@ -1,0 +1,792 @@
+//! Word lists: what `find` ranks by, kept beside the trigram lists in the same segments, so
+//! that a question is answered from them without reading a transcript but for the snippets its
+//! page shows.
+//!
+//! A line's events are cut into terms as `find` cuts them ([`history_core::for_each_term`]);
+//! each segment keeps, per term (known by a 64-bit hash of it, never its text), the events that
+//! hold it with how often, and each such event's role, length in words, line and time.
+//!
+//! An event's id is its line's id × [`PARTS`] + its part. The rows of table `words` are keyed
+//! `segment << 32 | slot`:
+//!
+//! - slot [`HEAD`]: how many buckets the segment has (a power of two) and how many terms, the
+//!   first event id of each chunk, and the lines with an event whose part is past [`PARTS`]
+//!   (whose words are listed nowhere: their sessions are read instead);
+//! - slots `0..buckets`: a bucket, the terms whose hash's high half falls in it, in hash order,
+//!   each with its events as (id delta, count) pairs;
+//! - slots [`CHUNK`] + c: the c-th run of [`CHUNK_EVENTS`] events that hold a term, in id order.
+//!
+//! Every row a head names exists, each sealed with its key: a missing row is damage, never an
+//! absence.
+
+use history_core::{for_each_term, Role, Timestamp};
+use rusqlite::{params, Connection, OptionalExtension};
+use rustc_hash::FxHashMap;
+
+use super::{sum, Census, StoreError};
+use crate::varint;
+
+/// How many parts of a line an event id has room for.
+pub const PARTS: u64 = 64;
+
+/// The slot of a segment's head row.
+const HEAD: i64 = 0xffff_ffff;
+
+/// The first slot of a segment's chunks of events.
+const CHUNK: i64 = 0x8000_0000;
+
+/// How many events a chunk holds.
+const CHUNK_EVENTS: usize = 4096;
+
+/// How many terms a bucket holds on average, at most.
+const BUCKET_TERMS: usize = 16;
+
+/// The hash a term is known by.
+pub fn term_hash(term: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(term.as_bytes())
+}
+
+/// One event that holds a term, as its segment keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WordEvent {
+    /// Its id: its line's id × [`PARTS`] + its part.
+    pub id: u64,
+    /// Its line's seq.
+    pub seq: u64,
+    /// Its role.
+    pub role: Role,
+    /// Its length in words ([`history_core::for_each_term`]).
+    pub words: u32,
+    /// When it happened.
+    pub timestamp: Option<Timestamp>,
+}
+
+/// An event that holds some of the terms asked for, with how often it holds each.
+pub type Counted = (WordEvent, Vec<u32>);
+
+impl super::Store {
+    /// For each of `positions` (in the census, `None` for a session not asked about), the
+    /// events of that session on its selected branch that hold one of the terms of `hashes`
+    /// ([`term_hash`]), each with how often it holds each term, in id order; `None` for a
+    /// session one of whose lines has an event whose words are listed nowhere ([`PARTS`]).
+    pub fn counted(
+        &self,
+        census: &Census,
+        positions: &[Option<usize>],
+        hashes: &[u64],
+    ) -> Result<Vec<Option<Vec<Counted>>>, StoreError> {
+        let conn = &self.conn;
+        let segments = super::postings::segment_ids(conn)?;
+        let lists = read(conn, &segments, hashes)?;
+        let ids = |sql: &str| -> rusqlite::Result<Vec<u64>> {
+            let mut stmt = conn.prepare_cached(sql)?;
+            let rows = stmt.query_map([], |r| r.get::<_, i64>(0))?;
+            rows.map(|r| r.map(|id| id as u64)).collect()
+        };
+        let off: Vec<u64> = ids("SELECT id FROM lines INDEXED BY lines_off_branch WHERE branch = 0 ORDER BY id")?;
+        let gone: Vec<u64> = ids("SELECT id FROM gone ORDER BY id")?;
+        let wanted = census.ids_at(positions);
+        let ranges = &census.ranges;
+        // The session asked about that line `line` is of, if any: `Err` for a line of no
+        // session that is not gone.
+        let session_of = |line: u64| -> Result<Option<usize>, StoreError> {
+            let id = line as i64;
+            let r = ranges.partition_point(|(_, range)| range.last < id);
+            match ranges.get(r) {
+                Some((session, range)) if range.first <= id => Ok(wanted.get(session).copied()),
+                _ if gone.binary_search(&line).is_ok() => Ok(None),
+                _ => Err(StoreError::Corrupt),
+            }
+        };
+        let mut out: Vec<Option<Vec<Counted>>> = positions
+            .iter()
+            .map(|p| p.map(|_| Vec::new()))
+            .collect();
+        let mut slot: Vec<Option<(usize, usize)>> = Vec::with_capacity(lists.events.len());
+        for e in &lists.events {
+            let line = e.id / PARTS;
+            let skip = gone.binary_search(&line).is_ok() || off.binary_search(&line).is_ok();
+            let at = match skip {
+                true => None,
+                false => session_of(line)?,
+            };
+            slot.push(at.and_then(|i| {
+                let events = out[i].as_mut()?;
+                events.push((*e, vec![0; hashes.len()]));
+                Some((i, events.len() - 1))
+            }));
+        }
+        for (t, pairs) in lists.per_term.iter().enumerate() {
+            for &(id, n) in pairs {
+                let k = lists
+                    .events
+                    .binary_search_by_key(&id, |e| e.id)
+                    .map_err(|_| StoreError::Corrupt)?;
+                if let Some((i, j)) = slot[k] {
+                    if let Some(events) = out[i].as_mut() {
+                        events[j].1[t] += n;
+                    }
+                }
+            }
+        }
+        for &line in &lists.overflow {
+            if let Some(i) = session_of(line)? {
+                out[i] = None;
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn role_code(role: Role) -> u64 {
+    Role::ALL.iter().position(|r| *r == role).unwrap_or(0) as u64
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// Appends the words of a line's events (part, role, time, text) to `out`, as a decoding thread
+/// hands them to the writer ([`Words::line`]): per event that holds a term, its part, role,
+/// time and length, then each term's hash and count.
+pub(crate) fn encode_line<'t>(
+    events: impl IntoIterator<Item = (u32, Role, Option<Timestamp>, &'t str)>,
+    out: &mut Vec<u8>,
+) {
+    let mut counts: FxHashMap<u64, u32> = FxHashMap::default();
+    for (part, role, timestamp, text) in events {
+        counts.clear();
+        let words = for_each_term(text, |w| *counts.entry(term_hash(w.term)).or_default() += 1);
+        if counts.is_empty() {
+            continue;
+        }
+        varint::put(out, u64::from(part));
+        varint::put(out, u64::from(words) << 3 | u64::from(timestamp.is_some()) << 2 | role_code(role));
+        if let Some(t) = timestamp {
+            out.extend_from_slice(&t.0.to_le_bytes());
+        }
+        varint::put(out, counts.len() as u64);
+        for (&hash, &n) in &counts {
+            out.extend_from_slice(&hash.to_le_bytes());
+            varint::put(out, u64::from(n));
+        }
+    }
+}
+
+/// One term's events since the last segment, as (id delta, count) pairs.
+struct Gathered {
+    hash: u64,
+    pairs: Vec<u8>,
+    last: u64,
+    n: u64,
+}
+
+/// Puts an event's pair after the one before it (`last`).
+fn put_pair(out: &mut Vec<u8>, last: &mut u64, id: u64, n: u32) {
+    varint::put(out, (id - *last) << 1 | u64::from(n > 1));
+    if n > 1 {
+        varint::put(out, u64::from(n - 2));
+    }
+    *last = id;
+}
+
+/// The words of the lines since the last segment ([`Words::write`] stores them).
+#[derive(Default)]
+pub(crate) struct Words {
+    slots: FxHashMap<u64, usize>,
+    terms: Vec<Gathered>,
+    events: Vec<WordEvent>,
+    /// Lines with an event past [`PARTS`].
+    overflow: Vec<u64>,
+    bytes: usize,
+}
+
+impl Words {
+    pub(crate) fn clear(&mut self) {
+        *self = Words::default();
+    }
+
+    /// The memory the gathered words take.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+            + self.terms.len() * std::mem::size_of::<Gathered>()
+            + self.events.len() * std::mem::size_of::<WordEvent>()
+    }
+
+    /// Gathers the words of line `id` at `seq` ([`encode_line`]); bytes that do not decode
+    /// add nothing after them.
+    pub(crate) fn line(&mut self, id: u64, seq: u64, mut words: &[u8]) {
+        while !words.is_empty() {
+            let Some(read) = read_event(&mut words) else {
+                return;
+            };
+            let (part, role, timestamp, len, terms) = read;
+            if u64::from(part) >= PARTS {
+                if self.overflow.last() != Some(&id) {
+                    self.overflow.push(id);
+                }
+                continue;
+            }
+            let event = id * PARTS + u64::from(part);
+            self.events.push(WordEvent {
+                id: event,
+                seq,
+                role,
+                words: len,
+                timestamp,
+            });
+            for (hash, n) in terms {
+                let slot = *self.slots.entry(hash).or_insert_with(|| {
+                    self.terms.push(Gathered {
+                        hash,
+                        pairs: Vec::new(),
+                        last: 0,
+                        n: 0,
+                    });
+                    self.terms.len() - 1
+                });
+                let t = &mut self.terms[slot];
+                let before = t.pairs.len();
+                put_pair(&mut t.pairs, &mut t.last, event, n);
+                t.n += 1;
+                self.bytes += t.pairs.len() - before;
+            }
+        }
+    }
+
+    /// Stores what was gathered as the word rows of `segment`, and forgets it.
+    pub(crate) fn write(&mut self, conn: &Connection, segment: i64) -> rusqlite::Result<()> {
+        let mut terms = std::mem::take(&mut self.terms);
+        let buckets = bucket_count(terms.len());
+        terms.sort_unstable_by_key(|t| (bucket(t.hash, buckets), t.hash));
+        let mut rows = Rows::new(conn, segment)?;
+        let mut at = 0;
+        for b in 0..buckets {
+            let mut row = Row::default();
+            while let Some(t) = terms.get(at).filter(|t| bucket(t.hash, buckets) == b) {
+                row.push(t.hash, t.n, &t.pairs);
+                at += 1;
+            }
+            rows.put(b as i64, row)?;
+        }
+        let mut events = std::mem::take(&mut self.events);
+        events.sort_unstable_by_key(|e| e.id);
+        let mut chunks = Vec::new();
+        for chunk in events.chunks(CHUNK_EVENTS) {
+            chunks.push(chunk[0].id);
+            rows.put(CHUNK + chunks.len() as i64 - 1, Row::of_events(chunk))?;
+        }
+        let overflow = std::mem::take(&mut self.overflow);
+        rows.head(buckets, terms.len() as u64, &chunks, &overflow)?;
+        self.clear();
+        Ok(())
+    }
+}
+
+/// How many buckets a segment of `terms` terms has.
+fn bucket_count(terms: usize) -> u64 {
+    (terms / BUCKET_TERMS).max(1).next_power_of_two() as u64
+}
+
+/// The bucket of `hash` among `buckets`.
+fn bucket(hash: u64, buckets: u64) -> u64 {
+    (hash >> 32) & (buckets - 1)
+}
+
+fn read_event(
+    words: &mut &[u8],
+) -> Option<(u32, Role, Option<Timestamp>, u32, Vec<(u64, u32)>)> {
+    let mut at = 0;
+    let part = u32::try_from(varint::read(words, &mut at)?).ok()?;
+    let code = varint::read(words, &mut at)?;
+    let role = *Role::ALL.get((code & 3) as usize)?;
+    let timestamp = match code & 4 {
+        0 => None,
+        _ => {
+            let b = words.get(at..at + 8)?;
+            at += 8;
+            Some(Timestamp(i64::from_le_bytes(b.try_into().ok()?)))
+        }
+    };
+    let len = u32::try_from(code >> 3).ok()?;
+    let k = varint::read(words, &mut at)?;
+    let mut terms = Vec::with_capacity(k.min(1 << 16) as usize);
+    for _ in 0..k {
+        let b = words.get(at..at + 8)?;
+        at += 8;
+        let hash = u64::from_le_bytes(b.try_into().ok()?);
+        let n = u32::try_from(varint::read(words, &mut at)?).ok()?;
+        terms.push((hash, n));
+    }
+    *words = &words[at..];
+    Some((part, role, timestamp, len, terms))
+}
+
+/// The bytes of one row as they are built.
+#[derive(Default)]
+struct Row {
+    entries: u64,
+    bytes: Vec<u8>,
+}
+
+impl Row {
+    /// Adds a term's entry (in hash order): its hash, how many events, and their pairs.
+    fn push(&mut self, hash: u64, n: u64, pairs: &[u8]) {
+        self.entries += 1;
+        self.bytes.extend_from_slice(&hash.to_le_bytes());
+        varint::put(&mut self.bytes, n);
+        varint::put(&mut self.bytes, pairs.len() as u64);
+        self.bytes.extend_from_slice(pairs);
+    }
+
+    /// A chunk of events (in id order), each after the one before it.
+    fn of_events(events: &[WordEvent]) -> Row {
+        let mut bytes = Vec::with_capacity(events.len() * 6);
+        let (mut id, mut seq, mut time) = (0u64, 0u64, 0i64);
+        for e in events {
+            varint::put(&mut bytes, e.id - id);
+            let code = u64::from(e.words) << 3 | u64::from(e.timestamp.is_some()) << 2;
+            varint::put(&mut bytes, code | role_code(e.role));
+            varint::put(&mut bytes, zigzag(e.seq as i64 - seq as i64));
+            if let Some(t) = e.timestamp {
+                varint::put(&mut bytes, zigzag(t.0.wrapping_sub(time)));
+                time = t.0;
+            }
+            (id, seq) = (e.id, e.seq);
+        }
+        Row {
+            entries: events.len() as u64,
+            bytes,
+        }
+    }
+}
+
+/// Decodes a chunk's events.
+fn chunk_events(mut bytes: &[u8], entries: u64) -> rusqlite::Result<Vec<WordEvent>> {
+    let mut out = Vec::with_capacity(entries as usize);
+    let (mut id, mut seq, mut time) = (0u64, 0u64, 0i64);
+    let mut read = || -> Option<()> {
+        let mut at = 0;
+        id = id.checked_add(varint::read(bytes, &mut at)?)?;
+        let code = varint::read(bytes, &mut at)?;
+        seq = (seq as i64).checked_add(unzigzag(varint::read(bytes, &mut at)?))? as u64;
+        let timestamp = match code & 4 {
+            0 => None,
+            _ => {
+                time = time.wrapping_add(unzigzag(varint::read(bytes, &mut at)?));
+                Some(Timestamp(time))
+            }
+        };
+        out.push(WordEvent {
+            id,
+            seq,
+            role: *Role::ALL.get((code & 3) as usize)?,
+            words: u32::try_from(code >> 3).ok()?,
+            timestamp,
+        });
+        bytes = &bytes[at..];
+        Some(())
+    };
+    for _ in 0..entries {
+        read().ok_or_else(sum::corrupt)?;
+    }
+    sum::whole(bytes.is_empty())?;
+    Ok(out)
+}
+
+/// A term's entry in a bucket: its hash, how many events, and their pairs.
+struct Entry<'r> {
+    hash: u64,
+    n: u64,
+    pairs: &'r [u8],
+}
+
+/// A bucket's entries, in order.
+fn entries(bytes: &[u8], count: u64) -> rusqlite::Result<Vec<Entry<'_>>> {
+    let mut out = Vec::with_capacity(count as usize);
+    let mut at = 0;
+    for _ in 0..count {
+        let entry = (|| {
+            let hash = u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?);
+            at += 8;
+            let n = varint::read(bytes, &mut at)?;
+            let len = usize::try_from(varint::read(bytes, &mut at)?).ok()?;
+            let pairs = bytes.get(at..at.checked_add(len)?)?;
+            at += len;
+            Some(Entry { hash, n, pairs })
+        })();
+        out.push(entry.ok_or_else(sum::corrupt)?);
+    }
+    sum::whole(at == bytes.len())?;
+    Ok(out)
+}
+
+/// Calls `each` with every (event id, count) pair of an entry.
+fn pairs(entry: &Entry<'_>, mut each: impl FnMut(u64, u32)) -> rusqlite::Result<()> {
+    let (bytes, mut at, mut id) = (entry.pairs, 0, 0u64);
+    for _ in 0..entry.n {
+        let pair = (|| {
+            let v = varint::read(bytes, &mut at)?;
+            id = id.checked_add(v >> 1)?;
+            let n = match v & 1 {
+                0 => 1,
+                _ => u32::try_from(varint::read(bytes, &mut at)?).ok()?.checked_add(2)?,
+            };
+            Some(n)
+        })();
+        each(id, pair.ok_or_else(sum::corrupt)?);
+    }
+    sum::whole(at == bytes.len())
+}
+
+/// The rows of a segment as they are written.
+struct Rows<'c> {
+    insert: rusqlite::CachedStatement<'c>,
+    segment: i64,
+}
+
+impl<'c> Rows<'c> {
+    fn new(conn: &'c Connection, segment: i64) -> rusqlite::Result<Rows<'c>> {
+        Ok(Rows {
+            insert: conn.prepare_cached("INSERT INTO words (key, list) VALUES (?1, ?2)")?,
+            segment,
+        })
+    }
+
+    fn put(&mut self, slot: i64, row: Row) -> rusqlite::Result<()> {
+        let key = self.segment << 32 | slot;
+        let mut list = Vec::with_capacity(row.bytes.len() + 12);
+        varint::put(&mut list, row.entries);
+        list.extend_from_slice(&row.bytes);
+        sum::seal(key, 1, &mut list);
+        self.insert.execute(params![key, list])?;
+        Ok(())
+    }
+
+    fn head(
+        &mut self,
+        buckets: u64,
+        terms: u64,
+        chunks: &[u64],
+        overflow: &[u64],
+    ) -> rusqlite::Result<()> {
+        let mut bytes = Vec::new();
+        for v in [buckets, terms, chunks.len() as u64] {
+            varint::put(&mut bytes, v);
+        }
+        let mut last = 0;
+        for &c in chunks {
+            varint::put(&mut bytes, c - last);
+            last = c;
+        }
+        varint::put(&mut bytes, overflow.len() as u64);
+        let mut last = 0;
+        for &o in overflow {
+            varint::put(&mut bytes, o - last);
+            last = o;
+        }
+        self.put(
+            HEAD,
+            Row {
+                entries: 0,
+                bytes,
+            },
+        )
+    }
+}
+
+/// A row's entries count and bytes, checked; damage when the row is missing.
+fn read_row(conn: &Connection, key: i64) -> rusqlite::Result<(u64, Vec<u8>)> {
+    let list: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT list FROM words WHERE key = ?1")?
+        .query_row([key], |r| r.get(0))
+        .optional()?;
+    let list = sum::unseal(key, 1, list.ok_or_else(sum::corrupt)?)?;
+    let mut at = 0;
+    let entries = varint::read(&list, &mut at).ok_or_else(sum::corrupt)?;
+    Ok((entries, list[at..].to_vec()))
+}
+
+/// What a segment's head says.
+struct Head {
+    buckets: u64,
+    terms: u64,
+    chunks: Vec<u64>,
+    overflow: Vec<u64>,
+}
+
+fn read_head(conn: &Connection, segment: i64) -> rusqlite::Result<Head> {
+    let (_, bytes) = read_row(conn, segment << 32 | HEAD)?;
+    let head = (|| {
+        let mut at = 0;
+        let mut next = || varint::read(&bytes, &mut at);
+        let (buckets, terms, n) = (next()?, next()?, next()?);
+        let mut deltas = |n: u64| -> Option<Vec<u64>> {
+            let mut last = 0u64;
+            (0..n)
+                .map(|_| {
+                    last = last.checked_add(next()?)?;
+                    Some(last)
+                })
+                .collect()
+        };
+        let chunks = deltas(n)?;
+        let k = deltas(1)?[0];
+        let overflow = deltas(k)?;
+        (buckets.is_power_of_two() && at == bytes.len()).then_some(Head {
+            buckets,
+            terms,
+            chunks,
+            overflow,
+        })
+    })();
+    head.ok_or_else(sum::corrupt)
+}
+
+/// What the word lists say of some terms: each term's events with how often it holds them,
+/// and those events, over every segment.
+#[derive(Debug, Default)]
+pub struct WordLists {
+    /// Per term asked for, its (event id, count) pairs, in id order.
+    pub per_term: Vec<Vec<(u64, u32)>>,
+    /// Every event of those pairs, in id order.
+    pub events: Vec<WordEvent>,
+    /// The lines with an event whose words are listed nowhere ([`PARTS`]), in order.
+    pub overflow: Vec<u64>,
+}
+
+/// The word lists of the terms of `hashes`, from every segment (`segments`, in id order).
+pub(crate) fn read(
+    conn: &Connection,
+    segments: &[i64],
+    hashes: &[u64],
+) -> rusqlite::Result<WordLists> {
+    let mut out = WordLists {
+        per_term: vec![Vec::new(); hashes.len()],
+        ..WordLists::default()
+    };
+    for &segment in segments {
+        let head = read_head(conn, segment)?;
+        out.overflow.extend(&head.overflow);
+        let mut rows: FxHashMap<u64, (u64, Vec<u8>)> = FxHashMap::default();
+        for (t, &hash) in hashes.iter().enumerate() {
+            let b = bucket(hash, head.buckets);
+            if !rows.contains_key(&b) {
+                rows.insert(b, read_row(conn, segment << 32 | b as i64)?);
+            }
+            let (count, bytes) = &rows[&b];
+            for e in entries(bytes, *count)? {
+                if e.hash == hash {
+                    pairs(&e, |id, n| out.per_term[t].push((id, n)))?;
+                }
+            }
+        }
+    }
+    let mut wanted: Vec<u64> = out.per_term.iter().flatten().map(|p| p.0).collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    // Only the chunks that hold a wanted event are read.
+    for &segment in segments {
+        let head = read_head(conn, segment)?;
+        for (c, &first) in head.chunks.iter().enumerate() {
+            let end = head.chunks.get(c + 1).copied().unwrap_or(u64::MAX);
+            let from = wanted.partition_point(|&id| id < first);
+            if wanted.get(from).is_none_or(|&id| id >= end) {
+                continue;
+            }
+            let (count, bytes) = read_row(conn, segment << 32 | (CHUNK + c as i64))?;
+            let events = chunk_events(&bytes, count)?;
+            out.events.extend(
+                events
+                    .into_iter()
+                    .filter(|e| wanted.binary_search(&e.id).is_ok()),
+            );
+        }
+    }
+    out.overflow.sort_unstable();
+    Ok(out)
+}
+
+/// Merges the word rows of `run` (segment ids, oldest first) into those of `segment`, keeping
+/// only the events of lines that `live` says still exist.
+pub(crate) fn merge(
+    conn: &Connection,
+    run: &[i64],
+    segment: i64,
+    live: &dyn Fn(u64) -> bool,
+) -> rusqlite::Result<()> {
+    let heads: Vec<Head> = run
+        .iter()
+        .map(|&s| read_head(conn, s))
+        .collect::<rusqlite::Result<_>>()?;
+    let most = heads.iter().map(|h| h.buckets).max().unwrap_or(1);
+    let terms: u64 = heads.iter().map(|h| h.terms).sum();
+    let buckets = bucket_count(terms as usize).max(most);
+    let mut rows = Rows::new(conn, segment)?;
+    let mut loaded: Vec<Option<(u64, u64, Vec<u8>)>> = vec![None; run.len()];
+    let mut terms_out = 0u64;
+    for b in 0..buckets {
+        // Each segment's bucket that holds the terms of this one.
+        let mut found: Vec<(u64, usize, u64, Vec<u8>)> = Vec::new();
+        for (s, head) in heads.iter().enumerate() {
+            let r = b & (head.buckets - 1);
+            if loaded[s].as_ref().is_none_or(|l| l.0 != r) {
+                let (count, bytes) = read_row(conn, run[s] << 32 | r as i64)?;
+                loaded[s] = Some((r, count, bytes));
+            }
+            if let Some((_, count, bytes)) = &loaded[s] {
+                for e in entries(bytes, *count)? {
+                    if bucket(e.hash, buckets) == b {
+                        found.push((e.hash, s, e.n, e.pairs.to_vec()));
+                    }
+                }
+            }
+        }
+        found.sort_by_key(|f| (f.0, f.1));
+        let mut row = Row::default();
+        let mut i = 0;
+        while i < found.len() {
+            let hash = found[i].0;
+            let (mut bytes, mut last, mut n) = (Vec::new(), 0u64, 0u64);
+            while let Some((_, _, count, pairs_of)) = found.get(i).filter(|f| f.0 == hash) {
+                let entry = Entry {
+                    hash,
+                    n: *count,
+                    pairs: pairs_of,
+                };
+                pairs(&entry, |id, k| {
+                    if live(id / PARTS) {
+                        put_pair(&mut bytes, &mut last, id, k);
+                        n += 1;
+                    }
+                })?;
+                i += 1;
+            }
+            if n > 0 {
+                row.push(hash, n, &bytes);
+                terms_out += 1;
+            }
+        }
+        rows.put(b as i64, row)?;
+    }
+    let mut chunks = Vec::new();
+    let mut pending: Vec<WordEvent> = Vec::new();
+    let mut overflow = Vec::new();
+    for (s, head) in heads.iter().enumerate() {
+        overflow.extend(head.overflow.iter().copied().filter(|&l| live(l)));
+        for c in 0..head.chunks.len() {
+            let (count, bytes) = read_row(conn, run[s] << 32 | (CHUNK + c as i64))?;
+            pending.extend(
+                chunk_events(&bytes, count)?
+                    .into_iter()
+                    .filter(|e| live(e.id / PARTS)),
+            );
+            while pending.len() >= CHUNK_EVENTS {
+                let chunk: Vec<WordEvent> = pending.drain(..CHUNK_EVENTS).collect();
+                chunks.push(chunk[0].id);
+                rows.put(CHUNK + chunks.len() as i64 - 1, Row::of_events(&chunk))?;
+            }
+        }
+    }
+    if !pending.is_empty() {
+        chunks.push(pending[0].id);
+        rows.put(CHUNK + chunks.len() as i64 - 1, Row::of_events(&pending))?;
+    }
+    rows.head(buckets, terms_out, &chunks, &overflow)
+}
+
+/// Deletes the word rows of segments `first..=last`.
+pub(crate) fn delete(conn: &Connection, first: i64, last: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "DELETE FROM words WHERE key BETWEEN ?1 AND ?2",
+        params![first << 32, (last << 32) | HEAD],
+    )?;
+    Ok(())
+}
+
+/// Reads every word row of `segments`, each checked, and that there are no others: the error
+/// of the first that fails.
+pub(crate) fn verify(conn: &Connection, segments: &[i64]) -> rusqlite::Result<()> {
+    let mut rows = 0i64;
+    for &segment in segments {
+        let head = read_head(conn, segment)?;
+        for b in 0..head.buckets {
+            let (count, bytes) = read_row(conn, segment << 32 | b as i64)?;
+            for e in entries(&bytes, count)? {
+                sum::whole(bucket(e.hash, head.buckets) == b)?;
+                pairs(&e, |_, _| {})?;
+            }
+        }
+        for c in 0..head.chunks.len() {
+            let (count, bytes) = read_row(conn, segment << 32 | (CHUNK + c as i64))?;
+            chunk_events(&bytes, count)?;
+        }
+        rows += 1 + head.buckets as i64 + head.chunks.len() as i64;
+    }
+    let all: i64 = conn.query_row("SELECT count(*) FROM words", [], |r| r.get(0))?;
+    sum::whole(all == rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_s_words_read_back_as_they_were_cut() {
+        let mut bytes = Vec::new();
+        let t = Some(Timestamp(1_700_000_000_000_000_000));
+        let events = [
+            (0, Role::User, t, "Deploying the deploy script, deployed"),
+            (1, Role::Assistant, None, ""),
+            (2, Role::Tool, t, "flakyLoginTest"),
+        ];
+        encode_line(events, &mut bytes);
+        let mut input = bytes.as_slice();
+        let (part, role, time, len, mut terms) = read_event(&mut input).unwrap();
+        assert_eq!((part, role, time, len), (0, Role::User, t, 5));
+        terms.sort_unstable();
+        let mut want = vec![(term_hash("deploy"), 3), (term_hash("script"), 1)];
+        want.sort_unstable();
+        assert_eq!(terms, want);
+        // The event without a term is left out.
+        let (part, role, _, _, terms) = read_event(&mut input).unwrap();
+        assert_eq!((part, role), (2, Role::Tool));
+        assert!(terms.contains(&(term_hash("flakylogintest"), 1)));
+        assert!(terms.contains(&(term_hash("login"), 1)));
+        assert!(input.is_empty());
+    }
+
+    #[test]
+    fn pairs_and_chunks_read_back() {
+        let mut bytes = Vec::new();
+        let mut last = 0;
+        let want = [(64, 1), (65, 2), (700, 1), (1 << 40, 300)];
+        for &(id, n) in &want {
+            put_pair(&mut bytes, &mut last, id, n);
+        }
+        let entry = Entry {
+            hash: 1,
+            n: want.len() as u64,
+            pairs: &bytes,
+        };
+        let mut got = Vec::new();
+        pairs(&entry, |id, n| got.push((id, n))).unwrap();
+        assert_eq!(got, want);
+        let events: Vec<WordEvent> = (0..5u64)
+            .map(|i| WordEvent {
+                id: 64 + i * 3,
+                seq: 10 - i,
+                role: Role::ALL[i as usize % 4],
+                words: i as u32 * 1000,
+                timestamp: (i % 2 == 0).then_some(Timestamp(-5 + i as i64 * 1_000_000_007)),
+            })
+            .collect();
+        let row = Row::of_events(&events);
+        assert_eq!(chunk_events(&row.bytes, row.entries).unwrap(), events);
+        assert!(chunk_events(&row.bytes[1..], row.entries).is_err());
+    }
+}
