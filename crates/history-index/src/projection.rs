@@ -18,7 +18,7 @@ use history_core::{
     Corpus, Event, Filter, HistoryError, LineTime, SessionFile, SessionKey, SessionMeta, Timestamp,
     Transcript,
 };
-use history_core::{Counted, HitTexts, Known, SessionEvents, SessionHits, Wanted};
+use history_core::{Counted, CountedEvent, HitTexts, Known, SessionEvents, SessionHits, Wanted};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
 
@@ -1045,7 +1045,7 @@ impl Projection for Index {
         sessions: &[SessionFile],
         known: &[Known],
         terms: &[String],
-    ) -> Vec<Option<Vec<Counted>>> {
+    ) -> Vec<Option<Counted>> {
         let none = || vec![None; sessions.len()];
         let Ok(store) = self.store.lock() else {
             return none();
@@ -1066,16 +1066,19 @@ impl Projection for Index {
         let Some(counted) = self.damage.ok(store.counted(&census, &positions, &hashes)) else {
             return none();
         };
-        let event = |(e, counts): (WordEvent, Vec<u32>)| Counted {
+        let event = |e: WordEvent| CountedEvent {
             seq: e.seq,
             part: (e.id % PARTS) as u32,
             role: e.role,
             timestamp: e.timestamp,
             words: e.words,
-            counts,
         };
         (counted.into_iter())
-            .map(|events| Some(events?.into_iter().map(event).collect()))
+            .map(|counted| {
+                let (events, counts) = counted?;
+                let events = events.into_iter().map(event).collect();
+                Some(Counted { events, counts })
+            })
             .collect()
     }
 

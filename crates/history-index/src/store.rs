@@ -277,6 +277,7 @@ impl Store {
         let (tx, _) = self.write_transaction()?;
         tx.execute_batch(
             "DELETE FROM postings;
+             DELETE FROM words;
              DELETE FROM segments;
              DELETE FROM ranges;
              DELETE FROM lines;
@@ -467,7 +468,7 @@ impl Store {
         if version < SCHEMA_VERSION {
             tx.execute_batch(&format!(
                 "DROP TRIGGER IF EXISTS lines_gone; DROP TABLE IF EXISTS grams;
-                 DROP TABLE IF EXISTS catalog;
+                 DROP TABLE IF EXISTS catalog; DROP TABLE IF EXISTS words;
                  DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS segments;
                  DROP TABLE IF EXISTS gone; DROP TABLE IF EXISTS ranges;
                  DROP TABLE IF EXISTS resumes;

@@ -41,7 +41,7 @@ use crate::page::{
     WordScore, SCHEMA_VERSION,
 };
 use crate::query::sessions::around;
-use crate::query::{coverage, HitTexts, Known, Scope, Wanted};
+use crate::query::{coverage, Counted, HitTexts, Known, Scope, Wanted};
 use crate::source::LineTest;
 use history_raw::RawFilter;
 
@@ -313,7 +313,7 @@ impl Question {
     fn held_of(
         &self,
         filter: &Filter,
-        events: &[crate::query::Counted],
+        counted: &Counted,
         of: &[usize],
         depth: usize,
         (index, file, known): (usize, &SessionFile, Option<Known>),
@@ -325,13 +325,14 @@ impl Question {
                 })
         };
         let mut scored: Vec<Scored> = Vec::new();
-        for e in events {
+        let keys = of.len();
+        for (e, counts) in counted.events.iter().zip(counted.counts.chunks(keys.max(1))) {
             if !(filter.roles.is_empty() || filter.roles.contains(&e.role)) || !in_time(e.timestamp)
             {
                 continue;
             }
             let mut tf = vec![0u16; self.terms.len()];
-            for (k, &n) in e.counts.iter().enumerate() {
+            for (k, &n) in counts.iter().enumerate() {
                 let n = u16::try_from(n).unwrap_or(u16::MAX);
                 tf[of[k]] = tf[of[k]].saturating_add(n);
             }
@@ -772,11 +773,14 @@ fn gather(
     // The sessions the projection's word lists answer for: their events' counts, without
     // reading them. A compound term (`pi-herdr/pull/24`) counts in longer words that hold it,
     // which word lists cannot look up: such questions read every session.
+    // Each session's is taken as it is used, and its room given back.
     let counted = match (scope.projection, &known) {
         (Some(p), Some(known)) if q.compounds.is_empty() => {
             let (keys, of): (Vec<String>, Vec<usize>) =
                 q.index.iter().map(|(k, &i)| (k.clone(), i)).unzip();
             let counted = p.counted(scope.corpus, sessions, known, &keys);
+            let counted: Vec<std::sync::Mutex<Option<Counted>>> =
+                counted.into_iter().map(std::sync::Mutex::new).collect();
             Some((counted, of))
         }
         _ => None,
@@ -789,8 +793,9 @@ fn gather(
             return None;
         }
         if let Some((counted, of)) = &counted {
-            if let Some(Some(events)) = counted.get(i) {
-                let held = q.held_of(filter, events, of, depth, (i, file, known(i)));
+            let taken = counted.get(i).and_then(|c| c.lock().ok()?.take());
+            if let Some(events) = taken {
+                let held = q.held_of(filter, &events, of, depth, (i, file, known(i)));
                 return held.map(Ok);
             }
         }

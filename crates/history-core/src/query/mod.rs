@@ -32,7 +32,7 @@ pub use find::{FindRequest, Stop};
 pub use overview::{overview, representative, Choice, Representative, RepresentativeCache};
 pub(crate) use projection::coverage;
 pub use projection::{
-    Counted, HitTexts, Known, Projection, SessionEvents, SessionHits, Wanted,
+    Counted, CountedEvent, HitTexts, Known, Projection, SessionEvents, SessionHits, Wanted,
 };
 #[cfg(feature = "testing")]
 pub(crate) use search::Span;

@@ -106,10 +106,20 @@ impl HitTexts<'_> {
     }
 }
 
-/// An event that holds some of a question's terms, as a projection's word lists know it
-/// ([`Projection::counted`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The events of a session that hold some of a question's terms, as a projection's word lists
+/// know them ([`Projection::counted`]), with how often each holds each term.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counted {
+    /// The events, in the order of their places.
+    pub events: Vec<CountedEvent>,
+    /// How often each holds each term: the `k`-th term's count in the `i`-th event at
+    /// `i × terms + k`.
+    pub counts: Vec<u32>,
+}
+
+/// An event of [`Counted`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CountedEvent {
     /// Its line.
     pub seq: u64,
     /// Its part of the line.
@@ -120,8 +130,6 @@ pub struct Counted {
     pub timestamp: Option<Timestamp>,
     /// Its length in words ([`crate::for_each_term`]).
     pub words: u32,
-    /// How often it holds each of the terms asked for.
-    pub counts: Vec<u32>,
 }
 
 /// A search projection: what it knows of sessions' hits without reading their files.
@@ -158,7 +166,7 @@ pub trait Projection: Send + Sync {
         sessions: &[SessionFile],
         known: &[Known],
         terms: &[String],
-    ) -> Vec<Option<Vec<Counted>>> {
+    ) -> Vec<Option<Counted>> {
         let _ = (corpus, known, terms);
         vec![None; sessions.len()]
     }

@@ -38,6 +38,9 @@ const CHUNK: i64 = 0x8000_0000;
 /// How many events a chunk holds.
 const CHUNK_EVENTS: usize = 4096;
 
+/// How hard a row is compressed (zstd): the varints of the pairs take a sixth less.
+const LEVEL: i32 = 3;
+
 /// How many terms a bucket holds on average, at most.
 const BUCKET_TERMS: usize = 16;
 
@@ -61,8 +64,9 @@ pub struct WordEvent {
     pub timestamp: Option<Timestamp>,
 }
 
-/// An event that holds some of the terms asked for, with how often it holds each.
-pub type Counted = (WordEvent, Vec<u32>);
+/// The events of a session that hold some of the terms asked for, in id order, with how often
+/// each holds each term (the `k`-th term's count in the `i`-th event at `i × terms + k`).
+pub type Counted = (Vec<WordEvent>, Vec<u32>);
 
 impl super::Store {
     /// For each of `positions` (in the census, `None` for a session not asked about), the
@@ -74,7 +78,7 @@ impl super::Store {
         census: &Census,
         positions: &[Option<usize>],
         hashes: &[u64],
-    ) -> Result<Vec<Option<Vec<Counted>>>, StoreError> {
+    ) -> Result<Vec<Option<Counted>>, StoreError> {
         let conn = &self.conn;
         let segments = super::postings::segment_ids(conn)?;
         let lists = read(conn, &segments, hashes)?;
@@ -98,10 +102,12 @@ impl super::Store {
                 _ => Err(StoreError::Corrupt),
             }
         };
-        let mut out: Vec<Option<Vec<Counted>>> = positions
+        let terms = hashes.len();
+        let mut out: Vec<Option<Counted>> = positions
             .iter()
-            .map(|p| p.map(|_| Vec::new()))
+            .map(|p| p.map(|_| (Vec::new(), Vec::new())))
             .collect();
+        // Where each listed event went: its session and place there.
         let mut slot: Vec<Option<(usize, usize)>> = Vec::with_capacity(lists.events.len());
         for e in &lists.events {
             let line = e.id / PARTS;
@@ -111,20 +117,22 @@ impl super::Store {
                 false => session_of(line)?,
             };
             slot.push(at.and_then(|i| {
-                let events = out[i].as_mut()?;
-                events.push((*e, vec![0; hashes.len()]));
+                let (events, counts) = out[i].as_mut()?;
+                events.push(*e);
+                counts.resize(counts.len() + terms, 0);
                 Some((i, events.len() - 1))
             }));
         }
-        for (t, pairs) in lists.per_term.iter().enumerate() {
-            for &(id, n) in pairs {
-                let k = lists
-                    .events
-                    .binary_search_by_key(&id, |e| e.id)
+        let lists_ids: Vec<u64> = lists.events.iter().map(|e| e.id).collect();
+        drop(lists.events);
+        for (t, pairs) in lists.per_term.into_iter().enumerate() {
+            for (id, n) in pairs {
+                let k = lists_ids
+                    .binary_search(&id)
                     .map_err(|_| StoreError::Corrupt)?;
                 if let Some((i, j)) = slot[k] {
-                    if let Some(events) = out[i].as_mut() {
-                        events[j].1[t] += n;
+                    if let Some((_, counts)) = out[i].as_mut() {
+                        counts[j * terms + t] += n;
                     }
                 }
             }
@@ -185,11 +193,25 @@ struct Gathered {
     n: u64,
 }
 
-/// Puts an event's pair after the one before it (`last`).
+/// Puts an event's pair after the one before it (`last`): how many lines on from that one's
+/// its line is, and how often it holds the term (1, 2, 3 or more, then how many more than 4);
+/// an event that is not its line's first (rare) escapes with 0 lines, then says the lines and
+/// its part. One byte for an event that holds the term up to three times, within 31 lines of
+/// the last (ids apart by [`PARTS`] and a flag each took two bytes where this takes one).
 fn put_pair(out: &mut Vec<u8>, last: &mut u64, id: u64, n: u32) {
-    varint::put(out, (id - *last) << 1 | u64::from(n > 1));
-    if n > 1 {
-        varint::put(out, u64::from(n - 2));
+    let (line, part) = (id / PARTS, id % PARTS);
+    let lines = line - *last / PARTS;
+    let times = u64::from(n.clamp(1, 4) - 1);
+    match part == 0 && lines > 0 {
+        true => varint::put(out, lines << 2 | times),
+        false => {
+            varint::put(out, times);
+            varint::put(out, lines);
+            varint::put(out, part);
+        }
+    }
+    if n >= 4 {
+        varint::put(out, u64::from(n - 4));
     }
     *last = id;
 }
@@ -431,10 +453,17 @@ fn pairs(entry: &Entry<'_>, mut each: impl FnMut(u64, u32)) -> rusqlite::Result<
     for _ in 0..entry.n {
         let pair = (|| {
             let v = varint::read(bytes, &mut at)?;
-            id = id.checked_add(v >> 1)?;
-            let n = match v & 1 {
-                0 => 1,
-                _ => u32::try_from(varint::read(bytes, &mut at)?).ok()?.checked_add(2)?,
+            let (lines, part) = match v >> 2 {
+                0 => (
+                    varint::read(bytes, &mut at)?,
+                    varint::read(bytes, &mut at).filter(|&p| p < PARTS)?,
+                ),
+                lines => (lines, 0),
+            };
+            id = (id / PARTS).checked_add(lines)?.checked_mul(PARTS)?.checked_add(part)?;
+            let n = match v & 3 {
+                3 => u32::try_from(varint::read(bytes, &mut at)?).ok()?.checked_add(4)?,
+                times => times as u32 + 1,
             };
             Some(n)
         })();
@@ -459,9 +488,10 @@ impl<'c> Rows<'c> {
 
     fn put(&mut self, slot: i64, row: Row) -> rusqlite::Result<()> {
         let key = self.segment << 32 | slot;
-        let mut list = Vec::with_capacity(row.bytes.len() + 12);
-        varint::put(&mut list, row.entries);
-        list.extend_from_slice(&row.bytes);
+        let mut plain = Vec::with_capacity(row.bytes.len() + 10);
+        varint::put(&mut plain, row.entries);
+        plain.extend_from_slice(&row.bytes);
+        let mut list = zstd::bulk::compress(&plain, LEVEL).map_err(|_| sum::corrupt())?;
         sum::seal(key, 1, &mut list);
         self.insert.execute(params![key, list])?;
         Ok(())
@@ -506,6 +536,7 @@ fn read_row(conn: &Connection, key: i64) -> rusqlite::Result<(u64, Vec<u8>)> {
         .query_row([key], |r| r.get(0))
         .optional()?;
     let list = sum::unseal(key, 1, list.ok_or_else(sum::corrupt)?)?;
+    let list = zstd::stream::decode_all(list.as_slice()).map_err(|_| sum::corrupt())?;
     let mut at = 0;
     let entries = varint::read(&list, &mut at).ok_or_else(sum::corrupt)?;
     Ok((entries, list[at..].to_vec()))
@@ -764,7 +795,7 @@ mod tests {
     fn pairs_and_chunks_read_back() {
         let mut bytes = Vec::new();
         let mut last = 0;
-        let want = [(64, 1), (65, 2), (700, 1), (1 << 40, 300)];
+        let want = [(0, 1), (64, 3), (65, 2), (700, 4), (64 * 40, 1), (1 << 40, 300)];
         for &(id, n) in &want {
             put_pair(&mut bytes, &mut last, id, n);
         }
@@ -787,6 +818,8 @@ mod tests {
             .collect();
         let row = Row::of_events(&events);
         assert_eq!(chunk_events(&row.bytes, row.entries).unwrap(), events);
-        assert!(chunk_events(&row.bytes[1..], row.entries).is_err());
+        let short = &row.bytes[..row.bytes.len() - 1];
+        assert!(chunk_events(short, row.entries).is_err());
+        assert!(chunk_events(&row.bytes, row.entries + 1).is_err());
     }
 }
