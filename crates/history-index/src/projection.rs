@@ -18,15 +18,14 @@ use history_core::{
     Corpus, Event, Filter, HistoryError, LineTime, SessionFile, SessionKey, SessionMeta, Timestamp,
     Transcript,
 };
-use history_core::{Counted, CountedEvent, HitTexts, Known, SessionEvents, SessionHits, Wanted};
+use history_core::{Counted, HitTexts, Known, SessionEvents, SessionHits, Wanted};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
 
 use crate::events::{self, text_hash};
 use crate::freshness::{Files, Freshness, Unread};
 use crate::store::{
-    term_hash, Candidate, Census, Located, SessionRow, Store, StoreError, StoredMeta, WordEvent,
-    PARTS,
+    term_hash, Candidate, Census, Located, SessionRow, Store, StoreError, StoredMeta,
 };
 use crate::tokens::{query_tokens, Token};
 
@@ -1063,23 +1062,7 @@ impl Projection for Index {
             })
             .collect();
         let hashes: Vec<u64> = terms.iter().map(|t| term_hash(t)).collect();
-        let Some(counted) = self.damage.ok(store.counted(&census, &positions, &hashes)) else {
-            return none();
-        };
-        let event = |e: WordEvent| CountedEvent {
-            seq: e.seq,
-            part: (e.id % PARTS) as u32,
-            role: e.role,
-            timestamp: e.timestamp,
-            words: e.words,
-        };
-        (counted.into_iter())
-            .map(|counted| {
-                let (events, counts) = counted?;
-                let events = events.into_iter().map(event).collect();
-                Some(Counted { events, counts })
-            })
-            .collect()
+        (self.damage.ok(store.counted(&census, &positions, &hashes))).unwrap_or_else(none)
     }
 
     fn known(&self, corpus: &Corpus, sessions: &[SessionFile], filter: &Filter) -> Vec<Known> {

@@ -19,7 +19,7 @@
 //! Every row a head names exists, each sealed with its key: a missing row is damage, never an
 //! absence.
 
-use history_core::{for_each_term, Role, Timestamp};
+use history_core::{for_each_term, Counted, CountedEvent, Role, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
 use rustc_hash::FxHashMap;
 
@@ -64,15 +64,13 @@ pub struct WordEvent {
     pub timestamp: Option<Timestamp>,
 }
 
-/// The events of a session that hold some of the terms asked for, in id order, with how often
-/// each holds each term (the `k`-th term's count in the `i`-th event at `i × terms + k`).
-pub type Counted = (Vec<WordEvent>, Vec<u32>);
-
 impl super::Store {
     /// For each of `positions` (in the census, `None` for a session not asked about), the
     /// events of that session on its selected branch that hold one of the terms of `hashes`
     /// ([`term_hash`]), each with how often it holds each term, in id order; `None` for a
     /// session one of whose lines has an event whose words are listed nowhere ([`PARTS`]).
+    /// Read a segment at a time: its lists of those terms, then the chunks that hold their
+    /// events.
     pub fn counted(
         &self,
         census: &Census,
@@ -80,15 +78,13 @@ impl super::Store {
         hashes: &[u64],
     ) -> Result<Vec<Option<Counted>>, StoreError> {
         let conn = &self.conn;
-        let segments = super::postings::segment_ids(conn)?;
-        let lists = read(conn, &segments, hashes)?;
         let ids = |sql: &str| -> rusqlite::Result<Vec<u64>> {
             let mut stmt = conn.prepare_cached(sql)?;
             let rows = stmt.query_map([], |r| r.get::<_, i64>(0))?;
             rows.map(|r| r.map(|id| id as u64)).collect()
         };
-        let off: Vec<u64> = ids("SELECT id FROM lines INDEXED BY lines_off_branch WHERE branch = 0 ORDER BY id")?;
-        let gone: Vec<u64> = ids("SELECT id FROM gone ORDER BY id")?;
+        let off = ids("SELECT id FROM lines INDEXED BY lines_off_branch WHERE branch = 0 ORDER BY id")?;
+        let gone = ids("SELECT id FROM gone ORDER BY id")?;
         let wanted = census.ids_at(positions);
         let ranges = &census.ranges;
         // The session asked about that line `line` is of, if any: `Err` for a line of no
@@ -105,42 +101,76 @@ impl super::Store {
         let terms = hashes.len();
         let mut out: Vec<Option<Counted>> = positions
             .iter()
-            .map(|p| p.map(|_| (Vec::new(), Vec::new())))
+            .map(|p| p.map(|_| Counted::default()))
             .collect();
-        // Where each listed event went: its session and place there.
-        let mut slot: Vec<Option<(usize, usize)>> = Vec::with_capacity(lists.events.len());
-        for e in &lists.events {
-            let line = e.id / PARTS;
-            let skip = gone.binary_search(&line).is_ok() || off.binary_search(&line).is_ok();
-            let at = match skip {
-                true => None,
-                false => session_of(line)?,
-            };
-            slot.push(at.and_then(|i| {
-                let (events, counts) = out[i].as_mut()?;
-                events.push(*e);
-                counts.resize(counts.len() + terms, 0);
-                Some((i, events.len() - 1))
-            }));
-        }
-        let lists_ids: Vec<u64> = lists.events.iter().map(|e| e.id).collect();
-        drop(lists.events);
-        for (t, pairs) in lists.per_term.into_iter().enumerate() {
-            for (id, n) in pairs {
-                let k = lists_ids
-                    .binary_search(&id)
-                    .map_err(|_| StoreError::Corrupt)?;
-                if let Some((i, j)) = slot[k] {
-                    if let Some((_, counts)) = out[i].as_mut() {
-                        counts[j * terms + t] += n;
-                    }
+        let mut overflowed = Vec::new();
+        for segment in super::postings::segment_ids(conn)? {
+            let head = read_head(conn, segment)?;
+            for &line in &head.overflow {
+                overflowed.extend(session_of(line)?);
+            }
+            // Each (event, term, count) of the segment, in event order.
+            let mut pairs: Vec<(u64, usize, u32)> = Vec::new();
+            let mut rows: FxHashMap<u64, (u64, Vec<u8>)> = FxHashMap::default();
+            for (t, &hash) in hashes.iter().enumerate() {
+                let b = bucket(hash, head.buckets);
+                if !rows.contains_key(&b) {
+                    rows.insert(b, read_row(conn, segment << 32 | b as i64)?);
+                }
+                let (count, bytes) = &rows[&b];
+                for e in entries(bytes, *count)?.iter().filter(|e| e.hash == hash) {
+                    pairs.reserve(e.n as usize);
+                    self::pairs(e, |id, n| pairs.push((id, t, n)))?;
                 }
             }
-        }
-        for &line in &lists.overflow {
-            if let Some(i) = session_of(line)? {
-                out[i] = None;
+            drop(rows);
+            pairs.sort_unstable();
+            let mut at = 0;
+            for c in 0..head.chunks.len() {
+                let end = head.chunks.get(c + 1).copied().unwrap_or(u64::MAX);
+                if pairs.get(at).is_none_or(|p| p.0 >= end) {
+                    continue;
+                }
+                let (count, bytes) = read_row(conn, segment << 32 | (CHUNK + c as i64))?;
+                for e in chunk_events(&bytes, count)? {
+                    if pairs.get(at).is_none_or(|p| p.0 != e.id) {
+                        continue;
+                    }
+                    let from = at;
+                    while pairs.get(at).is_some_and(|p| p.0 == e.id) {
+                        at += 1;
+                    }
+                    let line = e.id / PARTS;
+                    if gone.binary_search(&line).is_ok() || off.binary_search(&line).is_ok() {
+                        continue;
+                    }
+                    let Some(Some(session)) = session_of(line)?.map(|i| out[i].as_mut()) else {
+                        continue;
+                    };
+                    session.events.push(CountedEvent {
+                        seq: e.seq,
+                        part: (e.id % PARTS) as u32,
+                        role: e.role,
+                        timestamp: e.timestamp,
+                        words: e.words,
+                    });
+                    let base = session.counts.len();
+                    session.counts.resize(base + terms, 0);
+                    for &(_, t, n) in &pairs[from..at] {
+                        session.counts[base + t] += n;
+                    }
+                }
+                // Every pair's event is in its chunk.
+                if pairs.get(at).is_some_and(|p| p.0 < end) {
+                    return Err(StoreError::Corrupt);
+                }
             }
+            if at < pairs.len() {
+                return Err(StoreError::Corrupt);
+            }
+        }
+        for i in overflowed {
+            out[i] = None;
         }
         Ok(out)
     }
@@ -576,70 +606,6 @@ fn read_head(conn: &Connection, segment: i64) -> rusqlite::Result<Head> {
         })
     })();
     head.ok_or_else(sum::corrupt)
-}
-
-/// What the word lists say of some terms: each term's events with how often it holds them,
-/// and those events, over every segment.
-#[derive(Debug, Default)]
-pub struct WordLists {
-    /// Per term asked for, its (event id, count) pairs, in id order.
-    pub per_term: Vec<Vec<(u64, u32)>>,
-    /// Every event of those pairs, in id order.
-    pub events: Vec<WordEvent>,
-    /// The lines with an event whose words are listed nowhere ([`PARTS`]), in order.
-    pub overflow: Vec<u64>,
-}
-
-/// The word lists of the terms of `hashes`, from every segment (`segments`, in id order).
-pub(crate) fn read(
-    conn: &Connection,
-    segments: &[i64],
-    hashes: &[u64],
-) -> rusqlite::Result<WordLists> {
-    let mut out = WordLists {
-        per_term: vec![Vec::new(); hashes.len()],
-        ..WordLists::default()
-    };
-    for &segment in segments {
-        let head = read_head(conn, segment)?;
-        out.overflow.extend(&head.overflow);
-        let mut rows: FxHashMap<u64, (u64, Vec<u8>)> = FxHashMap::default();
-        for (t, &hash) in hashes.iter().enumerate() {
-            let b = bucket(hash, head.buckets);
-            if !rows.contains_key(&b) {
-                rows.insert(b, read_row(conn, segment << 32 | b as i64)?);
-            }
-            let (count, bytes) = &rows[&b];
-            for e in entries(bytes, *count)? {
-                if e.hash == hash {
-                    pairs(&e, |id, n| out.per_term[t].push((id, n)))?;
-                }
-            }
-        }
-    }
-    let mut wanted: Vec<u64> = out.per_term.iter().flatten().map(|p| p.0).collect();
-    wanted.sort_unstable();
-    wanted.dedup();
-    // Only the chunks that hold a wanted event are read.
-    for &segment in segments {
-        let head = read_head(conn, segment)?;
-        for (c, &first) in head.chunks.iter().enumerate() {
-            let end = head.chunks.get(c + 1).copied().unwrap_or(u64::MAX);
-            let from = wanted.partition_point(|&id| id < first);
-            if wanted.get(from).is_none_or(|&id| id >= end) {
-                continue;
-            }
-            let (count, bytes) = read_row(conn, segment << 32 | (CHUNK + c as i64))?;
-            let events = chunk_events(&bytes, count)?;
-            out.events.extend(
-                events
-                    .into_iter()
-                    .filter(|e| wanted.binary_search(&e.id).is_ok()),
-            );
-        }
-    }
-    out.overflow.sort_unstable();
-    Ok(out)
 }
 
 /// Merges the word rows of `run` (segment ids, oldest first) into those of `segment`, keeping
