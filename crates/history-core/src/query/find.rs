@@ -1048,10 +1048,16 @@ impl Shown<'_> {
         let kept = want
             .iter()
             .all(|at| r.held.kept.iter().any(|k| k.event.position() == *at));
-        let (shots, meta) = match kept {
-            true => (r.held.kept.clone(), r.held.meta.clone().unwrap_or_default()),
+        // Counted from word lists: each line read alone.
+        let lines = match kept || r.held.meta.is_some() {
+            true => None,
+            false => self.lines(r, &want),
+        };
+        let (shots, meta) = match (kept, lines) {
+            (true, _) => (r.held.kept.clone(), r.held.meta.clone().unwrap_or_default()),
+            (false, Some(read)) => read,
             // Not kept from the first read: read again.
-            false => {
+            (false, None) => {
                 let raw = RawFilter::new(self.filter.queries());
                 let read = RefCell::new(Vec::new());
                 let visit = |e: &Event| read.borrow_mut().push(self.q.shot(e));
@@ -1111,6 +1117,26 @@ impl Shown<'_> {
             })
             .collect();
         (hits, meta)
+    }
+
+    /// The events of `r` at `want`, as hits show them, each read from its line alone through
+    /// the projection, and what the session is about; `None` when one cannot be.
+    fn lines(&self, r: &Ranked, want: &[(u64, u32)]) -> Option<(Vec<Shot>, SessionMeta)> {
+        let (p, file) = (self.scope.projection?, &self.sessions[r.held.index]);
+        let mut seqs: Vec<u64> = want.iter().map(|w| w.0).collect();
+        seqs.sort_unstable();
+        seqs.dedup();
+        let (mut shots, mut meta) = (Vec::new(), None);
+        for seq in seqs {
+            let line = p.line(self.scope.corpus, file, seq)?;
+            for mut e in line.events.into_iter().filter(|e| want.contains(&e.position())) {
+                // Marked as a read of one line marks it; a hit of a search is not.
+                e.on_active_branch = None;
+                shots.push(self.q.shot(&e));
+            }
+            meta = Some(line.meta);
+        }
+        Some((shots, meta?))
     }
 
     /// The entry of session `r`, at `rank`.
