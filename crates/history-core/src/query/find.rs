@@ -25,7 +25,7 @@
 
 use std::cell::RefCell;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::choose::{
     for_each_term, for_each_term_where, is_cjk, is_joiner, literal, variant, Filter, Literals,
@@ -308,13 +308,14 @@ impl Question {
 
 impl Question {
     /// What a session holds of the question, from the counts of its events that hold a term
-    /// ([`crate::query::Projection::counted`], `of` naming each count's term), as a read of it
-    /// would find: its events down to those that can be among its `depth` best.
+    /// ([`crate::query::Projection::counted`], `of` naming each count's term), and of those
+    /// `read` from their texts (which may hold a compound term, that word lists cannot tell),
+    /// as a read of it would find: its events down to those that can be among its `depth` best.
     fn held_of(
         &self,
         filter: &Filter,
-        counted: &Counted,
-        of: &[usize],
+        (counted, of): (&Counted, &[usize]),
+        read: Vec<Scored>,
         depth: usize,
         (index, file, known): (usize, &SessionFile, Option<Known>),
     ) -> Option<Held> {
@@ -353,6 +354,11 @@ impl Question {
                     held,
                 },
             });
+        }
+        if !read.is_empty() {
+            let places: FxHashSet<(u64, u32)> = read.iter().map(|e| (e.seq, e.part)).collect();
+            scored.retain(|e| !places.contains(&(e.seq, e.part)));
+            scored.extend(read);
         }
         if scored.is_empty() {
             return None;
@@ -755,6 +761,60 @@ impl Likely {
 /// so that a superseded search frees the cores within a batch of lines' time.
 pub type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
 
+/// The literal search for a question's compound terms, in the sessions word lists answer for.
+struct Compound {
+    filter: Filter,
+    raw: RawFilter,
+    known: Option<Vec<Known>>,
+}
+
+impl Compound {
+    fn new(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionFile]) -> Compound {
+        let literals: Vec<String> = q.compounds.iter().map(|&i| literal(&q.terms[i].0).to_string()).collect();
+        let filter = Filter::new(&literals, filter.roles.clone(), filter.since, filter.until);
+        Compound {
+            raw: RawFilter::new(filter.queries()),
+            known: scope.projection.map(|p| p.known(scope.corpus, sessions, &filter)),
+            filter,
+        }
+    }
+
+    /// The events of session `i` (`file`) that may hold a compound term, each tallied from its
+    /// text.
+    fn read(
+        &self,
+        scope: &Scope<'_>,
+        q: &Question,
+        file: &SessionFile,
+        i: usize,
+        stop: Stop<'_>,
+    ) -> Result<Vec<Scored>, HistoryError> {
+        let known = self.known.as_ref().and_then(|k| k.get(i)).copied();
+        let read = RefCell::new(Vec::new());
+        let visit = |e: &Event| {
+            if let Some(tally) = q.tally(&e.text) {
+                read.borrow_mut().push(Scored {
+                    seq: e.seq,
+                    part: e.part,
+                    role: e.role,
+                    timestamp: e.timestamp,
+                    tally,
+                });
+            }
+        };
+        let filters = (&self.filter, &self.raw);
+        let found = events_of(scope.corpus, scope.projection, known, file, filters, &|_| true, &visit, stop)?;
+        let Some((on_branch, _)) = found else {
+            return Ok(Vec::new());
+        };
+        // A decode shows the events off the branch too.
+        let on: FxHashSet<(u64, u32)> = on_branch.into_iter().collect();
+        let mut read = read.into_inner();
+        read.retain(|e| on.contains(&(e.seq, e.part)));
+        Ok(read)
+    }
+}
+
 /// Gathers what every session of `sessions` holds of `q`, on every core, each session's events
 /// down to those that can be among its `depth` best ([`frontier`]); the sessions not yet read
 /// when `stop` says so are left out.
@@ -771,11 +831,13 @@ fn gather(
         .projection
         .map(|p| p.known(scope.corpus, sessions, filter));
     // The sessions the projection's word lists answer for: their events' counts, without
-    // reading them. A compound term (`pi-herdr/pull/24`) counts in longer words that hold it,
-    // which word lists cannot look up: such questions read every session.
+    // reading them.
+    // A compound term (`pi-herdr/pull/24`) counts in longer words that hold it, which word
+    // lists cannot look up: the events that may hold one are read for their texts.
+    let compound = (!q.compounds.is_empty()).then(|| Compound::new(scope, q, filter, sessions));
     // Each session's is taken as it is used, and its room given back.
     let counted = match (scope.projection, &known) {
-        (Some(p), Some(known)) if q.compounds.is_empty() => {
+        (Some(p), Some(known)) => {
             let (keys, of): (Vec<String>, Vec<usize>) =
                 q.index.iter().map(|(k, &i)| (k.clone(), i)).unzip();
             let counted = p.counted(scope.corpus, sessions, known, &keys);
@@ -795,7 +857,14 @@ fn gather(
         if let Some((counted, of)) = &counted {
             let taken = counted.get(i).and_then(|c| c.lock().ok()?.take());
             if let Some(events) = taken {
-                let held = q.held_of(filter, &events, of, depth, (i, file, known(i)));
+                let read = match &compound {
+                    Some(compound) => match compound.read(scope, q, file, i, stop) {
+                        Ok(read) => read,
+                        Err(e) => return Some(Err(e)),
+                    },
+                    None => Vec::new(),
+                };
+                let held = q.held_of(filter, (&events, of), read, depth, (i, file, known(i)));
                 return held.map(Ok);
             }
         }
