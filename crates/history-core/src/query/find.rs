@@ -41,7 +41,7 @@ use crate::page::{
     WordScore, SCHEMA_VERSION,
 };
 use crate::query::sessions::around;
-use crate::query::{coverage, Counted, HitTexts, Known, Scope, Wanted};
+use crate::query::{coverage, Counted, CountedEvent, HitTexts, Known, Scope, Wanted};
 use crate::source::LineTest;
 use history_raw::RawFilter;
 
@@ -307,76 +307,123 @@ impl Question {
 }
 
 impl Question {
-    /// What a session holds of the question, from the counts of its events that hold a term
-    /// ([`crate::query::Projection::counted`], `of` naming each count's term), and of those
-    /// `read` from their texts (which may hold a compound term, that word lists cannot tell),
-    /// as a read of it would find: its events down to those that can be among its `depth` best.
-    fn held_of(
+    /// Calls `each` with every event of `counted` ([`crate::query::Projection::counted`], `of`
+    /// naming each count's term) that passes `filter`'s roles and times and holds a term as
+    /// [`Question::tally`] says, with its count of each term and which it holds.
+    fn each_counted(
         &self,
         filter: &Filter,
         (counted, of): (&Counted, &[usize]),
-        read: Vec<Scored>,
-        depth: usize,
-        (index, file, known): (usize, &SessionFile, Option<Known>),
-    ) -> Option<Held> {
+        mut each: impl FnMut(&CountedEvent, &[u16], u64),
+    ) {
         let in_time = |t: Option<Timestamp>| {
             (filter.since.is_none() && filter.until.is_none())
                 || t.is_some_and(|t| {
                     filter.since.is_none_or(|s| t >= s) && filter.until.is_none_or(|u| t < u)
                 })
         };
-        let mut scored: Vec<Scored> = Vec::new();
-        let keys = of.len();
-        for (e, counts) in counted.events.iter().zip(counted.counts.chunks(keys.max(1))) {
+        let mut tf = vec![0u16; self.terms.len()];
+        for (e, counts) in counted.events.iter().zip(counted.counts.chunks(of.len().max(1))) {
             if !(filter.roles.is_empty() || filter.roles.contains(&e.role)) || !in_time(e.timestamp)
             {
                 continue;
             }
-            let mut tf = vec![0u16; self.terms.len()];
+            tf.fill(0);
             for (k, &n) in counts.iter().enumerate() {
-                let n = u16::try_from(n).unwrap_or(u16::MAX);
                 tf[of[k]] = tf[of[k]].saturating_add(n);
             }
             let held = (0..tf.len())
                 .filter(|&i| tf[i] > 0)
                 .fold(0u64, |m, i| m | 1 << i);
-            if held & !self.short == 0 {
-                continue;
+            if held & !self.short != 0 {
+                each(e, &tf, held);
             }
+        }
+    }
+
+    /// The events of a session that hold a term ([`Question::each_counted`]), those `read`
+    /// from their texts instead (which may hold a compound term, that word lists cannot tell):
+    /// what a read of the session would find, in the order of their places.
+    fn scored_of(
+        &self,
+        filter: &Filter,
+        counted: (&Counted, &[usize]),
+        read: Vec<Scored>,
+    ) -> Vec<Scored> {
+        let mut scored: Vec<Scored> = Vec::new();
+        self.each_counted(filter, counted, |e, tf, held| {
             scored.push(Scored {
                 seq: e.seq,
                 part: e.part,
                 role: e.role,
                 timestamp: e.timestamp,
                 tally: Tally {
-                    tf,
+                    tf: tf.to_vec(),
                     words: e.words,
                     held,
                 },
-            });
-        }
+            })
+        });
         if !read.is_empty() {
             let places: FxHashSet<(u64, u32)> = read.iter().map(|e| (e.seq, e.part)).collect();
             scored.retain(|e| !places.contains(&(e.seq, e.part)));
             scored.extend(read);
+            scored.sort_unstable_by_key(|e| (e.seq, e.part));
         }
+        scored
+    }
+
+    /// What session `index` holds of the question, from its events that hold a term
+    /// ([`Question::scored_of`]): down to those that can be among its `depth` best
+    /// ([`frontier`]), or, when the terms' rarities are known already, its `depth` best.
+    fn held_of(
+        &self,
+        scored: Vec<Scored>,
+        depth: usize,
+        rarity: Option<&Rarity>,
+        (index, file, known): (usize, &SessionFile, Option<Known>),
+    ) -> Option<Held> {
         if scored.is_empty() {
             return None;
         }
-        scored.sort_unstable_by_key(|e| (e.seq, e.part));
         let terms = scored.iter().fold(0u64, |m, e| m | e.tally.held);
         let last = scored.iter().filter_map(|e| e.timestamp).max();
+        let hits = scored.len();
+        let events = match rarity {
+            Some(rarity) => best(self, rarity, scored, depth),
+            None => frontier(self, scored, depth),
+        };
         Some(Held {
             index,
             meta: None,
-            hits: scored.len(),
-            events: frontier(self, scored, depth),
+            hits,
+            events,
             kept: Vec::new(),
             terms,
             last: last.map_or(file.modified, |t| t.0),
             known,
         })
     }
+}
+
+/// A session's `depth` best events, as [`rank_session`] ranks them, in their order.
+fn best(q: &Question, rarity: &Rarity, events: Vec<Scored>, depth: usize) -> Vec<Scored> {
+    if events.len() <= depth {
+        return events;
+    }
+    let totals: Vec<f64> = events.iter().map(|e| q.total(rarity, e)).collect();
+    let place = |i: usize| (events[i].seq, events[i].part);
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    order.select_nth_unstable_by(depth - 1, |&a, &b| {
+        totals[b].total_cmp(&totals[a]).then(place(b).cmp(&place(a)))
+    });
+    let mut keep = vec![false; events.len()];
+    for &i in &order[..depth] {
+        keep[i] = true;
+    }
+    (events.into_iter().zip(keep))
+        .filter_map(|(e, keep)| keep.then_some(e))
+        .collect()
 }
 
 /// How an event holds a question's terms.
@@ -425,6 +472,16 @@ struct Held {
 struct Rarity {
     holders: Vec<usize>,
     idf: Vec<f64>,
+}
+
+impl Rarity {
+    /// The rarity of terms that `holders` of `sessions` sessions hold.
+    fn of(holders: Vec<usize>, sessions: usize) -> Rarity {
+        Rarity {
+            idf: holders.iter().map(|&h| idf(sessions, h)).collect(),
+            holders,
+        }
+    }
 }
 
 impl Question {
@@ -823,7 +880,7 @@ fn gather(
     q: &Question,
     filter: &Filter,
     sessions: &[SessionFile],
-    depth: usize,
+    (depth, events): (usize, bool),
     stop: Stop<'_>,
 ) -> Gathered {
     let raw = RawFilter::new(filter.queries());
@@ -848,6 +905,31 @@ fn gather(
         _ => None,
     };
     let known = |i: usize| known.as_ref().and_then(|k| k.get(i)).copied();
+    // When word lists answer for every session that may hold a term, which terms each holds,
+    // and so their rarities, are known before any is read: each session then keeps its best
+    // events alone.
+    let rarity = match (&counted, &compound) {
+        (Some((counted, of)), None) if !events => {
+            let every = (0..sessions.len()).all(|i| {
+                matches!(known(i), Some(Known::NoHit))
+                    || counted[i].lock().is_ok_and(|c| c.is_some())
+            });
+            every.then(|| {
+                let mut holders = vec![0usize; q.terms.len()];
+                for c in counted {
+                    let Ok(c) = c.lock() else { continue };
+                    let Some(c) = c.as_ref() else { continue };
+                    let mut held = 0u64;
+                    q.each_counted(filter, (c, of), |_, _, h| held |= h);
+                    for (t, n) in holders.iter_mut().enumerate() {
+                        *n += usize::from(held & 1 << t != 0);
+                    }
+                }
+                Rarity::of(holders, sessions.len())
+            })
+        }
+        _ => None,
+    };
     let indices: Vec<usize> = (0..sessions.len()).collect();
     let results = filter_map(&indices, |&i| {
         let file = &sessions[i];
@@ -864,7 +946,8 @@ fn gather(
                     },
                     None => Vec::new(),
                 };
-                let held = q.held_of(filter, (&events, of), read, depth, (i, file, known(i)));
+                let scored = q.scored_of(filter, (&events, of), read);
+                let held = q.held_of(scored, depth, rarity.as_ref(), (i, file, known(i)));
                 return held.map(Ok);
             }
         }
@@ -958,7 +1041,7 @@ pub(crate) fn find_page(
         true => (req.after_rank + req.limit).max(1 + MORE_EVENTS),
         false => 1 + MORE_EVENTS,
     };
-    let gathered = gather(scope, &q, &filter, sessions, depth, stop);
+    let gathered = gather(scope, &q, &filter, sessions, (depth, req.events), stop);
     if stop() {
         return Ok(None);
     }
@@ -968,10 +1051,7 @@ pub(crate) fn find_page(
             *n += usize::from(h.terms & 1 << t != 0);
         }
     }
-    let rarity = Rarity {
-        idf: holders.iter().map(|&h| idf(sessions.len(), h)).collect(),
-        holders,
-    };
+    let rarity = Rarity::of(holders, sessions.len());
     let mean_size =
         sessions.iter().map(|f| f.size as f64).sum::<f64>() / sessions.len().max(1) as f64;
     let newest = gathered.held.iter().map(|h| h.last).max().unwrap_or(0);

@@ -112,9 +112,9 @@ impl HitTexts<'_> {
 pub struct Counted {
     /// The events, in the order of their places.
     pub events: Vec<CountedEvent>,
-    /// How often each holds each term: the `k`-th term's count in the `i`-th event at
-    /// `i × terms + k`.
-    pub counts: Vec<u32>,
+    /// How often each holds each term (at most `u16::MAX`, as a read counts): the `k`-th
+    /// term's count in the `i`-th event at `i × terms + k`.
+    pub counts: Vec<u16>,
 }
 
 /// An event of [`Counted`].

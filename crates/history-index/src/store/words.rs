@@ -110,7 +110,7 @@ impl super::Store {
                 overflowed.extend(session_of(line)?);
             }
             // Each (event, term, count) of the segment, in event order.
-            let mut pairs: Vec<(u64, usize, u32)> = Vec::new();
+            let mut pairs: Vec<(u64, u32, u32)> = Vec::new();
             let mut rows: FxHashMap<u64, (u64, Vec<u8>)> = FxHashMap::default();
             for (t, &hash) in hashes.iter().enumerate() {
                 let b = bucket(hash, head.buckets);
@@ -120,7 +120,7 @@ impl super::Store {
                 let (count, bytes) = &rows[&b];
                 for e in entries(bytes, *count)?.iter().filter(|e| e.hash == hash) {
                     pairs.reserve(e.n as usize);
-                    self::pairs(e, |id, n| pairs.push((id, t, n)))?;
+                    self::pairs(e, |id, n| pairs.push((id, t as u32, n)))?;
                 }
             }
             drop(rows);
@@ -157,7 +157,8 @@ impl super::Store {
                     let base = session.counts.len();
                     session.counts.resize(base + terms, 0);
                     for &(_, t, n) in &pairs[from..at] {
-                        session.counts[base + t] += n;
+                        let (at, n) = (base + t as usize, u16::try_from(n).unwrap_or(u16::MAX));
+                        session.counts[at] = session.counts[at].saturating_add(n);
                     }
                 }
                 // Every pair's event is in its chunk.
