@@ -375,12 +375,11 @@ impl Question {
 
     /// What session `index` holds of the question, from its events that hold a term
     /// ([`Question::scored_of`]): down to those that can be among its `depth` best
-    /// ([`frontier`]), or, when the terms' rarities are known already, its `depth` best.
+    /// ([`frontier`]).
     fn held_of(
         &self,
         scored: Vec<Scored>,
         depth: usize,
-        rarity: Option<&Rarity>,
         (index, file, known): (usize, &SessionFile, Option<Known>),
     ) -> Option<Held> {
         if scored.is_empty() {
@@ -388,11 +387,63 @@ impl Question {
         }
         let terms = scored.iter().fold(0u64, |m, e| m | e.tally.held);
         let last = scored.iter().filter_map(|e| e.timestamp).max();
-        let hits = scored.len();
-        let events = match rarity {
-            Some(rarity) => best(self, rarity, scored, depth),
-            None => frontier(self, scored, depth),
+        Some(Held {
+            index,
+            meta: None,
+            hits: scored.len(),
+            events: frontier(self, scored, depth),
+            kept: Vec::new(),
+            terms,
+            last: last.map_or(file.modified, |t| t.0),
+            known,
+        })
+    }
+
+    /// What session `index` holds of the question, from the counts of its events
+    /// ([`Question::each_counted`]) when the terms' rarities are known already: its `depth` best
+    /// events alone, as [`rank_session`] ranks them, each event scored as it comes.
+    fn best_held(
+        &self,
+        filter: &Filter,
+        counted: (&Counted, &[usize]),
+        (rarity, depth): (&Rarity, usize),
+        (index, file, known): (usize, &SessionFile, Option<Known>),
+    ) -> Option<Held> {
+        let mut probe = Scored {
+            seq: 0,
+            part: 0,
+            role: Role::User,
+            timestamp: None,
+            tally: Tally {
+                tf: vec![0; self.terms.len()],
+                words: 0,
+                held: 0,
+            },
         };
+        // Best first, then the later in the session.
+        let mut best: Vec<(f64, Scored)> = Vec::with_capacity(depth + 1);
+        let (mut hits, mut terms, mut last) = (0, 0u64, None);
+        self.each_counted(filter, counted, |e, tf, held| {
+            (hits, terms, last) = (hits + 1, terms | held, last.max(e.timestamp));
+            (probe.seq, probe.part, probe.role, probe.timestamp) = (e.seq, e.part, e.role, e.timestamp);
+            probe.tally.tf.copy_from_slice(tf);
+            (probe.tally.words, probe.tally.held) = (e.words, held);
+            let total = self.total(rarity, &probe);
+            let place = (e.seq, e.part);
+            let above = |b: &(f64, Scored)| {
+                b.0.total_cmp(&total).then((b.1.seq, b.1.part).cmp(&place)).is_gt()
+            };
+            let at = best.partition_point(above);
+            if at < depth {
+                best.insert(at, (total, probe.clone()));
+                best.truncate(depth);
+            }
+        });
+        if hits == 0 {
+            return None;
+        }
+        let mut events: Vec<Scored> = best.into_iter().map(|(_, e)| e).collect();
+        events.sort_unstable_by_key(|e| (e.seq, e.part));
         Some(Held {
             index,
             meta: None,
@@ -404,26 +455,6 @@ impl Question {
             known,
         })
     }
-}
-
-/// A session's `depth` best events, as [`rank_session`] ranks them, in their order.
-fn best(q: &Question, rarity: &Rarity, events: Vec<Scored>, depth: usize) -> Vec<Scored> {
-    if events.len() <= depth {
-        return events;
-    }
-    let totals: Vec<f64> = events.iter().map(|e| q.total(rarity, e)).collect();
-    let place = |i: usize| (events[i].seq, events[i].part);
-    let mut order: Vec<usize> = (0..events.len()).collect();
-    order.select_nth_unstable_by(depth - 1, |&a, &b| {
-        totals[b].total_cmp(&totals[a]).then(place(b).cmp(&place(a)))
-    });
-    let mut keep = vec![false; events.len()];
-    for &i in &order[..depth] {
-        keep[i] = true;
-    }
-    (events.into_iter().zip(keep))
-        .filter_map(|(e, keep)| keep.then_some(e))
-        .collect()
 }
 
 /// How an event holds a question's terms.
@@ -946,8 +977,11 @@ fn gather(
                     },
                     None => Vec::new(),
                 };
-                let scored = q.scored_of(filter, (&events, of), read);
-                let held = q.held_of(scored, depth, rarity.as_ref(), (i, file, known(i)));
+                let place = (i, file, known(i));
+                let held = match &rarity {
+                    Some(rarity) => q.best_held(filter, (&events, of), (rarity, depth), place),
+                    None => q.held_of(q.scored_of(filter, (&events, of), read), depth, place),
+                };
                 return held.map(Ok);
             }
         }

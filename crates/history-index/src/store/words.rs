@@ -507,6 +507,7 @@ fn pairs(entry: &Entry<'_>, mut each: impl FnMut(u64, u32)) -> rusqlite::Result<
 struct Rows<'c> {
     insert: rusqlite::CachedStatement<'c>,
     segment: i64,
+    compressor: zstd::bulk::Compressor<'static>,
 }
 
 impl<'c> Rows<'c> {
@@ -514,6 +515,7 @@ impl<'c> Rows<'c> {
         Ok(Rows {
             insert: conn.prepare_cached("INSERT INTO words (key, list) VALUES (?1, ?2)")?,
             segment,
+            compressor: zstd::bulk::Compressor::new(LEVEL).map_err(|_| sum::corrupt())?,
         })
     }
 
@@ -522,7 +524,7 @@ impl<'c> Rows<'c> {
         let mut plain = Vec::with_capacity(row.bytes.len() + 10);
         varint::put(&mut plain, row.entries);
         plain.extend_from_slice(&row.bytes);
-        let mut list = zstd::bulk::compress(&plain, LEVEL).map_err(|_| sum::corrupt())?;
+        let mut list = (self.compressor.compress(&plain)).map_err(|_| sum::corrupt())?;
         sum::seal(key, 1, &mut list);
         self.insert.execute(params![key, list])?;
         Ok(())
@@ -567,11 +569,32 @@ fn read_row(conn: &Connection, key: i64) -> rusqlite::Result<(u64, Vec<u8>)> {
         .query_row([key], |r| r.get(0))
         .optional()?;
     let list = sum::unseal(key, 1, list.ok_or_else(sum::corrupt)?)?;
-    let list = zstd::stream::decode_all(list.as_slice()).map_err(|_| sum::corrupt())?;
+    let list = decompress(&list).ok_or_else(sum::corrupt)?;
     let mut at = 0;
     let entries = varint::read(&list, &mut at).ok_or_else(sum::corrupt)?;
     Ok((entries, list[at..].to_vec()))
 }
+
+/// The bytes a row's compressed ones stand for, read by one decompressor per thread; `None`
+/// for bytes that do not decompress, or would take more than [`MAX_ROW`].
+fn decompress(bytes: &[u8]) -> Option<Vec<u8>> {
+    thread_local! {
+        static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let size = zstd::zstd_safe::get_frame_content_size(bytes).ok()??;
+    let size = usize::try_from(size).ok().filter(|&n| n <= MAX_ROW)?;
+    DECOMPRESSOR.with(|d| {
+        let mut d = d.borrow_mut();
+        if d.is_none() {
+            *d = zstd::bulk::Decompressor::new().ok();
+        }
+        d.as_mut()?.decompress(bytes, size).ok()
+    })
+}
+
+/// The most bytes a row may stand for: a term's pairs in a segment of `FLUSH_BYTES` of them.
+const MAX_ROW: usize = 1 << 30;
 
 /// What a segment's head says.
 struct Head {
