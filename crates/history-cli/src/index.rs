@@ -388,6 +388,19 @@ impl Projection for WhenAsked {
     ) -> Option<history_core::SessionEvents> {
         self.get()?.line(corpus, file, seq)
     }
+
+    fn counted(
+        &self,
+        corpus: &Corpus,
+        sessions: &[SessionFile],
+        known: &[Known],
+        terms: &[String],
+    ) -> Vec<Option<history_core::Counted>> {
+        match self.get() {
+            Some(p) => p.counted(corpus, sessions, known, terms),
+            None => vec![None; sessions.len()],
+        }
+    }
 }
 
 impl Projection for NotYet {

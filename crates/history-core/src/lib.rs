@@ -50,9 +50,10 @@ pub use page::{
 };
 pub use query::{
     browse, export, overview, representative, search, Activity, BrowseRequest, Browsed,
-    BrowsedItem, Choice, Counted, CountedEvent, Document, ExportRequest, FindRequest, Head, Hit, HitTexts, Known,
-    ListRequest, Listing, Projection, ReadRequest, Representative, RepresentativeCache,
-    SearchRequest, SessionActivity, SessionEvents, SessionHits, Stop, Wanted, DEFAULT_LIMIT,
+    BrowsedItem, Choice, Counted, CountedEvent, Document, ExportRequest, FindRequest, Head, Hit,
+    HitTexts, Known, ListRequest, Listing, Projection, ReadRequest, Representative,
+    RepresentativeCache, SearchRequest, SessionActivity, SessionEvents, SessionHits, Stop, Wanted,
+    DEFAULT_LIMIT,
 };
 pub use source::{
     current_session, current_source, entry_metadata, env_text, line_spans, open_raw,

@@ -606,7 +606,10 @@ impl Gathered {
         distinct.retain(&mut tokens);
         let mut words = Vec::new();
         let heads = done.heads.iter().zip(&done.texts);
-        crate::store::encode_line(heads.map(|(&(p, r, t), text)| (p, r, t, text.as_str())), &mut words);
+        crate::store::encode_line(
+            heads.map(|(&(p, r, t), text)| (p, r, t, text.as_str())),
+            &mut words,
+        );
         tx.send(Decoded::Line(Line {
             seq: done.seq,
             offset,

@@ -54,6 +54,19 @@ fn run(roots: &Roots, args: &[&str]) -> Run {
 /// characters are a token of their own, each on few lines (its list too sparse for bitmaps),
 /// so that indexing it takes a while and a good deal of room.
 fn plant(dir: &Path, sessions: std::ops::Range<usize>, lines: usize, chars: usize) {
+    plant_with(dir, sessions, lines, chars, true);
+}
+
+/// [`plant`], with spaces between the characters when `spaced`, else none: one word a text,
+/// of letters and digits only (a few bytes of word lists where spaced text has a term of
+/// its own every few characters).
+fn plant_with(
+    dir: &Path,
+    sessions: std::ops::Range<usize>,
+    lines: usize,
+    chars: usize,
+    spaced: bool,
+) {
     let mut rng = fastrand::Rng::with_seed(sessions.start as u64);
     fs::create_dir_all(dir).unwrap();
     for s in sessions {
@@ -62,8 +75,9 @@ fn plant(dir: &Path, sessions: std::ops::Range<usize>, lines: usize, chars: usiz
         for l in 0..lines {
             let text: String = (0..chars)
                 .map(|_| match rng.u8(..6) {
-                    0 => ' ',
-                    _ => rng.alphanumeric(),
+                    0 if spaced => ' ',
+                    _ if spaced => rng.alphanumeric(),
+                    _ => rng.alphanumeric().to_ascii_lowercase(),
                 })
                 .collect();
             let parent = (l > 0).then(|| format!("u{}", l - 1));
@@ -482,29 +496,38 @@ fn on_a_small_disk(
 #[test]
 fn a_full_disk_is_named_and_leaves_no_oversized_log() {
     // The cache gets 40 MiB, more than the 32 MiB a log may keep. An update of 36 MB of
-    // transcripts commits a log of about that size, then cannot copy it into the database;
-    // one of 60 MB fills the disk before it commits.
+    // transcripts of long words commits a log of about that size, then cannot copy it into the
+    // database; one of 60 MB more of text with a word every few characters fills the disk
+    // before it commits (after a batch or so: the word lists of so many words fill a batch's
+    // memory sooner).
     let stash = |stash: &Path| {
-        plant(&stash.join("-w-planted-a"), 0..360, 50, 2000);
-        plant(&stash.join("-w-planted-b"), 360..600, 50, 2000);
+        plant_with(&stash.join("-w-planted-a"), 0..360, 50, 2000, false);
+        plant_with(&stash.join("-w-planted-b"), 360..960, 50, 2000, true);
     };
     let steps = r#"
-        step before_commit
         mv "$claude/-w-planted-b" "$stash"
         step after_commit
+        mv "$stash/-w-planted-b" "$claude"
+        step before_commit
     "#;
     let Some((_roots, out, fixtures)) = on_a_small_disk("40m", stash, steps) else {
         return;
     };
-    // Filled before its commit, the update keeps what the index held (the fixtures).
-    let message = Step(&out, "before_commit").full(fixtures);
-    assert!(message.contains("could not be updated: "), "{message}");
     // The log it committed cannot be emptied: the index is deleted to give its room back.
     let message = Step(&out, "after_commit").full(0);
     assert!(
         message.contains("was deleted to give back the room"),
         "{message}"
     );
+    // Filled before its commit, the update keeps what the index held: the batches it
+    // committed before the one that filled it (the word lists of so many words fill a batch's
+    // memory sooner), never all of it.
+    let held = Step(&out, "before_commit").json("doctor")["indexed"]
+        .as_u64()
+        .unwrap();
+    assert!(held < fixtures + 960, "{held}");
+    let message = Step(&out, "before_commit").full(held);
+    assert!(message.contains("could not be updated: "), "{message}");
 }
 
 #[test]

@@ -323,7 +323,11 @@ impl Question {
                 })
         };
         let mut tf = vec![0u16; self.terms.len()];
-        for (e, counts) in counted.events.iter().zip(counted.counts.chunks(of.len().max(1))) {
+        for (e, counts) in counted
+            .events
+            .iter()
+            .zip(counted.counts.chunks(of.len().max(1)))
+        {
             if !(filter.roles.is_empty() || filter.roles.contains(&e.role)) || !in_time(e.timestamp)
             {
                 continue;
@@ -425,13 +429,16 @@ impl Question {
         let (mut hits, mut terms, mut last) = (0, 0u64, None);
         self.each_counted(filter, counted, |e, tf, held| {
             (hits, terms, last) = (hits + 1, terms | held, last.max(e.timestamp));
-            (probe.seq, probe.part, probe.role, probe.timestamp) = (e.seq, e.part, e.role, e.timestamp);
+            (probe.seq, probe.part, probe.role, probe.timestamp) =
+                (e.seq, e.part, e.role, e.timestamp);
             probe.tally.tf.copy_from_slice(tf);
             (probe.tally.words, probe.tally.held) = (e.words, held);
             let total = self.total(rarity, &probe);
             let place = (e.seq, e.part);
             let above = |b: &(f64, Scored)| {
-                b.0.total_cmp(&total).then((b.1.seq, b.1.part).cmp(&place)).is_gt()
+                b.0.total_cmp(&total)
+                    .then((b.1.seq, b.1.part).cmp(&place))
+                    .is_gt()
             };
             let at = best.partition_point(above);
             if at < depth {
@@ -858,11 +865,17 @@ struct Compound {
 
 impl Compound {
     fn new(scope: &Scope<'_>, q: &Question, filter: &Filter, sessions: &[SessionFile]) -> Compound {
-        let literals: Vec<String> = q.compounds.iter().map(|&i| literal(&q.terms[i].0).to_string()).collect();
+        let literals: Vec<String> = q
+            .compounds
+            .iter()
+            .map(|&i| literal(&q.terms[i].0).to_string())
+            .collect();
         let filter = Filter::new(&literals, filter.roles.clone(), filter.since, filter.until);
         Compound {
             raw: RawFilter::new(filter.queries()),
-            known: scope.projection.map(|p| p.known(scope.corpus, sessions, &filter)),
+            known: scope
+                .projection
+                .map(|p| p.known(scope.corpus, sessions, &filter)),
             filter,
         }
     }
@@ -891,7 +904,16 @@ impl Compound {
             }
         };
         let filters = (&self.filter, &self.raw);
-        let found = events_of(scope.corpus, scope.projection, known, file, filters, &|_| true, &visit, stop)?;
+        let found = events_of(
+            scope.corpus,
+            scope.projection,
+            known,
+            file,
+            filters,
+            &|_| true,
+            &visit,
+            stop,
+        )?;
         let Some((on_branch, _)) = found else {
             return Ok(Vec::new());
         };
@@ -1312,7 +1334,11 @@ impl Shown<'_> {
         let (mut shots, mut meta) = (Vec::new(), None);
         for seq in seqs {
             let line = p.line(self.scope.corpus, file, seq)?;
-            for mut e in line.events.into_iter().filter(|e| want.contains(&e.position())) {
+            for mut e in line
+                .events
+                .into_iter()
+                .filter(|e| want.contains(&e.position()))
+            {
                 // Marked as a read of one line marks it; a hit of a search is not.
                 e.on_active_branch = None;
                 shots.push(self.q.shot(&e));

@@ -13,6 +13,7 @@ use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::postings::{self, candidates, TokenLists};
+use super::words;
 use super::{catalog, ranges, sum, Census};
 use super::{
     int, line_time, place, uint, Candidate, Fingerprint, LineRow, SessionRow, SessionState, Stats,
@@ -574,5 +575,55 @@ impl Store {
                 .query_row("SELECT count(*) FROM lines", [], |r| r.get(0))?,
         );
         Ok(())
+    }
+}
+
+impl Store {
+    /// For each of `positions` (in the census, `None` for a session not asked about), the
+    /// events of that session on its selected branch that hold one of the terms of `hashes`
+    /// ([`words::term_hash`]), each with how often it holds each term, in id order; `None` for a
+    /// session one of whose lines has an event whose words are listed nowhere
+    /// ([`words::PARTS`]).
+    pub fn counted(
+        &self,
+        census: &Census,
+        positions: &[Option<usize>],
+        hashes: &[u64],
+    ) -> Result<Vec<Option<history_core::Counted>>, StoreError> {
+        let ids = |sql: &str| -> rusqlite::Result<Vec<u64>> {
+            let mut stmt = self.conn.prepare_cached(sql)?;
+            let rows = stmt.query_map([], |r| r.get::<_, i64>(0))?;
+            rows.map(|r| r.map(uint)).collect()
+        };
+        let off =
+            ids("SELECT id FROM lines INDEXED BY lines_off_branch WHERE branch = 0 ORDER BY id")?;
+        let gone = ids("SELECT id FROM gone ORDER BY id")?;
+        let wanted = census.ids_at(positions);
+        let ranges = &census.ranges;
+        let skip =
+            |line: u64| gone.binary_search(&line).is_ok() || off.binary_search(&line).is_ok();
+        // The session asked about that line `line` is of, if any; damage for a line of no
+        // session that is not gone.
+        let session_of = |line: u64| -> rusqlite::Result<Option<usize>> {
+            let id = int(line);
+            let r = ranges.partition_point(|(_, range)| range.last < id);
+            match ranges.get(r) {
+                Some((session, range)) if range.first <= id => Ok(wanted.get(session).copied()),
+                _ if gone.binary_search(&line).is_ok() => Ok(None),
+                _ => Err(sum::corrupt()),
+            }
+        };
+        let mut out: Vec<Option<history_core::Counted>> = (positions.iter())
+            .map(|p| p.map(|_| history_core::Counted::default()))
+            .collect();
+        let segments = postings::segment_ids(&self.conn)?;
+        words::counted(
+            &self.conn,
+            &segments,
+            hashes,
+            (&skip, &session_of),
+            &mut out,
+        )?;
+        Ok(out)
     }
 }

@@ -1011,3 +1011,105 @@ fn a_token_list_hidden_by_damage_is_damage_not_an_absence() {
     assert!(lists(&store, &["cc"]).is_err());
     assert!(lists(&store, &["zz", "cc"]).is_err());
 }
+
+/// What the word lists count of `terms` in session `k`, as (seq, counts) per event.
+fn counted(
+    store: &Store,
+    k: u32,
+    terms: &[&str],
+) -> Result<Option<Vec<(u64, Vec<u16>)>>, StoreError> {
+    let census = store.census_of_tables()?;
+    let hashes: Vec<u64> = terms.iter().map(|t| words::term_hash(t)).collect();
+    let mut out = store.counted(&census, &[census.position(&key(k))], &hashes)?;
+    Ok(out.pop().flatten().map(|c| {
+        let counts = c.counts.chunks(terms.len().max(1)).map(<[u16]>::to_vec);
+        c.events.iter().map(|e| e.seq).zip(counts).collect()
+    }))
+}
+
+#[test]
+fn word_lists_count_what_the_tokenizer_cuts_through_updates_and_merges() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let (r1, r2) = (
+        record(f.dir.path(), &key(1), 10),
+        record(f.dir.path(), &key(2), 10),
+    );
+    store
+        .replace_session(
+            &r1,
+            &[
+                line(1, "deploying the deploy script"),
+                line(2, "nothing here"),
+                line(3, "flakyLoginTest deploy"),
+            ],
+        )
+        .unwrap();
+    store.replace_session(&r2, &[line(1, "deployed")]).unwrap();
+    let terms = ["deploy", "login", "script"];
+    let one = |store: &Store| counted(store, 1, &terms).unwrap().unwrap();
+    let first = [(1, vec![2, 0, 1]), (3, vec![1, 1, 0])];
+    assert_eq!(one(&store), first);
+    assert_eq!(
+        counted(&store, 2, &terms).unwrap().unwrap(),
+        [(1, vec![1, 0, 0])]
+    );
+    // A line off the branch is none of the session's events; a session written anew has only
+    // its new lines, before a merge drops the old ones' ids and after.
+    let mut off = line(4, "deploy");
+    off.branch = false;
+    store
+        .append_lines(&key(1), &[witness(&r1.root_path)], &[off])
+        .unwrap();
+    assert_eq!(one(&store), first);
+    store
+        .replace_session(&r2, &[line(1, "login"), line(2, "script")])
+        .unwrap();
+    let two = [(1, vec![0, 1, 0]), (2, vec![0, 0, 1])];
+    assert_eq!(counted(&store, 2, &terms).unwrap().unwrap(), two);
+    let tx = store.conn.transaction().unwrap();
+    postings::merge_all(&tx).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(one(&store), first);
+    assert_eq!(counted(&store, 2, &terms).unwrap().unwrap(), two);
+    postings::verify(&store.conn).unwrap();
+}
+
+#[test]
+fn a_session_with_a_part_past_the_lists_is_read_instead() {
+    let f = fixture();
+    let mut store = Store::open(&f.db).unwrap();
+    let rec = record(f.dir.path(), &key(1), 10);
+    let mut far = Vec::new();
+    let part = u32::try_from(words::PARTS).unwrap();
+    encode_line([(part, history_core::Role::User, None, "deploy")], &mut far);
+    let mut l = line(2, "deploy");
+    l.words = Box::leak(far.into_boxed_slice());
+    store
+        .replace_session(&rec, &[line(1, "deploy"), l])
+        .unwrap();
+    assert_eq!(counted(&store, 1, &["deploy"]).unwrap(), None);
+}
+
+#[test]
+fn a_word_row_missing_or_changed_is_damage() {
+    for damage in [
+        "DELETE FROM words WHERE key = (SELECT min(key) FROM words)",
+        "UPDATE words SET list = zeroblob(length(list)) WHERE key = (SELECT min(key) FROM words)",
+        "DELETE FROM words WHERE key = (SELECT max(key) FROM words)",
+    ] {
+        let f = fixture();
+        let mut store = Store::open(&f.db).unwrap();
+        let rec = record(f.dir.path(), &key(1), 10);
+        store
+            .replace_session(&rec, &[line(1, "deploy script")])
+            .unwrap();
+        assert!(counted(&store, 1, &["deploy"]).unwrap().is_some());
+        store.conn.execute_batch(damage).unwrap();
+        assert!(
+            matches!(counted(&store, 1, &["deploy"]), Err(StoreError::Corrupt)),
+            "{damage}"
+        );
+        assert!(postings::verify(&store.conn).is_err(), "{damage}");
+    }
+}

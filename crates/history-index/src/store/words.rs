@@ -23,7 +23,7 @@ use history_core::{for_each_term, Counted, CountedEvent, Role, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
 use rustc_hash::FxHashMap;
 
-use super::{sum, Census, StoreError};
+use super::sum;
 use crate::varint;
 
 /// How many parts of a line an event id has room for.
@@ -64,117 +64,90 @@ pub struct WordEvent {
     pub timestamp: Option<Timestamp>,
 }
 
-impl super::Store {
-    /// For each of `positions` (in the census, `None` for a session not asked about), the
-    /// events of that session on its selected branch that hold one of the terms of `hashes`
-    /// ([`term_hash`]), each with how often it holds each term, in id order; `None` for a
-    /// session one of whose lines has an event whose words are listed nowhere ([`PARTS`]).
-    /// Read a segment at a time: its lists of those terms, then the chunks that hold their
-    /// events.
-    pub fn counted(
-        &self,
-        census: &Census,
-        positions: &[Option<usize>],
-        hashes: &[u64],
-    ) -> Result<Vec<Option<Counted>>, StoreError> {
-        let conn = &self.conn;
-        let ids = |sql: &str| -> rusqlite::Result<Vec<u64>> {
-            let mut stmt = conn.prepare_cached(sql)?;
-            let rows = stmt.query_map([], |r| r.get::<_, i64>(0))?;
-            rows.map(|r| r.map(|id| id as u64)).collect()
-        };
-        let off = ids("SELECT id FROM lines INDEXED BY lines_off_branch WHERE branch = 0 ORDER BY id")?;
-        let gone = ids("SELECT id FROM gone ORDER BY id")?;
-        let wanted = census.ids_at(positions);
-        let ranges = &census.ranges;
-        // The session asked about that line `line` is of, if any: `Err` for a line of no
-        // session that is not gone.
-        let session_of = |line: u64| -> Result<Option<usize>, StoreError> {
-            let id = line as i64;
-            let r = ranges.partition_point(|(_, range)| range.last < id);
-            match ranges.get(r) {
-                Some((session, range)) if range.first <= id => Ok(wanted.get(session).copied()),
-                _ if gone.binary_search(&line).is_ok() => Ok(None),
-                _ => Err(StoreError::Corrupt),
+/// Adds to `out` (by session, `None` for one not asked about) the events of every segment
+/// (`segments`, in id order) that hold one of the terms of `hashes` ([`term_hash`]), each with
+/// how often it holds each term, in id order: those of the lines `skip` does not leave out, of
+/// the session `session_of` names. A session one of whose lines has an event whose words are
+/// listed nowhere ([`PARTS`]) becomes `None`. Read a segment at a time: its lists of those
+/// terms, then the chunks that hold their events.
+pub(super) fn counted(
+    conn: &Connection,
+    segments: &[i64],
+    hashes: &[u64],
+    (skip, session_of): (
+        &dyn Fn(u64) -> bool,
+        &dyn Fn(u64) -> rusqlite::Result<Option<usize>>,
+    ),
+    out: &mut [Option<Counted>],
+) -> rusqlite::Result<()> {
+    let terms = hashes.len();
+    let mut overflowed = Vec::new();
+    for &segment in segments {
+        let head = read_head(conn, segment)?;
+        for &line in &head.overflow {
+            overflowed.extend(session_of(line)?);
+        }
+        // Each (event, term, count) of the segment, in event order.
+        let mut pairs: Vec<(u64, u32, u32)> = Vec::new();
+        let mut rows: FxHashMap<u64, (u64, Vec<u8>)> = FxHashMap::default();
+        for (t, &hash) in hashes.iter().enumerate() {
+            let b = bucket(hash, head.buckets);
+            if !rows.contains_key(&b) {
+                rows.insert(b, read_row(conn, segment << 32 | b as i64)?);
             }
-        };
-        let terms = hashes.len();
-        let mut out: Vec<Option<Counted>> = positions
-            .iter()
-            .map(|p| p.map(|_| Counted::default()))
-            .collect();
-        let mut overflowed = Vec::new();
-        for segment in super::postings::segment_ids(conn)? {
-            let head = read_head(conn, segment)?;
-            for &line in &head.overflow {
-                overflowed.extend(session_of(line)?);
+            let (count, bytes) = &rows[&b];
+            for e in entries(bytes, *count)?.iter().filter(|e| e.hash == hash) {
+                pairs.reserve(e.n as usize);
+                self::pairs(e, |id, n| pairs.push((id, t as u32, n)))?;
             }
-            // Each (event, term, count) of the segment, in event order.
-            let mut pairs: Vec<(u64, u32, u32)> = Vec::new();
-            let mut rows: FxHashMap<u64, (u64, Vec<u8>)> = FxHashMap::default();
-            for (t, &hash) in hashes.iter().enumerate() {
-                let b = bucket(hash, head.buckets);
-                if !rows.contains_key(&b) {
-                    rows.insert(b, read_row(conn, segment << 32 | b as i64)?);
-                }
-                let (count, bytes) = &rows[&b];
-                for e in entries(bytes, *count)?.iter().filter(|e| e.hash == hash) {
-                    pairs.reserve(e.n as usize);
-                    self::pairs(e, |id, n| pairs.push((id, t as u32, n)))?;
-                }
+        }
+        drop(rows);
+        pairs.sort_unstable();
+        let mut at = 0;
+        for c in 0..head.chunks.len() {
+            let end = head.chunks.get(c + 1).copied().unwrap_or(u64::MAX);
+            if pairs.get(at).is_none_or(|p| p.0 >= end) {
+                continue;
             }
-            drop(rows);
-            pairs.sort_unstable();
-            let mut at = 0;
-            for c in 0..head.chunks.len() {
-                let end = head.chunks.get(c + 1).copied().unwrap_or(u64::MAX);
-                if pairs.get(at).is_none_or(|p| p.0 >= end) {
+            let (count, bytes) = read_row(conn, segment << 32 | (CHUNK + c as i64))?;
+            for e in chunk_events(&bytes, count)? {
+                if pairs.get(at).is_none_or(|p| p.0 != e.id) {
                     continue;
                 }
-                let (count, bytes) = read_row(conn, segment << 32 | (CHUNK + c as i64))?;
-                for e in chunk_events(&bytes, count)? {
-                    if pairs.get(at).is_none_or(|p| p.0 != e.id) {
-                        continue;
-                    }
-                    let from = at;
-                    while pairs.get(at).is_some_and(|p| p.0 == e.id) {
-                        at += 1;
-                    }
-                    let line = e.id / PARTS;
-                    if gone.binary_search(&line).is_ok() || off.binary_search(&line).is_ok() {
-                        continue;
-                    }
-                    let Some(Some(session)) = session_of(line)?.map(|i| out[i].as_mut()) else {
-                        continue;
-                    };
-                    session.events.push(CountedEvent {
-                        seq: e.seq,
-                        part: (e.id % PARTS) as u32,
-                        role: e.role,
-                        timestamp: e.timestamp,
-                        words: e.words,
-                    });
-                    let base = session.counts.len();
-                    session.counts.resize(base + terms, 0);
-                    for &(_, t, n) in &pairs[from..at] {
-                        let (at, n) = (base + t as usize, u16::try_from(n).unwrap_or(u16::MAX));
-                        session.counts[at] = session.counts[at].saturating_add(n);
-                    }
+                let from = at;
+                while pairs.get(at).is_some_and(|p| p.0 == e.id) {
+                    at += 1;
                 }
-                // Every pair's event is in its chunk.
-                if pairs.get(at).is_some_and(|p| p.0 < end) {
-                    return Err(StoreError::Corrupt);
+                let line = e.id / PARTS;
+                if skip(line) {
+                    continue;
+                }
+                let Some(Some(session)) = session_of(line)?.map(|i| out[i].as_mut()) else {
+                    continue;
+                };
+                session.events.push(CountedEvent {
+                    seq: e.seq,
+                    part: (e.id % PARTS) as u32,
+                    role: e.role,
+                    timestamp: e.timestamp,
+                    words: e.words,
+                });
+                let base = session.counts.len();
+                session.counts.resize(base + terms, 0);
+                for &(_, t, n) in &pairs[from..at] {
+                    let (at, n) = (base + t as usize, u16::try_from(n).unwrap_or(u16::MAX));
+                    session.counts[at] = session.counts[at].saturating_add(n);
                 }
             }
-            if at < pairs.len() {
-                return Err(StoreError::Corrupt);
-            }
+            // Every pair's event is in its chunk.
+            sum::whole(pairs.get(at).is_none_or(|p| p.0 >= end))?;
         }
-        for i in overflowed {
-            out[i] = None;
-        }
-        Ok(out)
+        sum::whole(at == pairs.len())?;
     }
+    for i in overflowed {
+        out[i] = None;
+    }
+    Ok(())
 }
 
 fn role_code(role: Role) -> u64 {
@@ -204,7 +177,10 @@ pub(crate) fn encode_line<'t>(
             continue;
         }
         varint::put(out, u64::from(part));
-        varint::put(out, u64::from(words) << 3 | u64::from(timestamp.is_some()) << 2 | role_code(role));
+        varint::put(
+            out,
+            u64::from(words) << 3 | u64::from(timestamp.is_some()) << 2 | role_code(role),
+        );
         if let Some(t) = timestamp {
             out.extend_from_slice(&t.0.to_le_bytes());
         }
@@ -263,10 +239,10 @@ impl Words {
         *self = Words::default();
     }
 
-    /// The memory the gathered words take.
+    /// The memory the gathered words take: a term's slot, entry and first allocation each.
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
-            + self.terms.len() * std::mem::size_of::<Gathered>()
+            + self.terms.len() * (std::mem::size_of::<Gathered>() + 32)
             + self.events.len() * std::mem::size_of::<WordEvent>()
     }
 
@@ -350,9 +326,7 @@ fn bucket(hash: u64, buckets: u64) -> u64 {
     (hash >> 32) & (buckets - 1)
 }
 
-fn read_event(
-    words: &mut &[u8],
-) -> Option<(u32, Role, Option<Timestamp>, u32, Vec<(u64, u32)>)> {
+fn read_event(words: &mut &[u8]) -> Option<(u32, Role, Option<Timestamp>, u32, Vec<(u64, u32)>)> {
     let mut at = 0;
     let part = u32::try_from(varint::read(words, &mut at)?).ok()?;
     let code = varint::read(words, &mut at)?;
@@ -491,9 +465,14 @@ fn pairs(entry: &Entry<'_>, mut each: impl FnMut(u64, u32)) -> rusqlite::Result<
                 ),
                 lines => (lines, 0),
             };
-            id = (id / PARTS).checked_add(lines)?.checked_mul(PARTS)?.checked_add(part)?;
+            id = (id / PARTS)
+                .checked_add(lines)?
+                .checked_mul(PARTS)?
+                .checked_add(part)?;
             let n = match v & 3 {
-                3 => u32::try_from(varint::read(bytes, &mut at)?).ok()?.checked_add(4)?,
+                3 => u32::try_from(varint::read(bytes, &mut at)?)
+                    .ok()?
+                    .checked_add(4)?,
                 times => times as u32 + 1,
             };
             Some(n)
@@ -552,13 +531,7 @@ impl<'c> Rows<'c> {
             varint::put(&mut bytes, o - last);
             last = o;
         }
-        self.put(
-            HEAD,
-            Row {
-                entries: 0,
-                bytes,
-            },
-        )
+        self.put(HEAD, Row { entries: 0, bytes })
     }
 }
 
@@ -785,7 +758,14 @@ mod tests {
     fn pairs_and_chunks_read_back() {
         let mut bytes = Vec::new();
         let mut last = 0;
-        let want = [(0, 1), (64, 3), (65, 2), (700, 4), (64 * 40, 1), (1 << 40, 300)];
+        let want = [
+            (0, 1),
+            (64, 3),
+            (65, 2),
+            (700, 4),
+            (64 * 40, 1),
+            (1 << 40, 300),
+        ];
         for &(id, n) in &want {
             put_pair(&mut bytes, &mut last, id, n);
         }
