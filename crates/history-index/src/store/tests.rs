@@ -1012,12 +1012,11 @@ fn a_token_list_hidden_by_damage_is_damage_not_an_absence() {
     assert!(lists(&store, &["zz", "cc"]).is_err());
 }
 
-/// What the word lists count of `terms` in session `k`, as (seq, counts) per event.
-fn counted(
-    store: &Store,
-    k: u32,
-    terms: &[&str],
-) -> Result<Option<Vec<(u64, Vec<u16>)>>, StoreError> {
+/// Each event's seq and counts of the terms asked for.
+type Counts = Vec<(u64, Vec<u16>)>;
+
+/// What the word lists count of `terms` in session `k`.
+fn counted(store: &Store, k: u32, terms: &[&str]) -> Result<Option<Counts>, StoreError> {
     let census = store.census_of_tables()?;
     let hashes: Vec<u64> = terms.iter().map(|t| words::term_hash(t)).collect();
     let mut out = store.counted(&census, &[census.position(&key(k))], &hashes)?;

@@ -64,6 +64,9 @@ pub struct WordEvent {
     pub timestamp: Option<Timestamp>,
 }
 
+/// The session asked about that a line is of, if any; an error when the line is of none.
+pub(super) type SessionOf<'a> = dyn Fn(u64) -> rusqlite::Result<Option<usize>> + 'a;
+
 /// Adds to `out` (by session, `None` for one not asked about) the events of every segment
 /// (`segments`, in id order) that hold one of the terms of `hashes` ([`term_hash`]), each with
 /// how often it holds each term, in id order: those of the lines `skip` does not leave out, of
@@ -74,10 +77,7 @@ pub(super) fn counted(
     conn: &Connection,
     segments: &[i64],
     hashes: &[u64],
-    (skip, session_of): (
-        &dyn Fn(u64) -> bool,
-        &dyn Fn(u64) -> rusqlite::Result<Option<usize>>,
-    ),
+    (skip, session_of): (&dyn Fn(u64) -> bool, &SessionOf<'_>),
     out: &mut [Option<Counted>],
 ) -> rusqlite::Result<()> {
     let terms = hashes.len();
@@ -92,10 +92,12 @@ pub(super) fn counted(
         let mut rows: FxHashMap<u64, (u64, Vec<u8>)> = FxHashMap::default();
         for (t, &hash) in hashes.iter().enumerate() {
             let b = bucket(hash, head.buckets);
-            if !rows.contains_key(&b) {
-                rows.insert(b, read_row(conn, segment << 32 | b as i64)?);
-            }
-            let (count, bytes) = &rows[&b];
+            let (count, bytes) = match rows.entry(b) {
+                std::collections::hash_map::Entry::Occupied(row) => row.into_mut(),
+                std::collections::hash_map::Entry::Vacant(row) => {
+                    row.insert(read_row(conn, segment << 32 | b as i64)?)
+                }
+            };
             for e in entries(bytes, *count)?.iter().filter(|e| e.hash == hash) {
                 pairs.reserve(e.n as usize);
                 self::pairs(e, |id, n| pairs.push((id, t as u32, n)))?;
@@ -326,7 +328,11 @@ fn bucket(hash: u64, buckets: u64) -> u64 {
     (hash >> 32) & (buckets - 1)
 }
 
-fn read_event(words: &mut &[u8]) -> Option<(u32, Role, Option<Timestamp>, u32, Vec<(u64, u32)>)> {
+/// One event of a line's words ([`encode_line`]): its part, role, time, length, and each
+/// term's hash with its count.
+type LineEvent = (u32, Role, Option<Timestamp>, u32, Vec<(u64, u32)>);
+
+fn read_event(words: &mut &[u8]) -> Option<LineEvent> {
     let mut at = 0;
     let part = u32::try_from(varint::read(words, &mut at)?).ok()?;
     let code = varint::read(words, &mut at)?;
