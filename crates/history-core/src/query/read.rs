@@ -42,6 +42,7 @@ pub(crate) fn read_page(
                 events: loaded.events,
                 meta: loaded.meta,
                 notices: loaded.notices,
+                location: None,
             }
         }
     };
