@@ -1172,7 +1172,6 @@ impl Projection for Index {
             events,
             meta: about.meta,
             notices: about.notices,
-            location: None,
         })
     }
 
@@ -1271,17 +1270,10 @@ impl Projection for Index {
             let line = self.damage.ok(store.line_at(&file.key, seq))??;
             (path, about, line)
         };
-        // A seq is the line of the session's own file, the only one it is read from.
-        let location = Location {
-            line: seq,
-            byte_offset: line.line.offset,
-            byte_len: line.line.len,
-        };
         Some(SessionEvents {
             events: read_line(source, &path, &line)?,
             meta: about.meta,
             notices: about.notices,
-            location: Some(location),
         })
     }
 

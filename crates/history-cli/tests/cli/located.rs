@@ -564,7 +564,6 @@ fn decoded_line(corpus: &Corpus, file: &SessionFile, seq: u64) -> history_core::
         events: loaded.events,
         meta: loaded.meta,
         notices: loaded.notices,
-        location: None,
     }
 }
 
@@ -607,18 +606,6 @@ fn one_line_read_alone_is_what_a_decode_gives() {
         for &seq in &seqs {
             let Some(line) = index.line(&indexing, &file, seq) else {
                 continue;
-            };
-            // Its line in the file, and where the line is, come with it.
-            let location = line.location.expect("a line read alone says where it is");
-            assert_eq!(location.line, seq, "{:?}", file.path);
-            let bytes = std::fs::read(&file.path).unwrap();
-            let start = usize::try_from(location.byte_offset).unwrap();
-            let end = start + usize::try_from(location.byte_len).unwrap();
-            assert_eq!(bytes[..start].iter().filter(|&&b| b == b'\n').count() + 1, seq as usize);
-            assert!(bytes.get(end).is_none_or(|&b| b == b'\n' || b == b'\r'));
-            let line = history_core::SessionEvents {
-                location: None,
-                ..line
             };
             assert_eq!(
                 line,

@@ -1231,10 +1231,6 @@ fn base_recipe(req: &FindRequest) -> Recipe {
     }
 }
 
-/// Hits read again for a page: their snippets, what their session is about, and where the
-/// lines they are on are, where that is known.
-type Read = (Vec<Shot>, SessionMeta, Vec<(u64, crate::source::Location)>);
-
 /// What the page shows of its sessions: their best hits read again, with their texts.
 struct Shown<'a> {
     scope: &'a Scope<'a>,
@@ -1262,11 +1258,8 @@ impl Shown<'_> {
             true => None,
             false => self.lines(r, &want),
         };
-        let (shots, meta, located) = match (kept, lines) {
-            (true, _) => {
-                let meta = r.held.meta.clone().unwrap_or_default();
-                (r.held.kept.clone(), meta, Vec::new())
-            }
+        let (shots, meta) = match (kept, lines) {
+            (true, _) => (r.held.kept.clone(), r.held.meta.clone().unwrap_or_default()),
             (false, Some(read)) => read,
             // Not kept from the first read: read again.
             (false, None) => {
@@ -1285,7 +1278,7 @@ impl Shown<'_> {
                 ) else {
                     return (Vec::new(), r.held.meta.clone().unwrap_or_default());
                 };
-                (read.into_inner(), meta, Vec::new())
+                (read.into_inner(), meta)
             }
         };
         let qualified = file.key.to_string();
@@ -1307,12 +1300,6 @@ impl Shown<'_> {
             item = item.about(&meta);
             item.focus = shot.focus;
             item.truncated = shot.cut;
-            // Where the index said the line is, when locations are shown: the file is not
-            // read to its line to say.
-            item.location = (located.iter())
-                .filter(|_| self.scope.locations)
-                .find(|(seq, _)| *seq == shot.event.seq)
-                .map(|&(_, l)| l);
             items.push(item);
             found.push((score, matched, shot.spans.clone()));
         }
@@ -1338,17 +1325,15 @@ impl Shown<'_> {
     }
 
     /// The events of `r` at `want`, as hits show them, each read from its line alone through
-    /// the projection, what the session is about, and where those lines are; `None` when one
-    /// cannot be.
-    fn lines(&self, r: &Ranked, want: &[(u64, u32)]) -> Option<Read> {
+    /// the projection, and what the session is about; `None` when one cannot be.
+    fn lines(&self, r: &Ranked, want: &[(u64, u32)]) -> Option<(Vec<Shot>, SessionMeta)> {
         let (p, file) = (self.scope.projection?, &self.sessions[r.held.index]);
         let mut seqs: Vec<u64> = want.iter().map(|w| w.0).collect();
         seqs.sort_unstable();
         seqs.dedup();
-        let (mut shots, mut meta, mut located) = (Vec::new(), None, Vec::new());
+        let (mut shots, mut meta) = (Vec::new(), None);
         for seq in seqs {
             let line = p.line(self.scope.corpus, file, seq)?;
-            located.extend(line.location.map(|l| (seq, l)));
             for mut e in line
                 .events
                 .into_iter()
@@ -1360,7 +1345,7 @@ impl Shown<'_> {
             }
             meta = Some(line.meta);
         }
-        Some((shots, meta?, located))
+        Some((shots, meta?))
     }
 
     /// The entry of session `r`, at `rank`.

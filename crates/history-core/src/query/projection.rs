@@ -23,9 +23,6 @@ pub struct SessionEvents {
     pub meta: SessionMeta,
     /// What a decode of the session says of it (damaged lines skipped, say).
     pub notices: Vec<String>,
-    /// Where the line is, for the events of one line ([`Projection::line`]) when the projection
-    /// knows it: a page of them need not read the file to its line to say.
-    pub location: Option<Location>,
 }
 
 /// What a search projection knows of a session's hits without reading its files. It must never

@@ -42,7 +42,6 @@ pub(crate) fn read_page(
                 events: loaded.events,
                 meta: loaded.meta,
                 notices: loaded.notices,
-                location: None,
             }
         }
     };

@@ -87,8 +87,8 @@ pub(super) fn counted(
         for &line in &head.overflow {
             overflowed.extend(session_of(line)?);
         }
-        // Each (event, term, count) of the segment, in event order.
-        let mut pairs: Vec<(u64, u32, u32)> = Vec::new();
+        // Each term's (event, count) pairs in the segment, in event order.
+        let mut lists: Vec<Vec<(u64, u32)>> = vec![Vec::new(); terms];
         let mut rows: FxHashMap<u64, (u64, Vec<u8>)> = FxHashMap::default();
         for (t, &hash) in hashes.iter().enumerate() {
             let b = bucket(hash, head.buckets);
@@ -99,29 +99,41 @@ pub(super) fn counted(
                 }
             };
             for e in entries(bytes, *count)?.iter().filter(|e| e.hash == hash) {
-                pairs.reserve(e.n as usize);
-                self::pairs(e, |id, n| pairs.push((id, t as u32, n)))?;
+                lists[t].reserve(e.n as usize);
+                self::pairs(e, |id, n| lists[t].push((id, n)))?;
             }
         }
         drop(rows);
-        pairs.sort_unstable();
-        let mut at = 0;
+        // Where each term's list is, as the chunks' events go by in the same order.
+        let (mut at, mut row) = (vec![0; terms], vec![0u16; terms]);
+        let next = |at: &[usize]| {
+            (0..terms)
+                .filter_map(|t| lists[t].get(at[t]))
+                .map(|p| p.0)
+                .min()
+        };
         for c in 0..head.chunks.len() {
             let end = head.chunks.get(c + 1).copied().unwrap_or(u64::MAX);
-            if pairs.get(at).is_none_or(|p| p.0 >= end) {
+            if next(&at).is_none_or(|id| id >= end) {
                 continue;
             }
             let (count, bytes) = read_row(conn, segment << 32 | (CHUNK + c as i64))?;
             for e in chunk_events(&bytes, count)? {
-                if pairs.get(at).is_none_or(|p| p.0 != e.id) {
-                    continue;
-                }
-                let from = at;
-                while pairs.get(at).is_some_and(|p| p.0 == e.id) {
-                    at += 1;
+                let mut held = false;
+                for t in 0..terms {
+                    let pair = lists[t].get(at[t]);
+                    // A pair whose event is not among the chunk's is damage.
+                    sum::whole(pair.is_none_or(|p| p.0 >= e.id))?;
+                    row[t] = match pair.filter(|p| p.0 == e.id) {
+                        Some(&(_, n)) => {
+                            (at[t], held) = (at[t] + 1, true);
+                            u16::try_from(n).unwrap_or(u16::MAX)
+                        }
+                        None => 0,
+                    };
                 }
                 let line = e.id / PARTS;
-                if skip(line) {
+                if !held || skip(line) {
                     continue;
                 }
                 let Some(Some(session)) = session_of(line)?.map(|i| out[i].as_mut()) else {
@@ -134,17 +146,11 @@ pub(super) fn counted(
                     timestamp: e.timestamp,
                     words: e.words,
                 });
-                let base = session.counts.len();
-                session.counts.resize(base + terms, 0);
-                for &(_, t, n) in &pairs[from..at] {
-                    let (at, n) = (base + t as usize, u16::try_from(n).unwrap_or(u16::MAX));
-                    session.counts[at] = session.counts[at].saturating_add(n);
-                }
+                session.counts.extend_from_slice(&row);
             }
-            // Every pair's event is in its chunk.
-            sum::whole(pairs.get(at).is_none_or(|p| p.0 >= end))?;
+            sum::whole(next(&at).is_none_or(|id| id >= end))?;
         }
-        sum::whole(at == pairs.len())?;
+        sum::whole(next(&at).is_none())?;
     }
     for i in overflowed {
         out[i] = None;
