@@ -9,7 +9,9 @@
 //! transcripts; and [`projection::Index`] is what a search consults
 //! ([`history_core::Projection`]): for every session indexed by this build from files
 //! that have not changed since, or have only grown, whether any line can hold a hit, and when
-//! those lines happen. Any other session is read as it would be without the projection.
+//! those lines happen, and, for `find`, which of its events hold a question's words and how
+//! often ([`store`]'s word lists). Any other session is read as it would be without the
+//! projection.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -56,7 +56,7 @@ pub use record::{
 };
 pub use schema::SCHEMA_VERSION;
 pub(crate) use words::encode_line;
-pub use words::{term_hash, WordEvent, PARTS};
+pub use words::{term_hash, PARTS};
 
 /// A read-only connection to a database already open, not yet made: see [`Store::reader`].
 pub struct Reader {

@@ -73,10 +73,15 @@ impl Filter {
 
     /// Whether the event falls within the time window; untimed events fail any bound.
     pub fn in_time(&self, event: &Event) -> bool {
+        self.at_time(event.timestamp)
+    }
+
+    /// Whether an event at `time` falls within the time window ([`Filter::in_time`]).
+    pub fn at_time(&self, time: Option<Timestamp>) -> bool {
         if self.since.is_none() && self.until.is_none() {
             return true;
         }
-        let Some(t) = event.timestamp else {
+        let Some(t) = time else {
             return false;
         };
         self.since.is_none_or(|s| t >= s) && self.until.is_none_or(|u| t < u)
@@ -84,7 +89,12 @@ impl Filter {
 
     /// Whether the event has one of the roles asked for.
     pub fn has_role(&self, event: &Event) -> bool {
-        self.roles.is_empty() || self.roles.contains(&event.role)
+        self.takes_role(event.role)
+    }
+
+    /// Whether `role` is one of the roles asked for ([`Filter::has_role`]).
+    pub fn takes_role(&self, role: Role) -> bool {
+        self.roles.is_empty() || self.roles.contains(&role)
     }
 
     /// Whether the event's text holds one of the queries (true when there is none).

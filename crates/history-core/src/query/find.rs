@@ -316,20 +316,13 @@ impl Question {
         (counted, of): (&Counted, &[usize]),
         mut each: impl FnMut(&CountedEvent, &[u16], u64),
     ) {
-        let in_time = |t: Option<Timestamp>| {
-            (filter.since.is_none() && filter.until.is_none())
-                || t.is_some_and(|t| {
-                    filter.since.is_none_or(|s| t >= s) && filter.until.is_none_or(|u| t < u)
-                })
-        };
         let mut tf = vec![0u16; self.terms.len()];
         for (e, counts) in counted
             .events
             .iter()
             .zip(counted.counts.chunks(of.len().max(1)))
         {
-            if !(filter.roles.is_empty() || filter.roles.contains(&e.role)) || !in_time(e.timestamp)
-            {
+            if !filter.takes_role(e.role) || !filter.at_time(e.timestamp) {
                 continue;
             }
             tf.fill(0);
