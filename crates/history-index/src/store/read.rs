@@ -581,9 +581,9 @@ impl Store {
 impl Store {
     /// For each of `positions` (in the census, `None` for a session not asked about), the
     /// events of that session on its selected branch that hold one of the terms of `hashes`
-    /// ([`words::term_hash`]), each with how often it holds each term, in id order; `None` for a
+    /// ([`super::term_hash`]), each with how often it holds each term, in id order; `None` for a
     /// session one of whose lines has an event whose words are listed nowhere
-    /// ([`words::PARTS`]).
+    /// ([`super::PARTS`]).
     pub fn counted(
         &self,
         census: &Census,

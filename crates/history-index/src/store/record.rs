@@ -66,7 +66,7 @@ pub struct LineRecord<'a> {
     pub events: &'a [u8],
     /// Its retrieval tokens, each once.
     pub tokens: &'a [crate::tokens::Token],
-    /// The words of its events ([`crate::store::encode_line`]).
+    /// The words of its events, as the build cuts them (each event's terms with their counts).
     pub words: &'a [u8],
 }
 

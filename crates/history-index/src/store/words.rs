@@ -13,7 +13,8 @@
 //!   first event id of each chunk, and the lines with an event whose part is past [`PARTS`]
 //!   (whose words are listed nowhere: their sessions are read instead);
 //! - slots `0..buckets`: a bucket, the terms whose hash's high half falls in it, in hash order,
-//!   each with its events as (id delta, count) pairs;
+//!   each with its events, each as how many lines on from the last it is and how often it holds
+//!   the term ([`put_pair`]);
 //! - slots [`CHUNK`] + c: the c-th run of [`CHUNK_EVENTS`] events that hold a term, in id order.
 //!
 //! Every row a head names exists, each sealed with its key: a missing row is damage, never an
@@ -51,7 +52,7 @@ pub fn term_hash(term: &str) -> u64 {
 
 /// One event that holds a term, as its segment keeps it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WordEvent {
+pub(crate) struct WordEvent {
     /// Its id: its line's id × [`PARTS`] + its part.
     pub id: u64,
     /// Its line's seq.
