@@ -248,9 +248,7 @@ impl Question {
             for_each_term_where(text, &self.literal_set, &|folded| self.could(folded), |w| {
                 self.matches(w.term, |i| tf[i] = tf[i].saturating_add(1));
             });
-        let held = (0..tf.len())
-            .filter(|&i| tf[i] > 0)
-            .fold(0u64, |m, i| m | 1 << i);
+        let held = terms_in(&tf);
         (held & !self.short != 0).then_some(Tally { tf, words, held })
     }
 
@@ -329,9 +327,7 @@ impl Question {
             for (k, &n) in counts.iter().enumerate() {
                 tf[of[k]] = tf[of[k]].saturating_add(n);
             }
-            let held = (0..tf.len())
-                .filter(|&i| tf[i] > 0)
-                .fold(0u64, |m, i| m | 1 << i);
+            let held = terms_in(&tf);
             if held & !self.short != 0 {
                 each(e, &tf, held);
             }
@@ -384,16 +380,13 @@ impl Question {
         }
         let terms = scored.iter().fold(0u64, |m, e| m | e.tally.held);
         let last = scored.iter().filter_map(|e| e.timestamp).max();
-        Some(Held {
-            index,
-            meta: None,
-            hits: scored.len(),
-            events: frontier(self, scored, depth),
-            kept: Vec::new(),
-            terms,
-            last: last.map_or(file.modified, |t| t.0),
-            known,
-        })
+        let hits = scored.len();
+        let events = frontier(self, scored, depth);
+        Some(Held::counted(
+            (index, file, known),
+            (hits, terms, last),
+            events,
+        ))
     }
 
     /// What session `index` holds of the question, from the counts of its events
@@ -444,17 +437,19 @@ impl Question {
         }
         let mut events: Vec<Scored> = best.into_iter().map(|(_, e)| e).collect();
         events.sort_unstable_by_key(|e| (e.seq, e.part));
-        Some(Held {
-            index,
-            meta: None,
-            hits,
+        Some(Held::counted(
+            (index, file, known),
+            (hits, terms, last),
             events,
-            kept: Vec::new(),
-            terms,
-            last: last.map_or(file.modified, |t| t.0),
-            known,
-        })
+        ))
     }
+}
+
+/// Which terms counts `tf` say an event holds.
+fn terms_in(tf: &[u16]) -> u64 {
+    (0..tf.len())
+        .filter(|&i| tf[i] > 0)
+        .fold(0u64, |m, i| m | 1 << i)
 }
 
 /// How an event holds a question's terms.
@@ -478,6 +473,19 @@ struct Scored {
     tally: Tally,
 }
 
+impl Scored {
+    /// `e`, holding the terms as `tally` says.
+    fn of(e: &Event, tally: Tally) -> Scored {
+        Scored {
+            seq: e.seq,
+            part: e.part,
+            role: e.role,
+            timestamp: e.timestamp,
+            tally,
+        }
+    }
+}
+
 /// What one session holds of a question.
 struct Held {
     /// Its place among the sessions in scope.
@@ -499,6 +507,27 @@ struct Held {
     known: Option<Known>,
 }
 
+impl Held {
+    /// Session `index` (`file`), from word lists: its `hits` events that hold a term, which
+    /// hold `terms`, the latest at `last`, of which it keeps `events`.
+    fn counted(
+        (index, file, known): (usize, &SessionFile, Option<Known>),
+        (hits, terms, last): (usize, u64, Option<Timestamp>),
+        events: Vec<Scored>,
+    ) -> Held {
+        Held {
+            index,
+            meta: None,
+            hits,
+            events,
+            kept: Vec::new(),
+            terms,
+            last: last.map_or(file.modified, |t| t.0),
+            known,
+        }
+    }
+}
+
 /// The rarity of each term in scope.
 struct Rarity {
     holders: Vec<usize>,
@@ -506,8 +535,15 @@ struct Rarity {
 }
 
 impl Rarity {
-    /// The rarity of terms that `holders` of `sessions` sessions hold.
-    fn of(holders: Vec<usize>, sessions: usize) -> Rarity {
+    /// The rarity of `terms` terms in `sessions` sessions, of which those that hold any hold
+    /// the terms of `held` (each a mask of the terms).
+    fn of(terms: usize, held: impl IntoIterator<Item = u64>, sessions: usize) -> Rarity {
+        let mut holders = vec![0usize; terms];
+        for held in held {
+            for (t, n) in holders.iter_mut().enumerate() {
+                *n += usize::from(held & 1 << t != 0);
+            }
+        }
         Rarity {
             idf: holders.iter().map(|&h| idf(sessions, h)).collect(),
             holders,
@@ -887,13 +923,7 @@ impl Compound {
         let read = RefCell::new(Vec::new());
         let visit = |e: &Event| {
             if let Some(tally) = q.tally(&e.text) {
-                read.borrow_mut().push(Scored {
-                    seq: e.seq,
-                    part: e.part,
-                    role: e.role,
-                    timestamp: e.timestamp,
-                    tally,
-                });
+                read.borrow_mut().push(Scored::of(e, tally));
             }
         };
         let filters = (&self.filter, &self.raw);
@@ -961,17 +991,13 @@ fn gather(
                     || counted[i].lock().is_ok_and(|c| c.is_some())
             });
             every.then(|| {
-                let mut holders = vec![0usize; q.terms.len()];
-                for c in counted {
-                    let Ok(c) = c.lock() else { continue };
-                    let Some(c) = c.as_ref() else { continue };
+                let held = counted.iter().filter_map(|c| {
+                    let c = c.lock().ok()?;
                     let mut held = 0u64;
-                    q.each_counted(filter, (c, of), |_, _, h| held |= h);
-                    for (t, n) in holders.iter_mut().enumerate() {
-                        *n += usize::from(held & 1 << t != 0);
-                    }
-                }
-                Rarity::of(holders, sessions.len())
+                    q.each_counted(filter, (c.as_ref()?, of), |_, _, h| held |= h);
+                    Some(held)
+                });
+                Rarity::of(q.terms.len(), held, sessions.len())
             })
         }
         _ => None,
@@ -1010,13 +1036,7 @@ fn gather(
                 return;
             }
             if let Some(tally) = q.tally(&e.text) {
-                let scored = Scored {
-                    seq: e.seq,
-                    part: e.part,
-                    role: e.role,
-                    timestamp: e.timestamp,
-                    tally,
-                };
+                let scored = Scored::of(e, tally);
                 likely.borrow_mut().offer(q, &scored, e);
                 tallied.borrow_mut().insert(e.position(), scored);
             }
@@ -1094,13 +1114,8 @@ pub(crate) fn find_page(
     if stop() {
         return Ok(None);
     }
-    let mut holders = vec![0usize; q.terms.len()];
-    for h in &gathered.held {
-        for (t, n) in holders.iter_mut().enumerate() {
-            *n += usize::from(h.terms & 1 << t != 0);
-        }
-    }
-    let rarity = Rarity::of(holders, sessions.len());
+    let held = gathered.held.iter().map(|h| h.terms);
+    let rarity = Rarity::of(q.terms.len(), held, sessions.len());
     let mean_size =
         sessions.iter().map(|f| f.size as f64).sum::<f64>() / sessions.len().max(1) as f64;
     let newest = gathered.held.iter().map(|h| h.last).max().unwrap_or(0);

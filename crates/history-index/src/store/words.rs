@@ -530,22 +530,34 @@ impl<'c> Rows<'c> {
         overflow: &[u64],
     ) -> rusqlite::Result<()> {
         let mut bytes = Vec::new();
-        for v in [buckets, terms, chunks.len() as u64] {
-            varint::put(&mut bytes, v);
-        }
-        let mut last = 0;
-        for &c in chunks {
-            varint::put(&mut bytes, c - last);
-            last = c;
-        }
-        varint::put(&mut bytes, overflow.len() as u64);
-        let mut last = 0;
-        for &o in overflow {
-            varint::put(&mut bytes, o - last);
-            last = o;
-        }
+        varint::put(&mut bytes, buckets);
+        varint::put(&mut bytes, terms);
+        put_ascending(&mut bytes, chunks);
+        put_ascending(&mut bytes, overflow);
         self.put(HEAD, Row { entries: 0, bytes })
     }
+}
+
+/// Appends `values` (ascending): how many, then each as its step from the one before.
+fn put_ascending(out: &mut Vec<u8>, values: &[u64]) {
+    varint::put(out, values.len() as u64);
+    let mut last = 0;
+    for &v in values {
+        varint::put(out, v - last);
+        last = v;
+    }
+}
+
+/// What [`put_ascending`] wrote at `*at`, moving `*at` past it.
+fn read_ascending(bytes: &[u8], at: &mut usize) -> Option<Vec<u64>> {
+    let n = varint::read(bytes, at)?;
+    let mut last = 0u64;
+    (0..n)
+        .map(|_| {
+            last = last.checked_add(varint::read(bytes, at)?)?;
+            Some(last)
+        })
+        .collect()
 }
 
 /// A row's entries count and bytes, checked; damage when the row is missing.
@@ -594,20 +606,10 @@ fn read_head(conn: &Connection, segment: i64) -> rusqlite::Result<Head> {
     let (_, bytes) = read_row(conn, segment << 32 | HEAD)?;
     let head = (|| {
         let mut at = 0;
-        let mut next = || varint::read(&bytes, &mut at);
-        let (buckets, terms, n) = (next()?, next()?, next()?);
-        let mut deltas = |n: u64| -> Option<Vec<u64>> {
-            let mut last = 0u64;
-            (0..n)
-                .map(|_| {
-                    last = last.checked_add(next()?)?;
-                    Some(last)
-                })
-                .collect()
-        };
-        let chunks = deltas(n)?;
-        let k = deltas(1)?[0];
-        let overflow = deltas(k)?;
+        let buckets = varint::read(&bytes, &mut at)?;
+        let terms = varint::read(&bytes, &mut at)?;
+        let chunks = read_ascending(&bytes, &mut at)?;
+        let overflow = read_ascending(&bytes, &mut at)?;
         (buckets.is_power_of_two() && at == bytes.len()).then_some(Head {
             buckets,
             terms,
