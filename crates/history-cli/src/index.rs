@@ -385,7 +385,7 @@ impl Projection for WhenAsked {
         corpus: &Corpus,
         file: &SessionFile,
         seq: u64,
-    ) -> Option<history_core::SessionEvents> {
+    ) -> Option<(history_core::SessionEvents, Option<history_core::Location>)> {
         self.get()?.line(corpus, file, seq)
     }
 

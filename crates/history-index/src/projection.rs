@@ -12,13 +12,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use history_core::End;
-use history_core::Location;
 use history_core::Projection;
 use history_core::{
     Corpus, Event, Filter, HistoryError, LineTime, SessionFile, SessionKey, SessionMeta, Timestamp,
     Transcript,
 };
 use history_core::{Counted, HitTexts, Known, SessionEvents, SessionHits, Wanted};
+use history_core::{Location, Origin};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
 
@@ -1189,11 +1189,12 @@ impl Projection for Index {
             self.fresh(&store, source, file)?;
             let census = self.damage.ok(store.census())?;
             let ids = census.line_ids(census.position(&file.key)?);
+            // Read until the choice is settled (the rest of the lines only accounted for).
             let mut each = |c: Candidate| {
                 let Some(mut stored) = (c.branch).then(|| events::decode(&c.events)).flatten()
                 else {
                     undecodable |= c.branch;
-                    return;
+                    return true;
                 };
                 stored.sort_by_key(|e| e.part);
                 for e in &stored {
@@ -1202,6 +1203,7 @@ impl Projection for Index {
                 if choice.chosen().is_some_and(|(seq, _)| seq == c.line.seq) {
                     chosen = Some((c.line.seq, stored));
                 }
+                !choice.settled()
             };
             self.damage
                 .ok(store.each_line_of_session(&file.key, &ids, &mut each))?;
@@ -1262,7 +1264,12 @@ impl Projection for Index {
     /// appended to or changed since, a line not stored (damage could hide its row, so a decode
     /// tells), or a line that no longer gives the texts it was stored with leaves the session to
     /// a decode.
-    fn line(&self, corpus: &Corpus, file: &SessionFile, seq: u64) -> Option<SessionEvents> {
+    fn line(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        seq: u64,
+    ) -> Option<(SessionEvents, Option<Location>)> {
         let source = corpus.source(&file.key.harness)?;
         let (path, about, line) = {
             let store = self.store.lock().ok()?;
@@ -1270,11 +1277,26 @@ impl Projection for Index {
             let line = self.damage.ok(store.line_at(&file.key, seq))??;
             (path, about, line)
         };
-        Some(SessionEvents {
+        let events = SessionEvents {
             events: read_line(source, &path, &line)?,
             meta: about.meta,
             notices: about.notices,
-        })
+        };
+        // The stored place is that of line `seq` of the session's own file, where a line of
+        // any length but none has one: it is where the line is when the source says so.
+        let own = |o: &Origin| o.path == path && o.line == seq;
+        let location = (line.line.len > 0
+            && source
+                .origins(file, &[seq])
+                .first()?
+                .as_ref()
+                .is_some_and(own))
+        .then_some(Location {
+            line: seq,
+            byte_offset: line.line.offset,
+            byte_len: line.line.len,
+        });
+        Some((events, location))
     }
 
     /// The candidate lines' stored events, filtered by role, time and branch and walked in the

@@ -585,6 +585,7 @@ fn one_line_read_alone_is_what_a_decode_gives() {
     } = Indexed::of(roots);
     let index = Index::new(Store::open(&db).unwrap(), "test").unwrap();
     let (mut read_alone, mut with_notices, mut off_branch, mut held_whole) = (0, 0, 0, 0);
+    let mut located = 0;
     for file in indexing.discover_in(None) {
         let every = {
             let keep = |_: &Event| history_core::Keep::Meta;
@@ -604,7 +605,7 @@ fn one_line_read_alone_is_what_a_decode_gives() {
         }
         let seqs: std::collections::BTreeSet<u64> = every.iter().map(|e| e.seq).collect();
         for &seq in &seqs {
-            let Some(line) = index.line(&indexing, &file, seq) else {
+            let Some((line, location)) = index.line(&indexing, &file, seq) else {
                 continue;
             };
             assert_eq!(
@@ -613,6 +614,12 @@ fn one_line_read_alone_is_what_a_decode_gives() {
                 "{:?} {seq}",
                 file.path
             );
+            // Where the index puts the line is where reading the file finds it.
+            if let Some(location) = location {
+                let found = history_core::locate(&indexing, &file, &[seq]);
+                assert_eq!(found, [Some((file.path.clone(), location))], "{seq}");
+                located += 1;
+            }
             read_alone += 1;
             with_notices += usize::from(!line.notices.is_empty());
             off_branch += (line.events.iter())
@@ -621,6 +628,7 @@ fn one_line_read_alone_is_what_a_decode_gives() {
         }
     }
     assert!(read_alone > 300, "only {read_alone} lines read alone");
+    assert!(located > 300, "only {located} lines located");
     assert!(
         with_notices > 0 && off_branch > 0,
         "{with_notices} {off_branch}"

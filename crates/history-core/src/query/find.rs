@@ -42,7 +42,7 @@ use crate::page::{
 };
 use crate::query::sessions::around;
 use crate::query::{coverage, Counted, CountedEvent, HitTexts, Known, Scope, Wanted};
-use crate::source::LineTest;
+use crate::source::{LineTest, Location};
 use history_raw::RawFilter;
 
 /// BM25's saturation: how soon more occurrences of a term stop adding to an event's score.
@@ -633,6 +633,8 @@ struct Shot {
     focus: Option<usize>,
     spans: Vec<(usize, usize)>,
     cut: bool,
+    /// Where its line is, when the projection that read it knew.
+    location: Option<Location>,
 }
 
 impl Question {
@@ -649,6 +651,7 @@ impl Question {
             focus,
             spans,
             cut,
+            location: None,
         }
     }
 }
@@ -1308,6 +1311,9 @@ impl Shown<'_> {
             item = item.about(&meta);
             item.focus = shot.focus;
             item.truncated = shot.cut;
+            if self.scope.locations {
+                item.location = shot.location;
+            }
             items.push(item);
             found.push((score, matched, shot.spans.clone()));
         }
@@ -1341,7 +1347,7 @@ impl Shown<'_> {
         seqs.dedup();
         let (mut shots, mut meta) = (Vec::new(), None);
         for seq in seqs {
-            let line = p.line(self.scope.corpus, file, seq)?;
+            let (line, location) = p.line(self.scope.corpus, file, seq)?;
             for mut e in line
                 .events
                 .into_iter()
@@ -1349,7 +1355,10 @@ impl Shown<'_> {
             {
                 // Marked as a read of one line marks it; a hit of a search is not.
                 e.on_active_branch = None;
-                shots.push(self.q.shot(&e));
+                shots.push(Shot {
+                    location,
+                    ..self.q.shot(&e)
+                });
             }
             meta = Some(line.meta);
         }

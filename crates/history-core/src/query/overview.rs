@@ -99,6 +99,12 @@ impl Choice {
         }
     }
 
+    /// Whether no later event can change the choice: the first prompt, when that is what is
+    /// chosen.
+    pub fn settled(&self) -> bool {
+        self.first_user && self.prompt.is_some()
+    }
+
     /// The position of the event chosen; `None` when none was offered.
     pub fn chosen(&self) -> Option<(u64, u32)> {
         let first = match self.first_user {

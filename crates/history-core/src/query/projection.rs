@@ -210,9 +210,15 @@ pub trait Projection: Send + Sync {
     }
 
     /// The events of line `seq` of a session it holds as the session is now, read from that
-    /// line alone: a page of one event without decoding the session. `None` when it cannot
-    /// tell (the session is then decoded). The default always declines.
-    fn line(&self, corpus: &Corpus, file: &SessionFile, seq: u64) -> Option<SessionEvents> {
+    /// line alone: a page of one event without decoding the session; with where the line is in
+    /// the session's own file, when the projection knows it as [`crate::locate`] would find it.
+    /// `None` when it cannot tell (the session is then decoded). The default always declines.
+    fn line(
+        &self,
+        corpus: &Corpus,
+        file: &SessionFile,
+        seq: u64,
+    ) -> Option<(SessionEvents, Option<Location>)> {
         let _ = (corpus, file, seq);
         None
     }

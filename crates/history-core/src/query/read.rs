@@ -34,15 +34,16 @@ pub(crate) fn read_page(
     let from_line = (scope.projection)
         .filter(|_| file.size >= LINE_READ)
         .and_then(|p| p.line(scope.corpus, file, seq));
-    let loaded = match from_line {
+    let (loaded, location) = match from_line {
         Some(line) => line,
         None => {
             let loaded = scope.corpus.load(file, &keep, true, None)?;
-            SessionEvents {
+            let events = SessionEvents {
                 events: loaded.events,
                 meta: loaded.meta,
                 notices: loaded.notices,
-            }
+            };
+            (events, None)
         }
     };
     let parts = loaded.events.len() as u32;
@@ -53,6 +54,9 @@ pub(crate) fn read_page(
         Item::new(canonical.clone(), Some(file.path.display().to_string()), e).about(&loaded.meta)
     });
     if let Some(item) = item.as_mut() {
+        if scope.locations {
+            item.location = location;
+        }
         scope.fill(std::slice::from_mut(item), &[file]);
     }
     let total_chars = item.as_ref().map_or(0, |i| i.event.text.chars().count());

@@ -268,17 +268,20 @@ impl Store {
         ids: &[u64],
     ) -> Result<Vec<Candidate>, StoreError> {
         let mut lines = Vec::new();
-        self.each_line_of_session(key, ids, &mut |c| lines.push(c))?;
+        self.each_line_of_session(key, ids, &mut |c| {
+            lines.push(c);
+            true
+        })?;
         Ok(lines)
     }
 
-    /// [`Store::lines_of_session`], each line given to `each` as it is read rather than held:
-    /// what was given is to be forgotten if this then fails.
+    /// [`Store::lines_of_session`], each line given to `each` as it is read rather than held,
+    /// until `each` says to stop: what was given is to be forgotten if this then fails.
     pub fn each_line_of_session(
         &self,
         key: &SessionKey,
         ids: &[u64],
-        each: &mut dyn FnMut(Candidate),
+        each: &mut dyn FnMut(Candidate) -> bool,
     ) -> Result<(), StoreError> {
         let Some(session) = self.session_id(key)? else {
             return Ok(());
@@ -300,21 +303,26 @@ impl Store {
         ))?;
         let rows = stmt.query([id_array(ids)])?;
         let mut lines = Vec::new();
-        self.accounted(session, ids, rows, &mut |c| lines.push(c))?;
+        self.accounted(session, ids, rows, &mut |c| {
+            lines.push(c);
+            true
+        })?;
         Ok(lines)
     }
 
-    /// Gives `each` the lines of `session` among `rows` (lines with their session and id), and
-    /// then checks that every one of `ids` (ascending) is accounted for: found among them, or
-    /// gone; a line of the session not among them is damage.
+    /// Gives `each` the lines of `session` among `rows` (lines with their session and id, in
+    /// seq order) until it says to stop, and then checks that every one of `ids` (ascending)
+    /// is accounted for: found among them (or, after a stop, among the session's later lines,
+    /// by their ids alone), or gone; a line of the session not among them is damage.
     fn accounted(
         &self,
         session: i64,
         ids: &[u64],
         mut rows: rusqlite::Rows<'_>,
-        each: &mut dyn FnMut(Candidate),
+        each: &mut dyn FnMut(Candidate) -> bool,
     ) -> Result<(), StoreError> {
         let mut found = Vec::with_capacity(ids.len());
+        let mut stop = None;
         while let Some(r) = rows.next()? {
             let line = candidate(r)?;
             let id = uint(r.get(10)?);
@@ -323,7 +331,24 @@ impl Store {
                 if ids.binary_search(&id).is_err() {
                     return Err(StoreError::Corrupt);
                 }
-                each(line);
+                let seq = line.line.seq;
+                if !each(line) {
+                    stop = Some(seq);
+                    break;
+                }
+            }
+        }
+        if let Some(seq) = stop {
+            // From the index on (session, seq), not the rows.
+            let mut stmt = (self.conn)
+                .prepare_cached("SELECT id FROM lines WHERE session = ?1 AND seq > ?2")?;
+            let mut rest = stmt.query(params![session, int(seq)])?;
+            while let Some(r) = rest.next()? {
+                let id = uint(r.get(0)?);
+                if ids.binary_search(&id).is_err() {
+                    return Err(StoreError::Corrupt);
+                }
+                found.push(id);
             }
         }
         found.sort_unstable();
