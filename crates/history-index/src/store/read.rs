@@ -625,16 +625,16 @@ impl Store {
         let gone = ids("SELECT id FROM gone ORDER BY id")?;
         let wanted = census.ids_at(positions);
         let ranges = &census.ranges;
-        let skip =
-            |line: u64| gone.binary_search(&line).is_ok() || off.binary_search(&line).is_ok();
-        // The session asked about that line `line` is of, if any; damage for a line of no
-        // session that is not gone.
-        let session_of = |line: u64| -> rusqlite::Result<Option<usize>> {
+        // The session asked about that line `line` is of, if any, and the last line of its
+        // range; damage for a line of no session that is not gone.
+        let session_of = |line: u64| -> rusqlite::Result<(Option<usize>, u64)> {
             let id = int(line);
             let r = ranges.partition_point(|(_, range)| range.last < id);
             match ranges.get(r) {
-                Some((session, range)) if range.first <= id => Ok(wanted.get(session).copied()),
-                _ if gone.binary_search(&line).is_ok() => Ok(None),
+                Some((session, range)) if range.first <= id => {
+                    Ok((wanted.get(session).copied(), uint(range.last)))
+                }
+                _ if gone.binary_search(&line).is_ok() => Ok((None, line)),
                 _ => Err(sum::corrupt()),
             }
         };
@@ -646,7 +646,7 @@ impl Store {
             &self.conn,
             &segments,
             hashes,
-            (&skip, &session_of),
+            ([&gone, &off], &session_of),
             &mut out,
         )?;
         Ok(out)

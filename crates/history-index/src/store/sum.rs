@@ -105,10 +105,17 @@ pub(super) fn seal(key: i64, n: i64, list: &mut Vec<u8>) {
 
 /// A token list's bytes without their sum, if it matches its key and count.
 pub(super) fn unseal(key: i64, n: i64, mut list: Vec<u8>) -> rusqlite::Result<Vec<u8>> {
+    let at = unsealed(key, n, &list)?.len();
+    list.truncate(at);
+    Ok(list)
+}
+
+/// [`unseal`], of a list that is borrowed.
+pub(super) fn unsealed(key: i64, n: i64, list: &[u8]) -> rusqlite::Result<&[u8]> {
     let at = list.len().checked_sub(4).ok_or_else(corrupt)?;
     let stored = u32::from_le_bytes(list[at..].try_into().map_err(|_| corrupt())?);
-    list.truncate(at);
-    whole(list_sum(key, n, &list) as u32 == stored && n > 0)?;
+    let list = &list[..at];
+    whole(list_sum(key, n, list) as u32 == stored && n > 0)?;
     Ok(list)
 }
 

@@ -65,20 +65,31 @@ pub(crate) struct WordEvent {
     pub timestamp: Option<Timestamp>,
 }
 
-/// The session asked about that a line is of, if any; an error when the line is of none.
-pub(super) type SessionOf<'a> = dyn Fn(u64) -> rusqlite::Result<Option<usize>> + 'a;
+/// The session asked about that a line is of, if any, and the last line of the same answer
+/// (its range of lines); an error when the line is of none.
+pub(super) type SessionOf<'a> = dyn Fn(u64) -> rusqlite::Result<(Option<usize>, u64)> + Sync + 'a;
+
+/// A chunk of events to count: its segment's lists, where each term's pairs in the chunk are
+/// among them, and its row as stored.
+struct ToCount<'l> {
+    start: u64,
+    lists: &'l [Vec<(u64, u32)>],
+    pairs: Vec<std::ops::Range<usize>>,
+    key: i64,
+    row: Vec<u8>,
+}
 
 /// Adds to `out` (by session, `None` for one not asked about) the events of every segment
 /// (`segments`, in id order) that hold one of the terms of `hashes` ([`term_hash`]), each with
 /// how often it holds each term, in id order: those of the lines `skip` does not leave out, of
-/// the session `session_of` names. A session one of whose lines has an event whose words are
+/// the session `session_of` names (`skip`: lines to leave out, in two ascending lists). A session one of whose lines has an event whose words are
 /// listed nowhere ([`PARTS`]) becomes `None`. Read a segment at a time: its lists of those
-/// terms, then the chunks that hold their events.
+/// terms, then the rows of the chunks that hold their events, decoded on every core.
 pub(super) fn counted(
     conn: &Connection,
     segments: &[i64],
     hashes: &[u64],
-    (skip, session_of): (&dyn Fn(u64) -> bool, &SessionOf<'_>),
+    (skip, session_of): ([&[u64]; 2], &SessionOf<'_>),
     out: &mut [Option<Counted>],
 ) -> rusqlite::Result<()> {
     let terms = hashes.len();
@@ -86,7 +97,7 @@ pub(super) fn counted(
     for &segment in segments {
         let head = read_head(conn, segment)?;
         for &line in &head.overflow {
-            overflowed.extend(session_of(line)?);
+            overflowed.extend(session_of(line)?.0);
         }
         // Each term's (event, count) pairs in the segment, in event order.
         let mut lists: Vec<Vec<(u64, u32)>> = vec![Vec::new(); terms];
@@ -105,58 +116,115 @@ pub(super) fn counted(
             }
         }
         drop(rows);
-        // Where each term's list is, as the chunks' events go by in the same order.
-        let (mut at, mut row) = (vec![0; terms], vec![0u16; terms]);
-        let next = |at: &[usize]| {
-            (0..terms)
-                .filter_map(|t| lists[t].get(at[t]))
-                .map(|p| p.0)
-                .min()
-        };
-        for c in 0..head.chunks.len() {
+        // A pair before the first chunk is among none: damage.
+        let first = head.chunks.first().copied().unwrap_or(u64::MAX);
+        sum::whole(lists.iter().all(|l| l.first().is_none_or(|p| p.0 >= first)))?;
+        let mut chunks = Vec::new();
+        for (c, &start) in head.chunks.iter().enumerate() {
             let end = head.chunks.get(c + 1).copied().unwrap_or(u64::MAX);
-            if next(&at).is_none_or(|id| id >= end) {
+            let within = |l: &Vec<(u64, u32)>| {
+                l.partition_point(|p| p.0 < start)..l.partition_point(|p| p.0 < end)
+            };
+            let pairs: Vec<_> = lists.iter().map(within).collect();
+            if pairs.iter().all(|p| p.is_empty()) {
                 continue;
             }
-            let (count, bytes) = read_row(conn, segment << 32 | (CHUNK + c as i64))?;
-            for e in chunk_events(&bytes, count)? {
-                let mut held = false;
-                for t in 0..terms {
-                    let pair = lists[t].get(at[t]);
-                    // A pair whose event is not among the chunk's is damage.
-                    sum::whole(pair.is_none_or(|p| p.0 >= e.id))?;
-                    row[t] = match pair.filter(|p| p.0 == e.id) {
-                        Some(&(_, n)) => {
-                            (at[t], held) = (at[t] + 1, true);
-                            u16::try_from(n).unwrap_or(u16::MAX)
-                        }
-                        None => 0,
-                    };
-                }
-                let line = e.id / PARTS;
-                if !held || skip(line) {
-                    continue;
-                }
-                let Some(Some(session)) = session_of(line)?.map(|i| out[i].as_mut()) else {
-                    continue;
-                };
-                session.events.push(CountedEvent {
-                    seq: e.seq,
-                    part: (e.id % PARTS) as u32,
-                    role: e.role,
-                    timestamp: e.timestamp,
-                    words: e.words,
-                });
-                session.counts.extend_from_slice(&row);
-            }
-            sum::whole(next(&at).is_none_or(|id| id >= end))?;
+            let key = segment << 32 | (CHUNK + c as i64);
+            let row = sealed_row(conn, key)?;
+            let lists = &lists;
+            chunks.push(ToCount {
+                start,
+                lists,
+                pairs,
+                key,
+                row,
+            });
         }
-        sum::whole(next(&at).is_none())?;
+        let counted =
+            history_core::parallel::map(&chunks, |chunk| count_chunk(chunk, (skip, session_of)));
+        for found in counted {
+            let (events, counts) = found?;
+            for ((session, event), counts) in events.into_iter().zip(counts.chunks(terms)) {
+                if let Some(c) = out[session].as_mut() {
+                    c.events.push(event);
+                    c.counts.extend_from_slice(counts);
+                }
+            }
+        }
     }
     for i in overflowed {
         out[i] = None;
     }
     Ok(())
+}
+
+/// The events of a chunk that hold a term, with their sessions and, flat, how often each holds
+/// each term.
+type ChunkCounts = (Vec<(usize, CountedEvent)>, Vec<u16>);
+
+/// Counts a chunk's events ([`counted`]): every pair of its lists must be an event of it.
+fn count_chunk(
+    chunk: &ToCount<'_>,
+    (skip, session_of): ([&[u64]; 2], &SessionOf<'_>),
+) -> rusqlite::Result<ChunkCounts> {
+    let (count, bytes) = unpack(chunk.key, &chunk.row)?;
+    let terms = chunk.lists.len();
+    let mut at: Vec<usize> = chunk.pairs.iter().map(|p| p.start).collect();
+    let mut row = vec![0u16; terms];
+    let (mut events, mut counts) = (Vec::new(), Vec::new());
+    // The last answer of `session_of`, and the last line it holds for; where the lines to
+    // skip are: lines come in order.
+    let mut known: Option<(Option<usize>, u64)> = None;
+    let mut skipping = skip.map(|list| (list, list.partition_point(|&l| l < chunk.start / PARTS)));
+    let mut skips = |line: u64| {
+        skipping.iter_mut().any(|(list, at)| {
+            while list.get(*at).is_some_and(|&l| l < line) {
+                *at += 1;
+            }
+            list.get(*at) == Some(&line)
+        })
+    };
+    chunk_events(&bytes, count, |e| {
+        let mut held = false;
+        for t in 0..terms {
+            let pair = chunk.lists[t][at[t]..chunk.pairs[t].end].first();
+            // A pair whose event is not among the chunk's is damage.
+            sum::whole(pair.is_none_or(|p| p.0 >= e.id))?;
+            row[t] = match pair.filter(|p| p.0 == e.id) {
+                Some(&(_, n)) => {
+                    (at[t], held) = (at[t] + 1, true);
+                    u16::try_from(n).unwrap_or(u16::MAX)
+                }
+                None => 0,
+            };
+        }
+        let line = e.id / PARTS;
+        if !held || skips(line) {
+            return Ok(());
+        }
+        let session = match known.filter(|k| line <= k.1) {
+            Some((session, _)) => session,
+            None => {
+                let answer = session_of(line)?;
+                known = Some(answer);
+                answer.0
+            }
+        };
+        if let Some(session) = session {
+            let event = CountedEvent {
+                seq: e.seq,
+                part: (e.id % PARTS) as u32,
+                role: e.role,
+                timestamp: e.timestamp,
+                words: e.words,
+            };
+            events.push((session, event));
+            counts.extend_from_slice(&row);
+        }
+        Ok(())
+    })?;
+    sum::whole(at.iter().zip(&chunk.pairs).all(|(a, p)| *a == p.end))?;
+    Ok((events, counts))
 }
 
 fn role_code(role: Role) -> u64 {
@@ -405,11 +473,15 @@ impl Row {
     }
 }
 
-/// Decodes a chunk's events.
-fn chunk_events(mut bytes: &[u8], entries: u64) -> rusqlite::Result<Vec<WordEvent>> {
-    let mut out = Vec::with_capacity(entries as usize);
+/// Gives `each` the events of a chunk's row of `entries` events, in order, as they are read:
+/// a chunk is not held whole.
+fn chunk_events(
+    mut bytes: &[u8],
+    entries: u64,
+    mut each: impl FnMut(WordEvent) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
     let (mut id, mut seq, mut time) = (0u64, 0u64, 0i64);
-    let mut read = || -> Option<()> {
+    let mut read = || -> Option<WordEvent> {
         let mut at = 0;
         id = id.checked_add(varint::read(bytes, &mut at)?)?;
         let code = varint::read(bytes, &mut at)?;
@@ -421,21 +493,19 @@ fn chunk_events(mut bytes: &[u8], entries: u64) -> rusqlite::Result<Vec<WordEven
                 Some(Timestamp(time))
             }
         };
-        out.push(WordEvent {
+        bytes = &bytes[at..];
+        Some(WordEvent {
             id,
             seq,
             role: *Role::ALL.get((code & 3) as usize)?,
             words: u32::try_from(code >> 3).ok()?,
             timestamp,
-        });
-        bytes = &bytes[at..];
-        Some(())
+        })
     };
     for _ in 0..entries {
-        read().ok_or_else(sum::corrupt)?;
+        each(read().ok_or_else(sum::corrupt)?)?;
     }
-    sum::whole(bytes.is_empty())?;
-    Ok(out)
+    sum::whole(bytes.is_empty())
 }
 
 /// A term's entry in a bucket: its hash, how many events, and their pairs.
@@ -562,15 +632,25 @@ fn read_ascending(bytes: &[u8], at: &mut usize) -> Option<Vec<u64>> {
 
 /// A row's entries count and bytes, checked; damage when the row is missing.
 fn read_row(conn: &Connection, key: i64) -> rusqlite::Result<(u64, Vec<u8>)> {
+    unpack(key, &sealed_row(conn, key)?)
+}
+
+/// A row as stored; damage when it is missing.
+fn sealed_row(conn: &Connection, key: i64) -> rusqlite::Result<Vec<u8>> {
     let list: Option<Vec<u8>> = conn
         .prepare_cached("SELECT list FROM words WHERE key = ?1")?
         .query_row([key], |r| r.get(0))
         .optional()?;
-    let list = sum::unseal(key, 1, list.ok_or_else(sum::corrupt)?)?;
-    let list = decompress(&list).ok_or_else(sum::corrupt)?;
+    list.ok_or_else(sum::corrupt)
+}
+
+/// The entries count and bytes of row `key` as stored, checked.
+fn unpack(key: i64, row: &[u8]) -> rusqlite::Result<(u64, Vec<u8>)> {
+    let mut list = decompress(sum::unsealed(key, 1, row)?).ok_or_else(sum::corrupt)?;
     let mut at = 0;
     let entries = varint::read(&list, &mut at).ok_or_else(sum::corrupt)?;
-    Ok((entries, list[at..].to_vec()))
+    list.drain(..at);
+    Ok((entries, list))
 }
 
 /// The bytes a row's compressed ones stand for, read by one decompressor per thread; `None`
@@ -689,11 +769,12 @@ pub(crate) fn merge(
         overflow.extend(head.overflow.iter().copied().filter(|&l| live(l)));
         for c in 0..head.chunks.len() {
             let (count, bytes) = read_row(conn, run[s] << 32 | (CHUNK + c as i64))?;
-            pending.extend(
-                chunk_events(&bytes, count)?
-                    .into_iter()
-                    .filter(|e| live(e.id / PARTS)),
-            );
+            chunk_events(&bytes, count, |e| {
+                if live(e.id / PARTS) {
+                    pending.push(e);
+                }
+                Ok(())
+            })?;
             while pending.len() >= CHUNK_EVENTS {
                 let chunk: Vec<WordEvent> = pending.drain(..CHUNK_EVENTS).collect();
                 chunks.push(chunk[0].id);
@@ -732,7 +813,7 @@ pub(crate) fn verify(conn: &Connection, segments: &[i64]) -> rusqlite::Result<()
         }
         for c in 0..head.chunks.len() {
             let (count, bytes) = read_row(conn, segment << 32 | (CHUNK + c as i64))?;
-            chunk_events(&bytes, count)?;
+            chunk_events(&bytes, count, |_| Ok(()))?;
         }
         rows += 1 + head.buckets as i64 + head.chunks.len() as i64;
     }
@@ -802,9 +883,17 @@ mod tests {
             })
             .collect();
         let row = Row::of_events(&events);
-        assert_eq!(chunk_events(&row.bytes, row.entries).unwrap(), events);
+        let read = |bytes: &[u8], entries: u64| {
+            let mut out = Vec::new();
+            chunk_events(bytes, entries, |e| {
+                out.push(e);
+                Ok(())
+            })
+            .map(|()| out)
+        };
+        assert_eq!(read(&row.bytes, row.entries).unwrap(), events);
         let short = &row.bytes[..row.bytes.len() - 1];
-        assert!(chunk_events(short, row.entries).is_err());
-        assert!(chunk_events(&row.bytes, row.entries + 1).is_err());
+        assert!(read(short, row.entries).is_err());
+        assert!(read(&row.bytes, row.entries + 1).is_err());
     }
 }
