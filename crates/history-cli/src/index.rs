@@ -380,13 +380,16 @@ impl Projection for WhenAsked {
         self.get().is_some_and(|p| p.texts(corpus, file, events))
     }
 
-    fn line(
+    fn lines(
         &self,
         corpus: &Corpus,
         file: &SessionFile,
-        seq: u64,
-    ) -> Option<(history_core::SessionEvents, Option<history_core::Location>)> {
-        self.get()?.line(corpus, file, seq)
+        seqs: &[u64],
+    ) -> Option<(
+        history_core::SessionEvents,
+        Vec<Option<history_core::Location>>,
+    )> {
+        self.get()?.lines(corpus, file, seqs)
     }
 
     fn counted(

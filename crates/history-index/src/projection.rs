@@ -12,13 +12,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use history_core::End;
+use history_core::Location;
 use history_core::Projection;
 use history_core::{
     Corpus, Event, Filter, HistoryError, LineTime, SessionFile, SessionKey, SessionMeta, Timestamp,
     Transcript,
 };
 use history_core::{Counted, HitTexts, Known, SessionEvents, SessionHits, Wanted};
-use history_core::{Location, Origin};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
 
@@ -146,7 +146,7 @@ struct Found {
     per_query: Vec<QueryCandidates>,
     /// What the store held of each session: one the store took in again since has other lines
     /// (ids are never reused), and is looked up anew.
-    census: Census,
+    census: Arc<Census>,
     /// Per session looked up, its row's position in `census`.
     rows: Vec<Option<usize>>,
     /// Per position in `census`, the first session looked up at it.
@@ -373,7 +373,7 @@ impl Index {
     fn keep_found(
         &self,
         filter: &Filter,
-        census: Census,
+        census: Arc<Census>,
         rows: Vec<Option<usize>>,
         per_query: Vec<QueryCandidates>,
     ) {
@@ -1049,7 +1049,7 @@ impl Projection for Index {
         let Ok(store) = self.store.lock() else {
             return none();
         };
-        let Some(census) = self.damage.ok(store.census()) else {
+        let Some(census) = self.damage.ok(store.census_shared()) else {
             return none();
         };
         // Only a session as the index holds it, not appended to since.
@@ -1082,7 +1082,7 @@ impl Projection for Index {
         let Ok(store) = self.store.lock() else {
             return unknown();
         };
-        let Some(census) = self.damage.ok(store.census()) else {
+        let Some(census) = self.damage.ok(store.census_shared()) else {
             return unknown();
         };
         // Each session's position in the census, if it is stored.
@@ -1150,7 +1150,7 @@ impl Projection for Index {
         let (about, lines) = {
             let store = self.store.lock().ok()?;
             let (_, about) = self.fresh(&store, source, file)?;
-            let census = self.damage.ok(store.census())?;
+            let census = self.damage.ok(store.census_shared())?;
             let ids = census.line_ids(census.position(&file.key)?);
             (
                 about,
@@ -1187,7 +1187,7 @@ impl Projection for Index {
         {
             let store = self.store.lock().ok()?;
             self.fresh(&store, source, file)?;
-            let census = self.damage.ok(store.census())?;
+            let census = self.damage.ok(store.census_shared())?;
             let ids = census.line_ids(census.position(&file.key)?);
             // Read until the choice is settled (the rest of the lines only accounted for).
             let mut each = |c: Candidate| {
@@ -1264,39 +1264,43 @@ impl Projection for Index {
     /// appended to or changed since, a line not stored (damage could hide its row, so a decode
     /// tells), or a line that no longer gives the texts it was stored with leaves the session to
     /// a decode.
-    fn line(
+    fn lines(
         &self,
         corpus: &Corpus,
         file: &SessionFile,
-        seq: u64,
-    ) -> Option<(SessionEvents, Option<Location>)> {
+        seqs: &[u64],
+    ) -> Option<(SessionEvents, Vec<Option<Location>>)> {
         let source = corpus.source(&file.key.harness)?;
-        let (path, about, line) = {
+        let (path, about, lines) = {
             let store = self.store.lock().ok()?;
             let (path, about) = self.fresh(&store, source, file)?;
-            let line = self.damage.ok(store.line_at(&file.key, seq))??;
-            (path, about, line)
+            let lines = (seqs.iter())
+                .map(|&seq| self.damage.ok(store.line_at(&file.key, seq)).flatten())
+                .collect::<Option<Vec<_>>>()?;
+            (path, about, lines)
         };
+        let origins = source.origins(file, seqs);
+        let (mut events, mut locations) = (Vec::new(), Vec::new());
+        for (line, origin) in lines.iter().zip(&origins) {
+            events.extend(read_line(source, &path, line)?);
+            // The stored place is that of line `seq` of the session's own file, where a line
+            // of any length but none has one: it is where the line is when the source says so.
+            let seq = line.line.seq;
+            let own = origin
+                .as_ref()
+                .is_some_and(|o| o.path == path && o.line == seq);
+            locations.push((own && line.line.len > 0).then_some(Location {
+                line: seq,
+                byte_offset: line.line.offset,
+                byte_len: line.line.len,
+            }));
+        }
         let events = SessionEvents {
-            events: read_line(source, &path, &line)?,
+            events,
             meta: about.meta,
             notices: about.notices,
         };
-        // The stored place is that of line `seq` of the session's own file, where a line of
-        // any length but none has one: it is where the line is when the source says so.
-        let own = |o: &Origin| o.path == path && o.line == seq;
-        let location = (line.line.len > 0
-            && source
-                .origins(file, &[seq])
-                .first()?
-                .as_ref()
-                .is_some_and(own))
-        .then_some(Location {
-            line: seq,
-            byte_offset: line.line.offset,
-            byte_len: line.line.len,
-        });
-        Some((events, location))
+        Some((events, locations))
     }
 
     /// The candidate lines' stored events, filtered by role, time and branch and walked in the

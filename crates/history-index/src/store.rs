@@ -89,6 +89,9 @@ pub struct Store {
     /// Whether the tables [`Check::Update`] checks are still to be checked before the first
     /// write: an update with nothing to write reads none of them.
     unchecked: std::cell::Cell<bool>,
+    /// The census last read ([`Store::census_shared`]), with the database's data version and
+    /// this connection's count of changes then.
+    census: std::cell::RefCell<Option<(i64, u64, std::sync::Arc<Census>)>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -384,6 +387,7 @@ impl Store {
             writable: true,
             schema_version: version,
             unchecked: std::cell::Cell::new(false),
+            census: std::cell::RefCell::default(),
         };
         if version == 0 {
             store.create_schema()?;
@@ -426,6 +430,7 @@ impl Store {
             writable: false,
             schema_version: version,
             unchecked: std::cell::Cell::new(false),
+            census: std::cell::RefCell::default(),
         })
     }
 

@@ -585,7 +585,7 @@ fn one_line_read_alone_is_what_a_decode_gives() {
     } = Indexed::of(roots);
     let index = Index::new(Store::open(&db).unwrap(), "test").unwrap();
     let (mut read_alone, mut with_notices, mut off_branch, mut held_whole) = (0, 0, 0, 0);
-    let mut located = 0;
+    let (mut located, mut read_together) = (0, 0);
     for file in indexing.discover_in(None) {
         let every = {
             let keep = |_: &Event| history_core::Keep::Meta;
@@ -603,11 +603,20 @@ fn one_line_read_alone_is_what_a_decode_gives() {
             assert_eq!((held.meta, held.notices), (loaded.meta, loaded.notices));
             held_whole += 1;
         }
-        let seqs: std::collections::BTreeSet<u64> = every.iter().map(|e| e.seq).collect();
+        let seqs: Vec<u64> = every
+            .iter()
+            .map(|e| e.seq)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        // Each line read alone, and all of them at once: the same events and places.
+        let (mut alone, mut places) = (Vec::new(), Vec::new());
         for &seq in &seqs {
-            let Some((line, location)) = index.line(&indexing, &file, seq) else {
+            let Some((line, locations)) = index.lines(&indexing, &file, &[seq]) else {
                 continue;
             };
+            alone.extend(line.events.clone());
+            places.extend(locations.clone());
             assert_eq!(
                 line,
                 decoded_line(&indexing, &file, seq),
@@ -615,7 +624,7 @@ fn one_line_read_alone_is_what_a_decode_gives() {
                 file.path
             );
             // Where the index puts the line is where reading the file finds it.
-            if let Some(location) = location {
+            if let [Some(location)] = locations[..] {
                 let found = history_core::locate(&indexing, &file, &[seq]);
                 assert_eq!(found, [Some((file.path.clone(), location))], "{seq}");
                 located += 1;
@@ -626,8 +635,21 @@ fn one_line_read_alone_is_what_a_decode_gives() {
                 .filter(|e| e.on_active_branch == Some(false))
                 .count();
         }
+        if let Some((together, locations)) = index.lines(&indexing, &file, &seqs) {
+            assert_eq!(
+                (together.events, locations),
+                (alone, places),
+                "{:?}",
+                file.path
+            );
+            read_together += 1;
+        }
     }
     assert!(read_alone > 300, "only {read_alone} lines read alone");
+    assert!(
+        read_together > 20,
+        "only {read_together} sessions read together"
+    );
     assert!(located > 300, "only {located} lines located");
     assert!(
         with_notices > 0 && off_branch > 0,

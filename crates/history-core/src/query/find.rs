@@ -554,15 +554,27 @@ impl Rarity {
 impl Question {
     /// An event's score.
     fn total(&self, rarity: &Rarity, e: &Scored) -> f64 {
+        let norm = Self::norm(e);
+        // A term the event does not hold adds 0.
         (0..self.terms.len())
-            .map(|i| rarity.idf[i] * self.component(e, i))
+            .filter(|&i| e.tally.tf[i] > 0)
+            .map(|i| rarity.idf[i] * self.component_at(e, i, norm))
             .sum()
     }
 
     /// What term `i` adds to an event's score before its rarity: its weight in the question ×
     /// the event's role × its saturated, length-normalised count, and its nearness to others.
     fn component(&self, e: &Scored, i: usize) -> f64 {
-        let norm = K1 * (1.0 - B + B * f64::from(e.tally.words) / TYPICAL_WORDS);
+        self.component_at(e, i, Self::norm(e))
+    }
+
+    /// How an event's length damps its counts.
+    fn norm(e: &Scored) -> f64 {
+        K1 * (1.0 - B + B * f64::from(e.tally.words) / TYPICAL_WORDS)
+    }
+
+    /// [`Question::component`], the event's [`Question::norm`] given.
+    fn component_at(&self, e: &Scored, i: usize, norm: f64) -> f64 {
         let tf = f64::from(e.tally.tf[i]);
         let near = match e.tally.held.count_ones() >= 2 && e.tally.held & 1 << i != 0 {
             true => NEAR,
@@ -994,13 +1006,13 @@ fn gather(
                     || counted[i].lock().is_ok_and(|c| c.is_some())
             });
             every.then(|| {
-                let held = counted.iter().filter_map(|c| {
+                let held = crate::corpus::parallel::map(counted, |c| {
                     let c = c.lock().ok()?;
                     let mut held = 0u64;
                     q.each_counted(filter, (c.as_ref()?, of), |_, _, h| held |= h);
                     Some(held)
                 });
-                Rarity::of(q.terms.len(), held, sessions.len())
+                Rarity::of(q.terms.len(), held.into_iter().flatten(), sessions.len())
             })
         }
         _ => None,
@@ -1207,11 +1219,11 @@ pub(crate) fn find_page(
     ranked.truncate(req.after_rank + req.limit);
     let window: Vec<&Ranked> = ranked.iter().skip(req.after_rank).collect();
     page.has_more = req.after_rank + window.len() < page.matched;
-    let entries: Vec<FoundSession> = window
-        .iter()
-        .enumerate()
-        .map(|(n, r)| shown.session(r, req.after_rank + n + 1, req))
-        .collect();
+    // Each read on every core.
+    let numbered: Vec<(usize, &Ranked)> = window.into_iter().enumerate().collect();
+    let entries: Vec<FoundSession> = crate::corpus::parallel::map(&numbered, |&(n, r)| {
+        shown.session(r, req.after_rank + n + 1, req)
+    });
     let admitted = fit_find(&mut page, Some(entries), None, render, req.budget);
     page.more = page
         .has_more
@@ -1345,24 +1357,18 @@ impl Shown<'_> {
         let mut seqs: Vec<u64> = want.iter().map(|w| w.0).collect();
         seqs.sort_unstable();
         seqs.dedup();
-        let (mut shots, mut meta) = (Vec::new(), None);
-        for seq in seqs {
-            let (line, location) = p.line(self.scope.corpus, file, seq)?;
-            for mut e in line
-                .events
-                .into_iter()
-                .filter(|e| want.contains(&e.position()))
-            {
-                // Marked as a read of one line marks it; a hit of a search is not.
-                e.on_active_branch = None;
-                shots.push(Shot {
-                    location,
-                    ..self.q.shot(&e)
-                });
-            }
-            meta = Some(line.meta);
+        let (lines, locations) = p.lines(self.scope.corpus, file, &seqs)?;
+        let mut shots = Vec::new();
+        for mut e in (lines.events.into_iter()).filter(|e| want.contains(&e.position())) {
+            // Marked as a read of one line marks it; a hit of a search is not.
+            e.on_active_branch = None;
+            let at = seqs.binary_search(&e.seq).ok();
+            shots.push(Shot {
+                location: at.and_then(|at| locations[at]),
+                ..self.q.shot(&e)
+            });
         }
-        Some((shots, meta?))
+        Some((shots, lines.meta))
     }
 
     /// The entry of session `r`, at `rank`.

@@ -11,7 +11,7 @@ use crate::source::Location;
 /// session is about.
 pub type SessionHits = (Vec<(Event, Option<Location>)>, SessionMeta);
 
-/// Events of a session as a projection gives them: one line's ([`Projection::line`]: every
+/// Events of a session as a projection gives them: some lines' ([`Projection::lines`]: every
 /// event of the line on any branch, each marked, in part order, with its text) or the whole
 /// session's ([`Projection::events`]); with what the session is about and the notices a decode
 /// of the whole session gives.
@@ -209,17 +209,18 @@ pub trait Projection: Send + Sync {
         false
     }
 
-    /// The events of line `seq` of a session it holds as the session is now, read from that
-    /// line alone: a page of one event without decoding the session; with where the line is in
-    /// the session's own file, when the projection knows it as [`crate::locate`] would find it.
-    /// `None` when it cannot tell (the session is then decoded). The default always declines.
-    fn line(
+    /// The events of lines `seqs` (ascending) of a session it holds as the session is now,
+    /// each read from that line alone: a page of a few events without decoding the session;
+    /// with, for each of `seqs`, where the line is in the session's own file when the
+    /// projection knows it as [`crate::locate`] would find it. `None` when it cannot tell (the
+    /// session is then decoded). The default always declines.
+    fn lines(
         &self,
         corpus: &Corpus,
         file: &SessionFile,
-        seq: u64,
-    ) -> Option<(SessionEvents, Option<Location>)> {
-        let _ = (corpus, file, seq);
+        seqs: &[u64],
+    ) -> Option<(SessionEvents, Vec<Option<Location>>)> {
+        let _ = (corpus, file, seqs);
         None
     }
 }

@@ -33,9 +33,9 @@ pub(crate) fn read_page(
     // A large session's line is read alone where the projection holds the session as it is.
     let from_line = (scope.projection)
         .filter(|_| file.size >= LINE_READ)
-        .and_then(|p| p.line(scope.corpus, file, seq));
+        .and_then(|p| p.lines(scope.corpus, file, &[seq]));
     let (loaded, location) = match from_line {
-        Some(line) => line,
+        Some((line, mut locations)) => (line, locations.pop().flatten()),
         None => {
             let loaded = scope.corpus.load(file, &keep, true, None)?;
             let events = SessionEvents {

@@ -135,6 +135,22 @@ impl Store {
         }
     }
 
+    /// [`Store::census`], read again only when the database changed since it was last read:
+    /// by another connection (its data version) or by this one (its count of changes).
+    pub fn census_shared(&self) -> Result<std::sync::Arc<Census>, StoreError> {
+        let version: i64 = (self.conn).query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        let changes = self.conn.total_changes();
+        let mut cached = self.census.borrow_mut();
+        if let Some((v, c, census)) = cached.as_ref() {
+            if (*v, *c) == (version, changes) {
+                return Ok(census.clone());
+            }
+        }
+        let census = std::sync::Arc::new(self.census()?);
+        *cached = Some((version, changes, census.clone()));
+        Ok(census)
+    }
+
     /// [`Store::census`] from the tables.
     pub(super) fn census_of_tables(&self) -> Result<Census, StoreError> {
         Ok(Census::new(

@@ -99,22 +99,27 @@ pub(super) fn counted(
         for &line in &head.overflow {
             overflowed.extend(session_of(line)?.0);
         }
-        // Each term's (event, count) pairs in the segment, in event order.
-        let mut lists: Vec<Vec<(u64, u32)>> = vec![Vec::new(); terms];
-        let mut rows: FxHashMap<u64, (u64, Vec<u8>)> = FxHashMap::default();
-        for (t, &hash) in hashes.iter().enumerate() {
-            let b = bucket(hash, head.buckets);
-            let (count, bytes) = match rows.entry(b) {
-                std::collections::hash_map::Entry::Occupied(row) => row.into_mut(),
-                std::collections::hash_map::Entry::Vacant(row) => {
-                    row.insert(read_row(conn, segment << 32 | b as i64)?)
-                }
-            };
-            for e in entries(bytes, *count)?.iter().filter(|e| e.hash == hash) {
-                lists[t].reserve(e.n as usize);
-                self::pairs(e, |id, n| lists[t].push((id, n)))?;
+        // Each term's (event, count) pairs in the segment, in event order: the rows of their
+        // buckets read, then each term's decoded on every core.
+        let mut rows: FxHashMap<i64, Vec<u8>> = FxHashMap::default();
+        for &hash in hashes {
+            let key = segment << 32 | bucket(hash, head.buckets) as i64;
+            if let std::collections::hash_map::Entry::Vacant(row) = rows.entry(key) {
+                row.insert(sealed_row(conn, key)?);
             }
         }
+        let list = |hash: &u64| -> rusqlite::Result<Vec<(u64, u32)>> {
+            let key = segment << 32 | bucket(*hash, head.buckets) as i64;
+            let (count, bytes) = unpack(key, &rows[&key])?;
+            let mut list = Vec::new();
+            for e in entries(&bytes, count)?.iter().filter(|e| e.hash == *hash) {
+                list.reserve(e.n as usize);
+                self::pairs(e, |id, n| list.push((id, n)))?;
+            }
+            Ok(list)
+        };
+        let lists = (history_core::parallel::map(hashes, list).into_iter())
+            .collect::<rusqlite::Result<Vec<_>>>()?;
         drop(rows);
         // A pair before the first chunk is among none: damage.
         let first = head.chunks.first().copied().unwrap_or(u64::MAX);
@@ -142,8 +147,19 @@ pub(super) fn counted(
         }
         let counted =
             history_core::parallel::map(&chunks, |chunk| count_chunk(chunk, (skip, session_of)));
-        for found in counted {
-            let (events, counts) = found?;
+        let counted = counted.into_iter().collect::<rusqlite::Result<Vec<_>>>()?;
+        // Room for each session's events at once.
+        let mut more = vec![0usize; out.len()];
+        for (session, _) in counted.iter().flat_map(|c| &c.0) {
+            more[*session] += 1;
+        }
+        for (c, &n) in out.iter_mut().zip(&more) {
+            if let Some(c) = c.as_mut().filter(|_| n > 0) {
+                c.events.reserve(n);
+                c.counts.reserve(n * terms);
+            }
+        }
+        for (events, counts) in counted {
             for ((session, event), counts) in events.into_iter().zip(counts.chunks(terms)) {
                 if let Some(c) = out[session].as_mut() {
                     c.events.push(event);
@@ -184,7 +200,19 @@ fn count_chunk(
             list.get(*at) == Some(&line)
         })
     };
+    // The first event a pair is of: those before it hold no term.
+    let next = |at: &[usize]| {
+        (0..terms)
+            .filter_map(|t| chunk.lists[t][at[t]..chunk.pairs[t].end].first())
+            .map(|p| p.0)
+            .min()
+            .unwrap_or(u64::MAX)
+    };
+    let mut first = next(&at);
     chunk_events(&bytes, count, |e| {
+        if e.id < first {
+            return Ok(());
+        }
         let mut held = false;
         for t in 0..terms {
             let pair = chunk.lists[t][at[t]..chunk.pairs[t].end].first();
@@ -198,6 +226,7 @@ fn count_chunk(
                 None => 0,
             };
         }
+        first = next(&at);
         let line = e.id / PARTS;
         if !held || skips(line) {
             return Ok(());
