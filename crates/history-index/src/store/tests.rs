@@ -1144,3 +1144,26 @@ fn a_session_read_until_a_stop_still_accounts_for_every_line() {
     assert!(matches!(read(&store, 2), Err(StoreError::Corrupt)));
     assert!(matches!(read(&store, 9), Err(StoreError::Corrupt)));
 }
+
+#[test]
+fn the_census_kept_is_read_again_once_the_index_changed() {
+    let f = fixture();
+    let mut writer = Store::open(&f.db).unwrap();
+    let reader = Store::open(&f.db).unwrap();
+    let rec = |n| record(f.dir.path(), &key(n), 10);
+    writer.replace_session(&rec(1), &[line(1, "aa")]).unwrap();
+    let first = reader.census_shared().unwrap();
+    assert_eq!(first.len(), 1);
+    // Unchanged: the same census, not read again.
+    assert!(std::sync::Arc::ptr_eq(
+        &first,
+        &reader.census_shared().unwrap()
+    ));
+    // Changed by another connection, then by its own.
+    writer.replace_session(&rec(2), &[line(1, "bb")]).unwrap();
+    assert_eq!(reader.census_shared().unwrap().len(), 2);
+    let mut reader = reader;
+    reader.replace_session(&rec(3), &[line(1, "cc")]).unwrap();
+    assert_eq!(reader.census_shared().unwrap().len(), 3);
+    assert_eq!(*reader.census_shared().unwrap(), reader.census().unwrap());
+}
