@@ -390,15 +390,36 @@ impl Question {
     }
 
     /// What session `index` holds of the question, from the counts of its events
-    /// ([`Question::each_counted`]) when the terms' rarities are known already: its `depth` best
-    /// events alone, as [`rank_session`] ranks them, each event scored as it comes.
+    /// ([`Question::each_counted`]) and those `read` from their texts instead (as
+    /// [`Question::scored_of`] takes them), when the terms' rarities are known already: its
+    /// `depth` best events alone, as [`rank_session`] ranks them, each event scored as it comes.
     fn best_held(
         &self,
         filter: &Filter,
         counted: (&Counted, &[usize]),
+        read: Vec<Scored>,
         (rarity, depth): (&Rarity, usize),
         (index, file, known): (usize, &SessionFile, Option<Known>),
     ) -> Option<Held> {
+        // Best first, then the later in the session.
+        let mut best: Vec<(f64, Scored)> = Vec::with_capacity(depth + 1);
+        let (mut hits, mut terms, mut last) = (0, 0u64, None);
+        let mut offer = |e: &Scored| {
+            (hits, terms, last) = (hits + 1, terms | e.tally.held, last.max(e.timestamp));
+            let total = self.total(rarity, e);
+            let place = (e.seq, e.part);
+            let above = |b: &(f64, Scored)| {
+                b.0.total_cmp(&total)
+                    .then((b.1.seq, b.1.part).cmp(&place))
+                    .is_gt()
+            };
+            let at = best.partition_point(above);
+            if at < depth {
+                best.insert(at, (total, e.clone()));
+                best.truncate(depth);
+            }
+        };
+        let places: FxHashSet<(u64, u32)> = read.iter().map(|e| (e.seq, e.part)).collect();
         let mut probe = Scored {
             seq: 0,
             part: 0,
@@ -410,28 +431,17 @@ impl Question {
                 held: 0,
             },
         };
-        // Best first, then the later in the session.
-        let mut best: Vec<(f64, Scored)> = Vec::with_capacity(depth + 1);
-        let (mut hits, mut terms, mut last) = (0, 0u64, None);
         self.each_counted(filter, counted, |e, tf, held| {
-            (hits, terms, last) = (hits + 1, terms | held, last.max(e.timestamp));
+            if places.contains(&(e.seq, e.part)) {
+                return;
+            }
             (probe.seq, probe.part, probe.role, probe.timestamp) =
                 (e.seq, e.part, e.role, e.timestamp);
             probe.tally.tf.copy_from_slice(tf);
             (probe.tally.words, probe.tally.held) = (e.words, held);
-            let total = self.total(rarity, &probe);
-            let place = (e.seq, e.part);
-            let above = |b: &(f64, Scored)| {
-                b.0.total_cmp(&total)
-                    .then((b.1.seq, b.1.part).cmp(&place))
-                    .is_gt()
-            };
-            let at = best.partition_point(above);
-            if at < depth {
-                best.insert(at, (total, probe.clone()));
-                best.truncate(depth);
-            }
+            offer(&probe);
         });
+        read.iter().for_each(&mut offer);
         if hits == 0 {
             return None;
         }
@@ -996,20 +1006,38 @@ fn gather(
         _ => None,
     };
     let known = |i: usize| known.as_ref().and_then(|k| k.get(i)).copied();
+    let indices: Vec<usize> = (0..sessions.len()).collect();
     // When word lists answer for every session that may hold a term, which terms each holds,
-    // and so their rarities, are known before any is read: each session then keeps its best
-    // events alone.
-    let rarity = match (&counted, &compound) {
-        (Some((counted, of)), None) if !events => {
+    // and so their rarities, are known before any is ranked: each session then keeps its best
+    // events alone. The events that may hold a compound term are read first for it.
+    type Read = std::sync::Mutex<Option<Result<Vec<Scored>, HistoryError>>>;
+    let mut reads: Vec<Read> = Vec::new();
+    let rarity = match &counted {
+        Some((counted, of)) if !events => {
             let every = (0..sessions.len()).all(|i| {
                 matches!(known(i), Some(Known::NoHit))
                     || counted[i].lock().is_ok_and(|c| c.is_some())
             });
-            every.then(|| {
-                let held = crate::corpus::parallel::map(counted, |c| {
-                    let c = c.lock().ok()?;
+            if let Some(compound) = compound.as_ref().filter(|_| every) {
+                reads = crate::corpus::parallel::map(&indices, |&i| {
+                    let held = counted[i].lock().is_ok_and(|c| c.is_some());
+                    let read = held.then(|| compound.read(scope, q, &sessions[i], i, stop));
+                    std::sync::Mutex::new(read)
+                });
+            }
+            // A session whose read failed is left out of the rarities the ranking ends with.
+            let failed =
+                (reads.iter()).any(|r| r.lock().map_or(true, |r| matches!(*r, Some(Err(_)))));
+            (every && !failed).then(|| {
+                let held = crate::corpus::parallel::map(&indices, |&i| {
+                    let c = counted[i].lock().ok()?;
                     let mut held = 0u64;
                     q.each_counted(filter, (c.as_ref()?, of), |_, _, h| held |= h);
+                    if let Some(read) = reads.get(i).and_then(|r| r.lock().ok()) {
+                        if let Some(Ok(read)) = read.as_ref() {
+                            held = read.iter().fold(held, |m, e| m | e.tally.held);
+                        }
+                    }
                     Some(held)
                 });
                 Rarity::of(q.terms.len(), held.into_iter().flatten(), sessions.len())
@@ -1017,7 +1045,6 @@ fn gather(
         }
         _ => None,
     };
-    let indices: Vec<usize> = (0..sessions.len()).collect();
     let results = filter_map(&indices, |&i| {
         let file = &sessions[i];
         if stop() {
@@ -1026,16 +1053,22 @@ fn gather(
         if let Some((counted, of)) = &counted {
             let taken = counted.get(i).and_then(|c| c.lock().ok()?.take());
             if let Some(events) = taken {
-                let read = match &compound {
-                    Some(compound) => match compound.read(scope, q, file, i, stop) {
-                        Ok(read) => read,
-                        Err(e) => return Some(Err(e)),
+                let read = match reads.get(i).and_then(|r| r.lock().ok()?.take()) {
+                    Some(read) => read,
+                    None => match &compound {
+                        Some(compound) => compound.read(scope, q, file, i, stop),
+                        None => Ok(Vec::new()),
                     },
-                    None => Vec::new(),
+                };
+                let read = match read {
+                    Ok(read) => read,
+                    Err(e) => return Some(Err(e)),
                 };
                 let place = (i, file, known(i));
                 let held = match &rarity {
-                    Some(rarity) => q.best_held(filter, (&events, of), (rarity, depth), place),
+                    Some(rarity) => {
+                        q.best_held(filter, (&events, of), read, (rarity, depth), place)
+                    }
                     None => q.held_of(q.scored_of(filter, (&events, of), read), depth, place),
                 };
                 return held.map(Ok);
