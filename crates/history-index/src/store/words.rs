@@ -69,22 +69,26 @@ pub(crate) struct WordEvent {
 /// (its range of lines); an error when the line is of none.
 pub(super) type SessionOf<'a> = dyn Fn(u64) -> rusqlite::Result<(Option<usize>, u64)> + Sync + 'a;
 
-/// A chunk of events to count: its segment's lists, where each term's pairs in the chunk are
-/// among them, and its row as stored.
+/// A chunk of events to count ([`count_chunk`]).
 struct ToCount<'l> {
+    /// Its first event's id.
     start: u64,
+    /// Its segment's lists of the terms.
     lists: &'l [Vec<(u64, u32)>],
+    /// Where each term's pairs of the chunk's events are in its list.
     pairs: Vec<std::ops::Range<usize>>,
+    /// Its row's key, and the row as stored.
     key: i64,
     row: Vec<u8>,
 }
 
 /// Adds to `out` (by session, `None` for one not asked about) the events of every segment
 /// (`segments`, in id order) that hold one of the terms of `hashes` ([`term_hash`]), each with
-/// how often it holds each term, in id order: those of the lines `skip` does not leave out, of
-/// the session `session_of` names (`skip`: lines to leave out, in two ascending lists). A session one of whose lines has an event whose words are
-/// listed nowhere ([`PARTS`]) becomes `None`. Read a segment at a time: its lists of those
-/// terms, then the rows of the chunks that hold their events, decoded on every core.
+/// how often it holds each term, in id order: those of the lines `skip` does not leave out (two
+/// ascending lists), of the session `session_of` names. A session one of whose lines has an
+/// event whose words are listed nowhere ([`PARTS`]) becomes `None`. Read a segment at a time:
+/// its lists of those terms, then the rows of the chunks that hold their events, decoded on
+/// every core.
 pub(super) fn counted(
     conn: &Connection,
     segments: &[i64],
@@ -135,14 +139,12 @@ pub(super) fn counted(
                 continue;
             }
             let key = segment << 32 | (CHUNK + c as i64);
-            let row = sealed_row(conn, key)?;
-            let lists = &lists;
             chunks.push(ToCount {
                 start,
-                lists,
+                lists: &lists,
                 pairs,
                 key,
-                row,
+                row: sealed_row(conn, key)?,
             });
         }
         let counted =
