@@ -1071,7 +1071,7 @@ fn gather(
                     }
                     None => q.held_of(q.scored_of(filter, (&events, of), read), depth, place),
                 };
-                return held.map(Ok);
+                return held.map(|h| Ok(Box::new(h)));
             }
         }
         if known(i).is_none() && !scope.corpus.may_match(file, &raw) {
@@ -1112,7 +1112,8 @@ fn gather(
                 let kept = likely.into_inner().shots.into_values().collect();
                 let last = scored.iter().filter_map(|e| e.timestamp).max();
                 let hits = scored.len();
-                (!scored.is_empty()).then_some(Ok(Held {
+                // Boxed: every session's result is held until all are in.
+                (!scored.is_empty()).then_some(Ok(Box::new(Held {
                     index: i,
                     meta: Some(meta),
                     events: frontier(q, scored, depth),
@@ -1121,7 +1122,7 @@ fn gather(
                     terms,
                     last: last.map_or(file.modified, |t| t.0),
                     known: known(i),
-                }))
+                })))
             }
         }
     });
@@ -1132,7 +1133,7 @@ fn gather(
     };
     for r in results {
         match r {
-            Ok(h) => gathered.held.push(Box::new(h)),
+            Ok(h) => gathered.held.push(h),
             Err(e) => gathered.skipped.push(e),
         }
     }
