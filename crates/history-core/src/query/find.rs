@@ -315,6 +315,8 @@ impl Question {
         mut each: impl FnMut(&CountedEvent, &[u16], u64),
     ) {
         let mut tf = vec![0u16; self.terms.len()];
+        // Each count its own term's, in order (no variants): the counts are the terms'.
+        let same = of.len() == tf.len() && of.iter().enumerate().all(|(k, &t)| k == t);
         for (e, counts) in counted
             .events
             .iter()
@@ -323,13 +325,19 @@ impl Question {
             if !filter.takes_role(e.role) || !filter.at_time(e.timestamp) {
                 continue;
             }
-            tf.fill(0);
-            for (k, &n) in counts.iter().enumerate() {
-                tf[of[k]] = tf[of[k]].saturating_add(n);
-            }
-            let held = terms_in(&tf);
+            let tf: &[u16] = match same {
+                true => counts,
+                false => {
+                    tf.fill(0);
+                    for (k, &n) in counts.iter().enumerate() {
+                        tf[of[k]] = tf[of[k]].saturating_add(n);
+                    }
+                    &tf
+                }
+            };
+            let held = terms_in(tf);
             if held & !self.short != 0 {
-                each(e, &tf, held);
+                each(e, tf, held);
             }
         }
     }
@@ -404,44 +412,50 @@ impl Question {
         // Best first, then the later in the session.
         let mut best: Vec<(f64, Scored)> = Vec::with_capacity(depth + 1);
         let (mut hits, mut terms, mut last) = (0, 0u64, None);
-        let mut offer = |e: &Scored| {
-            (hits, terms, last) = (hits + 1, terms | e.tally.held, last.max(e.timestamp));
-            let total = self.total(rarity, e);
-            let place = (e.seq, e.part);
-            let above = |b: &(f64, Scored)| {
-                b.0.total_cmp(&total)
-                    .then((b.1.seq, b.1.part).cmp(&place))
-                    .is_gt()
+        // Takes an event of that score: `make` makes it, when it is among the best so far.
+        let mut offer =
+            |total: f64, (held, timestamp, place): (u64, _, _), make: &dyn Fn() -> Scored| {
+                (hits, terms, last) = (hits + 1, terms | held, last.max(timestamp));
+                // Below the last of a full set: not among them.
+                if best.len() == depth && best.last().is_some_and(|b| b.0 > total) {
+                    return;
+                }
+                let above = |b: &(f64, Scored)| {
+                    b.0.total_cmp(&total)
+                        .then((b.1.seq, b.1.part).cmp(&place))
+                        .is_gt()
+                };
+                let at = best.partition_point(above);
+                if at < depth {
+                    best.insert(at, (total, make()));
+                    best.truncate(depth);
+                }
             };
-            let at = best.partition_point(above);
-            if at < depth {
-                best.insert(at, (total, e.clone()));
-                best.truncate(depth);
-            }
-        };
         let places: FxHashSet<(u64, u32)> = read.iter().map(|e| (e.seq, e.part)).collect();
-        let mut probe = Scored {
-            seq: 0,
-            part: 0,
-            role: Role::User,
-            timestamp: None,
-            tally: Tally {
-                tf: vec![0; self.terms.len()],
-                words: 0,
-                held: 0,
-            },
-        };
         self.each_counted(filter, counted, |e, tf, held| {
             if places.contains(&(e.seq, e.part)) {
                 return;
             }
-            (probe.seq, probe.part, probe.role, probe.timestamp) =
-                (e.seq, e.part, e.role, e.timestamp);
-            probe.tally.tf.copy_from_slice(tf);
-            (probe.tally.words, probe.tally.held) = (e.words, held);
-            offer(&probe);
+            let total = self.total_of(rarity, (tf, held, e.role, e.words));
+            let make = || Scored {
+                seq: e.seq,
+                part: e.part,
+                role: e.role,
+                timestamp: e.timestamp,
+                tally: Tally {
+                    tf: tf.to_vec(),
+                    words: e.words,
+                    held,
+                },
+            };
+            offer(total, (held, e.timestamp, (e.seq, e.part)), &make);
         });
-        read.iter().for_each(&mut offer);
+        for e in &read {
+            let total = self.total(rarity, e);
+            offer(total, (e.tally.held, e.timestamp, (e.seq, e.part)), &|| {
+                e.clone()
+            });
+        }
         if hits == 0 {
             return None;
         }
@@ -453,6 +467,15 @@ impl Question {
             events,
         ))
     }
+}
+
+/// How an event holds a question's terms, as it is scored: how often it holds each, which it
+/// holds, its role and its length in words.
+type Holds<'a> = (&'a [u16], u64, Role, u32);
+
+/// How an event's length (in words) damps its counts.
+fn norm(words: u32) -> f64 {
+    K1 * (1.0 - B + B * f64::from(words) / TYPICAL_WORDS)
 }
 
 /// Which terms counts `tf` say an event holds.
@@ -564,10 +587,16 @@ impl Rarity {
 impl Question {
     /// An event's score.
     fn total(&self, rarity: &Rarity, e: &Scored) -> f64 {
-        let norm = Self::norm(e);
+        self.total_of(rarity, (&e.tally.tf, e.tally.held, e.role, e.tally.words))
+    }
+
+    /// [`Question::total`] of an event that holds the terms `tf` times (`held` the terms it
+    /// holds), of `role`, `words` long.
+    fn total_of(&self, rarity: &Rarity, e: Holds<'_>) -> f64 {
+        let norm = norm(e.3);
         // A term the event does not hold adds 0.
         (0..self.terms.len())
-            .filter(|&i| e.tally.tf[i] > 0)
+            .filter(|&i| e.0[i] > 0)
             .map(|i| rarity.idf[i] * self.component_at(e, i, norm))
             .sum()
     }
@@ -575,22 +604,19 @@ impl Question {
     /// What term `i` adds to an event's score before its rarity: its weight in the question ×
     /// the event's role × its saturated, length-normalised count, and its nearness to others.
     fn component(&self, e: &Scored, i: usize) -> f64 {
-        self.component_at(e, i, Self::norm(e))
+        let e = (&e.tally.tf[..], e.tally.held, e.role, e.tally.words);
+        self.component_at(e, i, norm(e.3))
     }
 
-    /// How an event's length damps its counts.
-    fn norm(e: &Scored) -> f64 {
-        K1 * (1.0 - B + B * f64::from(e.tally.words) / TYPICAL_WORDS)
-    }
-
-    /// [`Question::component`], the event's [`Question::norm`] given.
-    fn component_at(&self, e: &Scored, i: usize, norm: f64) -> f64 {
-        let tf = f64::from(e.tally.tf[i]);
-        let near = match e.tally.held.count_ones() >= 2 && e.tally.held & 1 << i != 0 {
+    /// [`Question::component`] of an event as [`Question::total_of`] takes it, its [`norm`]
+    /// given.
+    fn component_at(&self, (tf, held, role, _): Holds<'_>, i: usize, norm: f64) -> f64 {
+        let tf = f64::from(tf[i]);
+        let near = match held.count_ones() >= 2 && held & 1 << i != 0 {
             true => NEAR,
             false => 0.0,
         };
-        self.terms[i].1 * role_weight(e.role) * (tf * (K1 + 1.0) / (tf + norm) + near)
+        self.terms[i].1 * role_weight(role) * (tf * (K1 + 1.0) / (tf + norm) + near)
     }
 }
 
