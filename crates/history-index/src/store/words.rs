@@ -202,35 +202,34 @@ fn count_chunk(
             list.get(*at) == Some(&line)
         })
     };
-    // The first event a pair is of: those before it hold no term.
-    let next = |at: &[usize]| {
-        (0..terms)
-            .filter_map(|t| chunk.lists[t][at[t]..chunk.pairs[t].end].first())
-            .map(|p| p.0)
-            .min()
-            .unwrap_or(u64::MAX)
+    // Each term's next pair's event (none: past every id), and the first of them: the events
+    // before it hold no term.
+    let pair = |t: usize, at: usize| {
+        let end = chunk.pairs[t].end;
+        (at < end).then(|| chunk.lists[t][at])
     };
-    let mut first = next(&at);
+    let mut heads: Vec<u64> = (0..terms)
+        .map(|t| pair(t, at[t]).map_or(u64::MAX, |p| p.0))
+        .collect();
+    let mut first = heads.iter().copied().min().unwrap_or(u64::MAX);
     chunk_events(&bytes, count, |e| {
         if e.id < first {
             return Ok(());
         }
-        let mut held = false;
+        // A pair whose event is not among the chunk's is damage.
+        sum::whole(first == e.id)?;
         for t in 0..terms {
-            let pair = chunk.lists[t][at[t]..chunk.pairs[t].end].first();
-            // A pair whose event is not among the chunk's is damage.
-            sum::whole(pair.is_none_or(|p| p.0 >= e.id))?;
-            row[t] = match pair.filter(|p| p.0 == e.id) {
-                Some(&(_, n)) => {
-                    (at[t], held) = (at[t] + 1, true);
-                    u16::try_from(n).unwrap_or(u16::MAX)
-                }
-                None => 0,
-            };
+            row[t] = 0;
+            if heads[t] == e.id {
+                let n = pair(t, at[t]).map_or(0, |p| p.1);
+                row[t] = u16::try_from(n).unwrap_or(u16::MAX);
+                at[t] += 1;
+                heads[t] = pair(t, at[t]).map_or(u64::MAX, |p| p.0);
+            }
         }
-        first = next(&at);
+        first = heads.iter().copied().min().unwrap_or(u64::MAX);
         let line = e.id / PARTS;
-        if !held || skips(line) {
+        if skips(line) {
             return Ok(());
         }
         let session = match known.filter(|k| line <= k.1) {
