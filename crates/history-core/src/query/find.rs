@@ -724,6 +724,40 @@ fn coverage_norm(size: u64, mean: f64) -> f64 {
     1.0 / (1.0 - COVERAGE_B + COVERAGE_B * ratio)
 }
 
+/// Ranks the sessions that hold some of `q`'s terms: with the terms' rarities, the time of the
+/// latest hit of all (`newest`, for each one's recency) and the mean size of `sessions`.
+struct Ranking<'a> {
+    q: &'a Question,
+    rarity: Rarity,
+    newest: i64,
+    mean_size: f64,
+    sessions: &'a [SessionFile],
+    explain: bool,
+}
+
+impl Ranking<'_> {
+    fn rank(&self, held: Box<Held>) -> Ranked {
+        let recency =
+            0.5f64.powf(self.newest.saturating_sub(held.last).max(0) as f64 / HALF_LIFE_NS);
+        let norm = coverage_norm(self.sessions[held.index].size, self.mean_size);
+        rank_session(self.q, &self.rarity, held, recency, norm, self.explain)
+    }
+
+    /// Whether session `a` ranks before `b`: the better score; then the latest hit, then the
+    /// qualified id.
+    fn order(&self, a: (f64, i64, usize), b: (f64, i64, usize)) -> std::cmp::Ordering {
+        let (fa, fb) = (&self.sessions[a.2], &self.sessions[b.2]);
+        b.0.total_cmp(&a.0)
+            .then(b.1.cmp(&a.1))
+            .then(fa.key.cmp(&fb.key))
+    }
+}
+
+/// The mean size of `sessions`' transcripts.
+fn mean_size(sessions: &[SessionFile]) -> f64 {
+    sessions.iter().map(|f| f.size as f64).sum::<f64>() / sessions.len().max(1) as f64
+}
+
 /// The session's score from its events' (best first) and the terms it holds (its coverage
 /// bonus scaled by `size_norm`, [`coverage_norm`]); with `words`, each term's part of it too.
 fn rank_session(
@@ -792,6 +826,9 @@ fn rank_session(
 struct Gathered {
     #[allow(clippy::vec_box)]
     held: Vec<Box<Held>>,
+    /// Every session that holds a term, ranked already where the rarities were known first
+    /// (`held` is then empty): only those that could reach the page keep their events.
+    ranked: Option<Vec<Ranked>>,
     skipped: Vec<HistoryError>,
     coverage: Coverage,
 }
@@ -1007,7 +1044,7 @@ fn gather(
     q: &Question,
     filter: &Filter,
     sessions: &[SessionFile],
-    (depth, events): (usize, bool),
+    (depth, events, (page, explain)): (usize, bool, (usize, bool)),
     stop: Stop<'_>,
 ) -> Gathered {
     let raw = RawFilter::new(filter.queries());
@@ -1054,24 +1091,41 @@ fn gather(
             // A session whose read failed is left out of the rarities the ranking ends with.
             let failed =
                 (reads.iter()).any(|r| r.lock().map_or(true, |r| matches!(*r, Some(Err(_)))));
+            // Each session's terms, and its latest hit (as [`Held::counted`] takes it).
             (every && !failed).then(|| {
                 let held = crate::corpus::parallel::map(&indices, |&i| {
                     let c = counted[i].lock().ok()?;
-                    let mut held = 0u64;
-                    q.each_counted(filter, (c.as_ref()?, of), |_, _, h| held |= h);
+                    let (mut held, mut hits, mut latest) = (0u64, 0, None);
+                    q.each_counted(filter, (c.as_ref()?, of), |e, _, h| {
+                        (held, hits, latest) = (held | h, hits + 1, latest.max(e.timestamp));
+                    });
                     if let Some(read) = reads.get(i).and_then(|r| r.lock().ok()) {
-                        if let Some(Ok(read)) = read.as_ref() {
-                            held = read.iter().fold(held, |m, e| m | e.tally.held);
+                        for e in read.iter().flat_map(|r| r.as_ref().ok()).flatten() {
+                            (held, hits) = (held | e.tally.held, hits + 1);
+                            latest = latest.max(e.timestamp);
                         }
                     }
-                    Some(held)
+                    let last = latest.map_or(sessions[i].modified, |t: Timestamp| t.0);
+                    (hits > 0).then_some((held, last))
                 });
-                Rarity::of(q.terms.len(), held.into_iter().flatten(), sessions.len())
+                let held: Vec<(u64, i64)> = held.into_iter().flatten().collect();
+                let rarity = Rarity::of(q.terms.len(), held.iter().map(|h| h.0), sessions.len());
+                let newest = held.iter().map(|h| h.1).max().unwrap_or(0);
+                (rarity, newest)
             })
         }
         _ => None,
     };
-    let results = filter_map(&indices, |&i| {
+    let ranking = rarity.map(|(rarity, newest)| Ranking {
+        q,
+        rarity,
+        newest,
+        mean_size: mean_size(sessions),
+        sessions,
+        explain,
+    });
+    // What session `i` holds of the question.
+    let one = |i: usize| -> Option<Result<Box<Held>, HistoryError>> {
         let file = &sessions[i];
         if stop() {
             return None;
@@ -1091,10 +1145,8 @@ fn gather(
                     Err(e) => return Some(Err(e)),
                 };
                 let place = (i, file, known(i));
-                let held = match &rarity {
-                    Some(rarity) => {
-                        q.best_held(filter, (&events, of), read, (rarity, depth), place)
-                    }
+                let held = match &ranking {
+                    Some(r) => q.best_held(filter, (&events, of), read, (&r.rarity, depth), place),
                     None => q.held_of(q.scored_of(filter, (&events, of), read), depth, place),
                 };
                 return held.map(|h| Ok(Box::new(h)));
@@ -1151,15 +1203,43 @@ fn gather(
                 })))
             }
         }
+    };
+    // With the rarities known first, each session is ranked as it comes, and keeps its events
+    // only while it is among the page's sessions so far (by score, latest hit and place).
+    let page_so_far: std::sync::Mutex<Vec<(f64, i64, usize)>> = std::sync::Mutex::default();
+    let thinned = |r: &Ranking<'_>, mut ranked: Ranked| {
+        let at = (ranked.score, ranked.held.last, ranked.held.index);
+        let Ok(mut so_far) = page_so_far.lock() else {
+            return ranked;
+        };
+        let place = so_far.partition_point(|&b| r.order(b, at).is_lt());
+        if place < page {
+            so_far.insert(place, at);
+            so_far.truncate(page);
+        } else {
+            ranked.events = Vec::new();
+            ranked.held.events = Vec::new();
+            ranked.held.kept = Vec::new();
+        }
+        ranked
+    };
+    let results = filter_map(&indices, |&i| {
+        let held = one(i)?;
+        Some(held.map(|h| match &ranking {
+            Some(r) => Ok(thinned(r, r.rank(h))),
+            None => Err(h),
+        }))
     });
     let mut gathered = Gathered {
         held: Vec::new(),
+        ranked: ranking.as_ref().map(|_| Vec::new()),
         skipped: Vec::new(),
         coverage: Coverage::default(),
     };
     for r in results {
         match r {
-            Ok(h) => gathered.held.push(h),
+            Ok(Ok(ranked)) => gathered.ranked.get_or_insert_with(Vec::new).push(ranked),
+            Ok(Err(h)) => gathered.held.push(h),
             Err(e) => gathered.skipped.push(e),
         }
     }
@@ -1185,26 +1265,34 @@ pub(crate) fn find_page(
         true => (req.after_rank + req.limit).max(1 + MORE_EVENTS),
         false => 1 + MORE_EVENTS,
     };
-    let gathered = gather(scope, &q, &filter, sessions, (depth, req.events), stop);
+    let page = (req.after_rank + req.limit, req.explain);
+    let mut gathered = gather(
+        scope,
+        &q,
+        &filter,
+        sessions,
+        (depth, req.events, page),
+        stop,
+    );
     if stop() {
         return Ok(None);
     }
-    let held = gathered.held.iter().map(|h| h.terms);
-    let rarity = Rarity::of(q.terms.len(), held, sessions.len());
-    let mean_size =
-        sessions.iter().map(|f| f.size as f64).sum::<f64>() / sessions.len().max(1) as f64;
-    let newest = gathered.held.iter().map(|h| h.last).max().unwrap_or(0);
-    let recency =
-        |h: &Held| 0.5f64.powf(newest.saturating_sub(h.last).max(0) as f64 / HALF_LIFE_NS);
-    let mut ranked: Vec<Ranked> = gathered
-        .held
-        .into_iter()
-        .map(|h| {
-            let r = recency(&h);
-            let norm = coverage_norm(sessions[h.index].size, mean_size);
-            rank_session(&q, &rarity, h, r, norm, req.explain)
-        })
-        .collect();
+    let mut ranked: Vec<Ranked> = match gathered.ranked.take() {
+        Some(ranked) => ranked,
+        None => {
+            let held = gathered.held.iter().map(|h| h.terms);
+            let ranking = Ranking {
+                q: &q,
+                rarity: Rarity::of(q.terms.len(), held, sessions.len()),
+                newest: gathered.held.iter().map(|h| h.last).max().unwrap_or(0),
+                mean_size: mean_size(sessions),
+                sessions,
+                explain: req.explain,
+            };
+            let held = std::mem::take(&mut gathered.held);
+            held.into_iter().map(|h| ranking.rank(h)).collect()
+        }
+    };
     // Best first; then the latest hit, then the qualified id.
     let order = |a: &Ranked, b: &Ranked| {
         let (fa, fb) = (&sessions[a.held.index], &sessions[b.held.index]);
