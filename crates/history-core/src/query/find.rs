@@ -742,15 +742,26 @@ impl Ranking<'_> {
         let norm = coverage_norm(self.sessions[held.index].size, self.mean_size);
         rank_session(self.q, &self.rarity, held, recency, norm, self.explain)
     }
+}
 
-    /// Whether session `a` ranks before `b`: the better score; then the latest hit, then the
-    /// qualified id.
-    fn order(&self, a: (f64, i64, usize), b: (f64, i64, usize)) -> std::cmp::Ordering {
-        let (fa, fb) = (&self.sessions[a.2], &self.sessions[b.2]);
-        b.0.total_cmp(&a.0)
-            .then(b.1.cmp(&a.1))
-            .then(fa.key.cmp(&fb.key))
+impl Ranked {
+    /// Where it ranks: its score, its latest hit and its place among the sessions in scope.
+    fn place(&self) -> (f64, i64, usize) {
+        (self.score, self.held.last, self.held.index)
     }
+}
+
+/// The order of sessions of `sessions` at places `a` and `b` ([`Ranked::place`]): best first;
+/// then the latest hit, then the qualified id.
+fn rank_order(
+    sessions: &[SessionFile],
+    a: (f64, i64, usize),
+    b: (f64, i64, usize),
+) -> std::cmp::Ordering {
+    let (fa, fb) = (&sessions[a.2], &sessions[b.2]);
+    b.0.total_cmp(&a.0)
+        .then(b.1.cmp(&a.1))
+        .then(fa.key.cmp(&fb.key))
 }
 
 /// The mean size of `sessions`' transcripts.
@@ -1207,12 +1218,12 @@ fn gather(
     // With the rarities known first, each session is ranked as it comes, and keeps its events
     // only while it is among the page's sessions so far (by score, latest hit and place).
     let page_so_far: std::sync::Mutex<Vec<(f64, i64, usize)>> = std::sync::Mutex::default();
-    let thinned = |r: &Ranking<'_>, mut ranked: Ranked| {
-        let at = (ranked.score, ranked.held.last, ranked.held.index);
+    let thinned = |mut ranked: Ranked| {
+        let at = ranked.place();
         let Ok(mut so_far) = page_so_far.lock() else {
             return ranked;
         };
-        let place = so_far.partition_point(|&b| r.order(b, at).is_lt());
+        let place = so_far.partition_point(|&b| rank_order(sessions, b, at).is_lt());
         if place < page {
             so_far.insert(place, at);
             so_far.truncate(page);
@@ -1226,7 +1237,7 @@ fn gather(
     let results = filter_map(&indices, |&i| {
         let held = one(i)?;
         Some(held.map(|h| match &ranking {
-            Some(r) => Ok(thinned(r, r.rank(h))),
+            Some(r) => Ok(thinned(r.rank(h))),
             None => Err(h),
         }))
     });
@@ -1293,15 +1304,7 @@ pub(crate) fn find_page(
             held.into_iter().map(|h| ranking.rank(h)).collect()
         }
     };
-    // Best first; then the latest hit, then the qualified id.
-    let order = |a: &Ranked, b: &Ranked| {
-        let (fa, fb) = (&sessions[a.held.index], &sessions[b.held.index]);
-        b.score
-            .total_cmp(&a.score)
-            .then(b.held.last.cmp(&a.held.last))
-            .then(fa.key.cmp(&fb.key))
-    };
-    ranked.sort_by(order);
+    ranked.sort_by(|a, b| rank_order(sessions, a.place(), b.place()));
 
     let mut notices: Vec<String> = notice::skipped(&gathered.skipped).into_iter().collect();
     let is_empty = no_sessions.is_some();
