@@ -353,17 +353,7 @@ impl Question {
     ) -> Vec<Scored> {
         let mut scored: Vec<Scored> = Vec::new();
         self.each_counted(filter, counted, |e, tf, held| {
-            scored.push(Scored {
-                seq: e.seq,
-                part: e.part,
-                role: e.role,
-                timestamp: e.timestamp,
-                tally: Tally {
-                    tf: tf.to_vec(),
-                    words: e.words,
-                    held,
-                },
-            })
+            scored.push(Scored::counted(e, tf, held))
         });
         if !read.is_empty() {
             let places: FxHashSet<(u64, u32)> = read.iter().map(|e| (e.seq, e.part)).collect();
@@ -437,17 +427,7 @@ impl Question {
                 return;
             }
             let total = self.total_of(rarity, (tf, held, e.role, e.words));
-            let make = || Scored {
-                seq: e.seq,
-                part: e.part,
-                role: e.role,
-                timestamp: e.timestamp,
-                tally: Tally {
-                    tf: tf.to_vec(),
-                    words: e.words,
-                    held,
-                },
-            };
+            let make = || Scored::counted(e, tf, held);
             offer(total, (held, e.timestamp, (e.seq, e.part)), &make);
         });
         for e in &read {
@@ -515,6 +495,21 @@ impl Scored {
             role: e.role,
             timestamp: e.timestamp,
             tally,
+        }
+    }
+
+    /// `e` of word lists, holding the terms `tf` times (`held`: which it holds).
+    fn counted(e: &CountedEvent, tf: &[u16], held: u64) -> Scored {
+        Scored {
+            seq: e.seq,
+            part: e.part,
+            role: e.role,
+            timestamp: e.timestamp,
+            tally: Tally {
+                tf: tf.to_vec(),
+                words: e.words,
+                held,
+            },
         }
     }
 }
@@ -842,6 +837,12 @@ struct Gathered {
     ranked: Option<Vec<Ranked>>,
     skipped: Vec<HistoryError>,
     coverage: Coverage,
+}
+
+/// What [`gather`] found of one session: ranked already, or held to be ranked.
+enum Found {
+    Ranked(Ranked),
+    Held(Box<Held>),
 }
 
 /// The positions of a session's events on its selected branch, and what the session is about.
@@ -1237,8 +1238,8 @@ fn gather(
     let results = filter_map(&indices, |&i| {
         let held = one(i)?;
         Some(held.map(|h| match &ranking {
-            Some(r) => Ok(thinned(r.rank(h))),
-            None => Err(h),
+            Some(r) => Found::Ranked(thinned(r.rank(h))),
+            None => Found::Held(h),
         }))
     });
     let mut gathered = Gathered {
@@ -1249,8 +1250,8 @@ fn gather(
     };
     for r in results {
         match r {
-            Ok(Ok(ranked)) => gathered.ranked.get_or_insert_with(Vec::new).push(ranked),
-            Ok(Err(h)) => gathered.held.push(h),
+            Ok(Found::Ranked(ranked)) => gathered.ranked.get_or_insert_with(Vec::new).push(ranked),
+            Ok(Found::Held(h)) => gathered.held.push(h),
             Err(e) => gathered.skipped.push(e),
         }
     }
