@@ -180,9 +180,13 @@ pub fn search(corpus: &Corpus, sessions: &[SessionFile], req: &SearchRequest<'_>
             (!eager.contains(&i), big, nearest_last)
         });
     }
-    let mut scans: Vec<(usize, Scan)> = (order.iter().copied())
-        .zip(map(&order, |&i| search.first_pass(i, eager.contains(&i))))
-        .collect();
+    // What the projection answers alone takes no work: only the rest is shared out among the
+    // cores, and none when there is none (a thread's start costs more than a rare term's page).
+    let (answered, work): (Vec<usize>, Vec<usize>) =
+        (order.iter()).partition(|&&i| search.answered(i, eager.contains(&i)));
+    let first_pass = |&i: &usize| (i, search.first_pass(i, eager.contains(&i)));
+    let mut scans: Vec<(usize, Scan)> = answered.iter().map(first_pass).collect();
+    scans.extend(map(&work, first_pass));
     scans.sort_by_key(|&(i, _)| i);
     search.count_known(&mut found);
     let mut later: Vec<(Span, usize)> = Vec::new();
@@ -232,6 +236,16 @@ impl Search<'_> {
     /// What the projection knows of session `i`.
     fn known(&self, i: usize) -> Option<Known> {
         self.known.as_ref().and_then(|k| k.get(i)).copied()
+    }
+
+    /// Whether the projection's answer for session `i` is its first pass ([`Search::first_pass`]
+    /// then reads nothing).
+    fn answered(&self, i: usize, eager: bool) -> bool {
+        match self.known(i) {
+            Some(Known::NoHit) => true,
+            Some(Known::Within { .. }) => !eager,
+            Some(Known::Unknown | Known::Unindexable) | None => false,
+        }
     }
 
     /// The first pass over session `i`: out, decoded now (`eager`, or known to the projection

@@ -288,23 +288,26 @@ pub fn gather(
     let raw = RawFilter::new(filter.queries());
     let known: Option<Vec<Known>> = projection.map(|p| p.known(corpus, sessions, filter));
     let known = |i: usize| known.as_ref().and_then(|k| k.get(i)).copied();
-    let indices: Vec<usize> = (0..sessions.len()).collect();
-    let mut order: Vec<(Span, usize)> = filter_map(&indices, |&i| {
-        let span = match known(i) {
-            Some(Known::NoHit) => None,
-            Some(Known::Within { first, last, .. }) => Some(Span {
-                first: first.map(|t| t.0),
-                last: last.map(|t| t.0),
-            }),
-            Some(Known::Unknown | Known::Unindexable) | None => {
-                hit_span(corpus, &sessions[i], &raw)
+    // A span the projection knows is taken as it is; only the other sessions are read, on
+    // every core.
+    let (mut order, mut unknown) = (Vec::new(), Vec::new());
+    for i in 0..sessions.len() {
+        match known(i) {
+            Some(Known::NoHit) => {}
+            Some(Known::Within { first, last, .. }) => {
+                let (first, last) = (first.map(|t| t.0), last.map(|t| t.0));
+                order.push((Span { first, last }, i));
             }
-        };
-        span.map(|span| (span, i))
-    });
+            Some(Known::Unknown | Known::Unindexable) | None => unknown.push(i),
+        }
+    }
+    order.extend(filter_map(&unknown, |&i| {
+        Some((hit_span(corpus, &sessions[i], &raw)?, i))
+    }));
+    // Sessions whose bounds tie are taken in their own order.
     match from {
-        End::Newest => order.sort_by_key(|(span, _)| std::cmp::Reverse(span.last)),
-        End::Oldest => order.sort_by_key(|(span, _)| span.first),
+        End::Newest => order.sort_unstable_by_key(|&(span, i)| (std::cmp::Reverse(span.last), i)),
+        End::Oldest => order.sort_unstable_by_key(|&(span, i)| (span.first, i)),
     }
     let sum_up = |i: usize| -> Result<Option<SessionSummary>, HistoryError> {
         let file = &sessions[i];
