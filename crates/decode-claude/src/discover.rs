@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use history_core::{entry_metadata, SessionFile, SessionKey};
+use history_core::{Kind, SessionFile, SessionKey, Walk};
 
 /// The harness name in qualified ids (`claude:…`).
 pub(crate) const NAME: &str = "claude";
@@ -23,30 +23,30 @@ pub fn default_root(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
 /// `<root>/<project>/<session-id>.jsonl`: one level of project directories (never followed
 /// through a symbolic link), session files directly inside them. Subagent stores
 /// (`<project>/<session-id>/subagents/…`) and legacy `agent-*.jsonl` files are not sessions.
-pub(crate) fn sessions(root: &Path) -> Vec<SessionFile> {
-    let Ok(projects) = fs::read_dir(root) else {
+/// A directory unchanged since `walk`'s memo listed it is not listed again.
+pub(crate) fn sessions(root: &Path, walk: &Walk) -> Vec<SessionFile> {
+    let Some(projects) = walk.entries(root) else {
         return Vec::new();
     };
-    let projects: Vec<PathBuf> = (projects.flatten())
-        .filter(|p| p.file_type().is_ok_and(|kind| kind.is_dir()))
-        .map(|p| p.path())
+    let projects: Vec<PathBuf> = (projects.into_iter())
+        .filter(|(_, kind)| *kind == Kind::Dir)
+        .map(|(name, _)| root.join(name))
         .collect();
     // The project directories are listed, and then each file stat'ed once, on every core when
     // there are enough of them to be worth it.
     let listed = history_core::parallel::map_quick(&projects, |project| {
-        let Ok(entries) = fs::read_dir(project) else {
-            return Vec::new();
-        };
-        (entries.flatten())
-            .filter_map(|entry| Some((session_id(Path::new(&entry.file_name()))?, entry)))
-            .collect()
+        let entries = walk.entries(project).unwrap_or_default();
+        (entries.into_iter())
+            .filter(|(_, kind)| matches!(kind, Kind::File | Kind::Link))
+            .filter_map(|(name, _)| Some((session_id(Path::new(&name))?, project.join(name))))
+            .collect::<Vec<_>>()
     });
-    let named: Vec<(String, fs::DirEntry)> = listed.into_iter().flatten().collect();
-    history_core::parallel::filter_map_quick(&named, |(id, entry)| {
-        // A symlinked file is followed (its target is the transcript); a directory never is.
-        let meta = entry_metadata(entry).ok().filter(|m| m.is_file())?;
+    let named: Vec<(String, PathBuf)> = listed.into_iter().flatten().collect();
+    history_core::parallel::filter_map_quick(&named, |(id, path)| {
+        // A symlinked file is followed (its target is the transcript).
+        let meta = fs::metadata(path).ok().filter(|m| m.is_file())?;
         let key = SessionKey::new(NAME, id.clone());
-        Some(SessionFile::from_metadata(key, entry.path(), &meta))
+        Some(SessionFile::from_metadata(key, path.clone(), &meta))
     })
 }
 

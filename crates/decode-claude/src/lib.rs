@@ -30,7 +30,7 @@ use history_core::Harness;
 use history_core::Resume;
 use history_core::{parse_object_str, top_level, Damage, LineTest, LineTime, Lines, TopLevel};
 use history_core::{snapshot, Resumed, Snapshot, WantSnapshot};
-use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript};
+use history_core::{DecodeError, Decoded, Event, SessionFile, Timestamp, Transcript, Walk};
 use history_raw::json::repair_surrogates;
 
 pub use discover::default_root;
@@ -66,7 +66,11 @@ impl Transcript for Claude {
     }
 
     fn discover(&self) -> Vec<SessionFile> {
-        discover::sessions(&self.root)
+        discover::sessions(&self.root, &Walk::none())
+    }
+
+    fn discover_with(&self, walk: &Walk) -> Vec<SessionFile> {
+        discover::sessions(&self.root, walk)
     }
 
     fn decode_resumable(

@@ -56,10 +56,10 @@ pub use query::{
     DEFAULT_LIMIT,
 };
 pub use source::{
-    current_session, current_source, entry_metadata, env_text, line_spans, open_raw,
-    open_transcript, open_untouched, parse_object, parse_object_str, read_at, snapshot, top_level,
-    Damage, Decoded, Env, Harness, Layout, Line, LineTest, LineTime, Lines, Located, Location,
-    Origin, Resume, Resumed, Snapshot, TopLevel, Transcript, WantSnapshot, MAX_FILE_BYTES,
-    MAX_LINE_BYTES, READ_BUFFER,
+    current_session, current_source, env_text, line_spans, open_raw, open_transcript,
+    open_untouched, parse_object, parse_object_str, read_at, snapshot, top_level, Damage, Decoded,
+    Env, Harness, Layout, Line, LineTest, LineTime, Lines, Located, Location, Origin, Resume,
+    Resumed, Snapshot, TopLevel, Transcript, WantSnapshot, MAX_FILE_BYTES, MAX_LINE_BYTES,
+    READ_BUFFER,
 };
 pub use source::{path_key, Kind, Walk, SETTLED_NS};

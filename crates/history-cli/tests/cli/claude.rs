@@ -919,6 +919,67 @@ fn the_same_session_found_twice_is_one_session_from_the_newest_file() {
     );
 }
 
+/// Discovery keeps what it saw of Claude Code's root for the next run
+/// (`history-walks/claude.walk` in the cache): a settled project directory is not listed again
+/// until an entry is added to it or removed.
+#[test]
+fn discovery_lists_again_only_the_project_directories_that_changed() {
+    let r = Roots::new();
+    let ids = |r: &Roots| -> Vec<String> {
+        let args = ["list", "--session", "claude:*", "--json", "--limit", "500"];
+        let run = claude(r, &[&args[..], &["--budget", "100000000"]].concat());
+        let mut ids: Vec<String> = (run.json()["items"].as_array().unwrap().iter())
+            .map(|i| i["session"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let first = ids(&r);
+    let memo = r
+        .dir
+        .path()
+        .join("cache/notesoup/history-walks/claude.walk");
+    assert!(memo.is_file());
+    std::thread::sleep(std::time::Duration::from_nanos(
+        history_core::SETTLED_NS as u64 + 200_000_000,
+    ));
+    assert_eq!(ids(&r), first);
+    let kept = std::fs::read(&memo).unwrap();
+    assert_eq!(ids(&r), first);
+    assert_eq!(
+        std::fs::read(&memo).unwrap(),
+        kept,
+        "a walk with nothing new rewrote the memo"
+    );
+    let line = "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"message\":{\"content\":\"hi\"}}\n";
+    let with = |added: &[&str]| {
+        let mut want = first.clone();
+        want.extend(added.iter().map(|id| format!("claude:{id}")));
+        want.sort();
+        want
+    };
+    // A session added to a project whose listing was kept, and a project added to the root.
+    let project = std::fs::read_dir(r.root("claude"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::write(project.join("added-session.jsonl"), line).unwrap();
+    assert_eq!(ids(&r), with(&["added-session"]));
+    let new_project = r.root("claude").join("-new-project");
+    std::fs::create_dir(&new_project).unwrap();
+    std::fs::write(new_project.join("new-session.jsonl"), line).unwrap();
+    assert_eq!(ids(&r), with(&["added-session", "new-session"]));
+    // A session removed from a project whose listing was kept.
+    std::thread::sleep(std::time::Duration::from_nanos(
+        history_core::SETTLED_NS as u64 + 200_000_000,
+    ));
+    assert_eq!(ids(&r), with(&["added-session", "new-session"]));
+    std::fs::remove_file(project.join("added-session.jsonl")).unwrap();
+    assert_eq!(ids(&r), with(&["new-session"]));
+}
+
 #[test]
 fn symlinked_directories_are_not_followed() {
     let r = Roots::new();

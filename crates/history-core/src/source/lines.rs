@@ -248,16 +248,6 @@ impl<R: Read> Read for Capped<R> {
     }
 }
 
-/// What a directory entry is, a symbolic link followed: a stat relative to the directory it
-/// was listed from, which spares the kernel walking the whole path again, and by path only
-/// for a link.
-pub fn entry_metadata(entry: &std::fs::DirEntry) -> std::io::Result<std::fs::Metadata> {
-    match entry.file_type()?.is_symlink() {
-        true => std::fs::metadata(entry.path()),
-        false => entry.metadata(),
-    }
-}
-
 /// Opens a file for reading without updating its access time where the system allows it
 /// (`O_NOATIME` needs the file's owner); elsewhere, a plain read-only open.
 pub fn open_untouched(path: &Path) -> std::io::Result<File> {

@@ -14,8 +14,8 @@ mod walk;
 pub use harness::{current_session, current_source, env_text, Env, Harness};
 pub use line_time::{top_level, LineTime, TopLevel};
 pub use lines::{
-    entry_metadata, open_transcript, open_untouched, parse_object, parse_object_str, read_at,
-    Damage, Line, Lines, MAX_FILE_BYTES, MAX_LINE_BYTES, READ_BUFFER,
+    open_transcript, open_untouched, parse_object, parse_object_str, read_at, Damage, Line, Lines,
+    MAX_FILE_BYTES, MAX_LINE_BYTES, READ_BUFFER,
 };
 pub use origin::{line_spans, Located, Location, Origin, Resume};
 pub use snapshot::Snapshot;
