@@ -925,15 +925,7 @@ fn the_same_session_found_twice_is_one_session_from_the_newest_file() {
 #[test]
 fn discovery_lists_again_only_the_project_directories_that_changed() {
     let r = Roots::new();
-    let ids = |r: &Roots| -> Vec<String> {
-        let args = ["list", "--session", "claude:*", "--json", "--limit", "500"];
-        let run = claude(r, &[&args[..], &["--budget", "100000000"]].concat());
-        let mut ids: Vec<String> = (run.json()["items"].as_array().unwrap().iter())
-            .map(|i| i["session"].as_str().unwrap().to_string())
-            .collect();
-        ids.sort();
-        ids
-    };
+    let ids = |r: &Roots| r.session_ids("claude");
     let first = ids(&r);
     let memo = r
         .dir

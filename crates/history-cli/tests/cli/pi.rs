@@ -456,15 +456,7 @@ fn signatures_are_not_text_and_errors_and_aborts_are_context() {
 #[test]
 fn discovery_reads_again_only_what_changed_since_the_last_walk() {
     let r = Roots::new();
-    let ids = |r: &Roots| -> Vec<String> {
-        let args = ["list", "--session", "pi:*", "--json", "--limit", "500"];
-        let run = pi(r, &[&args[..], &["--budget", "100000000"]].concat());
-        let mut ids: Vec<String> = (run.json()["items"].as_array().unwrap().iter())
-            .map(|i| i["session"].as_str().unwrap().to_string())
-            .collect();
-        ids.sort();
-        ids
-    };
+    let ids = |r: &Roots| r.session_ids("pi");
     let old = "019f86d0-2b56-72c1-b90f-60a707fde7d7";
     let first = ids(&r);
     assert!(first.contains(&format!("pi:{old}")));

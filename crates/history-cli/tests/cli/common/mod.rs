@@ -199,6 +199,18 @@ impl Roots {
 
     /// Runs with the roots of every harness but `harness` pointed at an empty directory, so
     /// that the other harnesses' fixtures do not change the results.
+    /// The qualified ids of every session of `harness` that `list` shows, sorted.
+    pub fn session_ids(&self, harness: &str) -> Vec<String> {
+        let selector = format!("{harness}:*");
+        let args = ["list", "--session", &selector, "--json", "--limit", "500"];
+        let run = self.run_only(harness, &[&args[..], &["--budget", "100000000"]].concat());
+        let mut ids: Vec<String> = (run.json()["items"].as_array().unwrap().iter())
+            .map(|i| i["session"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    }
+
     pub fn run_only(&self, harness: &str, args: &[&str]) -> Run {
         let empty = self.dir.path().join("empty");
         fs::create_dir_all(&empty).unwrap();
