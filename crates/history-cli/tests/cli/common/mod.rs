@@ -197,8 +197,6 @@ impl Roots {
         self.run_with(args, &[])
     }
 
-    /// Runs with the roots of every harness but `harness` pointed at an empty directory, so
-    /// that the other harnesses' fixtures do not change the results.
     /// The qualified ids of every session of `harness` that `list` shows, sorted.
     pub fn session_ids(&self, harness: &str) -> Vec<String> {
         let selector = format!("{harness}:*");
@@ -211,6 +209,8 @@ impl Roots {
         ids
     }
 
+    /// Runs with the roots of every harness but `harness` pointed at an empty directory, so
+    /// that the other harnesses' fixtures do not change the results.
     pub fn run_only(&self, harness: &str, args: &[&str]) -> Run {
         let empty = self.dir.path().join("empty");
         fs::create_dir_all(&empty).unwrap();
