@@ -954,19 +954,10 @@ fn read_hits(
         true => SHOWN_BATCH,
         false => count.max(READ_BATCH),
     };
-    let mut hits = Vec::new();
+    let (mut hits, mut best) = (Vec::new(), None);
     // Keeps the hit as `texts` asks: whether more are wanted.
-    let mut keep = |mut event: Event, location: Option<Location>| match wanted.texts {
-        HitTexts::Kept => {
-            hits.push((event, location));
-            true
-        }
-        HitTexts::Dropped => {
-            event.text = String::new();
-            hits.push((event, location));
-            true
-        }
-        HitTexts::Candidates(to) => to(&event),
+    let mut keep = |event: Event, location: Option<Location>| {
+        wanted.texts.add(&mut hits, &mut best, (event, location))
     };
     let mut kept = 0;
     for (at, (_, hit)) in order.iter().enumerate() {

@@ -74,8 +74,12 @@ pub enum HitTexts<'a> {
     /// Each hit carries its text.
     Kept,
     /// Each hit is matched all the same but comes with an empty text: for a caller that counts
-    /// them (`--sessions` reads its best hit's alone).
+    /// them.
     Dropped,
+    /// Each hit is matched all the same, and only the best of those given back keeps its text,
+    /// as this tells whether one hit is better than another: for a caller that counts them and
+    /// shows one (`--sessions`), which then holds one text at a time and reads no line twice.
+    Best(&'a dyn Fn(&Event, &Event) -> bool),
     /// Each event of a line that may hold a hit, with its text, is shown to this as it is
     /// read, its text not matched, and not given back: for a caller that reads each text once
     /// and looks for its own words in it (`find` tallies them), which then holds a batch of
@@ -91,18 +95,43 @@ impl HitTexts<'_> {
         !matches!(self, HitTexts::Dropped)
     }
 
-    /// Makes hits found with their texts what these ask for: kept, emptied, or shown one after
-    /// another (until one says no more) and not given back. For a projection that finds a
-    /// session's hits all at once.
-    pub fn apply(&self, hits: &mut Vec<(Event, Option<Location>)>) {
+    /// Adds a hit found with its text to `hits` as these ask: kept, emptied, kept only while it
+    /// is the best (`best`: where the best of `hits` is), or shown and not given back. Whether
+    /// more are wanted.
+    pub fn add(
+        &self,
+        hits: &mut Vec<(Event, Option<Location>)>,
+        best: &mut Option<usize>,
+        (mut event, location): (Event, Option<Location>),
+    ) -> bool {
         match self {
             HitTexts::Kept => {}
-            HitTexts::Dropped => hits.iter_mut().for_each(|(e, _)| e.text = String::new()),
-            HitTexts::Candidates(to) => {
-                let _ = hits.iter().all(|(e, _)| to(e));
-                hits.clear();
+            HitTexts::Dropped => event.text = String::new(),
+            HitTexts::Best(better) => match *best {
+                Some(b) if !better(&event, &hits[b].0) => event.text = String::new(),
+                _ => {
+                    if let Some(b) = best.replace(hits.len()) {
+                        hits[b].0.text = String::new();
+                    }
+                }
+            },
+            HitTexts::Candidates(to) => return to(&event),
+        }
+        hits.push((event, location));
+        true
+    }
+
+    /// Makes hits found with their texts what these ask for ([`HitTexts::add`]), shown one
+    /// after another until one says no more. For a projection that finds a session's hits all
+    /// at once.
+    pub fn apply(&self, hits: &mut Vec<(Event, Option<Location>)>) {
+        let (mut kept, mut best) = (Vec::with_capacity(hits.len()), None);
+        for hit in hits.drain(..) {
+            if !self.add(&mut kept, &mut best, hit) {
+                break;
             }
         }
+        *hits = kept;
     }
 }
 

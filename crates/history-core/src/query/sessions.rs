@@ -176,7 +176,7 @@ fn summed(file: &SessionFile, tally: Tally, meta: SessionMeta) -> Option<Session
 /// A session's summary from the lines `p` locates rather than a decode: its newest hits, up to
 /// one more than are counted; when there are more, its earliest timed hit and its best (the
 /// latest of the first role in [`BEST_FIRST`] that has one), each looked up alone. Only the
-/// best hit's text is read. `None` when `p` cannot tell: the session is then decoded.
+/// best hit keeps its text. `None` when `p` cannot tell: the session is then decoded.
 fn indexed(
     corpus: &Corpus,
     p: &dyn Projection,
@@ -186,27 +186,27 @@ fn indexed(
 ) -> Result<Option<Option<SessionSummary>>, HistoryError> {
     let look = |wanted: &Wanted<'_>| p.hits(corpus, file, wanted).transpose();
     let first = |hits: Vec<(Event, _)>| hits.into_iter().next().map(|(e, _)| e);
+    let is_better = |a: &Event, b: &Event| better(a, b, &file.key);
     let newest = Wanted {
         filter,
         admit: &|_| true,
         from: End::Newest,
         count: COUNTED + 1,
         all_branches,
-        texts: HitTexts::Dropped,
+        texts: HitTexts::Best(&is_better),
         by_position: false,
     };
     let Some((hits, meta)) = look(&newest)? else {
         return Ok(None);
     };
-    let mut tally = Tally::of(hits.into_iter().map(|(e, _)| e), &|a, b| {
-        better(a, b, &file.key)
-    });
+    let mut tally = Tally::of(hits.into_iter().map(|(e, _)| e), &is_better);
     if tally.hits > COUNTED {
         let timed = |e: &Event| e.timestamp.is_some();
         let oldest = Wanted {
             admit: &timed,
             from: End::Oldest,
             count: 1,
+            texts: HitTexts::Dropped,
             ..newest
         };
         let Some((hits, _)) = look(&oldest)? else {
@@ -231,22 +231,9 @@ fn indexed(
                 break;
             }
         }
-    } else if let Some(best) = &mut tally.best {
-        let (seq, part) = (best.seq, best.part);
-        let one = Wanted {
-            admit: &|e: &Event| (e.seq, e.part) == (seq, part),
-            count: 1,
-            texts: HitTexts::Kept,
-            ..newest
-        };
-        // A best hit the projection no longer gives sends the session to a decode.
-        let Some(text) = look(&one)?.and_then(|(hits, _)| first(hits)) else {
-            return Ok(None);
-        };
-        best.text = text.text;
     }
-    // A hit found among the newest but not again (the session changed in between) sends the
-    // session to a decode.
+    // A role with hits among the newest that the projection then gives none of (the session
+    // changed in between) sends the session to a decode.
     match tally.best.is_some() || tally.hits == 0 {
         true => Ok(Some(summed(file, tally, meta))),
         false => Ok(None),
