@@ -951,17 +951,33 @@ fn append_lines(path: &Path, bytes: usize) -> Result<()> {
     Ok(())
 }
 
-/// notesoup-history built in release (`cargo build --release -p history-cli`), where cargo puts
-/// it; `bench` and `recall` run it.
+/// notesoup-history built in release as the README installs it: for this machine's target
+/// named outright, with `.cargo/static.toml` (a static executable on Linux with glibc), where
+/// cargo puts it; `bench` and `recall` run it.
 pub(crate) fn build_cli() -> Result<PathBuf> {
+    let host = host_triple()?;
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cargo/static.toml");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["build", "--release", "--quiet", "-p", "history-cli"])
+        .args(["--target", &host])
+        .arg("--config")
+        .arg(config)
         .status()?;
     if !status.success() {
         bail!("building the CLI failed");
     }
-    Ok(target_dir().join("release/notesoup-history"))
+    Ok(target_dir().join(host).join("release/notesoup-history"))
+}
+
+/// The target triple rustc builds for by default (`host:` of `rustc -vV`).
+fn host_triple() -> Result<String> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(rustc).arg("-vV").output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let host = text.lines().find_map(|l| l.strip_prefix("host: "));
+    host.map(str::to_string)
+        .context("`rustc -vV` names no host")
 }
 
 /// Cargo's target directory: `$CARGO_TARGET_DIR`, else `target`.
