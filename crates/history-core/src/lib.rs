@@ -51,7 +51,7 @@ pub use page::{
 pub use query::{
     browse, export, overview, representative, search, Activity, BrowseRequest, Browsed,
     BrowsedItem, Choice, Counted, CountedEvent, Document, ExportRequest, FindRequest, Head, Hit,
-    HitTexts, Known, ListRequest, Listing, Projection, ReadRequest, Representative,
+    HitOrder, HitTexts, Known, ListRequest, Listing, Projection, ReadRequest, Representative,
     RepresentativeCache, SearchRequest, SessionActivity, SessionEvents, SessionHits, Stop, Wanted,
     DEFAULT_LIMIT,
 };

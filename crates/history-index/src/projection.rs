@@ -18,7 +18,7 @@ use history_core::{
     Corpus, Event, Filter, HistoryError, LineTime, SessionFile, SessionKey, SessionMeta, Timestamp,
     Transcript,
 };
-use history_core::{Counted, HitTexts, Known, SessionEvents, SessionHits, Wanted};
+use history_core::{Counted, HitOrder, HitTexts, Known, SessionEvents, SessionHits, Wanted};
 use history_core::{Resumed, Snapshot, WantSnapshot};
 use history_raw::RawFilter;
 
@@ -802,11 +802,15 @@ fn read_line(source: &dyn Transcript, path: &Path, line: &Candidate) -> Option<V
 
 /// An event's rank in the order `wanted` counts hits in: by time, else by position.
 fn rank(wanted: &Wanted<'_>, time: Option<Timestamp>, seq: u64, part: u32) -> Rank {
-    match wanted.by_position {
-        true => (None, seq, part),
-        false => (time, seq, part),
+    match wanted.order {
+        HitOrder::Position => (None, seq, part),
+        HitOrder::Merge | HitOrder::Cheapest => (time, seq, part),
     }
 }
+
+/// The most candidate lines whose hits are counted shortest line first ([`HitOrder::Cheapest`]):
+/// past them, looking up every line's length costs more than the walk from the newest end.
+const CHEAPEST_LINES: usize = 2048;
 
 /// Puts hits in the order `from` counts them.
 fn sort_from<T>(order: &mut [(Rank, T)], from: End) {
@@ -1335,8 +1339,10 @@ impl Projection for Index {
             read_hits(source, &stored.path, order, &wanted, usize::MAX)?;
             return Some(Ok((Vec::new(), located.meta.clone())));
         }
-        // The walk goes by time.
-        let walk = stored.ordered && !wanted.by_position;
+        // The walk goes by time; the cheapest hits are those of the shortest of every
+        // candidate line, unless there are so many that the walk costs less.
+        let cheapest = wanted.order == HitOrder::Cheapest && stored.ids.len() <= CHEAPEST_LINES;
+        let walk = stored.ordered && wanted.order != HitOrder::Position && !cheapest;
         let walked = match walk && stored.ids.len() / 2 > WALK_CHUNK.max(wanted.count) {
             true => self.walk(source, &file.key, stored, &appended, wanted, branch)?,
             false => None,
@@ -1352,7 +1358,14 @@ impl Projection for Index {
                         .into_iter()
                         .map(|(rank, e, on)| (rank, Hit::Appended(e, on))),
                 );
-                sort_from(&mut order, wanted.from);
+                match cheapest {
+                    // An appended hit is in hand already.
+                    true => order.sort_by_key(|(rank, hit)| match hit {
+                        Hit::Stored(_, c, _) => (c.line.len, *rank),
+                        Hit::Appended(..) => (0, *rank),
+                    }),
+                    false => sort_from(&mut order, wanted.from),
+                }
                 read_hits(source, &stored.path, order, wanted, wanted.count)?
             }
         };

@@ -10,10 +10,10 @@ use crate::common::Roots;
 use history_cli::render::{Json, Printer};
 use history_cli::HARNESSES;
 use history_core::End;
-use history_core::HitTexts;
 use history_core::{
     Corpus, DecodeError, Decoded, Event, History, ListRequest, Role, SessionFile, Transcript,
 };
+use history_core::{HitOrder, HitTexts};
 use history_core::{LineTest, LineTime, Resumed, Snapshot, WantSnapshot};
 use history_core::{Render, RenderSessions};
 use history_index::build::update;
@@ -399,7 +399,7 @@ fn hits_read_after_an_update_find_the_lines_it_added() {
         count: 10,
         all_branches: false,
         texts: HitTexts::Kept,
-        by_position: false,
+        order: HitOrder::Merge,
     };
     if let Some(found) = index.hits(&searching, &file, &wanted) {
         let (hits, _) = found.unwrap();

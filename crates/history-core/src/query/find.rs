@@ -41,7 +41,7 @@ use crate::page::{
     WordScore, SCHEMA_VERSION,
 };
 use crate::query::sessions::around;
-use crate::query::{coverage, Counted, CountedEvent, HitTexts, Known, Scope, Wanted};
+use crate::query::{coverage, Counted, CountedEvent, HitOrder, HitTexts, Known, Scope, Wanted};
 use crate::source::{LineTest, Location};
 use history_raw::RawFilter;
 
@@ -885,7 +885,7 @@ fn events_of(
                 count: usize::MAX,
                 all_branches: false,
                 texts: HitTexts::Candidates(&shown),
-                by_position: false,
+                order: HitOrder::Merge,
             };
             // Declined, even after some hits: the session is read instead (what was seen is
             // seen again, by the same positions).

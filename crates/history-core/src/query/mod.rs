@@ -32,7 +32,8 @@ pub use find::{FindRequest, Stop};
 pub use overview::{overview, representative, Choice, Representative, RepresentativeCache};
 pub(crate) use projection::coverage;
 pub use projection::{
-    Counted, CountedEvent, HitTexts, Known, Projection, SessionEvents, SessionHits, Wanted,
+    Counted, CountedEvent, HitOrder, HitTexts, Known, Projection, SessionEvents, SessionHits,
+    Wanted,
 };
 #[cfg(feature = "testing")]
 pub(crate) use search::Span;

@@ -63,9 +63,21 @@ pub struct Wanted<'a> {
     pub all_branches: bool,
     /// What becomes of the hits' texts.
     pub texts: HitTexts<'a>,
-    /// Whether hits are counted in the session's own order, by position (seq, then part),
-    /// as a page of one session is, rather than in the merge order (time first).
-    pub by_position: bool,
+    /// The order the hits are counted in.
+    pub order: HitOrder,
+}
+
+/// The order a projection counts a session's hits in ([`Wanted::order`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HitOrder {
+    /// The merge order: time first.
+    Merge,
+    /// The session's own order, by position (seq, then part), as a page of one session is.
+    Position,
+    /// Those of the shortest lines first, for a caller that counts hits up to `count` and
+    /// relies on no order: it then reads the fewest bytes. A projection may count them in the
+    /// merge order instead (where finding the shortest would cost more than it spares).
+    Cheapest,
 }
 
 /// What becomes of the texts of the hits a projection gives ([`Wanted::texts`]).
@@ -170,8 +182,8 @@ pub trait Projection: Send + Sync {
     /// The hits of a session it knows ([`Known::Within`]) and what the session is about, from
     /// the lines it locates rather than a decode of the session: of its events that pass the
     /// filter and `admit`, on the selected branch (or on every branch, marked, with
-    /// `all_branches`), the first `count` from `from`'s end of the merge order (of positions,
-    /// with `by_position`), or all of them when fewer, their texts as `texts` asks
+    /// `all_branches`), the first `count` from `from`'s end in [`Wanted::order`], or all of
+    /// them when fewer, their texts as `texts` asks
     /// ([`HitTexts::apply`]). `None` when it cannot tell: the session is decoded instead. The
     /// default always declines.
     fn hits(

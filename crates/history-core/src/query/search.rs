@@ -10,7 +10,7 @@ use crate::error::HistoryError;
 use crate::model::Timestamp;
 use crate::model::{order_key, Bound, End, OrderKey};
 use crate::model::{Event, SessionFile, SessionKey, SessionMeta};
-use crate::query::{HitTexts, Known, Projection, SessionHits, Wanted};
+use crate::query::{HitOrder, HitTexts, Known, Projection, SessionHits, Wanted};
 use crate::source::Location;
 use crate::source::{LineTest, LineTime, READ_BUFFER};
 use history_raw::RawFilter;
@@ -372,7 +372,7 @@ impl Search<'_> {
                 count: want,
                 all_branches,
                 texts: HitTexts::Kept,
-                by_position: false,
+                order: HitOrder::Merge,
             };
             if let Some(hits) = p.hits(corpus, file, &wanted) {
                 return hits;

@@ -9,7 +9,8 @@ use crate::model::{End, Event, SessionFile};
 use crate::page::budget::fit_list_widest;
 use crate::page::{notice, FoldedRun, Item, ListPage, Recipe, Render, SCHEMA_VERSION};
 use crate::query::{
-    browse, BrowseRequest, Browsed, BrowsedItem, HitTexts, Known, ListRequest, Scope, Wanted,
+    browse, BrowseRequest, Browsed, BrowsedItem, HitOrder, HitTexts, Known, ListRequest, Scope,
+    Wanted,
 };
 use crate::source::LineTest;
 use history_raw::RawFilter;
@@ -146,7 +147,7 @@ fn searched_in_projection(
             count,
             all_branches: req.all_branches,
             texts: HitTexts::Kept,
-            by_position: true,
+            order: HitOrder::Position,
         };
         let found = p.hits(scope.corpus, file, &wanted)?;
         Some(found.map(|(hits, _)| {

@@ -22,7 +22,7 @@ use crate::query::search::{hit_span, Rank, Span};
 #[cfg(test)]
 use crate::query::Hit;
 use crate::query::Projection;
-use crate::query::{coverage, HitTexts, Known, Wanted};
+use crate::query::{coverage, HitOrder, HitTexts, Known, Wanted};
 use crate::query::{ListRequest, Scope};
 use crate::source::LineTest;
 use history_raw::RawFilter;
@@ -173,10 +173,11 @@ fn summed(file: &SessionFile, tally: Tally, meta: SessionMeta) -> Option<Session
     })
 }
 
-/// A session's summary from the lines `p` locates rather than a decode: its newest hits, up to
-/// one more than are counted; when there are more, its earliest timed hit and its best (the
-/// latest of the first role in [`BEST_FIRST`] that has one), each looked up alone. Only the
-/// best hit keeps its text. `None` when `p` cannot tell: the session is then decoded.
+/// A session's summary from the lines `p` locates rather than a decode: its hits up to one
+/// more than are counted, those of its shortest lines first ([`HitOrder::Cheapest`]); when
+/// there are more, its latest and earliest timed hits and its best (the latest of the first
+/// role in [`BEST_FIRST`] that has one), each looked up alone. Only the best hit keeps its
+/// text. `None` when `p` cannot tell: the session is then decoded.
 fn indexed(
     corpus: &Corpus,
     p: &dyn Projection,
@@ -187,32 +188,40 @@ fn indexed(
     let look = |wanted: &Wanted<'_>| p.hits(corpus, file, wanted).transpose();
     let first = |hits: Vec<(Event, _)>| hits.into_iter().next().map(|(e, _)| e);
     let is_better = |a: &Event, b: &Event| better(a, b, &file.key);
-    let newest = Wanted {
+    let counted = Wanted {
         filter,
         admit: &|_| true,
         from: End::Newest,
         count: COUNTED + 1,
         all_branches,
         texts: HitTexts::Best(&is_better),
-        by_position: false,
+        order: HitOrder::Cheapest,
     };
-    let Some((hits, meta)) = look(&newest)? else {
+    let Some((hits, meta)) = look(&counted)? else {
         return Ok(None);
     };
     let mut tally = Tally::of(hits.into_iter().map(|(e, _)| e), &is_better);
     if tally.hits > COUNTED {
+        // The first timed hit from each end of the merge order.
         let timed = |e: &Event| e.timestamp.is_some();
-        let oldest = Wanted {
-            admit: &timed,
-            from: End::Oldest,
-            count: 1,
-            texts: HitTexts::Dropped,
-            ..newest
-        };
-        let Some((hits, _)) = look(&oldest)? else {
-            return Ok(None);
-        };
-        tally.first = first(hits).and_then(|e| e.timestamp);
+        for from in [End::Newest, End::Oldest] {
+            let end = Wanted {
+                admit: &timed,
+                from,
+                count: 1,
+                texts: HitTexts::Dropped,
+                order: HitOrder::Merge,
+                ..counted
+            };
+            let Some((hits, _)) = look(&end)? else {
+                return Ok(None);
+            };
+            let time = first(hits).and_then(|e| e.timestamp);
+            match from {
+                End::Newest => tally.last = time,
+                End::Oldest => tally.first = time,
+            }
+        }
         tally.best = None;
         let asked = |r: &Role| filter.roles.is_empty() || filter.roles.contains(r);
         for role in BEST_FIRST.into_iter().filter(asked) {
@@ -221,7 +230,8 @@ fn indexed(
                 filter: &narrowed,
                 count: 1,
                 texts: HitTexts::Kept,
-                ..newest
+                order: HitOrder::Merge,
+                ..counted
             };
             let Some((hits, _)) = look(&latest)? else {
                 return Ok(None);
@@ -232,8 +242,8 @@ fn indexed(
             }
         }
     }
-    // A role with hits among the newest that the projection then gives none of (the session
-    // changed in between) sends the session to a decode.
+    // A role with hits among those counted that the projection then gives none of (the
+    // session changed in between) sends the session to a decode.
     match tally.best.is_some() || tally.hits == 0 {
         true => Ok(Some(summed(file, tally, meta))),
         false => Ok(None),
