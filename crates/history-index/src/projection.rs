@@ -809,7 +809,10 @@ fn rank(wanted: &Wanted<'_>, time: Option<Timestamp>, seq: u64, part: u32) -> Ra
 }
 
 /// The most candidate lines whose hits are counted shortest line first ([`HitOrder::Cheapest`]):
-/// past them, looking up every line's length costs more than the walk from the newest end.
+/// past them, looking up every line's length costs more than the walk from the newest end
+/// spares. Looked up for the 5,765 of the 128 MiB bench transcript, `--sessions` for a word on
+/// most lines took 24.8 ms instead of 16.8 (its walk takes 4 ms; a session's 271 looked up
+/// took its count from 2.6 to 2.1 ms).
 const CHEAPEST_LINES: usize = 2048;
 
 /// Puts hits in the order `from` counts them.
