@@ -186,7 +186,10 @@ fn indexed(
     all_branches: bool,
 ) -> Result<Option<Option<SessionSummary>>, HistoryError> {
     let look = |wanted: &Wanted<'_>| p.hits(corpus, file, wanted).transpose();
-    let first = |hits: Vec<(Event, _)>| hits.into_iter().next().map(|(e, _)| e);
+    // The one hit a look-up gives, if any; `None` when the projection cannot tell.
+    let one = |wanted: &Wanted<'_>| -> Result<Option<Option<Event>>, HistoryError> {
+        Ok(look(wanted)?.map(|(hits, _)| hits.into_iter().next().map(|(e, _)| e)))
+    };
     let is_better = |a: &Event, b: &Event| better(a, b, &file.key);
     let counted = Wanted {
         filter,
@@ -202,21 +205,24 @@ fn indexed(
     };
     let mut tally = Tally::of(hits.into_iter().map(|(e, _)| e), &is_better);
     if tally.hits > COUNTED {
+        let first = Wanted {
+            count: 1,
+            order: HitOrder::Merge,
+            ..counted
+        };
         // The first timed hit from each end of the merge order.
         let timed = |e: &Event| e.timestamp.is_some();
         for from in [End::Newest, End::Oldest] {
             let end = Wanted {
                 admit: &timed,
                 from,
-                count: 1,
                 texts: HitTexts::Dropped,
-                order: HitOrder::Merge,
-                ..counted
+                ..first
             };
-            let Some((hits, _)) = look(&end)? else {
+            let Some(hit) = one(&end)? else {
                 return Ok(None);
             };
-            let time = first(hits).and_then(|e| e.timestamp);
+            let time = hit.and_then(|e| e.timestamp);
             match from {
                 End::Newest => tally.last = time,
                 End::Oldest => tally.first = time,
@@ -228,16 +234,14 @@ fn indexed(
             let narrowed = filter.with_roles(vec![role]);
             let latest = Wanted {
                 filter: &narrowed,
-                count: 1,
                 texts: HitTexts::Kept,
-                order: HitOrder::Merge,
-                ..counted
+                ..first
             };
-            let Some((hits, _)) = look(&latest)? else {
+            let Some(hit) = one(&latest)? else {
                 return Ok(None);
             };
-            if let Some(best) = first(hits) {
-                tally.best = Some(best);
+            if hit.is_some() {
+                tally.best = hit;
                 break;
             }
         }
