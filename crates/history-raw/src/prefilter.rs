@@ -252,17 +252,27 @@ impl RawFilter {
 
     /// Whether `bytes`, one or more whole lines, can hold a hit.
     pub fn may_match_slice(&self, bytes: &[u8]) -> bool {
-        self.always || (self.first_key(bytes, 0, true).is_some() && self.key_line(bytes))
+        self.always
+            || (self.first_key(bytes, 0, true)).is_some_and(|(_, key)| self.key_line(bytes, key))
     }
 
-    /// Whether `line`, known to hold a key, can hold a hit: every segment of a query is there.
-    fn key_line(&self, line: &[u8]) -> bool {
-        self.single || self.has_segments(line, true)
+    /// Whether `line`, known to hold a key (written out: `key`, its index), can hold a hit: every
+    /// segment of a query is there.
+    fn key_line(&self, line: &[u8], key: Option<usize>) -> bool {
+        self.single || self.has_segments(line, true, key)
     }
 
-    /// Whether some query has all of its segments in `bytes`.
-    fn has_segments(&self, bytes: &[u8], start_known: bool) -> bool {
-        self.seen(bytes, start_known, &mut self.nothing_found())
+    /// Whether some query has all of its segments in `bytes`, which hold `key` (its index)
+    /// written out.
+    fn has_segments(&self, bytes: &[u8], start_known: bool, key: Option<usize>) -> bool {
+        let mut found = self.nothing_found();
+        if let Some(key) = key.map(|k| self.keys[k].needle()) {
+            let segments = self.segments.iter().zip(found.iter_mut());
+            for (s, f) in segments.flat_map(|(query, found)| query.iter().zip(found.iter_mut())) {
+                *f |= s.needle() == key;
+            }
+        }
+        self.seen(bytes, start_known, &mut found)
     }
 
     /// Looks at `bytes` for every segment not `found` yet, remembering which were seen: written
@@ -402,22 +412,23 @@ impl RawFilter {
         let mut segments_here = self.single.then_some(true);
         let mut at = 0;
         let mut ahead = Ahead::default();
-        while let Some(m) = self.next_key(lines, at, true, &mut ahead) {
-            if !*segments_here.get_or_insert_with(|| self.has_segments(lines, true)) {
+        while let Some((m, key)) = self.next_key(lines, at, true, &mut ahead) {
+            if !*segments_here.get_or_insert_with(|| self.has_segments(lines, true, key)) {
                 return;
             }
             let start = memchr::memrchr(b'\n', &lines[..m]).map_or(0, |i| i + 1);
             let end = memchr::memchr(b'\n', &lines[m..]).map_or(lines.len(), |i| m + i);
             let line = trim_cr(&lines[start..end]);
-            if self.key_line(line) {
+            if self.key_line(line, key) {
                 found(line);
             }
             at = end + 1;
         }
     }
 
-    /// The first place at or after `at` where a key is written out or runs through a hatch.
-    fn first_key(&self, haystack: &[u8], at: usize, start_known: bool) -> Option<usize> {
+    /// The first place at or after `at` where a key is written out (with its index) or runs
+    /// through a hatch.
+    fn first_key(&self, haystack: &[u8], at: usize, start_known: bool) -> Option<Found> {
         self.next_key(haystack, at, start_known, &mut Ahead::default())
     }
 
@@ -430,28 +441,29 @@ impl RawFilter {
         mut at: usize,
         start_known: bool,
         ahead: &mut Ahead,
-    ) -> Option<usize> {
+    ) -> Option<Found> {
         let mut run = Vec::new();
         let groups = self.keys.chunks(MAX_KEYS);
         ahead
             .more
             .resize(groups.len().saturating_sub(1), Next::default());
         loop {
-            let search = |(group, next): (&[AsciiNeedle], &mut Next)| {
-                next.find(at, |from| {
+            let search = |((g, group), next): ((usize, &[AsciiNeedle]), &mut Next)| {
+                let found = next.find(at, |from| {
                     self.hatches.starts.find_with_keys(group, haystack, from)
-                })
+                });
+                found.map(|(i, key)| (i, key.map(|k| g * MAX_KEYS + k)))
             };
             // The first place of any group's, a key before a hatch at the same place.
             let nexts = std::iter::once(&mut ahead.first).chain(&mut ahead.more);
-            let (i, key) = (groups.clone().zip(nexts))
+            let (i, key) = (groups.clone().enumerate().zip(nexts))
                 .filter_map(search)
                 .min_by_key(|&(i, key)| (i, key.is_none()))?;
             if key.is_some()
                 || (self.hatches.at(&haystack[i..])
                     && self.runs_through(haystack, i, start_known, &self.keys, &mut run))
             {
-                return Some(i);
+                return Some((i, key));
             }
             at = i + 1;
         }
@@ -517,6 +529,38 @@ fn trim_cr(line: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
     use crate::fold;
+
+    #[test]
+    fn a_line_needs_every_segment_besides_its_key() {
+        let lines = |queries: &[&str], text: &str| -> Vec<String> {
+            let folded: Vec<String> = queries.iter().map(|q| fold(q)).collect();
+            let filter = RawFilter::new(&folded);
+            let mut found = Vec::new();
+            (filter.candidate_lines(text.as_bytes(), |l| {
+                assert!(filter.may_match_slice(l));
+                found.push(String::from_utf8_lossy(l).into_owned());
+            }))
+            .unwrap();
+            found
+        };
+        // `rolling` is the key: a line with it alone is no candidate, in a chunk that holds
+        // `deploy` elsewhere or not at all.
+        let text = "rolling only\na deploy\ndeploy, then rolling\nROLLING DEPLOY\n";
+        assert_eq!(
+            lines(&["rolling deploy"], text),
+            ["deploy, then rolling", "ROLLING DEPLOY"]
+        );
+        assert!(lines(&["rolling deploy"], "rolling only\nrolling on\n").is_empty());
+        // The key's own segment in another query of an OR.
+        assert_eq!(
+            lines(&["deploy zq", "deploy"], "a deploy\nzq\n"),
+            ["a deploy"]
+        );
+        assert_eq!(
+            lines(&["rolling deploy", "rolling zq"], "rolling zq\nrolling\n"),
+            ["rolling zq"]
+        );
+    }
 
     fn passes(queries: &[&str], raw: &str) -> bool {
         let folded: Vec<String> = queries.iter().map(|q| fold(q)).collect();
