@@ -337,7 +337,7 @@ impl<'f> Bench<'f> {
         let ways = vec![
             self.way("history-raw Pairs::find_with", |hay| {
                 let (mut n, mut at) = (0, 0);
-                while let Some((i, _)) = search.find_with(&key, hay, at) {
+                while let Some((i, _)) = search.find_with(&key, hay, at, &mut |_| true) {
                     n += 1;
                     at = i + 1;
                 }

@@ -283,22 +283,19 @@ impl RawFilter {
         let queries = self.segments.iter().zip(&self.hatches_of);
         for ((query, hatches), found) in queries.zip(found.iter_mut()) {
             for ((p, hatches), f) in query.iter().zip(hatches).zip(found.iter_mut()) {
-                let mut at = 0;
-                while !*f {
-                    let Some((i, pair)) = hatches.starts.find_with(p, bytes, at) else {
-                        break;
-                    };
+                if !*f {
                     // Letters that cannot be known may be the segment's.
-                    *f = !pair
-                        || hatches.at(&bytes[i..])
+                    let mut keep = |i: usize| {
+                        hatches.at(&bytes[i..])
                             && self.runs_through(
                                 bytes,
                                 i,
                                 start_known,
                                 std::slice::from_ref(p),
                                 &mut run,
-                            );
-                    at = i + 1;
+                            )
+                    };
+                    *f = hatches.starts.find_with(p, bytes, 0, &mut keep).is_some();
                 }
             }
             if found.iter().all(|f| *f) {
@@ -438,7 +435,7 @@ impl RawFilter {
     fn next_key(
         &self,
         haystack: &[u8],
-        mut at: usize,
+        at: usize,
         start_known: bool,
         ahead: &mut Ahead,
     ) -> Option<Found> {
@@ -447,26 +444,22 @@ impl RawFilter {
         ahead
             .more
             .resize(groups.len().saturating_sub(1), Next::default());
-        loop {
-            let search = |((g, group), next): ((usize, &[AsciiNeedle]), &mut Next)| {
-                let found = next.find(at, |from| {
-                    self.hatches.starts.find_with_keys(group, haystack, from)
-                });
-                found.map(|(i, key)| (i, key.map(|k| g * MAX_KEYS + k)))
-            };
-            // The first place of any group's, a key before a hatch at the same place.
-            let nexts = std::iter::once(&mut ahead.first).chain(&mut ahead.more);
-            let (i, key) = (groups.clone().enumerate().zip(nexts))
-                .filter_map(search)
-                .min_by_key(|&(i, key)| (i, key.is_none()))?;
-            if key.is_some()
-                || (self.hatches.at(&haystack[i..])
-                    && self.runs_through(haystack, i, start_known, &self.keys, &mut run))
-            {
-                return Some((i, key));
-            }
-            at = i + 1;
-        }
+        // A hatch counts where a key's letters may run through it.
+        let mut keep = |i: usize| {
+            self.hatches.at(&haystack[i..])
+                && self.runs_through(haystack, i, start_known, &self.keys, &mut run)
+        };
+        let mut search = |((g, group), next): ((usize, &[AsciiNeedle]), &mut Next)| {
+            let found = next.find(at, |from| {
+                (self.hatches.starts).find_with_keys(group, haystack, from, &mut keep)
+            });
+            found.map(|(i, key)| (i, key.map(|k| g * MAX_KEYS + k)))
+        };
+        // The first place of any group's, a key before a hatch at the same place.
+        let nexts = std::iter::once(&mut ahead.first).chain(&mut ahead.more);
+        (groups.enumerate().zip(nexts))
+            .filter_map(&mut search)
+            .min_by_key(|&(i, key)| (i, key.is_none()))
     }
 
     fn nothing_found(&self) -> Vec<Vec<bool>> {

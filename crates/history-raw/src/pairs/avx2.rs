@@ -9,7 +9,7 @@
 //! index, on the 1 GiB bench corpus, `git status` (a key and five pairs) took 271 ms instead of
 //! 302, an absent word 155 ms instead of 167.
 
-use super::plain::{self, Found, MAX_KEYS};
+use super::plain::{self, Found, Keep, MAX_KEYS};
 use crate::needle::AsciiNeedle;
 
 /// [`plain::find`], the same answer for the same arguments.
@@ -21,36 +21,37 @@ pub unsafe fn find(
     key: Option<&AsciiNeedle>,
     haystack: &[u8],
     start: usize,
+    keep: Keep<'_>,
 ) -> Option<(usize, bool)> {
     // SAFETY: the CPU has AVX2 (this function's own contract); each arm passes
     // `N == pairs.len()`, and `KEY` only when there is a key.
     let scanned = unsafe {
         match (key.is_some(), pairs.len()) {
-            (true, 0) => split::<0, true>(pairs, key, haystack, start),
-            (true, 1) => split::<1, true>(pairs, key, haystack, start),
-            (true, 2) => split::<2, true>(pairs, key, haystack, start),
-            (true, 3) => split::<3, true>(pairs, key, haystack, start),
-            (true, 4) => split::<4, true>(pairs, key, haystack, start),
-            (true, 5) => split::<5, true>(pairs, key, haystack, start),
-            (true, 6) => split::<6, true>(pairs, key, haystack, start),
-            (true, 7) => split::<7, true>(pairs, key, haystack, start),
-            (true, 8) => split::<8, true>(pairs, key, haystack, start),
-            (true, 9) => split::<9, true>(pairs, key, haystack, start),
-            (false, 1) => split::<1, false>(pairs, key, haystack, start),
-            (false, 2) => split::<2, false>(pairs, key, haystack, start),
-            (false, 3) => split::<3, false>(pairs, key, haystack, start),
-            (false, 4) => split::<4, false>(pairs, key, haystack, start),
-            (false, 5) => split::<5, false>(pairs, key, haystack, start),
-            (false, 6) => split::<6, false>(pairs, key, haystack, start),
-            (false, 7) => split::<7, false>(pairs, key, haystack, start),
-            (false, 8) => split::<8, false>(pairs, key, haystack, start),
-            (false, 9) => split::<9, false>(pairs, key, haystack, start),
+            (true, 0) => split::<0, true>(pairs, key, haystack, start, keep),
+            (true, 1) => split::<1, true>(pairs, key, haystack, start, keep),
+            (true, 2) => split::<2, true>(pairs, key, haystack, start, keep),
+            (true, 3) => split::<3, true>(pairs, key, haystack, start, keep),
+            (true, 4) => split::<4, true>(pairs, key, haystack, start, keep),
+            (true, 5) => split::<5, true>(pairs, key, haystack, start, keep),
+            (true, 6) => split::<6, true>(pairs, key, haystack, start, keep),
+            (true, 7) => split::<7, true>(pairs, key, haystack, start, keep),
+            (true, 8) => split::<8, true>(pairs, key, haystack, start, keep),
+            (true, 9) => split::<9, true>(pairs, key, haystack, start, keep),
+            (false, 1) => split::<1, false>(pairs, key, haystack, start, keep),
+            (false, 2) => split::<2, false>(pairs, key, haystack, start, keep),
+            (false, 3) => split::<3, false>(pairs, key, haystack, start, keep),
+            (false, 4) => split::<4, false>(pairs, key, haystack, start, keep),
+            (false, 5) => split::<5, false>(pairs, key, haystack, start, keep),
+            (false, 6) => split::<6, false>(pairs, key, haystack, start, keep),
+            (false, 7) => split::<7, false>(pairs, key, haystack, start, keep),
+            (false, 8) => split::<8, false>(pairs, key, haystack, start, keep),
+            (false, 9) => split::<9, false>(pairs, key, haystack, start, keep),
             _ => Err(start),
         }
     };
     match scanned {
         Ok(found) => Some(found),
-        Err(rest) => plain::find(pairs, key, haystack, rest),
+        Err(rest) => plain::find(pairs, key, haystack, rest, keep),
     }
 }
 
@@ -64,13 +65,14 @@ unsafe fn split<const N: usize, const KEY: bool>(
     key: Option<&AsciiNeedle>,
     haystack: &[u8],
     start: usize,
+    keep: Keep<'_>,
 ) -> Result<(usize, bool), usize> {
     // SAFETY: as this function's own; `ASCII` is 0 or 1 only where `ascii_first` says so.
     unsafe {
         match ascii_first(pairs) {
-            Some(0) => blocks::<N, KEY, 0>(pairs, key, haystack, start),
-            Some(1) => blocks::<N, KEY, 1>(pairs, key, haystack, start),
-            _ => blocks::<N, KEY, N>(pairs, key, haystack, start),
+            Some(0) => blocks::<N, KEY, 0>(pairs, key, haystack, start, keep),
+            Some(1) => blocks::<N, KEY, 1>(pairs, key, haystack, start, keep),
+            _ => blocks::<N, KEY, N>(pairs, key, haystack, start, keep),
         }
     }
 }
@@ -141,6 +143,7 @@ unsafe fn blocks<const N: usize, const KEY: bool, const ASCII: usize>(
     key: Option<&AsciiNeedle>,
     haystack: &[u8],
     start: usize,
+    keep: Keep<'_>,
 ) -> Result<(usize, bool), usize> {
     use std::arch::x86_64::*;
     const W: usize = 32;
@@ -176,7 +179,7 @@ unsafe fn blocks<const N: usize, const KEY: bool, const ASCII: usize>(
             if keys & (1 << bit) != 0 && key.is_some_and(|k| k.is_at(haystack, i)) {
                 return Ok((i, false));
             }
-            if found & (1 << bit) != 0 {
+            if found & (1 << bit) != 0 && keep(i) {
                 return Ok((i, true));
             }
             marks &= marks - 1;
@@ -196,14 +199,15 @@ pub unsafe fn find_keys(
     keys: &[AsciiNeedle],
     haystack: &[u8],
     start: usize,
+    keep: Keep<'_>,
 ) -> Option<Found> {
     let ascii = ascii_first(pairs);
     macro_rules! split {
         ($n:literal) => {
             match ascii {
-                Some(0) => keyed::<$n, 0>(pairs, keys, haystack, start),
-                Some(1) => keyed::<$n, 1>(pairs, keys, haystack, start),
-                _ => keyed::<$n, $n>(pairs, keys, haystack, start),
+                Some(0) => keyed::<$n, 0>(pairs, keys, haystack, start, keep),
+                Some(1) => keyed::<$n, 1>(pairs, keys, haystack, start, keep),
+                _ => keyed::<$n, $n>(pairs, keys, haystack, start, keep),
             }
         };
     }
@@ -224,7 +228,7 @@ pub unsafe fn find_keys(
     };
     match scanned {
         Ok(found) => Some(found),
-        Err(rest) => plain::find_keys(pairs, keys, haystack, rest),
+        Err(rest) => plain::find_keys(pairs, keys, haystack, rest, keep),
     }
 }
 
@@ -241,6 +245,7 @@ unsafe fn keyed<const N: usize, const ASCII: usize>(
     keys: &[AsciiNeedle],
     haystack: &[u8],
     start: usize,
+    keep: Keep<'_>,
 ) -> Result<Found, usize> {
     use std::arch::x86_64::*;
     const W: usize = 32;
@@ -295,7 +300,7 @@ unsafe fn keyed<const N: usize, const ASCII: usize>(
             if key.is_some() {
                 return Ok((i, key));
             }
-            if found & (1 << bit) != 0 {
+            if found & (1 << bit) != 0 && keep(i) {
                 return Ok((i, None));
             }
             all &= all - 1;

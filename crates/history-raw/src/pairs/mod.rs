@@ -30,7 +30,7 @@
 mod avx2;
 mod plain;
 
-pub use plain::{Found, MAX_KEYS};
+pub use plain::{Found, Keep, MAX_KEYS};
 
 use memchr::memmem;
 
@@ -72,40 +72,44 @@ impl Pairs {
 
     /// Where the first pair at or after `start` begins.
     pub fn find_at(&self, haystack: &[u8], start: usize) -> Option<usize> {
-        self.find(None, haystack, start).map(|(i, _)| i)
+        self.find(None, haystack, start, &mut |_| true)
+            .map(|(i, _)| i)
     }
 
-    /// The first place at or after `start` where a pair begins or `key` occurs, in one pass;
-    /// `true` for a pair. A pair and the key at the same place count as the key.
+    /// The first place at or after `start` where a pair begins and `keep` keeps it, or `key`
+    /// occurs, in one pass; `true` for a pair. A pair and the key at the same place count as the
+    /// key. A pair `keep` leaves out is passed over in the same pass: the caller's test of what
+    /// a pair starts (most of them nothing that counts) costs no new start of the search.
     pub fn find_with(
         &self,
         key: &AsciiNeedle,
         haystack: &[u8],
         start: usize,
+        keep: Keep<'_>,
     ) -> Option<(usize, bool)> {
-        self.find(Some(key), haystack, start)
+        self.find(Some(key), haystack, start, keep)
     }
 
-    /// The first place at or after `start` where a pair begins or one of `keys` occurs, in one
-    /// pass for up to [`MAX_KEYS`] keys (more are searched for in groups of as many): the index
-    /// of the key (the first of those there), `None` for a pair. A pair and a key at the same
-    /// place count as the key.
+    /// The first place at or after `start` where a pair begins and `keep` keeps it, or one of
+    /// `keys` occurs, in one pass for up to [`MAX_KEYS`] keys (more are searched for in groups
+    /// of as many): the index of the key (the first of those there), `None` for a pair. A pair
+    /// and a key at the same place count as the key.
     pub fn find_with_keys(
         &self,
         keys: &[AsciiNeedle],
         haystack: &[u8],
         start: usize,
+        keep: Keep<'_>,
     ) -> Option<Found> {
         match keys {
-            [] => self.find_at(haystack, start).map(|i| (i, None)),
-            [key] => {
-                (self.find(Some(key), haystack, start)).map(|(i, pair)| (i, (!pair).then_some(0)))
-            }
+            [] => (self.find(None, haystack, start, keep)).map(|(i, _)| (i, None)),
+            [key] => (self.find(Some(key), haystack, start, keep))
+                .map(|(i, pair)| (i, (!pair).then_some(0))),
             _ if keys.len() > MAX_KEYS => {
                 // The first of each group's first, the earlier group's at the same place.
                 let groups = keys.chunks(MAX_KEYS).enumerate();
                 (groups.filter_map(|(g, group)| {
-                    let (i, key) = self.find_with_keys(group, haystack, start)?;
+                    let (i, key) = self.find_with_keys(group, haystack, start, keep)?;
                     Some((i, key.map(|j| g * MAX_KEYS + j)))
                 }))
                 .min_by_key(|&(i, key)| (i, key.is_none(), key))
@@ -115,9 +119,9 @@ impl Pairs {
                 if self.avx2 {
                     // SAFETY: `self.avx2` is `is_x86_feature_detected!("avx2")`, taken in
                     // `Pairs::new`, so the CPU has AVX2.
-                    return unsafe { avx2::find_keys(&self.pairs, keys, haystack, start) };
+                    return unsafe { avx2::find_keys(&self.pairs, keys, haystack, start, keep) };
                 }
-                plain::find_keys(&self.pairs, keys, haystack, start)
+                plain::find_keys(&self.pairs, keys, haystack, start, keep)
             }
         }
     }
@@ -126,12 +130,18 @@ impl Pairs {
         &self,
         key: Option<&AsciiNeedle>,
         haystack: &[u8],
-        start: usize,
+        mut start: usize,
+        keep: Keep<'_>,
     ) -> Option<(usize, bool)> {
         if key.is_none() {
             if let Some(one) = &self.one {
-                let found = one.find(haystack.get(start..)?)?;
-                return Some((start + found, true));
+                loop {
+                    let found = start + one.find(haystack.get(start..)?)?;
+                    if keep(found) {
+                        return Some((found, true));
+                    }
+                    start = found + 1;
+                }
             }
             if self.pairs.is_empty() {
                 return None;
@@ -141,9 +151,9 @@ impl Pairs {
         if self.avx2 {
             // SAFETY: `self.avx2` is `is_x86_feature_detected!("avx2")`, taken in `Pairs::new`,
             // so the CPU has AVX2.
-            return unsafe { avx2::find(&self.pairs, key, haystack, start) };
+            return unsafe { avx2::find(&self.pairs, key, haystack, start, keep) };
         }
-        plain::find(&self.pairs, key, haystack, start)
+        plain::find(&self.pairs, key, haystack, start, keep)
     }
 }
 
@@ -151,7 +161,7 @@ impl AsciiNeedle {
     /// Where the needle first occurs in `haystack` at or after `start`.
     pub fn find_at(&self, haystack: &[u8], start: usize) -> Option<usize> {
         Pairs::new(Vec::new())
-            .find_with(self, haystack, start)
+            .find_with(self, haystack, start, &mut |_| true)
             .map(|(i, _)| i)
     }
 }
@@ -222,6 +232,9 @@ mod tests {
                 .map(|_| alphabet[rng.usize(..alphabet.len())])
                 .collect();
             let search = Pairs::new(pairs.clone());
+            // Every pair kept, or those at some places only.
+            let every = rng.bool();
+            let kept = move |i: usize| every || !(i * 7 + len).is_multiple_of(3);
             for start in [0, 1, rng.usize(..60)] {
                 let naive = (start..len).find_map(|i| {
                     let key = keys.iter().position(|k| {
@@ -230,18 +243,18 @@ mod tests {
                     });
                     match key {
                         Some(j) => Some((i, Some(j))),
-                        None => (i + 1 < len && pairs.contains(&[hay[i], hay[i + 1]]))
+                        None => (i + 1 < len && pairs.contains(&[hay[i], hay[i + 1]]) && kept(i))
                             .then_some((i, None)),
                     }
                 });
                 assert_eq!(
-                    search.find_with_keys(&keys, &hay, start),
+                    search.find_with_keys(&keys, &hay, start, &mut { kept }),
                     naive,
                     "{keys:?} {pairs:?} in {hay:?}"
                 );
                 if let [key] = keys.as_slice() {
                     let one = naive.map(|(i, key)| (i, key.is_none()));
-                    assert_eq!(search.find_with(key, &hay, start), one);
+                    assert_eq!(search.find_with(key, &hay, start, &mut { kept }), one);
                 }
             }
         }
@@ -273,19 +286,22 @@ mod tests {
                     _ => b'x',
                 })
                 .collect();
+            // Every pair kept, or those at some places only.
+            let every = rng.bool();
+            let mut kept = move |i: usize| every || !(i * 5 + len).is_multiple_of(4);
             for start in [0, 1, rng.usize(..len + 2), len, len + 1] {
                 // SAFETY: the CPU has AVX2, checked above.
                 let (wide, plain) = unsafe {
                     match keys.as_slice() {
                         [] | [_] => (
-                            avx2::find(&pairs, keys.first(), &hay, start)
+                            avx2::find(&pairs, keys.first(), &hay, start, &mut kept)
                                 .map(|(i, p)| (i, (!p).then_some(0))),
-                            plain::find(&pairs, keys.first(), &hay, start)
+                            plain::find(&pairs, keys.first(), &hay, start, &mut kept)
                                 .map(|(i, p)| (i, (!p).then_some(0))),
                         ),
                         _ => (
-                            avx2::find_keys(&pairs, &keys, &hay, start),
-                            plain::find_keys(&pairs, &keys, &hay, start),
+                            avx2::find_keys(&pairs, &keys, &hay, start, &mut kept),
+                            plain::find_keys(&pairs, &keys, &hay, start, &mut kept),
                         ),
                     }
                 };

@@ -11,13 +11,17 @@ pub const MAX_KEYS: usize = 8;
 /// pair).
 pub type Found = (usize, Option<usize>);
 
-/// The first place at or after `start` where one of `pairs` begins or `key` occurs; `true` for
-/// a pair. A pair and the key at the same place count as the key.
+/// What tells whether a pair found at a place counts: one that does not is passed over.
+pub type Keep<'a> = &'a mut dyn FnMut(usize) -> bool;
+
+/// The first place at or after `start` where one of `pairs` begins (and `keep` keeps it) or `key`
+/// occurs; `true` for a pair. A pair and the key at the same place count as the key.
 pub fn find(
     pairs: &[[u8; 2]],
     key: Option<&AsciiNeedle>,
     haystack: &[u8],
     start: usize,
+    keep: Keep<'_>,
 ) -> Option<(usize, bool)> {
     let n = key.map_or(0, |k| k.needle().len());
     (start..haystack.len()).find_map(|i| {
@@ -25,19 +29,20 @@ pub fn find(
             Some((i, false))
         } else {
             let pair = haystack.get(i..i + 2)?;
-            pairs.iter().any(|p| p == pair).then_some((i, true))
+            (pairs.iter().any(|p| p == pair) && keep(i)).then_some((i, true))
         }
     })
 }
 
-/// The first place at or after `start` where one of `pairs` begins or one of `keys` occurs,
-/// with the index of the key (the first of those there), `None` for a pair. A pair and a key at
-/// the same place count as the key.
+/// The first place at or after `start` where one of `pairs` begins (and `keep` keeps it) or one
+/// of `keys` occurs, with the index of the key (the first of those there), `None` for a pair. A
+/// pair and a key at the same place count as the key.
 pub fn find_keys(
     pairs: &[[u8; 2]],
     keys: &[AsciiNeedle],
     haystack: &[u8],
     start: usize,
+    keep: Keep<'_>,
 ) -> Option<Found> {
     (start..haystack.len()).find_map(|i| {
         let key = keys
@@ -47,6 +52,6 @@ pub fn find_keys(
             return Some((i, key));
         }
         let pair = haystack.get(i..i + 2)?;
-        pairs.iter().any(|p| p == pair).then_some((i, None))
+        (pairs.iter().any(|p| p == pair) && keep(i)).then_some((i, None))
     })
 }
