@@ -157,13 +157,31 @@ fn escape_unit(bytes: &[u8], at: usize) -> Option<u32> {
     if escape[0] != b'\\' || escape[1] != b'u' {
         return None;
     }
-    let hex = std::str::from_utf8(&escape[2..]).ok()?;
-    u32::from_str_radix(hex, 16).ok()
+    hex4(&escape[2..])
+}
+
+/// The value of four hex digits (either case); `None` for anything else.
+#[inline]
+pub(crate) fn hex4(hex: &[u8]) -> Option<u32> {
+    let [a, b, c, d] = *hex else {
+        return None;
+    };
+    let digit = |h: u8| char::from(h).to_digit(16);
+    Some(digit(a)? << 12 | digit(b)? << 8 | digit(c)? << 4 | digit(d)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn four_hex_digits_and_nothing_else() {
+        assert_eq!(hex4(b"00dF"), Some(0xdf));
+        assert_eq!(hex4(b"FFFF"), Some(0xffff));
+        for bad in [&b"+0df"[..], b"00dg", b"0df", b"00df0", b" 0df", b"-0df"] {
+            assert_eq!(hex4(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn skip_refuses_what_value_refuses() {

@@ -67,11 +67,7 @@ impl Letters {
     }
 
     fn of_escape(hex: &[u8]) -> Option<Letters> {
-        let hex = std::str::from_utf8(hex).ok()?;
-        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
-        }
-        let cp = u32::from_str_radix(hex, 16).ok()?;
+        let cp = crate::json::hex4(hex)?;
         Some(char::from_u32(cp).map_or(Letters::Break, Letters::of))
     }
 }

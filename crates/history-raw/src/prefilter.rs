@@ -158,8 +158,7 @@ impl Hatches {
     /// Whether `bytes` start with the `\uXXXX` escape of a character that counts.
     fn escapes_letter(&self, bytes: &[u8]) -> bool {
         let hex = bytes.get(2..6).filter(|_| bytes.starts_with(b"\\u"));
-        hex.and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u32::from_str_radix(h, 16).ok())
+        hex.and_then(crate::json::hex4)
             .is_some_and(|cp| self.escaped.contains(&cp))
     }
 }
