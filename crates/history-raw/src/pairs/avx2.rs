@@ -307,8 +307,6 @@ unsafe fn keyed<const N: usize, const ASCII: usize>(
         k1[j] = _mm256_set1_epi8(key.needle()[i1] as i8);
         k2[j] = _mm256_set1_epi8(key.needle()[i2] as i8);
     }
-    let lower = _mm256_set1_epi8(0x20);
-    let ptr = haystack.as_ptr();
     // A block reads W bytes from s, s + 1 and each key's s + i1 and s + i2 (below its length).
     let reach = keys
         .iter()
@@ -317,39 +315,94 @@ unsafe fn keyed<const N: usize, const ASCII: usize>(
         .unwrap_or(0)
         .max(2)
         - 1;
+    let Some(end) = haystack.len().checked_sub(W + reach) else {
+        return Err(start);
+    };
+    let letters = (&k1, &k2);
     let mut s = start;
-    while s + W + reach <= haystack.len() {
-        // SAFETY: every load ends at most at s + W + reach <= haystack.len().
-        let mut marks = [0u32; MAX_KEYS];
-        let mut any = 0;
-        for j in 0..count {
-            let a = _mm256_loadu_si256(ptr.add(s + rare[j].0).cast());
-            let b = _mm256_loadu_si256(ptr.add(s + rare[j].1).cast());
-            let both = _mm256_and_si256(
-                _mm256_cmpeq_epi8(_mm256_or_si256(a, lower), k1[j]),
-                _mm256_cmpeq_epi8(_mm256_or_si256(b, lower), k2[j]),
-            );
-            marks[j] = _mm256_movemask_epi8(both) as u32;
-            any |= marks[j];
-        }
-        let found = pairs_at::<N, ASCII>(ptr.add(s), &firsts, &seconds);
-        let mut all = any | found;
+    loop {
+        // SAFETY: the CPU has AVX2; every block `keys_marked` looks at starts at or before
+        // `end`.
+        let found;
+        (s, found) = unsafe {
+            let ptr = haystack.as_ptr();
+            keys_marked::<N, ASCII>(ptr, s, end, (count, &rare), letters, (&firsts, &seconds))
+        }?;
+        let mut all = found.any | found.pairs;
         while all != 0 {
             let bit = all.trailing_zeros();
             let i = s + bit as usize;
             // The first key there, as the plain twin has it: each key's length fits, i + its
             // length <= s + W + reach.
-            let key =
-                (0..count).find(|&j| marks[j] & (1 << bit) != 0 && keys[j].is_at(haystack, i));
+            let key = (0..count)
+                .find(|&j| found.marks[j] & (1 << bit) != 0 && keys[j].is_at(haystack, i));
             if key.is_some() {
                 return Ok((i, key));
             }
-            if found & (1 << bit) != 0 && keep(i) {
+            if found.pairs & (1 << bit) != 0 && keep(i) {
                 return Ok((i, None));
             }
             all &= all - 1;
         }
         s += W;
+    }
+}
+
+/// What [`keys_marked`] found in a block: each key's marks, all of them, and the pairs'.
+struct KeyMarks {
+    marks: [u32; MAX_KEYS],
+    any: u32,
+    pairs: u32,
+}
+
+/// [`marked`] for [`keyed`]'s `count` keys (their rare letters at `rare`, broadcast in
+/// `letters`): the first block from `s` on where one of them or a pair marks a position, or
+/// `Err` with where the blocks end when none does up to `end`.
+///
+/// # Safety
+/// As [`marked`], with each key's rare letters' places.
+#[inline(never)]
+#[target_feature(enable = "avx2")]
+unsafe fn keys_marked<const N: usize, const ASCII: usize>(
+    ptr: *const u8,
+    mut s: usize,
+    end: usize,
+    (count, rare): (usize, &[(usize, usize); MAX_KEYS]),
+    letters: (
+        &[std::arch::x86_64::__m256i; MAX_KEYS],
+        &[std::arch::x86_64::__m256i; MAX_KEYS],
+    ),
+    (firsts, seconds): (
+        &[std::arch::x86_64::__m256i; N],
+        &[std::arch::x86_64::__m256i; N],
+    ),
+) -> Result<(usize, KeyMarks), usize> {
+    use std::arch::x86_64::*;
+    let lower = _mm256_set1_epi8(0x20);
+    while s <= end {
+        let mut marks = [0u32; MAX_KEYS];
+        let mut any = 0;
+        for j in 0..count {
+            // SAFETY: the block at `s <= end` is readable (this function's contract).
+            let (a, b) = unsafe {
+                (
+                    _mm256_loadu_si256(ptr.add(s + rare[j].0).cast()),
+                    _mm256_loadu_si256(ptr.add(s + rare[j].1).cast()),
+                )
+            };
+            let both = _mm256_and_si256(
+                _mm256_cmpeq_epi8(_mm256_or_si256(a, lower), letters.0[j]),
+                _mm256_cmpeq_epi8(_mm256_or_si256(b, lower), letters.1[j]),
+            );
+            marks[j] = _mm256_movemask_epi8(both) as u32;
+            any |= marks[j];
+        }
+        // SAFETY: as above.
+        let pairs = unsafe { pairs_at::<N, ASCII>(ptr.add(s), firsts, seconds) };
+        if any | pairs != 0 {
+            return Ok((s, KeyMarks { marks, any, pairs }));
+        }
+        s += 32;
     }
     Err(s)
 }
