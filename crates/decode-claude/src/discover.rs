@@ -1,10 +1,9 @@
 //! Where Claude Code keeps transcripts, and finding them.
 
 use std::ffi::OsString;
-use std::fs;
 use std::path::{Path, PathBuf};
 
-use history_core::{Kind, SessionFile, SessionKey, Walk};
+use history_core::{DirStats, Kind, SessionFile, SessionKey, Walk};
 
 /// The harness name in qualified ids (`claude:…`).
 pub(crate) const NAME: &str = "claude";
@@ -41,12 +40,17 @@ pub(crate) fn sessions(root: &Path, walk: &Walk) -> Vec<SessionFile> {
             .filter_map(|(name, _)| Some((session_id(Path::new(&name))?, project.join(name))))
             .collect::<Vec<_>>()
     });
-    let named: Vec<(String, PathBuf)> = listed.into_iter().flatten().collect();
-    history_core::parallel::filter_map_quick(&named, |(id, path)| {
+    let (ids, paths): (Vec<String>, Vec<PathBuf>) = listed.into_iter().flatten().unzip();
+    let stats = DirStats::new(&paths);
+    let each: Vec<usize> = (0..paths.len()).collect();
+    history_core::parallel::filter_map_quick(&each, |&i| {
         // A symlinked file is followed (its target is the transcript).
-        let meta = fs::metadata(path).ok().filter(|m| m.is_file())?;
-        let key = SessionKey::new(NAME, id.clone());
-        Some(SessionFile::from_metadata(key, path.clone(), &meta))
+        let key = SessionKey::new(NAME, ids[i].clone());
+        Some(SessionFile::from_fingerprint(
+            key,
+            paths[i].clone(),
+            stats.file(i)?,
+        ))
     })
 }
 

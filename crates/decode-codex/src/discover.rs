@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use history_core::{Fingerprint, Kind, SessionFile, SessionKey, Walk};
+use history_core::{DirStats, Fingerprint, Kind, SessionFile, SessionKey, Walk};
 use rustc_hash::FxHashMap;
 
 use crate::header;
@@ -163,10 +163,14 @@ pub(crate) fn sessions(harness: &str, root: &Path, walk: &Walk) -> Vec<SessionFi
     // In the order of their paths, which is the order of the files found.
     named.sort_unstable_by_key(|&(i, _)| i);
     // One stat per file, on every core when there are enough to be worth it.
+    let stats = DirStats::new(&paths);
     let mut files = history_core::parallel::filter_map_quick(&named, |(i, thread)| {
-        let meta = fs::metadata(&paths[*i]).ok()?;
         let key = SessionKey::new(harness, thread.to_string());
-        Some(SessionFile::from_metadata(key, paths[*i].clone(), &meta))
+        Some(SessionFile::from_fingerprint(
+            key,
+            paths[*i].clone(),
+            stats.file(*i)?,
+        ))
     });
     files.sort_by_cached_key(|f| history_core::path_key(&f.path));
     files

@@ -39,8 +39,8 @@ pub use corpus::{locate, parallel, Corpus, Keep, Loaded, Texts, WalkMemos};
 pub use error::{DecodeError, HistoryError};
 pub use history::History;
 pub use model::{
-    fingerprints, parse_bound, same_files, Bound, Cursor, End, Event, Fingerprint, OrderKey, Role,
-    SessionFile, SessionKey, SessionMeta, Timestamp, Witness,
+    fingerprints, parse_bound, same_files, Bound, Cursor, DirStats, End, Event, Fingerprint,
+    OrderKey, Role, SessionFile, SessionKey, SessionMeta, Timestamp, Witness,
 };
 pub use page::budget::{self, CUT_MARKER, DEFAULT_BUDGET, MIN_BUDGET};
 pub use page::{

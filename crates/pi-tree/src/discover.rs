@@ -1,10 +1,9 @@
 //! Finding session files under a sessions root, and the files a fork names as its parent.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use history_core::Lines;
-use history_core::{Fingerprint, Kind, SessionFile, SessionKey, Walk};
+use history_core::{DirStats, Fingerprint, Kind, SessionFile, SessionKey, Walk};
 
 use crate::decode::Header;
 use crate::Dialect;
@@ -32,8 +31,11 @@ pub fn sessions(root: &Path, walk: &Walk, dialect: Dialect) -> Vec<SessionFile> 
         files_in(&dir, walk, depth, &mut paths);
     }
     // Each file's stat and header, on every core when there are enough to be worth it.
-    let mut found =
-        history_core::parallel::filter_map_quick(&paths, |p| session_file(p, walk, dialect));
+    let stats = DirStats::new(&paths);
+    let each: Vec<usize> = (0..paths.len()).collect();
+    let mut found = history_core::parallel::filter_map_quick(&each, |&i| {
+        session_file(&paths[i], || stats.file(i), walk, dialect)
+    });
     found.sort_by_cached_key(|f| history_core::path_key(&f.path));
     found
 }
@@ -65,22 +67,23 @@ fn files_in(dir: &Path, walk: &Walk, depth: usize, paths: &mut Vec<PathBuf>) {
     }
 }
 
-/// The session in `path`, if it is a session file: `*.jsonl`, a regular file, its id the
-/// header's, else the one in its name.
-fn session_file(path: &Path, walk: &Walk, dialect: Dialect) -> Option<SessionFile> {
+/// The session in `path`, if it is a session file: `*.jsonl`, a regular file (as `stat` tells),
+/// its id the header's, else the one in its name.
+fn session_file(
+    path: &Path,
+    stat: impl FnOnce() -> Option<Fingerprint>,
+    walk: &Walk,
+    dialect: Dialect,
+) -> Option<SessionFile> {
     if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
         return None;
     }
-    let meta = fs::metadata(path).ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let now = Fingerprint::of_metadata(&meta);
+    let now = stat()?;
     let id = walk
         .id(path, &now, || read_header(path, dialect).and_then(|h| h.id))
         .or_else(|| id_from_name(path))?;
     let key = SessionKey::new(dialect.harness(), id);
-    Some(SessionFile::from_metadata(key, path.to_path_buf(), &meta))
+    Some(SessionFile::from_fingerprint(key, path.to_path_buf(), now))
 }
 
 /// The header on the file's first line (with [`Dialect::Omp`], on the line after a title slot),

@@ -7,7 +7,7 @@ mod order;
 mod session;
 mod time;
 
-pub use fingerprint::{fingerprints, same_files, Fingerprint, Witness};
+pub use fingerprint::{fingerprints, same_files, DirStats, Fingerprint, Witness};
 pub(crate) use order::order_key;
 pub use order::{Bound, Cursor, End, OrderKey};
 pub use session::{Event, Role, SessionFile, SessionKey, SessionMeta};

@@ -132,7 +132,15 @@ pub struct SessionFile {
 impl SessionFile {
     /// The file at `path` holding session `key`, as `meta` (its stat, links followed) tells.
     pub fn from_metadata(key: SessionKey, path: PathBuf, meta: &std::fs::Metadata) -> SessionFile {
-        let fingerprint = crate::model::Fingerprint::of_metadata(meta);
+        Self::from_fingerprint(key, path, crate::model::Fingerprint::of_metadata(meta))
+    }
+
+    /// The session file at `path` that `fingerprint` describes, taken by a stat of it.
+    pub fn from_fingerprint(
+        key: SessionKey,
+        path: PathBuf,
+        fingerprint: crate::model::Fingerprint,
+    ) -> SessionFile {
         SessionFile {
             key,
             path,
